@@ -1,0 +1,5 @@
+//! The Responses API (`POST /v1/responses`).
+
+pub mod event;
+pub mod request;
+pub mod response;

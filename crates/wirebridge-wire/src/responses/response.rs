@@ -1,0 +1,309 @@
+//! The `Response` object and its output items, as emitted.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::raw::JsonText;
+
+/// `Response.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseStatus {
+    /// Still generating.
+    InProgress,
+    /// Finished normally.
+    Completed,
+    /// Stopped early (token limit, content filter).
+    Incomplete,
+    /// Failed with an error.
+    Failed,
+}
+
+impl ResponseStatus {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseStatus::InProgress => "in_progress",
+            ResponseStatus::Completed => "completed",
+            ResponseStatus::Incomplete => "incomplete",
+            ResponseStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Request fields a `Response` repeats back, in Responses shape.
+///
+/// Owned, because a response outlives the request buffer it came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResponseEcho {
+    /// `instructions` as sent (a string literal) or `null`.
+    pub instructions: Option<Box<RawValue>>,
+    /// `max_output_tokens` as sent.
+    pub max_output_tokens: Option<u64>,
+    /// `parallel_tool_calls` (spec default `true`).
+    pub parallel_tool_calls: bool,
+    /// `previous_response_id` as sent.
+    pub previous_response_id: Option<String>,
+    /// `reasoning` as sent, or `null`.
+    pub reasoning: Option<Box<RawValue>>,
+    /// `store` (spec default `true`).
+    pub store: bool,
+    /// `temperature` as sent.
+    pub temperature: Option<f64>,
+    /// `text` as sent (default `{"format":{"type":"text"}}`).
+    pub text: Box<RawValue>,
+    /// `tool_choice` as sent (default `"auto"`).
+    pub tool_choice: Box<RawValue>,
+    /// `tools` as sent (default `[]`).
+    pub tools: Box<RawValue>,
+    /// `top_logprobs` as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u32>,
+    /// `top_p` as sent.
+    pub top_p: Option<f64>,
+    /// `truncation` (default `"disabled"`).
+    pub truncation: Box<RawValue>,
+    /// `user` as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// `safety_identifier` as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety_identifier: Option<String>,
+    /// `prompt_cache_key` as sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_key: Option<String>,
+    /// `metadata` as sent (default `{}`).
+    pub metadata: Box<RawValue>,
+}
+
+fn raw(json: &str) -> Box<RawValue> {
+    RawValue::from_string(json.to_owned()).expect("a constant is valid JSON")
+}
+
+impl Default for ResponseEcho {
+    fn default() -> Self {
+        Self {
+            instructions: None,
+            max_output_tokens: None,
+            parallel_tool_calls: true,
+            previous_response_id: None,
+            reasoning: None,
+            store: true,
+            temperature: None,
+            text: raw(r#"{"format":{"type":"text"}}"#),
+            tool_choice: raw(r#""auto""#),
+            tools: raw("[]"),
+            top_logprobs: None,
+            top_p: None,
+            truncation: raw(r#""disabled""#),
+            user: None,
+            safety_identifier: None,
+            prompt_cache_key: None,
+            metadata: raw("{}"),
+        }
+    }
+}
+
+/// A `Response` object (body, and the `response` of lifecycle events).
+#[derive(Debug, Serialize)]
+pub struct Response<'a> {
+    /// `resp_…` id.
+    pub id: &'a str,
+    /// Always `"response"`.
+    pub object: &'static str,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Status.
+    pub status: ResponseStatus,
+    /// Unix seconds when finished, else `null`.
+    pub completed_at: Option<u64>,
+    /// The error of a failed response.
+    pub error: Option<ResponseError<'a>>,
+    /// Why the response is incomplete.
+    pub incomplete_details: Option<IncompleteDetails>,
+    /// Model id.
+    pub model: &'a str,
+    /// Output items, already serialized.
+    pub output: &'a [Box<RawValue>],
+    /// Token usage.
+    pub usage: Option<&'a Usage>,
+    /// Request echoes.
+    #[serde(flatten)]
+    pub echo: &'a ResponseEcho,
+}
+
+/// `Response.error`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ResponseError<'a> {
+    /// One of the spec's `ResponseErrorCode` values.
+    pub code: &'a str,
+    /// Human-readable message.
+    pub message: &'a str,
+}
+
+/// `Response.incomplete_details`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct IncompleteDetails {
+    /// Why generation stopped.
+    pub reason: IncompleteReason,
+}
+
+/// Why a response is incomplete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IncompleteReason {
+    /// The token limit was reached.
+    MaxOutputTokens,
+    /// A content filter stopped generation.
+    ContentFilter,
+}
+
+/// `Response.usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Prompt token breakdown.
+    pub input_tokens_details: InputTokensDetails,
+    /// Generated tokens.
+    pub output_tokens: u64,
+    /// Generated token breakdown.
+    pub output_tokens_details: OutputTokensDetails,
+    /// Sum of both.
+    pub total_tokens: u64,
+}
+
+/// `usage.input_tokens_details`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct InputTokensDetails {
+    /// Tokens served from the prompt cache.
+    pub cached_tokens: u64,
+    /// Tokens written to the prompt cache.
+    pub cache_write_tokens: u64,
+}
+
+/// `usage.output_tokens_details`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct OutputTokensDetails {
+    /// Tokens spent reasoning.
+    pub reasoning_tokens: u64,
+}
+
+/// Status of an output item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// Being generated.
+    InProgress,
+    /// Done.
+    Completed,
+    /// Cut short.
+    Incomplete,
+}
+
+/// An output item.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputItem<'a> {
+    /// An assistant message.
+    Message(OutputMessage<'a>),
+    /// A function tool call.
+    FunctionCall(FunctionCall<'a>),
+    /// A custom (freeform) tool call.
+    CustomToolCall(CustomToolCall<'a>),
+    /// Reasoning.
+    Reasoning(ReasoningItem<'a>),
+}
+
+/// `message` output item.
+#[derive(Debug, Serialize)]
+pub struct OutputMessage<'a> {
+    /// `msg_…` id.
+    pub id: &'a str,
+    /// Status.
+    pub status: ItemStatus,
+    /// Always `"assistant"`.
+    pub role: &'static str,
+    /// Text and refusal parts.
+    pub content: Vec<OutputContent<'a>>,
+}
+
+/// A part of an output message.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutputContent<'a> {
+    /// Text.
+    OutputText {
+        /// The text.
+        text: JsonText<'a>,
+        /// Citations (JSON array).
+        annotations: &'a RawValue,
+        /// Token log probabilities (JSON array).
+        logprobs: &'a RawValue,
+    },
+    /// A refusal.
+    Refusal {
+        /// Why the model refused.
+        refusal: JsonText<'a>,
+    },
+}
+
+/// `function_call` output item.
+#[derive(Debug, Serialize)]
+pub struct FunctionCall<'a> {
+    /// `fc_…` item id.
+    pub id: &'a str,
+    /// Status.
+    pub status: ItemStatus,
+    /// Function name.
+    pub name: &'a str,
+    /// Namespace of a namespaced tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<&'a str>,
+    /// The call id shared with the tool output.
+    pub call_id: &'a str,
+    /// Arguments as a JSON text.
+    pub arguments: JsonText<'a>,
+}
+
+/// `custom_tool_call` output item.
+#[derive(Debug, Serialize)]
+pub struct CustomToolCall<'a> {
+    /// `ctc_…` item id.
+    pub id: &'a str,
+    /// Status.
+    pub status: ItemStatus,
+    /// Tool name.
+    pub name: &'a str,
+    /// Namespace of a namespaced tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<&'a str>,
+    /// The call id shared with the tool output.
+    pub call_id: &'a str,
+    /// Freeform input.
+    pub input: JsonText<'a>,
+}
+
+/// `reasoning` output item.
+#[derive(Debug, Serialize)]
+pub struct ReasoningItem<'a> {
+    /// `rs_…` id.
+    pub id: &'a str,
+    /// Status.
+    pub status: ItemStatus,
+    /// Summary parts.
+    pub summary: Vec<ReasoningPart<'a>>,
+    /// Raw reasoning text parts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<ReasoningPart<'a>>>,
+}
+
+/// A `summary_text` or `reasoning_text` part.
+#[derive(Debug, Serialize)]
+pub struct ReasoningPart<'a> {
+    /// `summary_text` or `reasoning_text`.
+    #[serde(rename = "type")]
+    pub part_type: &'static str,
+    /// The text.
+    pub text: JsonText<'a>,
+}
