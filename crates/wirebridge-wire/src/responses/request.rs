@@ -24,18 +24,18 @@ pub struct CreateResponse<'a> {
     /// System-level instructions.
     #[serde(borrow, default)]
     pub instructions: Option<JsonStr<'a>>,
-    /// Tools the model may call.
+    /// Tools the model may call (raw: echoed as sent; see [`Self::parse_tools`]).
     #[serde(borrow, default)]
-    pub tools: Option<Vec<Tool<'a>>>,
+    pub tools: Option<&'a RawValue>,
     /// How the model picks tools (raw: a string or an object).
     #[serde(borrow, default)]
     pub tool_choice: Option<&'a RawValue>,
     /// Whether several tool calls may be made in one turn.
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
-    /// Output format and verbosity.
+    /// Output format and verbosity (raw; see [`Self::parse_text`]).
     #[serde(borrow, default)]
-    pub text: Option<TextParam<'a>>,
+    pub text: Option<&'a RawValue>,
     /// Upper bound on generated tokens.
     #[serde(default)]
     pub max_output_tokens: Option<u64>,
@@ -48,9 +48,9 @@ pub struct CreateResponse<'a> {
     /// Number of most likely tokens to return with log probabilities.
     #[serde(default)]
     pub top_logprobs: Option<u32>,
-    /// Reasoning configuration.
+    /// Reasoning configuration (raw; see [`Self::parse_reasoning`]).
     #[serde(borrow, default)]
-    pub reasoning: Option<Reasoning<'a>>,
+    pub reasoning: Option<&'a RawValue>,
     /// End-user id (deprecated upstream in favour of `safety_identifier`).
     #[serde(borrow, default)]
     pub user: Option<Cow<'a, str>>,
@@ -111,6 +111,32 @@ pub struct CreateResponse<'a> {
     /// Client-side metadata some clients (Codex) attach.
     #[serde(borrow, default)]
     pub client_metadata: Option<&'a RawValue>,
+}
+
+impl<'a> CreateResponse<'a> {
+    /// Parses `tools`; `null` or absent gives an empty list.
+    pub fn parse_tools(&self) -> Result<Vec<Tool<'a>>, serde_json::Error> {
+        parse_or_default(self.tools)
+    }
+
+    /// Parses `text`.
+    pub fn parse_text(&self) -> Result<TextParam<'a>, serde_json::Error> {
+        parse_or_default(self.text)
+    }
+
+    /// Parses `reasoning`.
+    pub fn parse_reasoning(&self) -> Result<Reasoning<'a>, serde_json::Error> {
+        parse_or_default(self.reasoning)
+    }
+}
+
+fn parse_or_default<'a, T: Deserialize<'a> + Default>(
+    raw: Option<&'a RawValue>,
+) -> Result<T, serde_json::Error> {
+    match raw {
+        Some(raw) if raw.get() != "null" => serde_json::from_str(raw.get()),
+        _ => Ok(T::default()),
+    }
 }
 
 /// The `input` field: a string, or a list of items.

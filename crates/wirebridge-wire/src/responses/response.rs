@@ -125,7 +125,8 @@ pub struct Response<'a> {
     pub model: &'a str,
     /// Output items, already serialized.
     pub output: &'a [Box<RawValue>],
-    /// Token usage.
+    /// Token usage (left out when the upstream reported none).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<&'a Usage>,
     /// Request echoes.
     #[serde(flatten)]

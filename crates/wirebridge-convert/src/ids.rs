@@ -1,0 +1,89 @@
+//! Ids for generated objects, with the prefixes the APIs use.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh 128-bit hex token, unique within the process and unlikely to
+/// repeat across processes (seeded from the OS through `RandomState`).
+fn token() -> String {
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or_default();
+    let mut high = RandomState::new().build_hasher();
+    high.write_u64(nanos);
+    high.write_u64(count);
+    format!(
+        "{:016x}{:016x}",
+        high.finish(),
+        count ^ nanos.rotate_left(17)
+    )
+}
+
+/// The ids of one translated response: the response id, and item ids derived
+/// from it so all ids of one response share a recognisable stem.
+#[derive(Debug, Clone)]
+pub struct ResponseIds {
+    stem: String,
+}
+
+impl Default for ResponseIds {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseIds {
+    /// Fresh ids.
+    pub fn new() -> Self {
+        Self { stem: token() }
+    }
+
+    /// `resp_…`.
+    pub fn response(&self) -> String {
+        format!("resp_{}", self.stem)
+    }
+
+    /// `chatcmpl-…`.
+    pub fn chat_completion(&self) -> String {
+        format!("chatcmpl-{}", self.stem)
+    }
+
+    /// An item id: `msg_…`, `fc_…`, `ctc_…`, `rs_…`, unique per output index.
+    pub fn item(&self, prefix: &str, output_index: usize) -> String {
+        format!("{prefix}_{}{output_index:04x}", self.stem)
+    }
+
+    /// A call id for a tool call that arrived without one.
+    pub fn call(&self, index: usize) -> String {
+        format!("call_{}{index:04x}", self.stem)
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_prefixed() {
+        let a = ResponseIds::new();
+        let b = ResponseIds::new();
+        assert_ne!(a.response(), b.response());
+        assert!(a.response().starts_with("resp_"));
+        assert_ne!(a.item("msg", 0), a.item("msg", 1));
+        assert!(a.chat_completion().starts_with("chatcmpl-"));
+    }
+}

@@ -1,0 +1,295 @@
+//! What a translation could not carry over, and what to do about it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConvertError;
+
+/// A kind of loss. The [`LossPolicy`] decides per kind whether to drop the
+/// field and report it, or to reject the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossKind {
+    /// A request parameter the target API (or this backend) does not accept.
+    UnsupportedParameter,
+    /// A feature that needs server-side state the bridge does not have
+    /// (`previous_response_id`, `conversation`, `item_reference`, `background`,
+    /// stored `prompt`s).
+    StatefulFeature,
+    /// A hosted tool (`web_search`, `file_search`, `code_interpreter`, ...)
+    /// the backend cannot run.
+    HostedTool,
+    /// A `tool_choice` naming a hosted tool.
+    HostedToolChoice,
+    /// A custom tool's grammar, described to the model instead of enforced.
+    CustomToolGrammar,
+    /// Reasoning items in the conversation that are not replayed.
+    ReasoningHistory,
+    /// A reasoning setting the target cannot express (summaries).
+    ReasoningSetting,
+    /// An `include` option the target cannot honour.
+    IncludeOption,
+    /// An input or output item of a type the target cannot express.
+    UnsupportedItem,
+    /// A content part the target cannot express.
+    UnsupportedContent,
+    /// A sampling parameter the target does not have (`stop`, `seed`, ...).
+    SamplingParameter,
+    /// A request for several alternative answers (`n > 1`).
+    MultipleChoices,
+    /// Extra choices in an upstream reply; only the first is translated.
+    ExtraChoices,
+}
+
+impl LossKind {
+    /// Every kind, for documentation and configuration checks.
+    pub const ALL: [LossKind; 13] = [
+        LossKind::UnsupportedParameter,
+        LossKind::StatefulFeature,
+        LossKind::HostedTool,
+        LossKind::HostedToolChoice,
+        LossKind::CustomToolGrammar,
+        LossKind::ReasoningHistory,
+        LossKind::ReasoningSetting,
+        LossKind::IncludeOption,
+        LossKind::UnsupportedItem,
+        LossKind::UnsupportedContent,
+        LossKind::SamplingParameter,
+        LossKind::MultipleChoices,
+        LossKind::ExtraChoices,
+    ];
+
+    /// The snake_case name used in configuration and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossKind::UnsupportedParameter => "unsupported_parameter",
+            LossKind::StatefulFeature => "stateful_feature",
+            LossKind::HostedTool => "hosted_tool",
+            LossKind::HostedToolChoice => "hosted_tool_choice",
+            LossKind::CustomToolGrammar => "custom_tool_grammar",
+            LossKind::ReasoningHistory => "reasoning_history",
+            LossKind::ReasoningSetting => "reasoning_setting",
+            LossKind::IncludeOption => "include_option",
+            LossKind::UnsupportedItem => "unsupported_item",
+            LossKind::UnsupportedContent => "unsupported_content",
+            LossKind::SamplingParameter => "sampling_parameter",
+            LossKind::MultipleChoices => "multiple_choices",
+            LossKind::ExtraChoices => "extra_choices",
+        }
+    }
+
+    /// What the default policy does with this kind.
+    ///
+    /// Rejected by default: features whose silent removal changes the answer
+    /// the client gets (a conversation without its history, one answer where
+    /// several were asked for).
+    pub fn default_action(self) -> LossAction {
+        match self {
+            LossKind::StatefulFeature | LossKind::MultipleChoices => LossAction::Reject,
+            _ => LossAction::Drop,
+        }
+    }
+}
+
+impl fmt::Display for LossKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What to do with a loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossAction {
+    /// Leave the field out and report it.
+    Drop,
+    /// Refuse the request with a 400 naming the field.
+    Reject,
+}
+
+/// Per-kind decisions; kinds not listed use [`LossKind::default_action`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LossPolicy {
+    overrides: BTreeMap<LossKind, LossAction>,
+}
+
+impl LossPolicy {
+    /// A policy that rejects every loss: the strictest translation.
+    pub fn strict() -> Self {
+        let overrides = LossKind::ALL
+            .iter()
+            .map(|k| (*k, LossAction::Reject))
+            .collect();
+        Self { overrides }
+    }
+
+    /// Sets the action for one kind.
+    pub fn with(mut self, kind: LossKind, action: LossAction) -> Self {
+        self.overrides.insert(kind, action);
+        self
+    }
+
+    /// The action for a kind.
+    pub fn action(&self, kind: LossKind) -> LossAction {
+        self.overrides
+            .get(&kind)
+            .copied()
+            .unwrap_or_else(|| kind.default_action())
+    }
+}
+
+/// One thing that did not make it across.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Loss {
+    /// What kind of loss.
+    pub kind: LossKind,
+    /// JSON path in the source document, such as `tools[8]` or `include[0]`.
+    pub path: String,
+    /// Why it could not be carried over.
+    pub reason: String,
+}
+
+impl fmt::Display for Loss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.path, self.kind, self.reason)
+    }
+}
+
+/// The losses of one translation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct LossReport {
+    losses: Vec<Loss>,
+}
+
+impl LossReport {
+    /// Whether nothing was lost.
+    pub fn is_empty(&self) -> bool {
+        self.losses.is_empty()
+    }
+
+    /// The losses, in the order they were found.
+    pub fn iter(&self) -> std::slice::Iter<'_, Loss> {
+        self.losses.iter()
+    }
+
+    /// The number of losses.
+    pub fn len(&self) -> usize {
+        self.losses.len()
+    }
+
+    /// The paths, comma-separated: the value of a response header.
+    pub fn paths(&self) -> String {
+        let mut out = String::new();
+        for (i, loss) in self.losses.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(&loss.path);
+        }
+        out
+    }
+
+    /// Adds the losses of another report.
+    pub fn extend(&mut self, other: LossReport) {
+        self.losses.extend(other.losses);
+    }
+
+    pub(crate) fn push(&mut self, loss: Loss) {
+        self.losses.push(loss);
+    }
+}
+
+impl<'a> IntoIterator for &'a LossReport {
+    type Item = &'a Loss;
+    type IntoIter = std::slice::Iter<'a, Loss>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.losses.iter()
+    }
+}
+
+/// Collects losses during a translation, applying the policy.
+#[derive(Debug)]
+pub(crate) struct LossRecorder<'p> {
+    policy: &'p LossPolicy,
+    report: LossReport,
+}
+
+impl<'p> LossRecorder<'p> {
+    pub(crate) fn new(policy: &'p LossPolicy) -> Self {
+        Self {
+            policy,
+            report: LossReport::default(),
+        }
+    }
+
+    /// Records a loss, or fails if the policy rejects its kind.
+    pub(crate) fn record(
+        &mut self,
+        kind: LossKind,
+        path: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Result<(), ConvertError> {
+        let loss = Loss {
+            kind,
+            path: path.into(),
+            reason: reason.into(),
+        };
+        match self.policy.action(kind) {
+            LossAction::Drop => {
+                self.report.push(loss);
+                Ok(())
+            }
+            LossAction::Reject => Err(ConvertError::Rejected(loss)),
+        }
+    }
+
+    pub(crate) fn finish(self) -> LossReport {
+        self.report
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_defaults_and_overrides() {
+        let policy = LossPolicy::default();
+        assert_eq!(policy.action(LossKind::HostedTool), LossAction::Drop);
+        assert_eq!(policy.action(LossKind::StatefulFeature), LossAction::Reject);
+        let policy = policy.with(LossKind::HostedTool, LossAction::Reject);
+        assert_eq!(policy.action(LossKind::HostedTool), LossAction::Reject);
+        assert!(LossKind::ALL
+            .iter()
+            .all(|k| LossPolicy::strict().action(*k) == LossAction::Reject));
+    }
+
+    #[test]
+    fn policy_reads_from_config_names() {
+        let policy: LossPolicy = serde_json::from_str(r#"{"hosted_tool":"reject"}"#).unwrap();
+        assert_eq!(policy.action(LossKind::HostedTool), LossAction::Reject);
+        assert!(serde_json::from_str::<LossPolicy>(r#"{"nope":"drop"}"#).is_err());
+    }
+
+    #[test]
+    fn recorder_rejects_per_policy() {
+        let policy = LossPolicy::default();
+        let mut rec = LossRecorder::new(&policy);
+        rec.record(LossKind::HostedTool, "tools[1]", "web_search is hosted")
+            .unwrap();
+        let err = rec
+            .record(
+                LossKind::StatefulFeature,
+                "previous_response_id",
+                "no store",
+            )
+            .unwrap_err();
+        assert_eq!(err.param(), Some("previous_response_id"));
+        assert_eq!(rec.finish().paths(), "tools[1]");
+    }
+}

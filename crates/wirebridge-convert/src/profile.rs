@@ -1,0 +1,204 @@
+//! Backend profiles: what a Chat Completions server accepts and how it names
+//! things. Profiles are data: built-ins cover common servers, and users can
+//! define their own (every field has a default).
+
+use serde::{Deserialize, Serialize};
+
+/// Where a backend puts reasoning text in Chat messages and deltas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningField {
+    /// `reasoning_content` (vLLM, DeepSeek, llama.cpp, SGLang).
+    ReasoningContent,
+    /// `reasoning` (Ollama, OpenRouter).
+    Reasoning,
+}
+
+/// Which Chat field carries the token limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    /// `max_completion_tokens` (OpenAI; required by its reasoning models).
+    MaxCompletionTokens,
+    /// `max_tokens` (understood by nearly every compatible server).
+    MaxTokens,
+}
+
+/// Responses-only request fields that Chat can also carry. A profile lists
+/// those its backend accepts; the others are dropped and reported.
+pub const PASSTHROUGH_FIELDS: [&str; 8] = [
+    "metadata",
+    "store",
+    "service_tier",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+    "safety_identifier",
+    "user",
+    "verbosity",
+];
+
+/// What a Chat Completions backend accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BackendProfile {
+    /// Profile name.
+    pub name: String,
+    /// Whether the backend accepts the `developer` role; if not, developer
+    /// messages are sent as `system`.
+    pub developer_role: bool,
+    /// The token-limit field.
+    pub max_tokens_field: MaxTokensField,
+    /// Where the backend writes reasoning, and where replayed reasoning goes.
+    pub reasoning_field: ReasoningField,
+    /// Replay `reasoning` items of the history on the next assistant message.
+    pub replay_reasoning: bool,
+    /// Send text-only content as one string rather than a part array (some
+    /// servers' chat templates accept only strings).
+    pub text_parts_as_string: bool,
+    /// Whether `web_search` tools can become `web_search_options`.
+    pub web_search_options: bool,
+    /// Whether `reasoning.effort` can be sent as `reasoning_effort`.
+    pub reasoning_effort: bool,
+    /// Whether to ask for a usage chunk with `stream_options.include_usage`.
+    pub stream_usage: bool,
+    /// Responses-only fields forwarded as-is (names from [`PASSTHROUGH_FIELDS`]).
+    pub passthrough: Vec<String>,
+}
+
+impl Default for BackendProfile {
+    fn default() -> Self {
+        Self::generic()
+    }
+}
+
+impl BackendProfile {
+    /// The names of the built-in profiles.
+    pub const BUILTIN: [&'static str; 7] = [
+        "openai",
+        "vllm",
+        "llama-cpp",
+        "ollama",
+        "deepseek",
+        "openrouter",
+        "generic",
+    ];
+
+    /// A built-in profile by name.
+    pub fn builtin(name: &str) -> Option<Self> {
+        Some(match name {
+            "openai" => Self::openai(),
+            "vllm" => Self::vllm(),
+            "llama-cpp" | "llama.cpp" | "llamacpp" => Self::llama_cpp(),
+            "ollama" => Self::ollama(),
+            "deepseek" => Self::deepseek(),
+            "openrouter" => Self::openrouter(),
+            "generic" => Self::generic(),
+            _ => return None,
+        })
+    }
+
+    /// Any OpenAI-compatible server: the most conservative choices.
+    pub fn generic() -> Self {
+        Self {
+            name: "generic".into(),
+            developer_role: false,
+            max_tokens_field: MaxTokensField::MaxTokens,
+            reasoning_field: ReasoningField::ReasoningContent,
+            replay_reasoning: false,
+            text_parts_as_string: true,
+            web_search_options: false,
+            reasoning_effort: false,
+            stream_usage: true,
+            passthrough: vec!["user".into()],
+        }
+    }
+
+    /// OpenAI's own Chat Completions.
+    pub fn openai() -> Self {
+        Self {
+            name: "openai".into(),
+            developer_role: true,
+            max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            text_parts_as_string: false,
+            web_search_options: true,
+            reasoning_effort: true,
+            passthrough: PASSTHROUGH_FIELDS.iter().map(|s| s.to_string()).collect(),
+            ..Self::generic()
+        }
+    }
+
+    /// vLLM's OpenAI-compatible server.
+    pub fn vllm() -> Self {
+        Self {
+            name: "vllm".into(),
+            max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            text_parts_as_string: false,
+            reasoning_effort: true,
+            ..Self::generic()
+        }
+    }
+
+    /// llama.cpp's `llama-server`.
+    pub fn llama_cpp() -> Self {
+        Self {
+            name: "llama-cpp".into(),
+            ..Self::generic()
+        }
+    }
+
+    /// Ollama's OpenAI-compatible endpoint.
+    pub fn ollama() -> Self {
+        Self {
+            name: "ollama".into(),
+            reasoning_field: ReasoningField::Reasoning,
+            reasoning_effort: true,
+            ..Self::generic()
+        }
+    }
+
+    /// DeepSeek's API (it rejects `reasoning_content` in input messages, so
+    /// reasoning is never replayed).
+    pub fn deepseek() -> Self {
+        Self {
+            name: "deepseek".into(),
+            ..Self::generic()
+        }
+    }
+
+    /// OpenRouter.
+    pub fn openrouter() -> Self {
+        Self {
+            name: "openrouter".into(),
+            developer_role: true,
+            reasoning_field: ReasoningField::Reasoning,
+            reasoning_effort: true,
+            web_search_options: true,
+            passthrough: vec!["user".into(), "metadata".into()],
+            ..Self::generic()
+        }
+    }
+
+    /// Whether a Responses-only field is forwarded as-is.
+    pub fn passes(&self, field: &str) -> bool {
+        self.passthrough.iter().any(|f| f == field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_resolve_and_custom_profiles_parse() {
+        for name in BackendProfile::BUILTIN {
+            assert_eq!(BackendProfile::builtin(name).unwrap().name, name);
+        }
+        let custom: BackendProfile = serde_json::from_str(
+            r#"{"name":"mine","developer_role":true,"reasoning_field":"reasoning"}"#,
+        )
+        .unwrap();
+        assert!(custom.developer_role);
+        assert_eq!(custom.max_tokens_field, MaxTokensField::MaxTokens);
+        assert!(serde_json::from_str::<BackendProfile>(r#"{"developer":true}"#).is_err());
+    }
+}

@@ -1,0 +1,296 @@
+//! Chat completion body → `Response` body.
+
+use std::borrow::Cow;
+
+use serde_json::value::{to_raw_value, RawValue};
+use wirebridge_wire::chat::completion::{ChatCompletion, Message};
+use wirebridge_wire::error::UpstreamError;
+use wirebridge_wire::raw::JsonText;
+use wirebridge_wire::responses::response::{
+    CustomToolCall, FunctionCall, ItemStatus, OutputContent, OutputItem, OutputMessage,
+    ReasoningItem, ReasoningPart, Response, ResponseError, ResponseStatus,
+};
+
+use super::reply::{
+    annotations, arguments_literal, custom_input, empty_array, reasoning_text, status_for, usage,
+};
+use super::{ReasoningOutput, ResponsesContext};
+use crate::error::ConvertError;
+use crate::ids::{unix_now, ResponseIds};
+use crate::loss::{Loss, LossKind, LossReport};
+
+/// A translated reply body.
+#[derive(Debug)]
+pub struct TranslatedBody {
+    /// The `Response` JSON.
+    pub body: Vec<u8>,
+    /// The response id.
+    pub response_id: String,
+    /// Final status.
+    pub status: ResponseStatus,
+    /// What was dropped.
+    pub losses: LossReport,
+}
+
+/// Translates a `chat.completion` body into a `Response`.
+pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedBody, ConvertError> {
+    let completion: ChatCompletion<'_> = serde_json::from_slice(body).map_err(|e| {
+        ConvertError::InvalidUpstream(format!("the Chat Completions body is not valid: {e}"))
+    })?;
+    let ids = ResponseIds::new();
+    let response_id = ids.response();
+    let mut losses = LossReport::default();
+    let mut output: Vec<Box<RawValue>> = Vec::new();
+
+    let choices = completion.choices.unwrap_or_default();
+    if choices.len() > 1 {
+        losses.push(Loss {
+            kind: LossKind::ExtraChoices,
+            path: "choices[1..]".into(),
+            reason: format!(
+                "a Response holds one answer; {} more choices were dropped",
+                choices.len() - 1
+            ),
+        });
+    }
+    let choice = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0);
+    let finish_reason = choice.as_ref().and_then(|c| c.finish_reason.clone());
+    let (mut status, incomplete_details) = status_for(finish_reason.as_deref());
+    let item_status = match status {
+        ResponseStatus::Incomplete => ItemStatus::Incomplete,
+        _ => ItemStatus::Completed,
+    };
+
+    if let Some(choice) = &choice {
+        if let Some(message) = &choice.message {
+            let logprobs = choice
+                .logprobs
+                .as_ref()
+                .and_then(|l| l.content)
+                .filter(|r| r.get() != "null");
+            push_items(message, logprobs, ctx, &ids, item_status, &mut output)?;
+        }
+    }
+
+    let upstream_error = completion.error.and_then(UpstreamError::parse);
+    let error_message = upstream_error.as_ref().map(|e| {
+        e.message
+            .clone()
+            .unwrap_or(Cow::Borrowed("the upstream reported an error"))
+    });
+    if error_message.is_some() {
+        status = ResponseStatus::Failed;
+    }
+    if choice.is_none() && error_message.is_none() {
+        return Err(ConvertError::InvalidUpstream(
+            "the Chat Completions body has no choices".into(),
+        ));
+    }
+
+    let usage = completion.usage.as_ref().map(usage);
+    let model = completion
+        .model
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .unwrap_or(&ctx.model);
+    let response = Response {
+        id: &response_id,
+        object: "response",
+        created_at: completion.created.unwrap_or_else(unix_now),
+        status,
+        completed_at: (status == ResponseStatus::Completed).then(unix_now),
+        error: error_message.as_deref().map(|message| ResponseError {
+            code: "server_error",
+            message,
+        }),
+        incomplete_details: if status == ResponseStatus::Incomplete {
+            incomplete_details
+        } else {
+            None
+        },
+        model,
+        output: &output,
+        usage: usage.as_ref(),
+        echo: &ctx.echo,
+    };
+    Ok(TranslatedBody {
+        body: serde_json::to_vec(&response).expect("responses always serialize"),
+        response_id,
+        status,
+        losses,
+    })
+}
+
+fn push_items(
+    message: &Message<'_>,
+    logprobs: Option<&RawValue>,
+    ctx: &ResponsesContext,
+    ids: &ResponseIds,
+    status: ItemStatus,
+    output: &mut Vec<Box<RawValue>>,
+) -> Result<(), ConvertError> {
+    fn push(output: &mut Vec<Box<RawValue>>, item: &OutputItem<'_>) {
+        output.push(to_raw_value(item).expect("items always serialize"));
+    }
+
+    if let Some(text) = reasoning_text(message).filter(|t| !t.is_empty()) {
+        let id = ids.item("rs", output.len());
+        let part = |part_type| ReasoningPart {
+            part_type,
+            text: text.into(),
+        };
+        let (summary, content) = match ctx.reasoning_output {
+            ReasoningOutput::Text => (Vec::new(), Some(vec![part("reasoning_text")])),
+            ReasoningOutput::Summary => (vec![part("summary_text")], None),
+        };
+        push(
+            output,
+            &OutputItem::Reasoning(ReasoningItem {
+                id: &id,
+                status,
+                summary,
+                content,
+            }),
+        );
+    }
+
+    let text = message_text(message.content)?;
+    let annotations = annotations(message.annotations);
+    let mut content = Vec::new();
+    if let Some(text) = text {
+        content.push(OutputContent::OutputText {
+            text,
+            annotations: &annotations,
+            logprobs: logprobs.unwrap_or(empty_array()),
+        });
+    }
+    if let Some(refusal) = message.refusal {
+        content.push(OutputContent::Refusal {
+            refusal: refusal.into(),
+        });
+    }
+    if !content.is_empty() {
+        let id = ids.item("msg", output.len());
+        push(
+            output,
+            &OutputItem::Message(OutputMessage {
+                id: &id,
+                status,
+                role: "assistant",
+                content,
+            }),
+        );
+    }
+
+    let legacy = message.function_call.as_ref().map(|f| (None, f));
+    let calls = message
+        .tool_calls
+        .iter()
+        .flatten()
+        .map(|c| (Some(c), c.function.as_ref()))
+        .filter_map(|(c, f)| f.map(|f| (c, f)));
+    for (n, (call, function)) in legacy.into_iter().chain(calls).enumerate() {
+        let name = function
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| {
+                ConvertError::InvalidUpstream(format!(
+                    "tool call {n} of the Chat Completions body has no function name"
+                ))
+            })?;
+        let call_id = call
+            .and_then(|c| c.id.as_deref())
+            .map(str::to_owned)
+            .unwrap_or_else(|| ids.call(n));
+        let arguments = arguments_literal(function.arguments);
+        push_call(output, ctx, ids, status, name, &call_id, arguments);
+    }
+    for call in message.tool_calls.iter().flatten() {
+        if let Some(custom) = &call.custom {
+            let name = custom.name.as_deref().unwrap_or_default();
+            let call_id = call
+                .id
+                .as_deref()
+                .map(str::to_owned)
+                .unwrap_or_else(|| ids.call(output.len()));
+            let id = ids.item("ctc", output.len());
+            let item = OutputItem::CustomToolCall(CustomToolCall {
+                id: &id,
+                status,
+                name,
+                namespace: None,
+                call_id: &call_id,
+                input: custom
+                    .input
+                    .map(JsonText::from)
+                    .unwrap_or_else(|| JsonText::from_text("")),
+            });
+            push(output, &item);
+        }
+    }
+    Ok(())
+}
+
+/// Adds a function call item, restored to the tool the client offered.
+pub(super) fn push_call(
+    output: &mut Vec<Box<RawValue>>,
+    ctx: &ResponsesContext,
+    ids: &ResponseIds,
+    status: ItemStatus,
+    chat_name: &str,
+    call_id: &str,
+    arguments: JsonText<'_>,
+) {
+    let origin = ctx.tool_names.origin(chat_name);
+    let name = origin.map(|o| o.name.as_str()).unwrap_or(chat_name);
+    let namespace = origin.and_then(|o| o.namespace.as_deref());
+    let item = if origin.is_some_and(|o| o.custom) {
+        let input = custom_input(&arguments_text(&arguments));
+        let id = ids.item("ctc", output.len());
+        to_raw_value(&OutputItem::CustomToolCall(CustomToolCall {
+            id: &id,
+            status,
+            name,
+            namespace,
+            call_id,
+            input,
+        }))
+    } else {
+        let id = ids.item("fc", output.len());
+        to_raw_value(&OutputItem::FunctionCall(FunctionCall {
+            id: &id,
+            status,
+            name,
+            namespace,
+            call_id,
+            arguments,
+        }))
+    };
+    output.push(item.expect("items always serialize"));
+}
+
+fn arguments_text(arguments: &JsonText<'_>) -> String {
+    serde_json::from_str::<String>(arguments.raw().get()).unwrap_or_default()
+}
+
+/// Message text: a string, or the text parts of a part array joined.
+fn message_text(content: Option<&RawValue>) -> Result<Option<JsonText<'_>>, ConvertError> {
+    let Some(raw) = content.filter(|r| r.get() != "null") else {
+        return Ok(None);
+    };
+    if let Some(text) = wirebridge_wire::raw::JsonStr::new(raw) {
+        return Ok((!text.is_empty()).then(|| text.into()));
+    }
+    let parts: Vec<wirebridge_wire::responses::request::ContentPart<'_>> =
+        serde_json::from_str(raw.get()).map_err(|e| {
+            ConvertError::InvalidUpstream(format!(
+                "message content is neither a string nor parts: {e}"
+            ))
+        })?;
+    let texts: Vec<_> = parts.iter().filter_map(|p| p.text).collect();
+    if texts.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(JsonText::join(texts, "")))
+}

@@ -1,0 +1,523 @@
+//! Responses `input` items → Chat `messages`.
+//!
+//! Chat backends insist on a shape Responses does not: the tool calls of one
+//! turn in ONE assistant message, directly followed by one `tool` message per
+//! call. The builder below keeps that shape while walking the items in order.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::request::{
+    ChatMessage, ChatPart, ChatToolCall, FileRef, FunctionCall, ImageUrl, MessageContent, Role,
+};
+use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
+use wirebridge_wire::responses::request::{
+    Content, ContentPart, CreateResponse, Input, InputItem, ItemKind,
+};
+
+use super::Options;
+use crate::error::ConvertError;
+use crate::loss::{LossKind, LossRecorder};
+use crate::profile::ReasoningField;
+use crate::tool_names::ToolNameMap;
+
+/// Translates `instructions` and `input` into messages.
+pub(super) fn translate_input<'a>(
+    request: &CreateResponse<'a>,
+    names: &ToolNameMap,
+    options: &Options,
+    losses: &mut LossRecorder<'_>,
+) -> Result<Vec<ChatMessage<'a>>, ConvertError> {
+    let mut builder = Builder {
+        messages: Vec::new(),
+        deferred: Vec::new(),
+        pending_reasoning: Vec::new(),
+        options,
+        names,
+    };
+    if let Some(instructions) = request.instructions {
+        builder.push(ChatMessage::new(
+            Role::System,
+            MessageContent::Text(instructions.into()),
+        ));
+    }
+    match &request.input {
+        None => {}
+        Some(Input::Text(text)) => {
+            builder.push(ChatMessage::new(
+                Role::User,
+                MessageContent::Text((*text).into()),
+            ));
+        }
+        Some(Input::Items(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                builder.item(item, i, losses)?;
+            }
+        }
+    }
+    builder.flush_deferred();
+    if builder.messages.is_empty() {
+        return Err(ConvertError::MissingField("input".into()));
+    }
+    Ok(builder.messages)
+}
+
+struct Builder<'a, 'o> {
+    messages: Vec<ChatMessage<'a>>,
+    /// User messages carrying tool-output images, held back until the run of
+    /// `tool` messages they belong to has ended.
+    deferred: Vec<ChatMessage<'a>>,
+    /// Reasoning text to replay on the next assistant message.
+    pending_reasoning: Vec<JsonStr<'a>>,
+    options: &'o Options,
+    names: &'o ToolNameMap,
+}
+
+impl<'a> Builder<'a, '_> {
+    fn push(&mut self, message: ChatMessage<'a>) {
+        if message.role != Role::Tool {
+            self.flush_deferred();
+        }
+        self.messages.push(message);
+    }
+
+    fn flush_deferred(&mut self) {
+        self.messages.append(&mut self.deferred);
+    }
+
+    fn item(
+        &mut self,
+        item: &InputItem<'a>,
+        i: usize,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        let path = format!("input[{i}]");
+        match item.kind() {
+            ItemKind::Message => self.message(item, &path, losses),
+            ItemKind::FunctionCall => self.function_call(item, &path),
+            ItemKind::CustomToolCall => self.custom_tool_call(item, &path),
+            ItemKind::FunctionCallOutput | ItemKind::CustomToolCallOutput => {
+                self.tool_output(item, &path, losses)
+            }
+            ItemKind::Reasoning => self.reasoning(item, &path, losses),
+            ItemKind::ItemReference => losses.record(
+                LossKind::StatefulFeature,
+                path,
+                "item references point at stored items, and this bridge stores none",
+            ),
+            ItemKind::Other => losses.record(
+                LossKind::UnsupportedItem,
+                path,
+                format!(
+                    "'{}' items have no Chat Completions equivalent",
+                    item.type_name()
+                ),
+            ),
+        }
+    }
+
+    fn message(
+        &mut self,
+        item: &InputItem<'a>,
+        path: &str,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        let role =
+            match item.role.as_deref() {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                Some("system") => Role::System,
+                Some("developer") if self.options.profile.developer_role => Role::Developer,
+                Some("developer") => Role::System,
+                Some(other) => return Err(ConvertError::invalid(
+                    format!("{path}.role"),
+                    format!(
+                        "unknown role '{other}' (expected user, assistant, system or developer)"
+                    ),
+                )),
+                None => return Err(ConvertError::MissingField(format!("{path}.role"))),
+            };
+        let raw = item
+            .content
+            .ok_or_else(|| ConvertError::MissingField(format!("{path}.content")))?;
+        let content = Content::from_raw(raw)
+            .map_err(|e| ConvertError::from_parse_at(&format!("{path}.content"), e))?;
+        let content_path = format!("{path}.content");
+        let mut message = match role {
+            Role::Assistant => assistant_message(content, &content_path, losses)?,
+            _ => ChatMessage::new(role, self.content(content, role, &content_path, losses)?),
+        };
+        if role == Role::Assistant {
+            self.attach_reasoning(&mut message);
+        }
+        self.push(message);
+        Ok(())
+    }
+
+    fn content(
+        &self,
+        content: Content<'a>,
+        role: Role,
+        path: &str,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<MessageContent<'a>, ConvertError> {
+        let parts = match content {
+            Content::Text(text) => return Ok(MessageContent::Text(text.into())),
+            Content::Parts(parts) => parts,
+        };
+        let mut out = Vec::with_capacity(parts.len());
+        for (i, part) in parts.into_iter().enumerate() {
+            let part_path = format!("{path}[{i}]");
+            if let Some(converted) = input_part(part, &part_path, losses)? {
+                if role != Role::User && !matches!(converted, ChatPart::Text { .. }) {
+                    losses.record(
+                        LossKind::UnsupportedContent,
+                        part_path,
+                        "Chat system and developer messages carry only text",
+                    )?;
+                    continue;
+                }
+                out.push(converted);
+            }
+        }
+        Ok(self.text_or_parts(out))
+    }
+
+    /// Text-only part lists become one string when there is one part, or when
+    /// the backend wants strings; anything else stays a part list.
+    fn text_or_parts(&self, parts: Vec<ChatPart<'a>>) -> MessageContent<'a> {
+        let all_text = parts.iter().all(|p| matches!(p, ChatPart::Text { .. }));
+        if all_text && (parts.len() == 1 || self.options.profile.text_parts_as_string) {
+            let texts = parts.into_iter().map(|p| match p {
+                ChatPart::Text { text } => text,
+                _ => unreachable!("checked above"),
+            });
+            return MessageContent::Text(join_texts(texts, r"\n\n"));
+        }
+        MessageContent::Parts(parts)
+    }
+
+    fn function_call(&mut self, item: &InputItem<'a>, path: &str) -> Result<(), ConvertError> {
+        let name = item
+            .name
+            .as_deref()
+            .ok_or_else(|| ConvertError::MissingField(format!("{path}.name")))?;
+        let call_id = call_id(item, path)?;
+        let arguments = match item.arguments {
+            None => JsonText::from_text("{}"),
+            Some(raw) => match JsonStr::new(raw) {
+                Some(text) => text.into(),
+                // Some clients send the arguments as an object; Chat wants text.
+                None => JsonText::Owned(json_as_string_literal(raw)),
+            },
+        };
+        let chat_name = self
+            .names
+            .chat_name(name, item.namespace.as_deref())
+            .map(|n| Cow::Owned(n.to_owned()))
+            .unwrap_or_else(|| item.name.clone().unwrap_or_default());
+        self.push_tool_call(ChatToolCall {
+            id: call_id,
+            call_type: "function",
+            function: FunctionCall {
+                name: chat_name,
+                arguments,
+            },
+        });
+        Ok(())
+    }
+
+    fn custom_tool_call(&mut self, item: &InputItem<'a>, path: &str) -> Result<(), ConvertError> {
+        let name = item
+            .name
+            .as_deref()
+            .ok_or_else(|| ConvertError::MissingField(format!("{path}.name")))?;
+        let call_id = call_id(item, path)?;
+        let input = item.input.map(|r| r.get()).unwrap_or(JsonStr::EMPTY);
+        // The custom tool was offered as a function taking {"input": string}.
+        let arguments_json = format!("{{\"input\":{input}}}");
+        let arguments = RawValue::from_string(arguments_json)
+            .map_err(|_| ConvertError::invalid(format!("{path}.input"), "must be a string"))?;
+        let chat_name = self
+            .names
+            .chat_name(name, item.namespace.as_deref())
+            .unwrap_or(name)
+            .to_owned();
+        self.push_tool_call(ChatToolCall {
+            id: call_id,
+            call_type: "function",
+            function: FunctionCall {
+                name: Cow::Owned(chat_name),
+                arguments: JsonText::Owned(json_as_string_literal(&arguments)),
+            },
+        });
+        Ok(())
+    }
+
+    /// Adds a call to the assistant message right before it (its text, or the
+    /// calls of the same turn), or starts a new assistant message.
+    fn push_tool_call(&mut self, call: ChatToolCall<'a>) {
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::Assistant && self.deferred.is_empty() => {
+                if last.content.is_absent() {
+                    last.content = MessageContent::Null;
+                }
+                last.tool_calls.push(call);
+            }
+            _ => {
+                let mut message = ChatMessage::new(Role::Assistant, MessageContent::Null);
+                message.tool_calls.push(call);
+                self.attach_reasoning(&mut message);
+                self.push(message);
+            }
+        }
+    }
+
+    fn tool_output(
+        &mut self,
+        item: &InputItem<'a>,
+        path: &str,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        let call_id = call_id(item, path)?;
+        let output_path = format!("{path}.output");
+        let raw = item
+            .output
+            .ok_or_else(|| ConvertError::MissingField(output_path.clone()))?;
+        let content =
+            Content::from_raw(raw).map_err(|e| ConvertError::from_parse_at(&output_path, e))?;
+        let mut texts = Vec::new();
+        let mut attachments = Vec::new();
+        match content {
+            Content::Text(text) => texts.push(JsonText::from(text)),
+            Content::Parts(parts) => {
+                for (i, part) in parts.into_iter().enumerate() {
+                    match input_part(part, &format!("{output_path}[{i}]"), losses)? {
+                        Some(ChatPart::Text { text }) => texts.push(text),
+                        Some(other) => attachments.push(other),
+                        None => {}
+                    }
+                }
+            }
+        }
+        let mut message =
+            ChatMessage::new(Role::Tool, MessageContent::Text(join_texts(texts, r"\n")));
+        message.tool_call_id = Some(call_id.clone());
+        self.push(message);
+        if !attachments.is_empty() {
+            // Chat tool messages carry only text: images and files the tool
+            // returned reach the model as a user message right after the turn's
+            // tool results, introduced so the model knows where they came from.
+            let intro =
+                JsonText::from_text(&format!("Attachments returned by tool call {call_id}:"));
+            let mut parts = vec![ChatPart::Text { text: intro }];
+            parts.append(&mut attachments);
+            self.deferred
+                .push(ChatMessage::new(Role::User, MessageContent::Parts(parts)));
+        }
+        Ok(())
+    }
+
+    fn reasoning(
+        &mut self,
+        item: &InputItem<'a>,
+        path: &str,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        if !self.options.profile.replay_reasoning {
+            return losses.record(
+                LossKind::ReasoningHistory,
+                path,
+                "reasoning from earlier turns is not replayed to this backend",
+            );
+        }
+        let mut texts = Vec::new();
+        // Raw reasoning text is the better replay; summaries are the fallback.
+        for raw in [item.content, item.summary].into_iter().flatten() {
+            if let Ok(Content::Parts(parts)) = Content::from_raw(raw) {
+                texts.extend(parts.iter().filter_map(|p| p.text));
+            }
+            if !texts.is_empty() {
+                break;
+            }
+        }
+        if texts.is_empty() && item.encrypted_content.is_some() {
+            return losses.record(
+                LossKind::ReasoningHistory,
+                path,
+                "encrypted reasoning can only be read by the model that wrote it",
+            );
+        }
+        self.pending_reasoning.extend(texts);
+        Ok(())
+    }
+
+    fn attach_reasoning(&mut self, message: &mut ChatMessage<'a>) {
+        if self.pending_reasoning.is_empty() {
+            return;
+        }
+        let text = JsonText::join(self.pending_reasoning.drain(..), r"\n\n");
+        match self.options.profile.reasoning_field {
+            ReasoningField::ReasoningContent => message.reasoning_content = Some(text),
+            ReasoningField::Reasoning => message.reasoning = Some(text),
+        }
+    }
+}
+
+fn call_id<'a>(item: &InputItem<'a>, path: &str) -> Result<Cow<'a, str>, ConvertError> {
+    item.call_id
+        .clone()
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.call_id")))
+}
+
+fn join_texts<'a>(
+    texts: impl IntoIterator<Item = JsonText<'a>>,
+    escaped_separator: &str,
+) -> JsonText<'a> {
+    let mut texts: Vec<JsonText<'a>> = texts.into_iter().collect();
+    match texts.len() {
+        0 => JsonText::from_text(""),
+        1 => texts.pop().expect("one element"),
+        _ => {
+            let escaped: Vec<&str> = texts.iter().map(JsonText::escaped).collect();
+            JsonText::from_escaped(&escaped.join(escaped_separator))
+        }
+    }
+}
+
+/// An assistant message from history: text parts joined, refusal apart.
+fn assistant_message<'a>(
+    content: Content<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<ChatMessage<'a>, ConvertError> {
+    let parts = match content {
+        Content::Text(text) => {
+            return Ok(ChatMessage::new(
+                Role::Assistant,
+                MessageContent::Text(text.into()),
+            ))
+        }
+        Content::Parts(parts) => parts,
+    };
+    let mut texts = Vec::new();
+    let mut refusals = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        match (part.kind(), part.text, part.refusal) {
+            ("output_text" | "input_text" | "text", Some(text), _) => {
+                texts.push(JsonText::from(text))
+            }
+            ("refusal", _, Some(refusal)) => refusals.push(JsonText::from(refusal)),
+            (kind, _, _) => losses.record(
+                LossKind::UnsupportedContent,
+                format!("{path}[{i}]"),
+                format!("'{kind}' parts cannot appear in a Chat assistant message"),
+            )?,
+        }
+    }
+    let content = if texts.is_empty() {
+        MessageContent::Null
+    } else {
+        MessageContent::Text(join_texts(texts, ""))
+    };
+    let mut message = ChatMessage::new(Role::Assistant, content);
+    if !refusals.is_empty() {
+        message.refusal = Some(join_texts(refusals, ""));
+    }
+    Ok(message)
+}
+
+/// One input content part as a Chat part, or `None` if it was dropped.
+fn input_part<'a>(
+    part: ContentPart<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<Option<ChatPart<'a>>, ConvertError> {
+    let kind = part.kind();
+    Ok(Some(match kind {
+        "input_text" | "output_text" | "text" => {
+            let text = part
+                .text
+                .ok_or_else(|| ConvertError::MissingField(format!("{path}.text")))?;
+            ChatPart::Text { text: text.into() }
+        }
+        "input_image" | "image_url" => {
+            let Some(url) = image_url(part.image_url) else {
+                let reason = if part.file_id.is_some() {
+                    "images referenced by file_id cannot be sent to a Chat backend; send the image as a URL or data URL"
+                } else {
+                    "the image has no image_url"
+                };
+                losses.record(LossKind::UnsupportedContent, path, reason)?;
+                return Ok(None);
+            };
+            ChatPart::ImageUrl {
+                image_url: ImageUrl {
+                    url: url.into(),
+                    detail: part.detail.clone(),
+                },
+            }
+        }
+        "input_file" | "file" => {
+            if part.file_data.is_none() && part.file_id.is_none() {
+                losses.record(
+                    LossKind::UnsupportedContent,
+                    path,
+                    "Chat file parts take file_data or file_id; a file_url cannot be sent",
+                )?;
+                return Ok(None);
+            }
+            ChatPart::File {
+                file: FileRef {
+                    file_data: part.file_data.map(Into::into),
+                    file_id: part.file_id.map(Into::into),
+                    filename: part.filename.map(Into::into),
+                },
+            }
+        }
+        "input_audio" => {
+            let audio = match (part.input_audio, part.data) {
+                (Some(raw), _) if raw.get().starts_with('{') => Cow::Borrowed(raw),
+                (_, Some(data)) => {
+                    let format = part.format.as_deref().unwrap_or("wav");
+                    let object = serde_json::json!({ "data": data.decode(), "format": format });
+                    Cow::Owned(serde_json::value::to_raw_value(&object).expect("values serialize"))
+                }
+                _ => return Err(ConvertError::MissingField(format!("{path}.input_audio"))),
+            };
+            ChatPart::InputAudio { input_audio: audio }
+        }
+        "refusal" => {
+            let refusal = part
+                .refusal
+                .ok_or_else(|| ConvertError::MissingField(format!("{path}.refusal")))?;
+            ChatPart::Text {
+                text: refusal.into(),
+            }
+        }
+        other => {
+            losses.record(
+                LossKind::UnsupportedContent,
+                path,
+                format!("'{other}' content parts have no Chat Completions equivalent"),
+            )?;
+            return Ok(None);
+        }
+    }))
+}
+
+/// `image_url` as a string, or as `{url}` (some clients send the Chat shape).
+fn image_url(raw: Option<&RawValue>) -> Option<JsonStr<'_>> {
+    let raw = raw?;
+    if let Some(url) = JsonStr::new(raw) {
+        return Some(url);
+    }
+    #[derive(serde::Deserialize)]
+    struct Nested<'b> {
+        #[serde(borrow)]
+        url: JsonStr<'b>,
+    }
+    serde_json::from_str::<Nested<'_>>(raw.get())
+        .ok()
+        .map(|n| n.url)
+}

@@ -1,0 +1,182 @@
+//! Pieces shared by the body and stream translators.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::completion::{ChatUsage, Message};
+use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::responses::response::{
+    IncompleteDetails, IncompleteReason, InputTokensDetails, OutputTokensDetails, ResponseStatus,
+    Usage,
+};
+
+/// Chat usage in Responses terms.
+pub(super) fn usage(chat: &ChatUsage) -> Usage {
+    let input = chat.prompt_tokens.unwrap_or_default();
+    let output = chat.completion_tokens.unwrap_or_default();
+    let prompt = chat.prompt_tokens_details.unwrap_or_default();
+    let reasoning = chat
+        .completion_tokens_details
+        .and_then(|d| d.reasoning_tokens)
+        .or(chat.reasoning_tokens)
+        .unwrap_or_default();
+    Usage {
+        input_tokens: input,
+        input_tokens_details: InputTokensDetails {
+            cached_tokens: prompt.cached_tokens.unwrap_or_default(),
+            cache_write_tokens: prompt.cache_write_tokens.unwrap_or_default(),
+        },
+        output_tokens: output,
+        output_tokens_details: OutputTokensDetails {
+            reasoning_tokens: reasoning,
+        },
+        total_tokens: chat.total_tokens.unwrap_or(input + output),
+    }
+}
+
+/// The response status a Chat `finish_reason` means. Empty, unknown and
+/// missing reasons count as a normal end.
+pub(super) fn status_for(
+    finish_reason: Option<&str>,
+) -> (ResponseStatus, Option<IncompleteDetails>) {
+    let reason = match finish_reason {
+        Some("length") => IncompleteReason::MaxOutputTokens,
+        Some("content_filter") => IncompleteReason::ContentFilter,
+        _ => return (ResponseStatus::Completed, None),
+    };
+    (
+        ResponseStatus::Incomplete,
+        Some(IncompleteDetails { reason }),
+    )
+}
+
+/// Reasoning text of a message or delta: `reasoning_content`, or `reasoning`
+/// as a string or as an object holding the text.
+pub(super) fn reasoning_text<'a>(message: &Message<'a>) -> Option<JsonStr<'a>> {
+    if let Some(text) = message.reasoning_content {
+        return Some(text);
+    }
+    let raw = message.reasoning?;
+    if let Some(text) = JsonStr::new(raw) {
+        return Some(text);
+    }
+    #[derive(Deserialize)]
+    struct Nested<'b> {
+        #[serde(borrow, default)]
+        text: Option<JsonStr<'b>>,
+        #[serde(borrow, default)]
+        content: Option<JsonStr<'b>>,
+        #[serde(borrow, default)]
+        summary: Option<JsonStr<'b>>,
+    }
+    let nested: Nested<'a> = serde_json::from_str(raw.get()).ok()?;
+    nested.text.or(nested.content).or(nested.summary)
+}
+
+/// The `input` of a custom tool call, from the arguments of the function it
+/// was offered as. Arguments that are not `{"input": string}` are taken as
+/// the input itself: the model meant them as such.
+pub(super) fn custom_input(arguments: &str) -> JsonText<'static> {
+    #[derive(Deserialize)]
+    struct Args {
+        input: String,
+    }
+    match serde_json::from_str::<Args>(arguments) {
+        Ok(args) => JsonText::from_text(&args.input),
+        Err(_) => JsonText::from_text(arguments),
+    }
+}
+
+/// Arguments as a JSON string literal: strings as sent, objects encoded.
+pub(super) fn arguments_literal(raw: Option<&RawValue>) -> JsonText<'_> {
+    match raw {
+        None => JsonText::from_text(""),
+        Some(raw) => match JsonStr::new(raw) {
+            Some(text) => text.into(),
+            None if raw.get() == "null" => JsonText::from_text(""),
+            None => JsonText::Owned(wirebridge_wire::raw::json_as_string_literal(raw)),
+        },
+    }
+}
+
+/// Chat `url_citation` annotations in Responses shape (a JSON array).
+pub(super) fn annotations(raw: Option<&RawValue>) -> Box<RawValue> {
+    #[derive(Deserialize)]
+    struct ChatAnnotation<'b> {
+        #[serde(rename = "type", borrow)]
+        kind: std::borrow::Cow<'b, str>,
+        #[serde(borrow, default)]
+        url_citation: Option<UrlCitation<'b>>,
+    }
+    #[derive(Deserialize, serde::Serialize)]
+    struct UrlCitation<'b> {
+        #[serde(borrow)]
+        url: JsonStr<'b>,
+        #[serde(borrow, default)]
+        title: Option<JsonStr<'b>>,
+        #[serde(default)]
+        start_index: u64,
+        #[serde(default)]
+        end_index: u64,
+    }
+    let parsed: Vec<ChatAnnotation<'_>> = raw
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_default();
+    let out: Vec<serde_json::Value> = parsed
+        .into_iter()
+        .filter(|a| a.kind == "url_citation")
+        .filter_map(|a| a.url_citation)
+        .map(|c| {
+            serde_json::json!({
+                "type": "url_citation",
+                "url": c.url.decode(),
+                "title": c.title.map(|t| t.decode().into_owned()).unwrap_or_default(),
+                "start_index": c.start_index,
+                "end_index": c.end_index,
+            })
+        })
+        .collect();
+    serde_json::value::to_raw_value(&out).expect("values serialize")
+}
+
+/// The JSON `[]`.
+pub(super) fn empty_array() -> &'static RawValue {
+    serde_json::from_str("[]").expect("constant")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_reasons_map_to_statuses() {
+        assert_eq!(status_for(Some("stop")).0, ResponseStatus::Completed);
+        assert_eq!(status_for(Some("")).0, ResponseStatus::Completed);
+        assert_eq!(status_for(None).0, ResponseStatus::Completed);
+        assert_eq!(status_for(Some("weird")).0, ResponseStatus::Completed);
+        let (status, details) = status_for(Some("length"));
+        assert_eq!(status, ResponseStatus::Incomplete);
+        assert_eq!(details.unwrap().reason, IncompleteReason::MaxOutputTokens);
+        assert_eq!(
+            status_for(Some("content_filter")).1.unwrap().reason,
+            IncompleteReason::ContentFilter
+        );
+    }
+
+    #[test]
+    fn custom_input_unwraps_or_keeps_text() {
+        assert_eq!(
+            custom_input(r#"{"input":"*** Begin Patch"}"#).raw().get(),
+            r#""*** Begin Patch""#
+        );
+        assert_eq!(custom_input("plain").raw().get(), r#""plain""#);
+    }
+
+    #[test]
+    fn reasoning_from_any_field() {
+        let m: Message<'_> = serde_json::from_str(r#"{"reasoning":{"text":"hm"}}"#).unwrap();
+        assert_eq!(reasoning_text(&m).unwrap().escaped(), "hm");
+        let m: Message<'_> =
+            serde_json::from_str(r#"{"reasoning_content":"a","reasoning":"b"}"#).unwrap();
+        assert_eq!(reasoning_text(&m).unwrap().escaped(), "a");
+    }
+}

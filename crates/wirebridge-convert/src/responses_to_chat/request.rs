@@ -1,0 +1,362 @@
+//! Responses request → Chat request: the top-level parameters.
+
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::request::{
+    ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions,
+};
+use wirebridge_wire::responses::request::{CreateResponse, TextParam};
+use wirebridge_wire::responses::response::ResponseEcho;
+
+use super::items::translate_input;
+use super::tools::translate_tools;
+use super::{Options, ResponsesContext};
+use crate::error::ConvertError;
+use crate::loss::{LossKind, LossRecorder, LossReport};
+use crate::profile::MaxTokensField;
+
+/// A translated request.
+#[derive(Debug)]
+pub struct TranslatedRequest {
+    /// The Chat Completions request body.
+    pub body: Vec<u8>,
+    /// What translating the reply needs.
+    pub context: ResponsesContext,
+    /// What was dropped.
+    pub losses: LossReport,
+}
+
+/// The include value that asks for output-text log probabilities.
+const INCLUDE_LOGPROBS: &str = "message.output_text.logprobs";
+
+/// Translates a `POST /v1/responses` body into a `POST /v1/chat/completions`
+/// body.
+pub fn translate_request(
+    body: &[u8],
+    options: &Options,
+) -> Result<TranslatedRequest, ConvertError> {
+    let request: CreateResponse<'_> = serde_json::from_slice(body)
+        .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
+    let mut losses = LossRecorder::new(&options.policy);
+    let profile = &options.profile;
+
+    let model = request
+        .model
+        .clone()
+        .ok_or_else(|| ConvertError::MissingField("model".into()))?;
+    let tools = request
+        .parse_tools()
+        .map_err(|e| ConvertError::from_parse_at("tools", e))?;
+    let text = request
+        .parse_text()
+        .map_err(|e| ConvertError::from_parse_at("text", e))?;
+    let reasoning = request
+        .parse_reasoning()
+        .map_err(|e| ConvertError::from_parse_at("reasoning", e))?;
+
+    let translated_tools = translate_tools(&tools, request.tool_choice, profile, &mut losses)?;
+    let messages = translate_input(&request, &translated_tools.names, options, &mut losses)?;
+
+    let mut chat = ChatRequest {
+        model: model.clone(),
+        messages,
+        tools: (!translated_tools.tools.is_empty()).then_some(translated_tools.tools),
+        tool_choice: translated_tools.choice,
+        parallel_tool_calls: request.parallel_tool_calls,
+        web_search_options: translated_tools.web_search,
+        temperature: request.temperature,
+        top_p: request.top_p,
+        ..ChatRequest::default()
+    };
+
+    match profile.max_tokens_field {
+        MaxTokensField::MaxCompletionTokens => {
+            chat.max_completion_tokens = request.max_output_tokens
+        }
+        MaxTokensField::MaxTokens => chat.max_tokens = request.max_output_tokens,
+    }
+    chat.response_format = response_format(&text)?;
+    if let Some(verbosity) = text.verbosity.clone() {
+        if profile.passes("verbosity") {
+            chat.verbosity = Some(verbosity);
+        } else {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "text.verbosity",
+                "the backend has no verbosity setting",
+            )?;
+        }
+    }
+
+    if let Some(effort) = reasoning.effort.clone() {
+        if profile.reasoning_effort {
+            chat.reasoning_effort = Some(effort);
+        } else {
+            losses.record(
+                LossKind::ReasoningSetting,
+                "reasoning.effort",
+                "the backend takes no reasoning effort",
+            )?;
+        }
+    }
+    if let Some(summary) = reasoning
+        .summary
+        .as_deref()
+        .or(reasoning.generate_summary.as_deref())
+    {
+        losses.record(
+            LossKind::ReasoningSetting,
+            "reasoning.summary",
+            format!("Chat Completions cannot ask for reasoning summaries ('{summary}'); backend reasoning is returned as it comes"),
+        )?;
+    }
+
+    if let Some(n) = request.top_logprobs {
+        chat.logprobs = Some(true);
+        chat.top_logprobs = Some(n);
+    }
+    for (i, entry) in request.include.iter().flatten().enumerate() {
+        if entry == INCLUDE_LOGPROBS {
+            chat.logprobs = Some(true);
+        } else {
+            losses.record(
+                LossKind::IncludeOption,
+                format!("include[{i}]"),
+                format!("'{entry}' has no Chat Completions equivalent"),
+            )?;
+        }
+    }
+
+    passthrough(&request, &mut chat, options, &mut losses)?;
+
+    let stream = request.stream.unwrap_or(false);
+    if stream {
+        chat.stream = Some(true);
+        if profile.stream_usage {
+            chat.stream_options = Some(StreamOptions {
+                include_usage: true,
+            });
+        }
+    }
+
+    let body = serde_json::to_vec(&chat).expect("chat requests always serialize");
+    let context = ResponsesContext {
+        model: model.into_owned(),
+        echo: echo(&request, &reasoning),
+        tool_names: translated_tools.names,
+        stream,
+        reasoning_output: options.reasoning_output,
+    };
+    Ok(TranslatedRequest {
+        body,
+        context,
+        losses: losses.finish(),
+    })
+}
+
+fn response_format<'a>(text: &TextParam<'a>) -> Result<Option<ResponseFormat<'a>>, ConvertError> {
+    let Some(format) = &text.format else {
+        return Ok(None);
+    };
+    Ok(match format.format_type.as_deref() {
+        None | Some("text") => None,
+        Some("json_object") => Some(ResponseFormat::JsonObject),
+        Some("json_schema") => {
+            let name = format
+                .name
+                .ok_or_else(|| ConvertError::MissingField("text.format.name".into()))?;
+            Some(ResponseFormat::JsonSchema {
+                json_schema: JsonSchemaFormat {
+                    name: name.into(),
+                    description: format.description.map(Into::into),
+                    schema: format.schema,
+                    strict: format.strict,
+                },
+            })
+        }
+        Some(other) => {
+            return Err(ConvertError::invalid(
+                "text.format.type",
+                format!(
+                    "unknown format type '{other}' (expected text, json_object or json_schema)"
+                ),
+            ))
+        }
+    })
+}
+
+/// Responses-only fields: forwarded when the profile says the backend takes
+/// them, otherwise dropped or rejected per the policy.
+fn passthrough<'a>(
+    request: &CreateResponse<'a>,
+    chat: &mut ChatRequest<'a>,
+    options: &Options,
+    losses: &mut LossRecorder<'_>,
+) -> Result<(), ConvertError> {
+    let profile = &options.profile;
+    let unsupported = "the backend does not accept it";
+
+    if let Some(user) = &request.user {
+        if profile.passes("user") {
+            chat.user = Some(user.clone());
+        } else {
+            losses.record(LossKind::UnsupportedParameter, "user", unsupported)?;
+        }
+    }
+    if let Some(id) = &request.safety_identifier {
+        if profile.passes("safety_identifier") {
+            chat.safety_identifier = Some(id.clone());
+        } else {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "safety_identifier",
+                unsupported,
+            )?;
+        }
+    }
+    if let Some(metadata) = non_null(request.metadata) {
+        if profile.passes("metadata") {
+            chat.metadata = Some(metadata);
+        } else {
+            losses.record(LossKind::UnsupportedParameter, "metadata", unsupported)?;
+        }
+    }
+    if let Some(store) = request.store {
+        if profile.passes("store") {
+            chat.store = Some(store);
+        } else if store {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "store",
+                "this bridge keeps no responses, and the backend cannot store them",
+            )?;
+        }
+    }
+    if let Some(key) = &request.prompt_cache_key {
+        if profile.passes("prompt_cache_key") {
+            chat.prompt_cache_key = Some(key.clone());
+        } else {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "prompt_cache_key",
+                unsupported,
+            )?;
+        }
+    }
+    if let Some(retention) = non_null(request.prompt_cache_retention) {
+        if profile.passes("prompt_cache_retention") {
+            chat.prompt_cache_retention = Some(retention);
+        } else {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "prompt_cache_retention",
+                unsupported,
+            )?;
+        }
+    }
+    if let Some(tier) = &request.service_tier {
+        if profile.passes("service_tier") {
+            chat.service_tier = Some(tier.clone());
+        } else {
+            losses.record(LossKind::UnsupportedParameter, "service_tier", unsupported)?;
+        }
+    }
+
+    if request.previous_response_id.is_some() {
+        losses.record(
+            LossKind::StatefulFeature,
+            "previous_response_id",
+            "continuing a stored response needs a response store; send the whole conversation in `input` instead",
+        )?;
+    }
+    let stateful: [(&str, Option<&RawValue>, &str); 3] = [
+        (
+            "conversation",
+            request.conversation,
+            "conversations are stored server-side",
+        ),
+        (
+            "prompt",
+            request.prompt,
+            "stored prompt templates live on the server",
+        ),
+        (
+            "background",
+            request.background.filter(|b| b.get() == "true"),
+            "background responses need a server that keeps running them",
+        ),
+    ];
+    for (field, value, reason) in stateful {
+        if non_null(value).is_some() {
+            losses.record(LossKind::StatefulFeature, field, reason)?;
+        }
+    }
+    if let Some(truncation) = non_null(request.truncation).filter(|t| t.get() != r#""disabled""#) {
+        losses.record(
+            LossKind::UnsupportedParameter,
+            "truncation",
+            format!(
+                "Chat Completions has no truncation strategy ({})",
+                truncation.get()
+            ),
+        )?;
+    }
+    let dropped: [(&str, Option<&RawValue>); 6] = [
+        ("max_tool_calls", request.max_tool_calls),
+        ("context_management", request.context_management),
+        ("moderation", request.moderation),
+        ("prompt_cache_options", request.prompt_cache_options),
+        ("client_metadata", request.client_metadata),
+        ("stream_options", request.stream_options),
+    ];
+    for (field, value) in dropped {
+        if non_null(value).is_some() {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                field,
+                "Chat Completions has no equivalent",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
+    raw.filter(|r| r.get() != "null")
+}
+
+fn owned(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
+    non_null(raw).map(ToOwned::to_owned)
+}
+
+fn echo(
+    request: &CreateResponse<'_>,
+    reasoning: &wirebridge_wire::responses::request::Reasoning<'_>,
+) -> ResponseEcho {
+    let defaults = ResponseEcho::default();
+    let reasoning_echo = request.reasoning.filter(|r| r.get() != "null").map(|_| {
+        let value = serde_json::json!({
+            "effort": reasoning.effort.as_deref(),
+            "summary": reasoning.summary.as_deref().or(reasoning.generate_summary.as_deref()),
+        });
+        serde_json::value::to_raw_value(&value).expect("values always serialize")
+    });
+    ResponseEcho {
+        instructions: request.instructions.map(|i| i.raw().to_owned()),
+        max_output_tokens: request.max_output_tokens,
+        parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
+        previous_response_id: request.previous_response_id.as_deref().map(str::to_owned),
+        reasoning: reasoning_echo,
+        store: request.store.unwrap_or(true),
+        temperature: request.temperature,
+        text: owned(request.text).unwrap_or(defaults.text),
+        tool_choice: owned(request.tool_choice).unwrap_or(defaults.tool_choice),
+        tools: owned(request.tools).unwrap_or(defaults.tools),
+        top_logprobs: request.top_logprobs,
+        top_p: request.top_p,
+        truncation: owned(request.truncation).unwrap_or(defaults.truncation),
+        user: request.user.as_deref().map(str::to_owned),
+        safety_identifier: request.safety_identifier.as_deref().map(str::to_owned),
+        prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
+        metadata: owned(request.metadata).unwrap_or(defaults.metadata),
+    }
+}
