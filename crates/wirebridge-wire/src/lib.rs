@@ -27,4 +27,4 @@ pub mod error;
 pub mod raw;
 pub mod responses;
 
-pub use raw::{EscapedText, JsonStr, JsonText};
+pub use raw::{compact, EscapedText, JsonStr, JsonText};

@@ -327,3 +327,56 @@ mod escaped_text_tests {
         assert_eq!(text.decode(), "a\"\né\t!");
     }
 }
+
+/// Raw JSON without insignificant whitespace.
+///
+/// A raw value keeps the whitespace of its source, and a pretty-printed value
+/// holds newlines, which would end an SSE `data:` line early. Values that end
+/// up in stream events are compacted once; those already compact are
+/// borrowed.
+pub fn compact(raw: &RawValue) -> Cow<'_, RawValue> {
+    let text = raw.get();
+    if !text
+        .bytes()
+        .any(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
+    {
+        return Cow::Borrowed(raw);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
+            if c == '"' {
+                in_string = true;
+            }
+            out.push(c);
+        }
+    }
+    match RawValue::from_string(out) {
+        Ok(compacted) => Cow::Owned(compacted),
+        Err(_) => Cow::Borrowed(raw),
+    }
+}
+
+#[cfg(test)]
+mod compact_tests {
+    use super::*;
+
+    #[test]
+    fn strips_whitespace_outside_strings_only() {
+        let raw: Box<RawValue> =
+            serde_json::from_str("{\n  \"a b\": [1, \"x \\\" y\" ],\n\t\"c\":{}\n}").unwrap();
+        assert_eq!(compact(&raw).get(), r#"{"a b":[1,"x \" y"],"c":{}}"#);
+        let tight: Box<RawValue> = serde_json::from_str(r#"{"a":1}"#).unwrap();
+        assert!(matches!(compact(&tight), Cow::Borrowed(_)));
+    }
+}

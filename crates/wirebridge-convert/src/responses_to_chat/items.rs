@@ -122,21 +122,22 @@ impl<'a> Builder<'a, '_> {
         path: &str,
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
-        let role =
-            match item.role.as_deref() {
-                Some("user") => Role::User,
-                Some("assistant") => Role::Assistant,
-                Some("system") => Role::System,
-                Some("developer") if self.options.profile.developer_role => Role::Developer,
-                Some("developer") => Role::System,
-                Some(other) => return Err(ConvertError::invalid(
+        let role = match item.role.as_deref() {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some("system") => Role::System,
+            Some("developer") if self.options.profile.developer_role => Role::Developer,
+            Some("developer") => Role::System,
+            Some(other) => {
+                return Err(ConvertError::invalid(
                     format!("{path}.role"),
                     format!(
                         "unknown role '{other}' (expected user, assistant, system or developer)"
                     ),
-                )),
-                None => return Err(ConvertError::MissingField(format!("{path}.role"))),
-            };
+                ))
+            }
+            None => return Err(ConvertError::MissingField(format!("{path}.role"))),
+        };
         let raw = item
             .content
             .ok_or_else(|| ConvertError::MissingField(format!("{path}.content")))?;

@@ -324,8 +324,9 @@ fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")
 }
 
+/// An owned, compacted copy: echoes end up inside SSE `data:` lines.
 fn owned(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
-    non_null(raw).map(ToOwned::to_owned)
+    non_null(raw).map(|r| wirebridge_wire::compact(r).into_owned())
 }
 
 fn echo(
