@@ -1,0 +1,134 @@
+//! Whole translations of representative inputs, compared with golden files
+//! in `tests/golden/` (ids and completion times redacted). Regenerate with
+//! `UPDATE_GOLDEN=1 cargo test -p wirebridge-convert --test golden` and review
+//! the diff. CI also validates every golden file against the official
+//! OpenAPI schema of its kind (the suffix of its name).
+
+mod common;
+
+use common::{assert_golden, redact, redacted_sse, translate_stream};
+use serde_json::Value;
+use wirebridge_convert::profile::BackendProfile;
+use wirebridge_convert::responses_to_chat::{
+    translate_body, translate_request, Options, ResponsesContext,
+};
+use wirebridge_testkit::fixtures;
+
+fn input(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/inputs")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap() + "\n"
+}
+
+fn request_golden(name: &str, body: &[u8], options: &Options) -> ResponsesContext {
+    let translated = translate_request(body, options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let chat: Value = serde_json::from_slice(&translated.body).unwrap();
+    assert_golden(&format!("{name}.chat-request.json"), &pretty(&chat));
+    let losses: Vec<String> = translated.losses.iter().map(ToString::to_string).collect();
+    assert_golden(&format!("{name}.losses.txt"), &(losses.join("\n") + "\n"));
+    translated.context
+}
+
+fn stream_golden(name: &str, upstream: &[u8], ctx: ResponsesContext) {
+    let (out, translator) = translate_stream(upstream, ctx, 5);
+    assert_golden(
+        &format!("{name}.responses-stream.sse"),
+        &redacted_sse(&out, translator.response_id()),
+    );
+}
+
+fn body_golden(name: &str, upstream: &[u8], ctx: &ResponsesContext) {
+    let translated = translate_body(upstream, ctx).unwrap();
+    let mut response: Value = serde_json::from_slice(&translated.body).unwrap();
+    redact(&mut response, &translated.response_id);
+    assert_golden(
+        &format!("{name}.responses-response.json"),
+        &pretty(&response),
+    );
+}
+
+#[test]
+fn codex_requests() {
+    for (name, body) in fixtures::codex_requests() {
+        let stem = name
+            .trim_end_matches(".json")
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        request_golden(&stem, &body, &Options::default());
+    }
+}
+
+#[test]
+fn request_with_every_feature() {
+    let body = input("request-features.json");
+    request_golden("request-features.generic", &body, &Options::default());
+    let openai = Options {
+        profile: BackendProfile::openai(),
+        ..Options::default()
+    };
+    request_golden("request-features.openai", &body, &openai);
+    let replay = Options {
+        profile: BackendProfile {
+            replay_reasoning: true,
+            ..BackendProfile::vllm()
+        },
+        ..Options::default()
+    };
+    request_golden("request-features.vllm-replay", &body, &replay);
+}
+
+#[test]
+fn streams() {
+    let ctx = ResponsesContext {
+        model: "gpt-4o".into(),
+        ..Default::default()
+    };
+    for fixture in [
+        "openai-python/chat-stream-parallel-tool-calls.sse",
+        "openai-python/chat-stream-refusal.sse",
+        "openai-python/chat-stream-finish-length.sse",
+        "openai-python/chat-stream-content-logprobs.sse",
+    ] {
+        let stem = fixture.rsplit('/').next().unwrap().trim_end_matches(".sse");
+        stream_golden(stem, &fixtures::load_bytes(fixture), ctx.clone());
+    }
+    stream_golden(
+        "reasoning-then-tool",
+        &input("reasoning-then-tool.chat-stream.sse"),
+        ctx.clone(),
+    );
+    stream_golden(
+        "error-midstream",
+        &input("error-midstream.chat-stream.sse"),
+        ctx,
+    );
+}
+
+#[test]
+fn bodies() {
+    let ctx = ResponsesContext {
+        model: "gpt-4o".into(),
+        ..Default::default()
+    };
+    for fixture in [
+        "openai-python/chat-json-parallel-tool-calls.json",
+        "openai-python/chat-json-refusal.json",
+        "openai-python/chat-json-finish-length.json",
+    ] {
+        let stem = fixture
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".json");
+        body_golden(stem, &fixtures::load_bytes(fixture), &ctx);
+    }
+}
