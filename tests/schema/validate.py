@@ -1,0 +1,666 @@
+#!/usr/bin/env python3
+"""Validate Chat Completions / Responses payloads against the OpenAI OpenAPI spec.
+
+Usage:
+    python tests/schema/validate.py KIND FILE...
+    python tests/schema/validate.py --self-test
+
+KIND is one of:
+    chat-request        CreateChatCompletionRequest         (JSON file)
+    responses-request   CreateResponse                      (JSON file)
+    chat-response       CreateChatCompletionResponse        (JSON file)
+    responses-response  Response                            (JSON file)
+    chat-stream         SSE text: each data frame except [DONE] against
+                        CreateChatCompletionStreamResponse; a frame with a
+                        top-level `error` key against ErrorResponse
+    responses-stream    SSE text: each event against ResponseStreamEvent; an
+                        `error` event with a NESTED `error` object against the
+                        Open Responses spec's ErrorStreamingEvent
+
+Stream files may also be "chunks" files (one JSON payload per line, no SSE
+framing, as in shared/fixtures/vercel-ai). A request file that wraps a capture
+({method, path, headers, body}, as in shared/fixtures/codex-peer) is unwrapped.
+
+The spec is read from $WIREBRIDGE_SHARED_DIR/spec, defaulting to
+<repo>/../shared/spec. One line is printed per file: `ok FILE` or
+`FAIL FILE: path: message`; the exit status is 1 if any file failed.
+
+The OpenAI spec is OpenAPI 3.1 (JSON Schema 2020-12), with two OpenAPI-isms
+that plain JSON Schema gets wrong, rewritten before validation:
+
+* 112 OpenAPI-3.0 style `nullable: true` flags, which 2020-12 ignores (so every
+  chunk's `finish_reason: null` would be rejected): turned into null types
+  (`--no-nullable-fix` keeps them);
+* `oneOf` unions whose branches overlap (a `type: "message"` input item is both
+  an EasyInputMessage and an InputMessage, so every real Codex request fails
+  with "is valid under each of"): turned into `anyOf` (`--strict-oneof` keeps
+  them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import functools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import relevance
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
+
+OPENAI_URI = "urn:wirebridge:spec:openapi"
+OPEN_RESPONSES_URI = "urn:wirebridge:spec:open-responses"
+
+KINDS = {
+    "chat-request": "CreateChatCompletionRequest",
+    "responses-request": "CreateResponse",
+    "chat-response": "CreateChatCompletionResponse",
+    "responses-response": "Response",
+    "chat-stream": "CreateChatCompletionStreamResponse",
+    "responses-stream": "ResponseStreamEvent",
+}
+
+MAX_MESSAGE = 300
+
+
+# --------------------------------------------------------------------------
+# Spec loading
+# --------------------------------------------------------------------------
+
+
+def spec_dir() -> Path:
+    """`$WIREBRIDGE_SHARED_DIR/spec`, else `<repo>/../shared/spec`."""
+    env = os.environ.get("WIREBRIDGE_SHARED_DIR")
+    if env:
+        return Path(env) / "spec"
+    repo = Path(__file__).resolve().parents[2]
+    return repo.parent / "shared" / "spec"
+
+
+def oneof_to_anyof(node: Any) -> Any:
+    """Rewrite every `oneOf` into `anyOf`.
+
+    OpenAPI unions with a `discriminator` mean "pick the branch by `type`",
+    but OpenAI's branches overlap as plain JSON Schema: a `type: "message"`
+    input item matches both EasyInputMessage and InputMessage, so a strict
+    `oneOf` rejects every real request with typed messages (e.g. all Codex
+    requests) with "is valid under each of"."""
+    if isinstance(node, list):
+        return [oneof_to_anyof(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        if k == "oneOf" and isinstance(v, list) and "anyOf" not in node:
+            out["anyOf"] = oneof_to_anyof(v)
+        else:
+            out[k] = oneof_to_anyof(v)
+    return out
+
+
+def fix_nullable(node: Any) -> Any:
+    """Rewrite OpenAPI 3.0 `nullable: true` into JSON Schema null types."""
+    if isinstance(node, list):
+        return [fix_nullable(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: fix_nullable(v) for k, v in node.items()}
+    flag = node.get("nullable")
+    if not isinstance(flag, bool):
+        return node  # e.g. a property that happens to be named "nullable"
+    del node["nullable"]
+    if not flag:
+        return node
+    ty = node.get("type")
+    if isinstance(ty, (str, list)):
+        types = [ty] if isinstance(ty, str) else list(ty)
+        if "null" not in types:
+            types.append("null")
+        node["type"] = types
+        if "enum" in node and None not in node["enum"]:
+            node["enum"] = list(node["enum"]) + [None]
+        return node
+    return {"anyOf": [node, {"type": "null"}]}
+
+
+class Spec:
+    """Both spec documents in one registry, with validators cached per schema."""
+
+    def __init__(self, directory: Path, nullable_fix: bool = True, strict_oneof: bool = False) -> None:
+        self.directory = directory
+        openai_path = directory / "openapi.json"
+        open_responses_path = directory / "open-responses-openapi.json"
+        for p in (openai_path, open_responses_path):
+            if not p.is_file():
+                raise SystemExit(
+                    f"spec file {p} not found (set WIREBRIDGE_SHARED_DIR to the shared directory)"
+                )
+        self.openai = json.loads(openai_path.read_text(encoding="utf-8"))
+        self.open_responses = json.loads(open_responses_path.read_text(encoding="utf-8"))
+        if nullable_fix:
+            self.openai = fix_nullable(self.openai)
+            self.open_responses = fix_nullable(self.open_responses)
+        if not strict_oneof:
+            self.openai = oneof_to_anyof(self.openai)
+            self.open_responses = oneof_to_anyof(self.open_responses)
+        self.registry = Registry().with_resources(
+            [
+                (OPENAI_URI, DRAFT202012.create_resource(self.openai)),
+                (OPEN_RESPONSES_URI, DRAFT202012.create_resource(self.open_responses)),
+            ]
+        )
+        self._event_branches: dict[str, str] | None = None
+
+    def schema(self, name: str, doc: str = OPENAI_URI) -> dict:
+        document = self.openai if doc == OPENAI_URI else self.open_responses
+        try:
+            return document["components"]["schemas"][name]
+        except KeyError:
+            raise SystemExit(f"schema {name} not found in {doc}") from None
+
+    @functools.lru_cache(maxsize=None)
+    def validator(self, name: str, doc: str = OPENAI_URI) -> Draft202012Validator:
+        self.schema(name, doc)  # fail early on a bad name
+        wrapper = {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$ref": f"{doc}#/components/schemas/{name}",
+        }
+        return Draft202012Validator(wrapper, registry=self.registry)
+
+    def error(self, instance: Any, name: str, doc: str = OPENAI_URI) -> str | None:
+        """None when valid, else `path: message` of the most relevant error."""
+        errors = self.errors(instance, name, doc)
+        return errors[0] if errors else None
+
+    def errors(self, instance: Any, name: str, doc: str = OPENAI_URI) -> list[str]:
+        """Every error as `path: message`, the most relevant first.
+
+        `ResponseStreamEvent` is validated through the branch of its anyOf
+        whose `type` matches the event (see `event_errors`)."""
+        if name == "ResponseStreamEvent" and doc == OPENAI_URI:
+            return self.event_errors(instance)
+        return self._errors(instance, name, doc)
+
+    def _errors(self, instance: Any, name: str, doc: str = OPENAI_URI) -> list[str]:
+        found = sorted(self.validator(name, doc).iter_errors(instance), key=relevance, reverse=True)
+        out = []
+        for e in found:
+            e = explain([e])
+            message = e.message
+            if len(message) > MAX_MESSAGE:
+                message = message[:MAX_MESSAGE] + "…"
+            out.append(f"{e.json_path}: {message}")
+        return out
+
+    def event_errors(self, event: Any) -> list[str]:
+        """Validate against ResponseStreamEvent. Every branch of its anyOf
+        requires `type` with a single allowed value (checked when the branch
+        table is built), so an event is valid under the anyOf iff it is valid
+        under the branch for its `type`: validating that branch alone gives the
+        same verdict and a precise message, and an invalid event is not checked
+        against the 57 other branches (a valid one costs about the same either
+        way). Events with no branch go through the whole anyOf (and fail)."""
+        ty = event.get("type") if isinstance(event, dict) else None
+        branch = self.event_branches().get(ty) if isinstance(ty, str) else None
+        if branch is None:
+            return [f"unknown event type {ty!r}: {e}" for e in self._errors(event, "ResponseStreamEvent")]
+        return [f"({branch}) {e}" for e in self._errors(event, branch)]
+
+    def event_error(self, event: Any) -> str | None:
+        """First error of `event_errors`, or None."""
+        errors = self.event_errors(event)
+        return errors[0] if errors else None
+
+    def event_branches(self) -> dict[str, str]:
+        """Event `type` -> component name, from ResponseStreamEvent's anyOf."""
+        if self._event_branches is None:
+            branches: dict[str, str] = {}
+            for ref in self.schema("ResponseStreamEvent")["anyOf"]:
+                name = ref["$ref"].rsplit("/", 1)[-1]
+                schema = self.schema(name)
+                ty = schema.get("properties", {}).get("type", {})
+                values = [v for v in ty.get("enum", []) + ([ty["const"]] if "const" in ty else []) if v is not None]
+                if "type" not in schema.get("required", []) or len(values) != 1 or values[0] in branches:
+                    raise SystemExit(
+                        f"ResponseStreamEvent branch {name} is not discriminated by a single required `type`; "
+                        "branch dispatch would not be equivalent to the anyOf"
+                    )
+                branches[values[0]] = name
+            self._event_branches = branches
+        return self._event_branches
+
+
+def _branch_mismatch(errors: list) -> bool:
+    """True when a branch of an anyOf/oneOf was rejected for being the wrong
+    kind of thing altogether: another JSON type, or another `type` tag."""
+    for e in errors:
+        if e.validator == "type" and not e.relative_path:
+            return True
+        if e.validator in ("const", "enum") and list(e.relative_path) == ["type"]:
+            return True
+    return False
+
+
+def explain(errors: list):
+    """The most useful error. Like jsonschema's best_match, but an anyOf/oneOf
+    failure is explained through the branch that matches the instance's kind
+    (its JSON type and `type` tag; the one with the fewest errors if several
+    do) instead of "is not valid under any of the given schemas" or a deep
+    error from an unrelated branch."""
+    e = max(errors, key=relevance)
+    while e.context:
+        branches: dict[Any, list] = {}
+        for sub in e.context:
+            branches.setdefault(sub.relative_schema_path[0], []).append(sub)
+        candidates = [errs for errs in branches.values() if not _branch_mismatch(errs)]
+        if not candidates:
+            break
+        e = max(min(candidates, key=len), key=relevance)
+    return e
+
+
+# --------------------------------------------------------------------------
+# Input parsing
+# --------------------------------------------------------------------------
+
+
+def parse_sse(text: str) -> list[tuple[str | None, str]]:
+    """(event, data) frames of SSE text: LF/CRLF/CR lines, comments skipped,
+    data lines joined with \\n, frames without data dropped, last frame kept
+    even without a final blank line."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    frames: list[tuple[str | None, str]] = []
+    event: str | None = None
+    data: list[str] | None = None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line == "":
+            if data is not None:
+                frames.append((event, "\n".join(data)))
+            event, data = None, None
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "event":
+            event = value or None
+        elif field == "data":
+            data = (data or []) + [value]
+    if data is not None:
+        frames.append((event, "\n".join(data)))
+    return frames
+
+
+def stream_frames(path: Path, text: str) -> list[tuple[str | None, str]]:
+    """Frames of an SSE file, or of a chunks file (one JSON per line)."""
+    lines = [l for l in text.splitlines() if l.strip()]
+    is_sse = any(l.startswith("data:") for l in lines)
+    if path.name.endswith(".chunks.txt") or not is_sse:
+        return [(None, l.strip()) for l in lines]
+    return parse_sse(text)
+
+
+def frame_errors(spec: Spec, kind: str, frames: list[tuple[str | None, str]]) -> Iterator[str]:
+    """Yield one message per error, prefixed with its frame."""
+    for i, (event, data) in enumerate(frames):
+        if data.strip() == "[DONE]":
+            if kind == "responses-stream":
+                yield f"frame {i}: [DONE] is not part of a Responses stream"
+            continue
+        try:
+            payload = json.loads(data)
+        except json.JSONDecodeError as e:
+            yield f"frame {i}: not JSON: {e}"
+            continue
+        if kind == "chat-stream":
+            if isinstance(payload, dict) and "error" in payload:
+                label, errors = "error chunk", spec.errors(payload, "ErrorResponse")
+            else:
+                label, errors = "chunk", spec.errors(payload, "CreateChatCompletionStreamResponse")
+        else:
+            ty = payload.get("type") if isinstance(payload, dict) else None
+            if ty == "error" and isinstance(payload.get("error"), dict):
+                label = "error, Open Responses ErrorStreamingEvent"
+                errors = spec.errors(payload, "ErrorStreamingEvent", OPEN_RESPONSES_URI)
+            else:
+                label, errors = str(ty), spec.event_errors(payload)
+        for err in errors:
+            yield f"frame {i} ({label}) {err}"
+
+
+def load_json(path: Path, kind: str) -> Any:
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if (
+        kind.endswith("-request")
+        and isinstance(value, dict)
+        and {"method", "body"} <= value.keys()
+    ):
+        value = value["body"]
+    return value
+
+
+def validate_file(spec: Spec, kind: str, path: Path) -> list[str]:
+    """Every problem of a file, the most relevant first (empty when valid)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        return [f"cannot read: {e}"]
+    if kind.endswith("-stream"):
+        frames = stream_frames(path, text)
+        if not frames:
+            return ["no frames"]
+        return list(frame_errors(spec, kind, frames))
+    try:
+        value = load_json(path, kind)
+    except json.JSONDecodeError as e:
+        return [f"not JSON: {e}"]
+    return spec.errors(value, KINDS[kind])
+
+
+# --------------------------------------------------------------------------
+# Self-test
+# --------------------------------------------------------------------------
+
+
+def spec_example(spec: Spec, name: str) -> Any:
+    """A component's example: `x-oaiMeta.example` (JSON text) or `example`."""
+    schema = spec.schema(name)
+    if "example" in schema:
+        return copy.deepcopy(schema["example"])
+    text = schema["x-oaiMeta"]["example"]
+    return json.loads(text)
+
+
+def repaired_response(spec: Spec) -> dict:
+    """The spec's `Response.example`, minimally repaired where it contradicts
+    its own schema: `user: null` (schema: string) is dropped and its
+    `output_text` parts get the required `logprobs: []`."""
+    response = spec_example(spec, "Response")
+    response.pop("user", None)
+    for item in response.get("output", []):
+        for part in item.get("content", []):
+            if part.get("type") == "output_text":
+                part.setdefault("logprobs", [])
+    return response
+
+
+# Spec examples that contradict their own schema (reported, not asserted).
+KNOWN_BAD_SPEC_EXAMPLES = [
+    "Response",
+    "ResponseCreatedEvent",
+    "ResponseInProgressEvent",
+    "ResponseOutputItemDoneEvent",
+    "ResponseContentPartAddedEvent",
+    "ResponseContentPartDoneEvent",
+    "ResponseTextDeltaEvent",
+    "ResponseTextDoneEvent",
+    "ResponseCompletedEvent",
+    "ResponseIncompleteEvent",
+    "ResponseFailedEvent",
+    "ResponseQueuedEvent",
+    "ResponseCustomToolCallInputDeltaEvent",
+]
+
+
+def self_test(spec: Spec) -> int:
+    failures = 0
+
+    def expect(label: str, ok: bool, err: str | None) -> None:
+        nonlocal failures
+        passed = (err is None) == ok
+        if not passed:
+            failures += 1
+        verdict = "ok  " if passed else "FAIL"
+        got = "valid" if err is None else f"invalid ({err})"
+        print(f"{verdict} {label}: expected {'valid' if ok else 'invalid'}, got {got}")
+
+    # Known-good payloads: the spec's own examples that agree with its schemas.
+    good_event_examples = [
+        "ResponseOutputItemAddedEvent",
+        "ResponseReasoningSummaryPartAddedEvent",
+        "ResponseReasoningSummaryPartDoneEvent",
+        "ResponseReasoningSummaryTextDeltaEvent",
+        "ResponseReasoningSummaryTextDoneEvent",
+        "ResponseReasoningTextDeltaEvent",
+        "ResponseRefusalDeltaEvent",
+        "ResponseRefusalDoneEvent",
+        "ResponseFunctionCallArgumentsDoneEvent",
+        "ResponseWebSearchCallSearchingEvent",
+        "ResponseErrorEvent",
+    ]
+    examples = {name: spec_example(spec, name) for name in good_event_examples}
+    for name, ex in examples.items():
+        expect(f"spec example {name} as ResponseStreamEvent", True, spec.error(ex, "ResponseStreamEvent"))
+    chat = spec_example(spec, "CreateChatCompletionResponse")
+    expect("spec example CreateChatCompletionResponse", True, spec.error(chat, "CreateChatCompletionResponse"))
+    chunk_text = spec.schema("CreateChatCompletionStreamResponse")["x-oaiMeta"]["example"]
+    chunks = [json.loads(l) for l in chunk_text.splitlines() if l.strip().startswith("{")]
+    for k, c in enumerate(chunks):
+        expect(f"spec example chat chunk {k}", True, spec.error(c, "CreateChatCompletionStreamResponse"))
+    response = repaired_response(spec)
+    expect("spec example Response (repaired: no user:null, logprobs added)", True, spec.error(response, "Response"))
+
+    # Known-good hand-made payloads.
+    in_progress = {k: v for k, v in response.items() if k not in ("usage", "completed_at")}
+    in_progress.update(status="in_progress", output=[])
+    created = {"type": "response.created", "response": in_progress, "sequence_number": 0}
+    expect("response.created built from the repaired Response", True, spec.error(created, "ResponseStreamEvent"))
+    completed = {"type": "response.completed", "response": response, "sequence_number": 9}
+    expect("response.completed built from the repaired Response", True, spec.error(completed, "ResponseStreamEvent"))
+    delta = {
+        "type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+        "content_index": 0, "delta": "x", "sequence_number": 3, "logprobs": [],
+    }
+    expect("output_text.delta with logprobs", True, spec.error(delta, "ResponseStreamEvent"))
+    expect(
+        "minimal CreateResponse",
+        True,
+        spec.error({"model": "gpt-4o", "input": "hi", "stream": True}, "CreateResponse"),
+    )
+    expect(
+        "minimal CreateChatCompletionRequest",
+        True,
+        spec.error(
+            {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}],
+             "stream": True, "stream_options": {"include_usage": True}},
+            "CreateChatCompletionRequest",
+        ),
+    )
+    typed_input = {
+        "model": "gpt-4o",
+        "input": [
+            {"type": "message", "role": "developer", "content": "be brief"},
+            {"type": "message", "id": "msg_1", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "42"},
+        ],
+        "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": False}],
+    }
+    expect("CreateResponse with typed message items (overlapping oneOf)", True, spec.error(typed_input, "CreateResponse"))
+    bad = copy.deepcopy(typed_input)
+    del bad["input"][2]["call_id"]
+    expect("CreateResponse with a function_call item without call_id", False, spec.error(bad, "CreateResponse"))
+    nested_error = {
+        "type": "error",
+        "sequence_number": 2,
+        "error": {"type": "server_error", "code": None, "message": "boom", "param": None},
+    }
+    expect(
+        "nested error event as Open Responses ErrorStreamingEvent",
+        True,
+        spec.error(nested_error, "ErrorStreamingEvent", OPEN_RESPONSES_URI),
+    )
+    http_error = {"error": {"message": "bad", "type": "invalid_request_error", "param": None, "code": None}}
+    expect("ErrorResponse", True, spec.error(http_error, "ErrorResponse"))
+    chunk_null_finish = copy.deepcopy(chunks[0])
+    chunk_null_finish["usage"] = None
+    expect(
+        "chunk with finish_reason null and usage null (nullable rewrite)",
+        True,
+        spec.error(chunk_null_finish, "CreateChatCompletionStreamResponse"),
+    )
+    usage_chunk = {k: v for k, v in chunks[0].items() if k != "obfuscation"}
+    usage_chunk["choices"] = []
+    usage_chunk["usage"] = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    expect("usage chunk", True, spec.error(usage_chunk, "CreateChatCompletionStreamResponse"))
+
+    # Known-bad payloads: a required field missing, a wrong type, a bad value.
+    bad = copy.deepcopy(created)
+    del bad["sequence_number"]
+    expect("response.created without sequence_number", False, spec.error(bad, "ResponseStreamEvent"))
+    bad = copy.deepcopy(completed)
+    del bad["response"]["id"]
+    expect("response.completed without response.id", False, spec.error(bad, "ResponseStreamEvent"))
+    bad = copy.deepcopy(response)
+    bad["created_at"] = "yesterday"
+    expect("Response with string created_at", False, spec.error(bad, "Response"))
+    bad = copy.deepcopy(response)
+    del bad["output"]
+    expect("Response without output", False, spec.error(bad, "Response"))
+    bad = copy.deepcopy(response)
+    bad["usage"] = None
+    expect("Response with usage null (not nullable in the spec)", False, spec.error(bad, "Response"))
+    bad = copy.deepcopy(response)
+    del bad["output"][0]["content"][0]["annotations"]
+    expect("Response whose output_text lacks annotations", False, spec.error(bad, "Response"))
+    bad = copy.deepcopy(chunks[0])
+    del bad["choices"]
+    expect("chat chunk without choices", False, spec.error(bad, "CreateChatCompletionStreamResponse"))
+    bad = copy.deepcopy(chunks[0])
+    bad["created"] = "now"
+    expect("chat chunk with string created", False, spec.error(bad, "CreateChatCompletionStreamResponse"))
+    bad = copy.deepcopy(chunks[0])
+    bad["choices"][0]["finish_reason"] = "eos"
+    expect("chat chunk with unknown finish_reason", False, spec.error(bad, "CreateChatCompletionStreamResponse"))
+    bad = copy.deepcopy(chat)
+    bad["choices"][0]["message"]["role"] = 7
+    expect("chat completion with integer role", False, spec.error(bad, "CreateChatCompletionResponse"))
+    expect(
+        "CreateChatCompletionRequest without messages",
+        False,
+        spec.error({"model": "gpt-4o"}, "CreateChatCompletionRequest"),
+    )
+    expect(
+        "CreateResponse with string temperature",
+        False,
+        spec.error({"model": "gpt-4o", "input": "hi", "temperature": "hot"}, "CreateResponse"),
+    )
+    bad = copy.deepcopy(nested_error)
+    del bad["error"]["message"]
+    expect("nested error event without message", False, spec.error(bad, "ErrorStreamingEvent", OPEN_RESPONSES_URI))
+    expect("nested error event as the spec's ResponseErrorEvent", False, spec.error(nested_error, "ResponseErrorEvent"))
+    expect(
+        "ErrorResponse without error.type",
+        False,
+        spec.error({"error": {"message": "bad", "param": None, "code": None}}, "ErrorResponse"),
+    )
+    bad = {k: v for k, v in delta.items() if k != "logprobs"}
+    expect("output_text.delta without logprobs", False, spec.error(bad, "ResponseStreamEvent"))
+    expect(
+        "unknown event type",
+        False,
+        spec.error({"type": "response.bogus", "sequence_number": 1}, "ResponseStreamEvent"),
+    )
+
+    # Branch dispatch gives the same verdict as the whole anyOf.
+    samples = list(examples.values()) + [created, completed, delta, bad, nested_error]
+    for ex in samples:
+        full = not list(spec.validator("ResponseStreamEvent").iter_errors(ex))
+        fast = spec.event_error(ex) is None
+        expect(f"branch dispatch agrees with the anyOf for {ex.get('type')}", True, None if full == fast else f"anyOf={full} branch={fast}")
+
+    # The stream paths end to end (SSE parsing + per-frame dispatch).
+    good_chat_sse = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    errs = list(frame_errors(spec, "chat-stream", parse_sse(good_chat_sse)))
+    expect("chat SSE stream from the spec example", True, errs[0] if errs else None)
+    errs = list(frame_errors(spec, "chat-stream", parse_sse(good_chat_sse + 'data: {"error": {"message": "x"}}\n\n')))
+    expect("chat SSE stream with an incomplete error chunk", False, errs[0] if errs else None)
+    events = [created, examples["ResponseOutputItemAddedEvent"], nested_error]
+    good_resp_sse = "".join(f"event: {e['type']}\r\ndata: {json.dumps(e)}\r\n\r\n" for e in events)
+    errs = list(frame_errors(spec, "responses-stream", parse_sse(good_resp_sse)))
+    expect("responses SSE stream (CRLF) with a nested error event", True, errs[0] if errs else None)
+    errs = list(frame_errors(spec, "responses-stream", parse_sse(good_resp_sse + "data: [DONE]\n\n")))
+    expect("responses SSE stream ending in [DONE]", False, errs[0] if errs else None)
+
+    # Spec examples that contradict the spec (information only).
+    for name in KNOWN_BAD_SPEC_EXAMPLES:
+        try:
+            ex = spec_example(spec, name)
+        except (KeyError, json.JSONDecodeError) as e:
+            print(f"info spec example {name} is not parseable JSON: {e}")
+            continue
+        target = "Response" if name == "Response" else "ResponseStreamEvent"
+        err = spec.error(ex, target)
+        print(f"info spec example {name} vs its own schema: {err or 'valid (no longer a known defect)'}")
+
+    # Speed of the big anyOf vs branch dispatch (validators are cached).
+    n = 50
+    start = time.perf_counter()
+    for _ in range(n):
+        list(spec.validator("ResponseStreamEvent").iter_errors(completed))
+    full_ms = (time.perf_counter() - start) / n * 1000
+    start = time.perf_counter()
+    for _ in range(n):
+        spec.event_error(completed)
+    branch_ms = (time.perf_counter() - start) / n * 1000
+    start = time.perf_counter()
+    for _ in range(n):
+        spec.event_error(delta)
+    delta_ms = (time.perf_counter() - start) / n * 1000
+    print(
+        f"info response.completed: {full_ms:.2f} ms through the whole anyOf, {branch_ms:.2f} ms through its branch; "
+        f"output_text.delta: {delta_ms:.3f} ms"
+    )
+
+    print(f"self-test: {'FAILED' if failures else 'passed'} ({failures} unexpected results)")
+    return 1 if failures else 0
+
+
+# --------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Validate OpenAI Chat Completions / Responses payloads against the OpenAPI spec.",
+    )
+    parser.add_argument("kind", nargs="?", choices=sorted(KINDS), help="what the files hold")
+    parser.add_argument("files", nargs="*", type=Path, help="JSON, SSE or chunks files")
+    parser.add_argument("--self-test", action="store_true", help="check the validator on known-good and known-bad payloads")
+    parser.add_argument("--no-nullable-fix", action="store_true", help="keep OpenAPI 3.0 `nullable` flags as they are (ignored by JSON Schema)")
+    parser.add_argument("--strict-oneof", action="store_true", help="keep `oneOf` exclusive (OpenAI's overlapping unions then reject real requests)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every problem, one per line, after the FAIL line")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+
+    spec = Spec(spec_dir(), nullable_fix=not args.no_nullable_fix, strict_oneof=args.strict_oneof)
+    if args.self_test:
+        return self_test(spec)
+    if not args.kind or not args.files:
+        parser.error("KIND and at least one FILE are required (or --self-test)")
+
+    failed = False
+    for path in args.files:
+        problems = validate_file(spec, args.kind, path)
+        if not problems:
+            print(f"ok {path}")
+            continue
+        failed = True
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        print(f"FAIL {path}: {problems[0]}{more}")
+        if args.verbose:
+            for p in problems[1:]:
+                print(f"    {p}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
