@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every test of the workspace. Safe on a fresh machine: it creates the
+# Python virtual environment the schema checks need.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=.venv
+requirements=tests/schema/requirements.txt
+stamp="$venv/.requirements"
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$requirements" "$stamp"; then
+    echo "== setting up $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$stamp"
+fi
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace --quiet
+
+echo "== schema: translated output against the official OpenAPI spec"
+"$venv/bin/python" tests/schema/validate.py --self-test
+golden=crates/wirebridge-convert/tests/golden
+for kind in chat-request responses-stream responses-response chat-stream chat-response responses-request; do
+    files=$(ls "$golden"/*."$kind".* 2>/dev/null || true)
+    [ -z "$files" ] && continue
+    # shellcheck disable=SC2086
+    "$venv/bin/python" tests/schema/validate.py "$kind" $files
+done
+echo "== all tests passed"
