@@ -1,0 +1,113 @@
+//! Random and mutated input never panics, and a stream always ends in a
+//! well-formed way: exactly one terminal event, whatever the bytes.
+
+mod common;
+
+use wirebridge_convert::responses_to_chat::{
+    translate_body, translate_request, Options, ResponsesContext,
+};
+use wirebridge_testkit::{fixtures, parse_sse, responses_grammar};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Flips, deletes and duplicates bytes of a real input.
+fn mutate(input: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut out = input.to_vec();
+    for _ in 0..1 + rng.below(6) {
+        if out.is_empty() {
+            break;
+        }
+        let at = rng.below(out.len());
+        match rng.below(4) {
+            0 => out[at] = b"{}[]\",:\\\n0a"[rng.below(11)],
+            1 => {
+                out.remove(at);
+            }
+            2 => {
+                let end = (at + rng.below(64)).min(out.len());
+                let copy = out[at..end].to_vec();
+                out.splice(at..at, copy);
+            }
+            _ => out[at] = rng.next() as u8,
+        }
+    }
+    out
+}
+
+#[test]
+fn mutated_streams_always_end_well_formed() {
+    let streams = fixtures::chat_streams();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..600 {
+        let stream = &streams[round % streams.len()];
+        let input = mutate(&stream.sse, &mut rng);
+        let (out, translator) =
+            common::translate_stream(&input, ResponsesContext::default(), round as u64);
+        assert!(
+            translator.is_finished(),
+            "{} round {round}: no terminal event",
+            stream.name
+        );
+        let frames = parse_sse(&out);
+        let terminals = frames
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.event.as_deref(),
+                    Some("response.completed" | "response.incomplete" | "response.failed")
+                )
+            })
+            .count();
+        assert_eq!(terminals, 1, "{} round {round}", stream.name);
+        // A failed stream may leave an item open; anything else must be
+        // grammatical.
+        if frames.last().and_then(|f| f.event.as_deref()) != Some("response.failed") {
+            responses_grammar::check(&frames)
+                .unwrap_or_else(|v| panic!("{} round {round}: {v}", stream.name));
+        }
+    }
+}
+
+#[test]
+fn random_bytes_never_panic() {
+    let mut rng = Rng(42);
+    for round in 0..2000 {
+        let len = rng.below(300);
+        let bytes: Vec<u8> = (0..len)
+            .map(|_| match rng.below(3) {
+                0 => b"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{}]}}]}\n\r:"[rng.below(49)],
+                _ => rng.next() as u8,
+            })
+            .collect();
+        let (_, translator) = common::translate_stream(&bytes, ResponsesContext::default(), round);
+        assert!(translator.is_finished());
+        let _ = translate_request(&bytes, &Options::default());
+        let _ = translate_body(&bytes, &ResponsesContext::default());
+    }
+}
+
+#[test]
+fn mutated_requests_and_bodies_never_panic() {
+    let mut rng = Rng(7);
+    let requests = fixtures::codex_requests();
+    let bodies = fixtures::chat_bodies();
+    for _ in 0..300 {
+        let (_, request) = &requests[rng.below(requests.len())];
+        let _ = translate_request(&mutate(request, &mut rng), &Options::default());
+        let (_, body) = &bodies[rng.below(bodies.len())];
+        let _ = translate_body(&mutate(body, &mut rng), &ResponsesContext::default());
+    }
+}

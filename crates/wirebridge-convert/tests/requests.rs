@@ -1,0 +1,267 @@
+//! Responses request → Chat request: errors, policy and profiles.
+
+use serde_json::Value;
+use wirebridge_convert::profile::BackendProfile;
+use wirebridge_convert::responses_to_chat::{translate_request, Options};
+use wirebridge_convert::{LossAction, LossKind, LossPolicy};
+use wirebridge_testkit::fixtures;
+
+fn chat(body: &str, options: &Options) -> Value {
+    let translated = translate_request(body.as_bytes(), options).unwrap_or_else(|e| panic!("{e}"));
+    serde_json::from_slice(&translated.body).unwrap()
+}
+
+/// Fields of `CreateResponse` that `CreateChatCompletionRequest` does not
+/// define, or defines differently: none may reach a Chat backend.
+const RESPONSES_ONLY: [&str; 16] = [
+    "input",
+    "instructions",
+    "include",
+    "client_metadata",
+    "previous_response_id",
+    "truncation",
+    "background",
+    "conversation",
+    "max_output_tokens",
+    "text",
+    "reasoning",
+    "max_tool_calls",
+    "prompt",
+    "context_management",
+    "prompt_cache_options",
+    "top_k",
+];
+
+#[test]
+fn codex_requests_carry_no_responses_only_fields() {
+    let requests = fixtures::codex_requests();
+    assert_eq!(requests.len(), 3);
+    for profile in BackendProfile::BUILTIN {
+        let options = Options {
+            profile: BackendProfile::builtin(profile).unwrap(),
+            ..Options::default()
+        };
+        for (name, body) in &requests {
+            let translated = translate_request(body, &options)
+                .unwrap_or_else(|e| panic!("{name} ({profile}): {e}"));
+            let chat: Value = serde_json::from_slice(&translated.body).unwrap();
+            for field in RESPONSES_ONLY {
+                assert!(
+                    chat.get(field).is_none(),
+                    "{name} ({profile}): '{field}' leaked"
+                );
+            }
+            if !options.profile.passes("prompt_cache_key") {
+                assert!(chat.get("prompt_cache_key").is_none());
+                assert!(translated
+                    .losses
+                    .iter()
+                    .any(|l| l.path == "prompt_cache_key"));
+            }
+            let roles: Vec<&str> = chat["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["role"].as_str().unwrap())
+                .collect();
+            if !options.profile.developer_role {
+                assert!(
+                    !roles.contains(&"developer"),
+                    "{name} ({profile}): developer role sent"
+                );
+            }
+            // Codex keeps working: its web_search tool becomes web_search_options
+            // where the backend has them, else it is dropped and reported; never refused.
+            let dropped = translated
+                .losses
+                .iter()
+                .any(|l| l.kind == LossKind::HostedTool);
+            assert_ne!(
+                dropped,
+                chat.get("web_search_options").is_some(),
+                "{name} ({profile})"
+            );
+            assert_eq!(
+                dropped, !options.profile.web_search_options,
+                "{name} ({profile})"
+            );
+            assert!(
+                chat["tools"].as_array().unwrap().len() >= 10,
+                "{name} ({profile}): tools lost"
+            );
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_field() {
+    let cases = [
+        (r#"{"input":"hi"}"#, "model"),
+        (r#"{"model":"m"}"#, "input"),
+        (
+            r#"{"model":"m","input":[{"role":"wizard","content":"x"}]}"#,
+            "input[0].role",
+        ),
+        (
+            r#"{"model":"m","input":[{"role":"user"}]}"#,
+            "input[0].content",
+        ),
+        (
+            r#"{"model":"m","input":[{"type":"function_call","name":"f","arguments":"{}"}]}"#,
+            "input[0].call_id",
+        ),
+        (
+            r#"{"model":"m","input":[{"type":"function_call_output","call_id":"c"}]}"#,
+            "input[0].output",
+        ),
+        (
+            r#"{"model":"m","input":"x","tool_choice":"sometimes"}"#,
+            "tool_choice",
+        ),
+        (
+            r#"{"model":"m","input":"x","text":{"format":{"type":"yaml"}}}"#,
+            "text.format.type",
+        ),
+        (
+            r#"{"model":"m","input":"x","text":{"format":{"type":"json_schema","schema":{}}}}"#,
+            "text.format.name",
+        ),
+        (
+            r#"{"model":"m","input":"x","temperature":"hot"}"#,
+            "temperature",
+        ),
+        (
+            r#"{"model":"m","input":[{"role":"user","content":[{"type":"input_text","text":5}]}]}"#,
+            "input[0].content",
+        ),
+        (
+            r#"{"model":"m","input":"x","tools":[{"type":"function"}]}"#,
+            "tools[0].name",
+        ),
+        (
+            r#"{"model":"m","input":"x","previous_response_id":"resp_1"}"#,
+            "previous_response_id",
+        ),
+    ];
+    for (body, param) in cases {
+        let err = translate_request(body.as_bytes(), &Options::default()).expect_err(body);
+        assert_eq!(err.status(), 400, "{body}");
+        assert_eq!(err.param(), Some(param), "{body}: {err}");
+        let api: Value = serde_json::from_slice(&err.to_body()).unwrap();
+        assert_eq!(api["error"]["param"], param);
+        assert_eq!(api["error"]["type"], "invalid_request_error");
+        assert!(
+            api["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(param.split('[').next().unwrap()),
+            "{body}: {api}"
+        );
+        assert!(api["error"]["code"].is_string());
+    }
+}
+
+#[test]
+fn garbage_is_an_error_not_a_panic() {
+    let body = fixtures::codex_requests().remove(0).1;
+    for cut in [0, 1, 7, body.len() / 3, body.len() / 2, body.len() - 1] {
+        let err = translate_request(&body[..cut], &Options::default()).unwrap_err();
+        assert_eq!(err.status(), 400);
+    }
+    for garbage in [
+        &b"\xff\xfe"[..],
+        b"[]",
+        b"null",
+        b"\"input\"",
+        b"{\"model\":1}",
+    ] {
+        assert!(translate_request(garbage, &Options::default()).is_err());
+    }
+}
+
+#[test]
+fn the_policy_decides_drop_or_reject() {
+    let body =
+        r#"{"model":"m","input":"x","tools":[{"type":"file_search","vector_store_ids":["vs"]}]}"#;
+    let dropped = translate_request(body.as_bytes(), &Options::default()).unwrap();
+    assert_eq!(dropped.losses.paths(), "tools[0]");
+    let strict = Options {
+        policy: LossPolicy::default().with(LossKind::HostedTool, LossAction::Reject),
+        ..Options::default()
+    };
+    let err = translate_request(body.as_bytes(), &strict).unwrap_err();
+    assert_eq!(err.param(), Some("tools[0]"));
+    assert!(err.to_string().contains("file_search"), "{err}");
+
+    let stateful = r#"{"model":"m","input":"x","previous_response_id":"resp_1"}"#;
+    let lenient = Options {
+        policy: LossPolicy::default().with(LossKind::StatefulFeature, LossAction::Drop),
+        ..Options::default()
+    };
+    assert_eq!(
+        translate_request(stateful.as_bytes(), &lenient)
+            .unwrap()
+            .losses
+            .paths(),
+        "previous_response_id"
+    );
+}
+
+#[test]
+fn profiles_choose_fields() {
+    let body = r#"{"model":"m","input":[{"role":"developer","content":"d"},{"role":"user","content":"u"}],
+        "max_output_tokens":9,"reasoning":{"effort":"high"},"metadata":{"a":"b"},"store":true,"text":{"verbosity":"low"}}"#;
+    let openai = chat(
+        body,
+        &Options {
+            profile: BackendProfile::openai(),
+            ..Options::default()
+        },
+    );
+    assert_eq!(openai["messages"][0]["role"], "developer");
+    assert_eq!(openai["max_completion_tokens"], 9);
+    assert_eq!(openai["reasoning_effort"], "high");
+    assert_eq!(openai["metadata"]["a"], "b");
+    assert_eq!(openai["store"], true);
+    assert_eq!(openai["verbosity"], "low");
+
+    let generic = chat(body, &Options::default());
+    assert_eq!(generic["messages"][0]["role"], "system");
+    assert_eq!(generic["max_tokens"], 9);
+    for absent in [
+        "max_completion_tokens",
+        "reasoning_effort",
+        "metadata",
+        "store",
+        "verbosity",
+    ] {
+        assert!(generic.get(absent).is_none(), "{absent}");
+    }
+}
+
+#[test]
+fn stream_asks_for_usage() {
+    let c = chat(
+        r#"{"model":"m","input":"x","stream":true}"#,
+        &Options::default(),
+    );
+    assert_eq!(c["stream"], true);
+    assert_eq!(c["stream_options"]["include_usage"], true);
+    let c = chat(r#"{"model":"m","input":"x"}"#, &Options::default());
+    assert!(c.get("stream").is_none() && c.get("stream_options").is_none());
+}
+
+#[test]
+fn text_is_copied_byte_for_byte() {
+    // Escapes are carried through as written, not decoded and re-encoded.
+    let c = translate_request(
+        br#"{"model":"m","input":"caf\u00e9 \"q\" \ud83d\ude00\n"}"#,
+        &Options::default(),
+    )
+    .unwrap();
+    let text = String::from_utf8(c.body).unwrap();
+    assert!(
+        text.contains(r#""content":"caf\u00e9 \"q\" \ud83d\ude00\n""#),
+        "{text}"
+    );
+}
