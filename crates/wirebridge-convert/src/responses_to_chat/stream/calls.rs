@@ -1,0 +1,298 @@
+//! Tool calls: fragments keyed by index, live or buffered, closed in order.
+
+//! Chat chunk stream → Responses event stream.
+
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::completion::ToolCall;
+use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
+use wirebridge_wire::responses::event::{ArgumentsEvent, CustomInputEvent, ItemEvent};
+use wirebridge_wire::responses::response::{CustomToolCall, FunctionCall, ItemStatus, OutputItem};
+
+use super::emit::{emit, to_raw, Failure};
+use super::{Call, CallPhase, Open, StreamTranslator};
+use crate::responses_to_chat::reply::custom_input;
+
+impl StreamTranslator {
+    pub(super) fn tool_fragment(
+        &mut self,
+        fragment: &ToolCall<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Failure> {
+        let id = fragment.id.as_deref().filter(|id| !id.is_empty());
+        // Index first; servers that omit it are matched by id, then by the
+        // most recent call.
+        let chat_index = fragment
+            .index
+            .or_else(|| {
+                id.and_then(|id| self.calls.iter().find(|c| c.call_id.as_deref() == Some(id)))
+                    .map(|c| c.chat_index)
+            })
+            .or_else(|| {
+                if id.is_some() {
+                    None
+                } else {
+                    self.calls.last().map(|c| c.chat_index)
+                }
+            })
+            .unwrap_or(self.calls.len() as u32);
+        let slot = match self.calls.iter().position(|c| c.chat_index == chat_index) {
+            Some(slot) => slot,
+            None => {
+                self.calls.push(Call {
+                    chat_index,
+                    call_id: None,
+                    name: None,
+                    arguments: EscapedText::new(),
+                    phase: CallPhase::Pending,
+                });
+                self.calls.len() - 1
+            }
+        };
+        let function = fragment.function.as_ref();
+        let arguments = function
+            .and_then(|f| f.arguments)
+            .filter(|a| a.get() != "null");
+        let call = &mut self.calls[slot];
+        if call.phase == CallPhase::Closed
+            && (arguments.is_some()
+                || function
+                    .and_then(|f| f.name.as_deref())
+                    .is_some_and(|n| !n.is_empty()))
+        {
+            return Err(Failure::server(format!(
+                "the upstream sent more of tool call {chat_index} after the call had ended"
+            )));
+        }
+        if call.call_id.is_none() {
+            call.call_id = id.map(str::to_owned);
+        }
+        if let Some(name) = function
+            .and_then(|f| f.name.as_deref())
+            .filter(|n| !n.is_empty())
+        {
+            if call.name.is_none() {
+                call.name = Some(name.to_owned());
+            }
+        }
+        let fragment_text = match arguments {
+            None => None,
+            Some(raw) => match JsonStr::new(raw) {
+                Some(text) => Some(JsonText::from(text)),
+                None => Some(JsonText::Owned(
+                    wirebridge_wire::raw::json_as_string_literal(raw),
+                )),
+            },
+        }
+        .filter(|t| !t.is_empty());
+        if let Some(text) = &fragment_text {
+            call.arguments.push_escaped(text.escaped());
+        }
+        match &call.phase {
+            CallPhase::Live {
+                item_id,
+                output_index,
+            } => {
+                if let Some(delta) = fragment_text {
+                    let body = ArgumentsEvent {
+                        item_id,
+                        output_index: *output_index,
+                        delta: Some(delta),
+                        name: None,
+                        arguments: None,
+                    };
+                    emit(
+                        out,
+                        &mut self.seq,
+                        "response.function_call_arguments.delta",
+                        body,
+                    );
+                }
+            }
+            CallPhase::Pending => self.try_go_live(slot, out)?,
+            CallPhase::Closed => {}
+        }
+        Ok(())
+    }
+
+    /// Opens a pending call as a live item if it is the next call in order,
+    /// is a plain function, has its name, and no other call is live.
+    pub(super) fn try_go_live(&mut self, slot: usize, out: &mut Vec<u8>) -> Result<(), Failure> {
+        let earlier_pending = self.calls[..slot]
+            .iter()
+            .any(|c| c.phase == CallPhase::Pending);
+        let Some(name) = self.calls[slot].name.clone() else {
+            return Ok(());
+        };
+        let custom = self.ctx.tool_names.origin(&name).is_some_and(|o| o.custom);
+        if earlier_pending || custom || matches!(self.open, Open::Calls) {
+            return Ok(());
+        }
+        self.close_open(out)?;
+        self.open_call(slot, out);
+        let call = &self.calls[slot];
+        if let (
+            CallPhase::Live {
+                item_id,
+                output_index,
+            },
+            false,
+        ) = (&call.phase, call.arguments.is_empty())
+        {
+            let delta = Some(JsonText::from_escaped(call.arguments.escaped()));
+            let body = ArgumentsEvent {
+                item_id,
+                output_index: *output_index,
+                delta,
+                name: None,
+                arguments: None,
+            };
+            emit(
+                out,
+                &mut self.seq,
+                "response.function_call_arguments.delta",
+                body,
+            );
+        }
+        self.open = Open::Calls;
+        Ok(())
+    }
+
+    pub(super) fn open_call(&mut self, slot: usize, out: &mut Vec<u8>) {
+        let output_index = self.output.len();
+        let call = &mut self.calls[slot];
+        if call.call_id.is_none() {
+            call.call_id = Some(self.ids.call(call.chat_index as usize));
+        }
+        let chat_name = call.name.as_deref().unwrap_or_default();
+        let origin = self.ctx.tool_names.origin(chat_name);
+        let name = origin.map(|o| o.name.as_str()).unwrap_or(chat_name);
+        let namespace = origin.and_then(|o| o.namespace.as_deref());
+        let call_id = call.call_id.as_deref().unwrap_or_default();
+        let empty = JsonText::from_text("");
+        let item_id = if origin.is_some_and(|o| o.custom) {
+            let id = self.ids.item("ctc", output_index);
+            let item = OutputItem::CustomToolCall(CustomToolCall {
+                id: &id,
+                status: ItemStatus::InProgress,
+                name,
+                namespace,
+                call_id,
+                input: empty,
+            });
+            emit(
+                out,
+                &mut self.seq,
+                "response.output_item.added",
+                ItemEvent { output_index, item },
+            );
+            id
+        } else {
+            let id = self.ids.item("fc", output_index);
+            let item = OutputItem::FunctionCall(FunctionCall {
+                id: &id,
+                status: ItemStatus::InProgress,
+                name,
+                namespace,
+                call_id,
+                arguments: empty,
+            });
+            emit(
+                out,
+                &mut self.seq,
+                "response.output_item.added",
+                ItemEvent { output_index, item },
+            );
+            id
+        };
+        // Reserve the output slot so later items get the next index.
+        self.output
+            .push(RawValue::from_string("null".into()).expect("constant"));
+        call.phase = CallPhase::Live {
+            item_id,
+            output_index,
+        };
+    }
+
+    pub(super) fn close_call(&mut self, slot: usize, out: &mut Vec<u8>) {
+        let call = &mut self.calls[slot];
+        let CallPhase::Live {
+            item_id,
+            output_index,
+        } = std::mem::replace(&mut call.phase, CallPhase::Closed)
+        else {
+            return;
+        };
+        let chat_name = call.name.as_deref().unwrap_or_default();
+        let origin = self.ctx.tool_names.origin(chat_name);
+        let name = origin.map(|o| o.name.as_str()).unwrap_or(chat_name);
+        let namespace = origin.and_then(|o| o.namespace.as_deref());
+        let call_id = call.call_id.as_deref().unwrap_or_default();
+        let item = if origin.is_some_and(|o| o.custom) {
+            let input = custom_input(&call.arguments.decode());
+            if !input.is_empty() {
+                let body = CustomInputEvent {
+                    item_id: &item_id,
+                    output_index,
+                    delta: Some(input.clone()),
+                    input: None,
+                };
+                emit(
+                    out,
+                    &mut self.seq,
+                    "response.custom_tool_call_input.delta",
+                    body,
+                );
+            }
+            let body = CustomInputEvent {
+                item_id: &item_id,
+                output_index,
+                delta: None,
+                input: Some(input.clone()),
+            };
+            emit(
+                out,
+                &mut self.seq,
+                "response.custom_tool_call_input.done",
+                body,
+            );
+            OutputItem::CustomToolCall(CustomToolCall {
+                id: &item_id,
+                status: ItemStatus::Completed,
+                name,
+                namespace,
+                call_id,
+                input,
+            })
+        } else {
+            let arguments = JsonText::from(call.arguments.literal());
+            let body = ArgumentsEvent {
+                item_id: &item_id,
+                output_index,
+                delta: None,
+                name: Some(name),
+                arguments: Some(arguments.clone()),
+            };
+            emit(
+                out,
+                &mut self.seq,
+                "response.function_call_arguments.done",
+                body,
+            );
+            OutputItem::FunctionCall(FunctionCall {
+                id: &item_id,
+                status: ItemStatus::Completed,
+                name,
+                namespace,
+                call_id,
+                arguments,
+            })
+        };
+        self.output[output_index] = to_raw(&item);
+        emit(
+            out,
+            &mut self.seq,
+            "response.output_item.done",
+            ItemEvent { output_index, item },
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! Writing events, and the failure that ends a stream.
+
+//! Chat chunk stream → Responses event stream.
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use wirebridge_wire::error::UpstreamError;
+use wirebridge_wire::responses::event::Event;
+use wirebridge_wire::responses::response::OutputItem;
+
+/// Why a stream ends in failure.
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub(super) error_type: String,
+    pub(super) code: Option<String>,
+    pub(super) message: String,
+    pub(super) param: Option<String>,
+}
+
+impl Failure {
+    pub(super) fn server(message: impl Into<String>) -> Self {
+        Failure {
+            error_type: "server_error".into(),
+            code: Some("server_error".into()),
+            message: message.into(),
+            param: None,
+        }
+    }
+}
+
+/// `Response.error.code` must be one of the spec's codes; anything else an
+/// upstream says is carried in the `error` event, which allows any code.
+pub(super) const RESPONSE_ERROR_CODES: [&str; 5] = [
+    "server_error",
+    "rate_limit_exceeded",
+    "invalid_prompt",
+    "vector_store_timeout",
+    "invalid_image",
+];
+
+pub(super) fn emit<B: Serialize>(out: &mut Vec<u8>, seq: &mut u64, kind: &'static str, body: B) {
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\ndata: ");
+    let event = Event {
+        kind,
+        sequence_number: *seq,
+        body,
+    };
+    serde_json::to_writer(&mut *out, &event).expect("events always serialize");
+    out.extend_from_slice(b"\n\n");
+    *seq += 1;
+}
+
+pub(super) fn to_raw(item: &OutputItem<'_>) -> Box<RawValue> {
+    serde_json::value::to_raw_value(item).expect("items always serialize")
+}
+
+pub(super) fn empty_array() -> &'static RawValue {
+    serde_json::from_str("[]").expect("constant")
+}
+
+pub(super) fn upstream_failure(raw: &RawValue) -> Failure {
+    match UpstreamError::parse(raw) {
+        Some(err) => Failure {
+            error_type: err
+                .error_type
+                .as_deref()
+                .unwrap_or("server_error")
+                .to_owned(),
+            code: err.code_text().map(|c| c.into_owned()),
+            message: err
+                .message
+                .as_deref()
+                .unwrap_or("the upstream reported an error")
+                .to_owned(),
+            param: err.param.as_deref().map(str::to_owned),
+        },
+        None => Failure::server(format!("the upstream reported an error: {}", raw.get())),
+    }
+}

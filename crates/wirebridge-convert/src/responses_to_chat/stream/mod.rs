@@ -1,0 +1,444 @@
+//! Chat chunk stream → Responses event stream.
+
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::completion::{ChatCompletion, Choice, ToolCall};
+use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
+use wirebridge_wire::responses::event::{ArgumentsEvent, ErrorEvent, ErrorPayload, Lifecycle};
+use wirebridge_wire::responses::response::{
+    IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
+};
+
+use super::reply::{reasoning_text, status_for, usage};
+use super::ResponsesContext;
+use crate::ids::{unix_now, ResponseIds};
+use crate::loss::{Loss, LossKind, LossReport};
+
+mod calls;
+mod emit;
+mod text;
+
+use emit::{emit, upstream_failure, Failure, RESPONSE_ERROR_CODES};
+
+/// Translates a Chat Completions chunk stream into a Responses event stream.
+///
+/// Feed it the `data` of each upstream SSE event with [`push`](Self::push),
+/// and call [`finish`](Self::finish) at the end of the upstream body (or
+/// [`fail`](Self::fail) if it broke off). Each call appends complete SSE
+/// frames to `out`; nothing is held back that could already be sent.
+///
+/// ```
+/// use wirebridge_convert::responses_to_chat::{StreamTranslator, ResponsesContext};
+///
+/// let mut translator = StreamTranslator::new(ResponsesContext::default());
+/// let mut out = Vec::new();
+/// translator.push(r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}"#, &mut out);
+/// translator.push(r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, &mut out);
+/// translator.push("[DONE]", &mut out);
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.starts_with("event: response.created\n"));
+/// assert!(text.contains("event: response.output_text.delta\n"));
+/// assert!(text.trim_end().ends_with(r#""sequence_number":9}"#) || text.contains("event: response.completed\n"));
+/// assert!(translator.is_finished());
+/// ```
+#[derive(Debug)]
+pub struct StreamTranslator {
+    ctx: ResponsesContext,
+    ids: ResponseIds,
+    response_id: String,
+    model: String,
+    created_at: u64,
+    seq: u64,
+    state: State,
+    output: Vec<Box<RawValue>>,
+    open: Open,
+    calls: Vec<Call>,
+    finish_reason: Option<String>,
+    usage: Option<Usage>,
+    losses: LossReport,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Streaming,
+    Finished,
+}
+
+#[derive(Debug)]
+enum Open {
+    Nothing,
+    Reasoning(ReasoningState),
+    Message(MessageState),
+    Calls,
+}
+
+#[derive(Debug)]
+struct ReasoningState {
+    id: String,
+    output_index: usize,
+    text: EscapedText,
+}
+
+#[derive(Debug)]
+struct MessageState {
+    id: String,
+    output_index: usize,
+    closed: Vec<Part>,
+    current: Option<Part>,
+}
+
+#[derive(Debug)]
+struct Part {
+    refusal: bool,
+    text: EscapedText,
+    /// Log-probability entries, comma-joined, without the brackets.
+    logprobs: String,
+}
+
+#[derive(Debug)]
+struct Call {
+    chat_index: u32,
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: EscapedText,
+    phase: CallPhase,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CallPhase {
+    Pending,
+    Live {
+        item_id: String,
+        output_index: usize,
+    },
+    Closed,
+}
+impl StreamTranslator {
+    /// A translator for one response.
+    pub fn new(ctx: ResponsesContext) -> Self {
+        let ids = ResponseIds::new();
+        Self {
+            response_id: ids.response(),
+            model: ctx.model.clone(),
+            ctx,
+            ids,
+            created_at: 0,
+            seq: 0,
+            state: State::Waiting,
+            output: Vec::new(),
+            open: Open::Nothing,
+            calls: Vec::new(),
+            finish_reason: None,
+            usage: None,
+            losses: LossReport::default(),
+        }
+    }
+
+    /// The id of the response being streamed.
+    pub fn response_id(&self) -> &str {
+        &self.response_id
+    }
+
+    /// Whether the terminal event has been written.
+    pub fn is_finished(&self) -> bool {
+        self.state == State::Finished
+    }
+
+    /// What the stream could not carry (extra choices).
+    pub fn losses(&self) -> &LossReport {
+        &self.losses
+    }
+
+    /// Usage reported by the upstream so far.
+    pub fn usage(&self) -> Option<&Usage> {
+        self.usage.as_ref()
+    }
+
+    /// The upstream's `finish_reason`, once it has arrived.
+    pub fn finish_reason(&self) -> Option<&str> {
+        self.finish_reason.as_deref()
+    }
+
+    /// Feeds the `data` of one upstream SSE event.
+    pub fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        if self.state == State::Finished {
+            return;
+        }
+        if data.trim() == "[DONE]" {
+            self.complete(out);
+            return;
+        }
+        let chunk: ChatCompletion<'_> = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(e) => {
+                let failure = Failure::server(format!(
+                    "the upstream sent a chunk that is not valid JSON: {e}"
+                ));
+                self.fail_with(failure, out);
+                return;
+            }
+        };
+        self.start(&chunk, out);
+        if let Some(raw) = chunk.error {
+            self.fail_with(upstream_failure(raw), out);
+            return;
+        }
+        if let Some(u) = &chunk.usage {
+            self.usage = Some(usage(u));
+        }
+        for choice in chunk.choices.iter().flatten() {
+            if choice.index.unwrap_or(0) != 0 {
+                self.note_extra_choice(choice);
+                continue;
+            }
+            if let Err(failure) = self.choice(choice, out) {
+                self.fail_with(failure, out);
+                return;
+            }
+        }
+    }
+
+    /// Ends the stream at the end of the upstream body. A stream that ended
+    /// without a `finish_reason` or `[DONE]` was cut off: it fails.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        match self.state {
+            State::Finished => {}
+            _ if self.finish_reason.is_some() => self.complete(out),
+            _ => self.fail_with(
+                Failure::server("the upstream stream ended before the response was complete"),
+                out,
+            ),
+        }
+    }
+
+    /// Ends the stream because the upstream failed (a transport error, an
+    /// error status after the headers, a decoding error).
+    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        self.fail_with(Failure::server(message), out);
+    }
+
+    fn start(&mut self, chunk: &ChatCompletion<'_>, out: &mut Vec<u8>) {
+        if self.state != State::Waiting {
+            return;
+        }
+        if let Some(model) = chunk.model.as_deref().filter(|m| !m.is_empty()) {
+            self.model = model.to_owned();
+        }
+        self.created_at = chunk.created.filter(|c| *c > 0).unwrap_or_else(unix_now);
+        self.begin(out);
+    }
+
+    fn begin(&mut self, out: &mut Vec<u8>) {
+        if self.created_at == 0 {
+            self.created_at = unix_now();
+        }
+        self.state = State::Streaming;
+        for kind in ["response.created", "response.in_progress"] {
+            let mut seq = self.seq;
+            let response = self.response(ResponseStatus::InProgress, None, None);
+            emit(out, &mut seq, kind, Lifecycle { response });
+            self.seq = seq;
+        }
+    }
+
+    fn response<'s>(
+        &'s self,
+        status: ResponseStatus,
+        error: Option<ResponseError<'s>>,
+        incomplete: Option<IncompleteDetails>,
+    ) -> Response<'s> {
+        Response {
+            id: &self.response_id,
+            object: "response",
+            created_at: self.created_at,
+            status,
+            completed_at: (status == ResponseStatus::Completed).then(unix_now),
+            error,
+            incomplete_details: incomplete,
+            model: &self.model,
+            output: &self.output,
+            usage: self.usage.as_ref(),
+            echo: &self.ctx.echo,
+        }
+    }
+
+    fn note_extra_choice(&mut self, choice: &Choice<'_>) {
+        let index = choice.index.unwrap_or(0);
+        if !self.losses.iter().any(|l| l.kind == LossKind::ExtraChoices) {
+            self.losses.push(Loss {
+                kind: LossKind::ExtraChoices,
+                path: format!("choices[{index}]"),
+                reason: "a Response holds one answer; only choice 0 is streamed".into(),
+            });
+        }
+    }
+
+    fn choice(&mut self, choice: &Choice<'_>, out: &mut Vec<u8>) -> Result<(), Failure> {
+        if let Some(delta) = &choice.delta {
+            if let Some(text) = reasoning_text(delta).filter(|t| !t.is_empty()) {
+                self.reasoning(text, out);
+            }
+            if let Some(raw) = delta.content {
+                let text = JsonStr::new(raw)
+                    .ok_or_else(|| Failure::server("delta.content is not a string"))?;
+                if !text.is_empty() {
+                    let logprobs = choice.logprobs.as_ref().and_then(|l| l.content);
+                    self.text(text, false, logprobs, out);
+                }
+            }
+            if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
+                let logprobs = choice.logprobs.as_ref().and_then(|l| l.refusal);
+                self.text(refusal, true, logprobs, out);
+            }
+            for fragment in delta.tool_calls.iter().flatten() {
+                self.tool_fragment(fragment, out)?;
+            }
+            if let Some(function) = &delta.function_call {
+                let legacy = ToolCall {
+                    index: Some(0),
+                    function: Some(wirebridge_wire::chat::completion::FunctionCall {
+                        name: function.name.clone(),
+                        arguments: function.arguments,
+                    }),
+                    ..ToolCall::default()
+                };
+                self.tool_fragment(&legacy, out)?;
+            }
+        }
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
+            self.finish_reason = Some(reason.to_owned());
+            self.close_all(out)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the open item. A live tool call closes together with every
+    /// buffered call, since tool calls end a turn.
+    fn close_open(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+        match std::mem::replace(&mut self.open, Open::Nothing) {
+            Open::Nothing => Ok(()),
+            Open::Reasoning(state) => {
+                self.close_reasoning(state, out);
+                Ok(())
+            }
+            Open::Message(state) => {
+                self.close_message(state, out);
+                Ok(())
+            }
+            Open::Calls => self.close_calls(out),
+        }
+    }
+
+    fn close_all(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+        self.close_open(out)?;
+        self.close_calls(out)
+    }
+
+    fn close_calls(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+        for slot in 0..self.calls.len() {
+            if self.calls[slot].phase == CallPhase::Pending {
+                if self.calls[slot].name.is_none() {
+                    let index = self.calls[slot].chat_index;
+                    return Err(Failure::server(format!(
+                        "the upstream's tool call {index} never received a function name"
+                    )));
+                }
+                self.open_call(slot, out);
+                let call = &self.calls[slot];
+                let custom = call
+                    .name
+                    .as_deref()
+                    .and_then(|n| self.ctx.tool_names.origin(n))
+                    .is_some_and(|o| o.custom);
+                if let (
+                    CallPhase::Live {
+                        item_id,
+                        output_index,
+                    },
+                    false,
+                    false,
+                ) = (&call.phase, call.arguments.is_empty(), custom)
+                {
+                    let delta = Some(JsonText::from_escaped(call.arguments.escaped()));
+                    let body = ArgumentsEvent {
+                        item_id,
+                        output_index: *output_index,
+                        delta,
+                        name: None,
+                        arguments: None,
+                    };
+                    emit(
+                        out,
+                        &mut self.seq,
+                        "response.function_call_arguments.delta",
+                        body,
+                    );
+                }
+            }
+            self.close_call(slot, out);
+        }
+        Ok(())
+    }
+
+    fn complete(&mut self, out: &mut Vec<u8>) {
+        if self.state == State::Waiting {
+            self.begin(out);
+        }
+        if let Err(failure) = self.close_all(out) {
+            self.fail_with(failure, out);
+            return;
+        }
+        let (status, incomplete) = status_for(self.finish_reason.as_deref());
+        let kind = match status {
+            ResponseStatus::Incomplete => "response.incomplete",
+            _ => "response.completed",
+        };
+        let mut seq = self.seq;
+        let response = self.response(status, None, incomplete);
+        emit(out, &mut seq, kind, Lifecycle { response });
+        self.seq = seq;
+        self.state = State::Finished;
+    }
+
+    fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
+        if self.state == State::Finished {
+            return;
+        }
+        if self.state == State::Waiting {
+            self.begin(out);
+        }
+        let code = failure.code.as_deref();
+        let body = ErrorEvent {
+            code,
+            message: &failure.message,
+            param: failure.param.as_deref(),
+            error: ErrorPayload {
+                error_type: &failure.error_type,
+                code,
+                message: &failure.message,
+                param: failure.param.as_deref(),
+            },
+        };
+        emit(out, &mut self.seq, "error", body);
+        let response_code = code
+            .filter(|c| RESPONSE_ERROR_CODES.contains(c))
+            .unwrap_or("server_error");
+        let error = ResponseError {
+            code: response_code,
+            message: &failure.message,
+        };
+        // Items still open stay out of `output`: only finished items are listed.
+        let output: Vec<Box<RawValue>> = self
+            .output
+            .iter()
+            .filter(|i| i.get() != "null")
+            .cloned()
+            .collect();
+        let mut seq = self.seq;
+        let mut response = self.response(ResponseStatus::Failed, Some(error), None);
+        response.output = &output;
+        emit(out, &mut seq, "response.failed", Lifecycle { response });
+        self.seq = seq;
+        self.state = State::Finished;
+    }
+}

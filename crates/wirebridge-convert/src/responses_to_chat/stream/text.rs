@@ -1,0 +1,364 @@
+//! Reasoning and message items: opening, streaming text, closing.
+
+//! Chat chunk stream → Responses event stream.
+
+use serde_json::value::RawValue;
+use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
+use wirebridge_wire::responses::event::{
+    ContentPartEvent, ItemEvent, OutputTextEvent, ReasoningTextEvent, RefusalEvent,
+    SummaryPartEvent, SummaryTextEvent,
+};
+use wirebridge_wire::responses::response::{
+    ItemStatus, OutputContent, OutputItem, OutputMessage, ReasoningItem, ReasoningPart,
+    ResponseStatus,
+};
+
+use super::emit::{emit, empty_array, to_raw};
+use super::{MessageState, Open, Part, ReasoningState, StreamTranslator};
+use crate::responses_to_chat::reply::status_for;
+use crate::responses_to_chat::ReasoningOutput;
+
+impl StreamTranslator {
+    pub(super) fn reasoning(&mut self, text: JsonStr<'_>, out: &mut Vec<u8>) {
+        let summary = self.ctx.reasoning_output == ReasoningOutput::Summary;
+        if !matches!(self.open, Open::Reasoning(_)) {
+            if self.close_open(out).is_err() {
+                return;
+            }
+            let output_index = self.output.len();
+            let id = self.ids.item("rs", output_index);
+            let item = OutputItem::Reasoning(ReasoningItem {
+                id: &id,
+                status: ItemStatus::InProgress,
+                summary: Vec::new(),
+                content: None,
+            });
+            emit(
+                out,
+                &mut self.seq,
+                "response.output_item.added",
+                ItemEvent { output_index, item },
+            );
+            if summary {
+                let part = ReasoningPart {
+                    part_type: "summary_text",
+                    text: JsonText::from_text(""),
+                };
+                let body = SummaryPartEvent {
+                    item_id: &id,
+                    output_index,
+                    summary_index: 0,
+                    part,
+                };
+                emit(
+                    out,
+                    &mut self.seq,
+                    "response.reasoning_summary_part.added",
+                    body,
+                );
+            }
+            self.open = Open::Reasoning(ReasoningState {
+                id,
+                output_index,
+                text: EscapedText::new(),
+            });
+        }
+        let Open::Reasoning(state) = &mut self.open else {
+            unreachable!("opened above")
+        };
+        state.text.push(text);
+        let (item_id, output_index) = (state.id.as_str(), state.output_index);
+        let delta = Some(JsonText::from(text));
+        if summary {
+            let body = SummaryTextEvent {
+                item_id,
+                output_index,
+                summary_index: 0,
+                delta,
+                text: None,
+            };
+            emit(
+                out,
+                &mut self.seq,
+                "response.reasoning_summary_text.delta",
+                body,
+            );
+        } else {
+            let body = ReasoningTextEvent {
+                item_id,
+                output_index,
+                content_index: 0,
+                delta,
+                text: None,
+            };
+            emit(out, &mut self.seq, "response.reasoning_text.delta", body);
+        }
+    }
+
+    pub(super) fn text(
+        &mut self,
+        text: JsonStr<'_>,
+        refusal: bool,
+        logprobs: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) {
+        if !matches!(self.open, Open::Message(_)) {
+            if self.close_open(out).is_err() {
+                return;
+            }
+            let output_index = self.output.len();
+            let id = self.ids.item("msg", output_index);
+            let item = OutputItem::Message(OutputMessage {
+                id: &id,
+                status: ItemStatus::InProgress,
+                role: "assistant",
+                content: Vec::new(),
+            });
+            emit(
+                out,
+                &mut self.seq,
+                "response.output_item.added",
+                ItemEvent { output_index, item },
+            );
+            self.open = Open::Message(MessageState {
+                id,
+                output_index,
+                closed: Vec::new(),
+                current: None,
+            });
+        }
+        let Open::Message(state) = &mut self.open else {
+            unreachable!("opened above")
+        };
+        if state.current.as_ref().is_some_and(|p| p.refusal != refusal) {
+            close_part(state, &mut self.seq, out);
+        }
+        let content_index = state.closed.len();
+        let item_id = state.id.as_str();
+        let output_index = state.output_index;
+        if state.current.is_none() {
+            let empty = JsonText::from_text("");
+            let part = if refusal {
+                OutputContent::Refusal { refusal: empty }
+            } else {
+                OutputContent::OutputText {
+                    text: empty,
+                    annotations: empty_array(),
+                    logprobs: empty_array(),
+                }
+            };
+            let body = ContentPartEvent {
+                item_id,
+                output_index,
+                content_index,
+                part,
+            };
+            emit(out, &mut self.seq, "response.content_part.added", body);
+            state.current = Some(Part {
+                refusal,
+                text: EscapedText::new(),
+                logprobs: String::new(),
+            });
+        }
+        let part = state.current.as_mut().expect("opened above");
+        part.text.push(text);
+        let delta = Some(JsonText::from(text));
+        if refusal {
+            let body = RefusalEvent {
+                item_id,
+                output_index,
+                content_index,
+                delta,
+                refusal: None,
+            };
+            emit(out, &mut self.seq, "response.refusal.delta", body);
+        } else {
+            let logprobs = logprobs
+                .filter(|l| l.get().starts_with('['))
+                .unwrap_or(empty_array());
+            append_logprobs(&mut part.logprobs, logprobs);
+            let body = OutputTextEvent {
+                item_id,
+                output_index,
+                content_index,
+                delta,
+                text: None,
+                logprobs,
+            };
+            emit(out, &mut self.seq, "response.output_text.delta", body);
+        }
+    }
+
+    pub(super) fn close_reasoning(&mut self, mut state: ReasoningState, out: &mut Vec<u8>) {
+        let (item_id, output_index) = (state.id.as_str(), state.output_index);
+        let text = JsonText::from(state.text.literal());
+        let summary = self.ctx.reasoning_output == ReasoningOutput::Summary;
+        if summary {
+            let body = SummaryTextEvent {
+                item_id,
+                output_index,
+                summary_index: 0,
+                delta: None,
+                text: Some(text.clone()),
+            };
+            emit(
+                out,
+                &mut self.seq,
+                "response.reasoning_summary_text.done",
+                body,
+            );
+            let part = ReasoningPart {
+                part_type: "summary_text",
+                text: text.clone(),
+            };
+            let body = SummaryPartEvent {
+                item_id,
+                output_index,
+                summary_index: 0,
+                part,
+            };
+            emit(
+                out,
+                &mut self.seq,
+                "response.reasoning_summary_part.done",
+                body,
+            );
+        } else {
+            let body = ReasoningTextEvent {
+                item_id,
+                output_index,
+                content_index: 0,
+                delta: None,
+                text: Some(text.clone()),
+            };
+            emit(out, &mut self.seq, "response.reasoning_text.done", body);
+        }
+        let part = |part_type| ReasoningPart {
+            part_type,
+            text: text.clone(),
+        };
+        let (summary_parts, content) = if summary {
+            (vec![part("summary_text")], None)
+        } else {
+            (Vec::new(), Some(vec![part("reasoning_text")]))
+        };
+        let item = OutputItem::Reasoning(ReasoningItem {
+            id: item_id,
+            status: ItemStatus::Completed,
+            summary: summary_parts,
+            content,
+        });
+        self.output.push(to_raw(&item));
+        emit(
+            out,
+            &mut self.seq,
+            "response.output_item.done",
+            ItemEvent { output_index, item },
+        );
+    }
+
+    pub(super) fn close_message(&mut self, mut state: MessageState, out: &mut Vec<u8>) {
+        close_part(&mut state, &mut self.seq, out);
+        let (status, _) = status_for(self.finish_reason.as_deref());
+        let item_status = if status == ResponseStatus::Incomplete {
+            ItemStatus::Incomplete
+        } else {
+            ItemStatus::Completed
+        };
+        let logprobs: Vec<Box<RawValue>> = state
+            .closed
+            .iter()
+            .map(|p| logprobs_array(&p.logprobs))
+            .collect();
+        let mut content = Vec::with_capacity(state.closed.len());
+        for (part, logprobs) in state.closed.iter_mut().zip(&logprobs) {
+            let text = JsonText::from(part.text.literal());
+            content.push(if part.refusal {
+                OutputContent::Refusal { refusal: text }
+            } else {
+                OutputContent::OutputText {
+                    text,
+                    annotations: empty_array(),
+                    logprobs,
+                }
+            });
+        }
+        let item = OutputItem::Message(OutputMessage {
+            id: &state.id,
+            status: item_status,
+            role: "assistant",
+            content,
+        });
+        self.output.push(to_raw(&item));
+        emit(
+            out,
+            &mut self.seq,
+            "response.output_item.done",
+            ItemEvent {
+                output_index: state.output_index,
+                item,
+            },
+        );
+    }
+}
+
+fn close_part(state: &mut MessageState, seq: &mut u64, out: &mut Vec<u8>) {
+    let Some(mut part) = state.current.take() else {
+        return;
+    };
+    let (item_id, output_index, content_index) =
+        (state.id.as_str(), state.output_index, state.closed.len());
+    let text = JsonText::from(part.text.literal());
+    let logprobs = logprobs_array(&part.logprobs);
+    let done = if part.refusal {
+        let body = RefusalEvent {
+            item_id,
+            output_index,
+            content_index,
+            delta: None,
+            refusal: Some(text.clone()),
+        };
+        emit(out, seq, "response.refusal.done", body);
+        OutputContent::Refusal { refusal: text }
+    } else {
+        let body = OutputTextEvent {
+            item_id,
+            output_index,
+            content_index,
+            delta: None,
+            text: Some(text.clone()),
+            logprobs: &logprobs,
+        };
+        emit(out, seq, "response.output_text.done", body);
+        OutputContent::OutputText {
+            text,
+            annotations: empty_array(),
+            logprobs: &logprobs,
+        }
+    };
+    let body = ContentPartEvent {
+        item_id,
+        output_index,
+        content_index,
+        part: done,
+    };
+    emit(out, seq, "response.content_part.done", body);
+    state.closed.push(part);
+}
+
+fn append_logprobs(buf: &mut String, array: &RawValue) {
+    let inner = array.get().trim();
+    let inner = inner[1..inner.len() - 1].trim();
+    if inner.is_empty() {
+        return;
+    }
+    if !buf.is_empty() {
+        buf.push(',');
+    }
+    buf.push_str(inner);
+}
+
+fn logprobs_array(joined: &str) -> Box<RawValue> {
+    RawValue::from_string(format!("[{joined}]"))
+        .unwrap_or_else(|_| RawValue::from_string("[]".into()).expect("constant"))
+}
