@@ -5,13 +5,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv=.venv
-requirements=tests/schema/requirements.txt
+requirements="tests/schema/requirements.txt tests/clients/requirements.txt"
 stamp="$venv/.requirements"
-if [ ! -x "$venv/bin/python" ] || ! cmp -s "$requirements" "$stamp"; then
+# shellcheck disable=SC2086
+if [ ! -x "$venv/bin/python" ] || ! cat $requirements | cmp -s - "$stamp"; then
     echo "== setting up $venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
-    cp "$requirements" "$stamp"
+    for file in $requirements; do
+        "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$file"
+    done
+    cat $requirements > "$stamp"
 fi
 
 echo "== cargo fmt --check"
@@ -32,4 +35,7 @@ for kind in chat-request responses-stream responses-response chat-stream chat-re
     # shellcheck disable=SC2086
     "$venv/bin/python" tests/schema/validate.py "$kind" $files
 done
+echo "== official openai SDK consuming the golden outputs"
+"$venv/bin/python" -m pytest -q tests/clients
+
 echo "== all tests passed"

@@ -1,0 +1,132 @@
+"""The official openai SDK consumes every golden Responses output of the
+translator: its typed event parsing, its stream accumulator
+(`responses.stream().get_final_response()`, which raises on any grammar
+error) and its non-streaming `Response` model are the judges.
+
+The goldens are served byte for byte by a plain HTTP server on loopback.
+"""
+
+import json
+import pathlib
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import openai
+import pytest
+
+GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "crates/wirebridge-convert/tests/golden"
+STREAMS = sorted(GOLDEN.glob("*.responses-stream.sse"))
+BODIES = sorted(GOLDEN.glob("*.responses-response.json"))
+
+
+class GoldenHandler(BaseHTTPRequestHandler):
+    """POST /<golden file name>/v1/responses answers with that file."""
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        name = self.path.strip("/").split("/")[0]
+        path = GOLDEN / name
+        if not path.is_file():
+            self.send_error(404)
+            return
+        body = path.read_bytes()
+        content_type = "text/event-stream" if name.endswith(".sse") else "application/json"
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def server():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), GoldenHandler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+
+
+def client_for(port, golden):
+    return openai.OpenAI(
+        base_url=f"http://127.0.0.1:{port}/{golden.name}/v1", api_key="test", max_retries=0, timeout=10
+    )
+
+
+def terminal_response(golden):
+    """The `response` of the golden's terminal event: what the SDK must end with."""
+    frames = [line[len("data: "):] for line in golden.read_text().splitlines() if line.startswith("data: ")]
+    last = json.loads(frames[-1])
+    assert last["type"] in ("response.completed", "response.incomplete", "response.failed")
+    return last["type"], last["response"]
+
+
+def expected_text(response):
+    return "".join(
+        part["text"]
+        for item in response["output"]
+        if item["type"] == "message"
+        for part in item["content"]
+        if part["type"] == "output_text"
+    )
+
+
+@pytest.mark.parametrize("golden", STREAMS, ids=lambda p: p.name)
+def test_stream_events_parse_into_typed_classes(server, golden):
+    kind, _ = terminal_response(golden)
+    client = client_for(server, golden)
+    if kind == "response.failed":
+        with pytest.raises(openai.APIError):
+            for _ in client.responses.create(model="m", input="x", stream=True):
+                pass
+        return
+    events = list(client.responses.create(model="m", input="x", stream=True))
+    assert events[0].type == "response.created"
+    assert events[-1].type == kind
+    for event in events:
+        # An event the SDK does not know stays a plain, untyped object.
+        assert type(event).__module__.startswith("openai.types.responses"), event
+
+
+@pytest.mark.parametrize("golden", STREAMS, ids=lambda p: p.name)
+def test_stream_accumulator_builds_the_final_response(server, golden):
+    kind, response = terminal_response(golden)
+    client = client_for(server, golden)
+    if kind == "response.failed":
+        with pytest.raises(openai.APIError):
+            with client.responses.stream(model="m", input="x") as stream:
+                stream.get_final_response()
+        return
+    if kind == "response.incomplete":
+        # The SDK records a final response only on `response.completed`; an
+        # incomplete stream (as OpenAI itself sends for max_output_tokens) is
+        # read event by event, each one through the SDK's accumulator.
+        with client.responses.stream(model="m", input="x") as stream:
+            events = list(stream)
+        final = events[-1].response
+        assert events[-1].type == "response.incomplete"
+        assert final.incomplete_details.reason == response["incomplete_details"]["reason"]
+    else:
+        with client.responses.stream(model="m", input="x") as stream:
+            final = stream.get_final_response()
+    assert final.id == response["id"]
+    assert final.status == response["status"]
+    assert final.output_text == expected_text(response)
+    calls = [(i.name, i.call_id, i.arguments) for i in final.output if i.type == "function_call"]
+    expected_calls = [(i["name"], i["call_id"], i["arguments"]) for i in response["output"] if i["type"] == "function_call"]
+    assert calls == expected_calls
+    if response.get("usage"):
+        assert final.usage.total_tokens == response["usage"]["total_tokens"]
+
+
+@pytest.mark.parametrize("golden", BODIES, ids=lambda p: p.name)
+def test_bodies_parse_as_responses(server, golden):
+    expected = json.loads(golden.read_text())
+    response = client_for(server, golden).responses.create(model="m", input="x")
+    assert response.id == expected["id"]
+    assert response.status == expected["status"]
+    assert response.output_text == expected_text(expected)
+    assert len(response.output) == len(expected["output"])
