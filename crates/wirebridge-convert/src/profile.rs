@@ -14,6 +14,20 @@ pub enum ReasoningField {
     Reasoning,
 }
 
+/// Whether reasoning arrives inline in the content as `<think>…</think>`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkTags {
+    /// Content is content.
+    #[default]
+    Off,
+    /// Text between `<think>` and `</think>` is reasoning.
+    Tags,
+    /// Reasoning until `</think>`: for chat templates that open the tag in
+    /// the prompt, so the model's output starts inside it.
+    StartsInside,
+}
+
 /// Which Chat field carries the token limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -61,6 +75,8 @@ pub struct BackendProfile {
     pub reasoning_effort: bool,
     /// Whether to ask for a usage chunk with `stream_options.include_usage`.
     pub stream_usage: bool,
+    /// Whether reasoning arrives inline as `<think>…</think>` content.
+    pub think_tags: ThinkTags,
     /// Responses-only fields forwarded as-is (names from [`PASSTHROUGH_FIELDS`]).
     pub passthrough: Vec<String>,
 }
@@ -109,6 +125,7 @@ impl BackendProfile {
             web_search_options: false,
             reasoning_effort: false,
             stream_usage: true,
+            think_tags: ThinkTags::Off,
             passthrough: vec!["user".into()],
         }
     }

@@ -346,3 +346,61 @@ fn a_fragment_for_a_finished_call_fails_rather_than_corrupting() {
         .to_string()
         .contains("after the call had ended"));
 }
+
+#[test]
+fn think_tags_split_across_chunks_become_reasoning() {
+    use wirebridge_convert::profile::ThinkTags;
+    let ctx = ResponsesContext {
+        think_tags: ThinkTags::Tags,
+        ..Default::default()
+    };
+    let upstream = [
+        "<thi",
+        "nk>Let me",
+        " think.</th",
+        "ink>\n\nThe answer",
+        " is 4 <b>.",
+    ]
+    .iter()
+    .map(|f| {
+        chunk(
+            &format!(r#"{{"content":{}}}"#, serde_json::to_string(f).unwrap()),
+            "null",
+        )
+    })
+    .collect::<String>()
+        + &chunk("{}", r#""stop""#);
+    let (_, t) = run_with(&upstream, ctx.clone());
+    assert_eq!(t.reasoning, "Let me think.");
+    assert_eq!(t.text, "The answer is 4 <b>.");
+    assert_eq!(t.output[0]["type"], "reasoning");
+    assert_eq!(t.output[1]["type"], "message");
+
+    // Off by default: the tags are content.
+    let (_, t) = run(&upstream);
+    assert!(t.text.starts_with("<think>Let me"));
+
+    // Templates that open the tag in the prompt.
+    let inside = ResponsesContext {
+        think_tags: ThinkTags::StartsInside,
+        ..Default::default()
+    };
+    let upstream = chunk(r#"{"content":"hmm</think>ok"}"#, "null") + &chunk("{}", r#""stop""#);
+    let (_, t) = run_with(&upstream, inside);
+    assert_eq!((t.reasoning.as_str(), t.text.as_str()), ("hmm", "ok"));
+}
+
+#[test]
+fn think_tags_in_a_body() {
+    use wirebridge_convert::profile::ThinkTags;
+    use wirebridge_convert::responses_to_chat::translate_body;
+    let ctx = ResponsesContext {
+        think_tags: ThinkTags::Tags,
+        ..Default::default()
+    };
+    let body = br#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"<think>two plus two</think>\n4"},"finish_reason":"stop"}]}"#;
+    let response: Value =
+        serde_json::from_slice(&translate_body(body, &ctx).unwrap().body).unwrap();
+    assert_eq!(response["output"][0]["content"][0]["text"], "two plus two");
+    assert_eq!(response["output"][1]["content"][0]["text"], "4");
+}

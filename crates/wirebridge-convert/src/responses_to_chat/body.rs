@@ -14,6 +14,7 @@ use wirebridge_wire::responses::response::{
 use super::reply::{
     annotations, arguments_literal, custom_input, empty_array, reasoning_text, status_for, usage,
 };
+use super::think::split_all;
 use super::{ReasoningOutput, ResponsesContext};
 use crate::error::ConvertError;
 use crate::ids::{unix_now, ResponseIds};
@@ -133,11 +134,24 @@ fn push_items(
         output.push(to_raw_value(item).expect("items always serialize"));
     }
 
-    if let Some(text) = reasoning_text(message).filter(|t| !t.is_empty()) {
+    let mut text = message_text(message.content)?;
+    let mut reasoning = reasoning_text(message)
+        .filter(|t| !t.is_empty())
+        .map(JsonText::from);
+    if let Some((thought, answer)) = text
+        .as_ref()
+        .and_then(|t| split_all(ctx.think_tags, &decode(t)))
+    {
+        if !thought.is_empty() {
+            reasoning = Some(JsonText::from_text(&thought));
+        }
+        text = (!answer.is_empty()).then(|| JsonText::from_text(&answer));
+    }
+    if let Some(reasoning) = reasoning {
         let id = ids.item("rs", output.len());
         let part = |part_type| ReasoningPart {
             part_type,
-            text: text.into(),
+            text: reasoning.clone(),
         };
         let (summary, content) = match ctx.reasoning_output {
             ReasoningOutput::Text => (Vec::new(), Some(vec![part("reasoning_text")])),
@@ -154,7 +168,6 @@ fn push_items(
         );
     }
 
-    let text = message_text(message.content)?;
     let annotations = annotations(message.annotations);
     let mut content = Vec::new();
     if let Some(text) = text {
@@ -268,6 +281,10 @@ pub(super) fn push_call(
         }))
     };
     output.push(item.expect("items always serialize"));
+}
+
+fn decode(text: &JsonText<'_>) -> String {
+    serde_json::from_str::<String>(text.raw().get()).unwrap_or_default()
 }
 
 fn arguments_text(arguments: &JsonText<'_>) -> String {

@@ -31,6 +31,7 @@ mod items;
 mod reply;
 mod request;
 mod stream;
+mod think;
 mod tools;
 
 pub use body::{translate_body, TranslatedBody};
@@ -79,4 +80,6 @@ pub struct ResponsesContext {
     pub stream: bool,
     /// How reasoning is shown.
     pub reasoning_output: ReasoningOutput,
+    /// Whether the backend writes reasoning inline as `<think>` tags.
+    pub think_tags: crate::profile::ThinkTags,
 }

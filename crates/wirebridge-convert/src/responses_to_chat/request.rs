@@ -145,6 +145,7 @@ pub fn translate_request(
         tool_names: translated_tools.names,
         stream,
         reasoning_output: options.reasoning_output,
+        think_tags: profile.think_tags,
     };
     Ok(TranslatedRequest {
         body,

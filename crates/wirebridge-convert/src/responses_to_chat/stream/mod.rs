@@ -9,6 +9,7 @@ use wirebridge_wire::responses::response::{
 };
 
 use super::reply::{reasoning_text, status_for, usage};
+use super::think::{Side, ThinkSplitter};
 use super::ResponsesContext;
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
@@ -55,6 +56,7 @@ pub struct StreamTranslator {
     finish_reason: Option<String>,
     usage: Option<Usage>,
     losses: LossReport,
+    think: Option<ThinkSplitter>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +118,7 @@ enum CallPhase {
 impl StreamTranslator {
     /// A translator for one response.
     pub fn new(ctx: ResponsesContext) -> Self {
+        let think = ThinkSplitter::new(ctx.think_tags);
         let ids = ResponseIds::new();
         Self {
             response_id: ids.response(),
@@ -131,6 +134,7 @@ impl StreamTranslator {
             finish_reason: None,
             usage: None,
             losses: LossReport::default(),
+            think,
         }
     }
 
@@ -276,19 +280,23 @@ impl StreamTranslator {
     fn choice(&mut self, choice: &Choice<'_>, out: &mut Vec<u8>) -> Result<(), Failure> {
         if let Some(delta) = &choice.delta {
             if let Some(text) = reasoning_text(delta).filter(|t| !t.is_empty()) {
-                self.reasoning(text, out);
+                self.reasoning(text.into(), out);
             }
             if let Some(raw) = delta.content {
                 let text = JsonStr::new(raw)
                     .ok_or_else(|| Failure::server("delta.content is not a string"))?;
                 if !text.is_empty() {
                     let logprobs = choice.logprobs.as_ref().and_then(|l| l.content);
-                    self.text(text, false, logprobs, out);
+                    if self.think.is_some() {
+                        self.split_think(&text.decode(), out);
+                    } else {
+                        self.text(text.into(), false, logprobs, out);
+                    }
                 }
             }
             if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
                 let logprobs = choice.logprobs.as_ref().and_then(|l| l.refusal);
-                self.text(refusal, true, logprobs, out);
+                self.text(refusal.into(), true, logprobs, out);
             }
             for fragment in delta.tool_calls.iter().flatten() {
                 self.tool_fragment(fragment, out)?;
@@ -307,9 +315,43 @@ impl StreamTranslator {
         }
         if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
             self.finish_reason = Some(reason.to_owned());
+            self.flush_think(out);
             self.close_all(out)?;
         }
         Ok(())
+    }
+
+    /// Routes content through the `<think>` splitter (profile `think_tags`).
+    fn split_think(&mut self, text: &str, out: &mut Vec<u8>) {
+        let Some(mut splitter) = self.think.take() else {
+            return;
+        };
+        let mut pieces = Vec::new();
+        splitter.push(text, &mut |side, piece| {
+            pieces.push((side, piece.to_owned()))
+        });
+        self.think = Some(splitter);
+        self.emit_pieces(pieces, out);
+    }
+
+    fn flush_think(&mut self, out: &mut Vec<u8>) {
+        let Some(mut splitter) = self.think.take() else {
+            return;
+        };
+        let mut pieces = Vec::new();
+        splitter.finish(&mut |side, piece| pieces.push((side, piece.to_owned())));
+        self.think = Some(splitter);
+        self.emit_pieces(pieces, out);
+    }
+
+    fn emit_pieces(&mut self, pieces: Vec<(Side, String)>, out: &mut Vec<u8>) {
+        for (side, piece) in pieces {
+            let text = JsonText::from_text(&piece);
+            match side {
+                Side::Reasoning => self.reasoning(text, out),
+                Side::Content => self.text(text, false, None, out),
+            }
+        }
     }
 
     /// Closes the open item. A live tool call closes together with every
@@ -381,6 +423,7 @@ impl StreamTranslator {
     }
 
     fn complete(&mut self, out: &mut Vec<u8>) {
+        self.flush_think(out);
         if self.state == State::Waiting {
             self.begin(out);
         }

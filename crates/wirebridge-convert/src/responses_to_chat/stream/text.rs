@@ -3,7 +3,7 @@
 //! Chat chunk stream → Responses event stream.
 
 use serde_json::value::RawValue;
-use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
+use wirebridge_wire::raw::{EscapedText, JsonText};
 use wirebridge_wire::responses::event::{
     ContentPartEvent, ItemEvent, OutputTextEvent, ReasoningTextEvent, RefusalEvent,
     SummaryPartEvent, SummaryTextEvent,
@@ -19,7 +19,7 @@ use crate::responses_to_chat::reply::status_for;
 use crate::responses_to_chat::ReasoningOutput;
 
 impl StreamTranslator {
-    pub(super) fn reasoning(&mut self, text: JsonStr<'_>, out: &mut Vec<u8>) {
+    pub(super) fn reasoning(&mut self, text: JsonText<'_>, out: &mut Vec<u8>) {
         let summary = self.ctx.reasoning_output == ReasoningOutput::Summary;
         if !matches!(self.open, Open::Reasoning(_)) {
             if self.close_open(out).is_err() {
@@ -66,9 +66,9 @@ impl StreamTranslator {
         let Open::Reasoning(state) = &mut self.open else {
             unreachable!("opened above")
         };
-        state.text.push(text);
+        state.text.push_escaped(text.escaped());
         let (item_id, output_index) = (state.id.as_str(), state.output_index);
-        let delta = Some(JsonText::from(text));
+        let delta = Some(text);
         if summary {
             let body = SummaryTextEvent {
                 item_id,
@@ -97,7 +97,7 @@ impl StreamTranslator {
 
     pub(super) fn text(
         &mut self,
-        text: JsonStr<'_>,
+        text: JsonText<'_>,
         refusal: bool,
         logprobs: Option<&RawValue>,
         out: &mut Vec<u8>,
@@ -161,8 +161,8 @@ impl StreamTranslator {
             });
         }
         let part = state.current.as_mut().expect("opened above");
-        part.text.push(text);
-        let delta = Some(JsonText::from(text));
+        part.text.push_escaped(text.escaped());
+        let delta = Some(text);
         if refusal {
             let body = RefusalEvent {
                 item_id,
