@@ -12,6 +12,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod chat_to_responses;
 pub mod error;
 pub mod ids;
 pub mod loss;

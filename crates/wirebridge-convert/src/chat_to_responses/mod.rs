@@ -1,0 +1,59 @@
+//! Chat Completions clients on Responses backends.
+//!
+//! - [`translate_request`]: a `POST /v1/chat/completions` body becomes a
+//!   `POST /v1/responses` body, plus the [`ChatContext`] needed to translate
+//!   the reply;
+//! - [`translate_body`]: a `Response` body becomes a `chat.completion`;
+//! - [`StreamTranslator`]: Responses stream events become
+//!   `chat.completion.chunk` events.
+
+mod body;
+mod request;
+mod stream;
+
+pub use body::{translate_body, TranslatedBody};
+pub use request::{translate_request, TranslatedRequest};
+pub use stream::StreamTranslator;
+
+use crate::loss::LossPolicy;
+
+/// How to translate.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// What to do with what cannot be translated.
+    pub policy: LossPolicy,
+    /// Where the client wants the backend's reasoning.
+    pub reasoning: ChatReasoning,
+}
+
+/// Where reasoning from the Responses backend goes in Chat replies.
+///
+/// Chat Completions has no reasoning field; `reasoning_content` (vLLM,
+/// DeepSeek) and `reasoning` (Ollama, OpenRouter) are conventions many Chat
+/// clients read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ChatReasoning {
+    /// Left out (and reported): the strict Chat Completions shape.
+    #[default]
+    Omit,
+    /// As `reasoning_content`.
+    ReasoningContent,
+    /// As `reasoning`.
+    Reasoning,
+}
+
+/// What translating the reply needs to know about the request.
+#[derive(Debug, Clone, Default)]
+pub struct ChatContext {
+    /// The model the client asked for.
+    pub model: String,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// Whether the client asked for a usage chunk
+    /// (`stream_options.include_usage`).
+    pub include_usage: bool,
+    /// Whether the client asked for log probabilities.
+    pub logprobs: bool,
+    /// Where reasoning goes.
+    pub reasoning: ChatReasoning,
+}
