@@ -1,4 +1,5 @@
 //! The Chat Completions API (`POST /v1/chat/completions`).
 
+pub mod chunk;
 pub mod completion;
 pub mod request;

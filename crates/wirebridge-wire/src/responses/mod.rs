@@ -3,3 +3,4 @@
 pub mod event;
 pub mod request;
 pub mod response;
+pub mod stream;
