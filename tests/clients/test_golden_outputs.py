@@ -130,3 +130,69 @@ def test_bodies_parse_as_responses(server, golden):
     assert response.status == expected["status"]
     assert response.output_text == expected_text(expected)
     assert len(response.output) == len(expected["output"])
+
+
+CHAT_STREAMS = sorted(GOLDEN.glob("*.chat-stream.sse"))
+CHAT_BODIES = sorted(GOLDEN.glob("*.chat-response.json"))
+
+
+def chat_frames(golden):
+    return [
+        json.loads(line[len("data: "):])
+        for line in golden.read_text().splitlines()
+        if line.startswith("data: ") and line != "data: [DONE]"
+    ]
+
+
+@pytest.mark.parametrize("golden", CHAT_STREAMS, ids=lambda p: p.name)
+def test_chat_stream_accumulates(server, golden):
+    frames = chat_frames(golden)
+    client = client_for(server, golden)
+    if "error" in frames[-1]:
+        with pytest.raises(openai.APIError) as raised:
+            with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "x"}]) as stream:
+                stream.get_final_completion()
+        assert frames[-1]["error"]["message"] in str(raised.value)
+        return
+    text = "".join(f["choices"][0]["delta"].get("content") or "" for f in frames if f["choices"])
+    with client.chat.completions.stream(model="m", messages=[{"role": "user", "content": "x"}]) as stream:
+        completion = stream.get_final_completion()
+    message = completion.choices[0].message
+    assert (message.content or "") == text
+    names = [c.function.name for c in message.tool_calls or []]
+    expected = [
+        call["function"]["name"]
+        for f in frames
+        if f["choices"]
+        for call in f["choices"][0]["delta"].get("tool_calls") or []
+        if call.get("function", {}).get("name")
+    ]
+    assert names == expected
+    for call in message.tool_calls or []:
+        json.loads(call.function.arguments)  # complete, valid JSON arguments
+    usage = [f["usage"] for f in frames if not f["choices"] and f.get("usage")]
+    if usage:
+        assert completion.usage.total_tokens == usage[0]["total_tokens"]
+
+
+@pytest.mark.parametrize("golden", CHAT_STREAMS, ids=lambda p: p.name)
+def test_chat_stream_chunks_parse(server, golden):
+    frames = chat_frames(golden)
+    client = client_for(server, golden)
+    if "error" in frames[-1]:
+        with pytest.raises(openai.APIError):
+            list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], stream=True))
+        return
+    chunks = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}], stream=True))
+    assert len(chunks) == len(frames)
+    assert all(type(c).__name__ == "ChatCompletionChunk" for c in chunks)
+    assert len({c.id for c in chunks}) == 1
+
+
+@pytest.mark.parametrize("golden", CHAT_BODIES, ids=lambda p: p.name)
+def test_chat_bodies_parse(server, golden):
+    expected = json.loads(golden.read_text())
+    completion = client_for(server, golden).chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert completion.choices[0].message.content == expected["choices"][0]["message"]["content"]
+    assert completion.choices[0].finish_reason == expected["choices"][0]["finish_reason"]
+    assert completion.usage.total_tokens == expected["usage"]["total_tokens"]

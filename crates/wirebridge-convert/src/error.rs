@@ -26,6 +26,16 @@ pub enum ConvertError {
     /// The upstream's reply is not a valid reply of its API.
     #[error("invalid upstream response: {0}")]
     InvalidUpstream(String),
+    /// The upstream answered, and its answer is a failure.
+    #[error("{message}")]
+    UpstreamFailed {
+        /// The upstream's message.
+        message: String,
+        /// The upstream's error type, if it gave one.
+        error_type: Option<String>,
+        /// The upstream's code, if it gave one.
+        code: Option<String>,
+    },
 }
 
 fn at(param: &Option<String>) -> String {
@@ -71,7 +81,7 @@ impl ConvertError {
     /// refusals, 502 when the upstream misbehaved.
     pub fn status(&self) -> u16 {
         match self {
-            ConvertError::InvalidUpstream(_) => 502,
+            ConvertError::InvalidUpstream(_) | ConvertError::UpstreamFailed { .. } => 502,
             _ => 400,
         }
     }
@@ -82,13 +92,16 @@ impl ConvertError {
             ConvertError::InvalidBody { param, .. } => param.as_deref(),
             ConvertError::MissingField(p) => Some(p),
             ConvertError::Rejected(loss) => Some(&loss.path),
-            ConvertError::InvalidUpstream(_) => None,
+            ConvertError::InvalidUpstream(_) | ConvertError::UpstreamFailed { .. } => None,
         }
     }
 
     /// A machine-readable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> &str {
         match self {
+            ConvertError::UpstreamFailed { code, .. } => {
+                code.as_deref().unwrap_or("upstream_error")
+            }
             ConvertError::InvalidBody { .. } => "invalid_request_body",
             ConvertError::MissingField(_) => "missing_required_parameter",
             ConvertError::Rejected(_) => "unsupported_parameter",
@@ -101,7 +114,13 @@ impl ConvertError {
         ApiError {
             message: Cow::Owned(self.to_string()),
             error_type: Cow::Borrowed(match self {
-                ConvertError::InvalidUpstream(_) => "server_error",
+                ConvertError::UpstreamFailed {
+                    error_type: Some(t),
+                    ..
+                } => t,
+                ConvertError::InvalidUpstream(_) | ConvertError::UpstreamFailed { .. } => {
+                    "server_error"
+                }
                 _ => "invalid_request_error",
             }),
             param: self.param().map(Cow::Borrowed),

@@ -1,8 +1,18 @@
 //! Responses body → Chat completion body.
 
-use super::ChatContext;
+use serde_json::value::{to_raw_value, RawValue};
+use wirebridge_wire::chat::chunk::{
+    BodyChoice, ChoiceLogprobs, CompletionBody, ReplyCustom, ReplyFunction, ReplyMessage,
+    ReplyToolCall,
+};
+use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::responses::stream::ResponseBody;
+
+use super::reply::{chat_annotation, finish_reason, usage, Failure};
+use super::{ChatContext, ChatReasoning};
 use crate::error::ConvertError;
-use crate::loss::LossReport;
+use crate::ids::{unix_now, ResponseIds};
+use crate::loss::{Loss, LossKind, LossReport};
 
 /// A translated reply body.
 #[derive(Debug)]
@@ -14,7 +24,172 @@ pub struct TranslatedBody {
 }
 
 /// Translates a `Response` body into a `chat.completion`.
+///
+/// A response whose status is `failed` is an error: the upstream's message
+/// and code come back as [`ConvertError::UpstreamFailed`].
 pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, ConvertError> {
-    let _ = (body, ctx);
-    Err(ConvertError::InvalidUpstream("not implemented".into()))
+    let response: ResponseBody<'_> = serde_json::from_slice(body).map_err(|e| {
+        ConvertError::InvalidUpstream(format!("the Responses body is not valid: {e}"))
+    })?;
+    if response.status.as_deref() == Some("failed") || Failure::from_raw(response.error).is_some() {
+        let failure = Failure::from_raw(response.error).unwrap_or_else(|| {
+            Failure::server("the upstream response failed without an error message")
+        });
+        return Err(ConvertError::UpstreamFailed {
+            message: failure.message,
+            error_type: Some(failure.error_type),
+            code: failure.code,
+        });
+    }
+    let output = response
+        .output
+        .as_deref()
+        .ok_or_else(|| ConvertError::InvalidUpstream("the Responses body has no output".into()))?;
+
+    let mut losses = LossReport::default();
+    let mut texts: Vec<JsonStr<'_>> = Vec::new();
+    let mut refusals: Vec<JsonStr<'_>> = Vec::new();
+    let mut reasoning: Vec<JsonStr<'_>> = Vec::new();
+    let mut annotations = Vec::new();
+    let mut logprobs = Vec::new();
+    let mut tool_calls = Vec::new();
+    for (i, item) in output.iter().enumerate() {
+        match item.kind() {
+            "message" => {
+                for part in item.parts() {
+                    match part.kind() {
+                        "output_text" => {
+                            texts.extend(part.text);
+                            let parsed: Vec<&RawValue> = part
+                                .annotations
+                                .and_then(|a| serde_json::from_str(a.get()).ok())
+                                .unwrap_or_default();
+                            annotations.extend(parsed.into_iter().filter_map(chat_annotation));
+                            logprobs.extend(part.logprobs.filter(|l| l.get().starts_with('[')));
+                        }
+                        "refusal" => refusals.extend(part.refusal),
+                        _ => {}
+                    }
+                }
+            }
+            "reasoning" => {
+                let content: Vec<_> = item.parts().into_iter().filter_map(|p| p.text).collect();
+                if content.is_empty() {
+                    reasoning.extend(item.summary_parts().into_iter().filter_map(|p| p.text));
+                } else {
+                    reasoning.extend(content);
+                }
+            }
+            "function_call" => tool_calls.push(ReplyToolCall::Function {
+                id: item.call_id.as_deref().unwrap_or_default(),
+                function: ReplyFunction {
+                    name: item.name.as_deref().unwrap_or_default(),
+                    arguments: arguments(item.arguments),
+                },
+            }),
+            "custom_tool_call" => tool_calls.push(ReplyToolCall::Custom {
+                id: item.call_id.as_deref().unwrap_or_default(),
+                custom: ReplyCustom {
+                    name: item.name.as_deref().unwrap_or_default(),
+                    input: item
+                        .input
+                        .map(JsonText::from)
+                        .unwrap_or_else(|| JsonText::from_text("")),
+                },
+            }),
+            other => losses.push(Loss {
+                kind: LossKind::UnsupportedItem,
+                path: format!("output[{i}]"),
+                reason: format!("'{other}' items have no Chat Completions equivalent"),
+            }),
+        }
+    }
+
+    let reasoning_text = (!reasoning.is_empty()).then(|| JsonText::join(reasoning, r"\n\n"));
+    if reasoning_text.is_some() && ctx.reasoning == ChatReasoning::Omit {
+        losses.push(Loss {
+            kind: LossKind::ReasoningSetting,
+            path: "output[reasoning]".into(),
+            reason:
+                "Chat Completions has no reasoning field; ask for reasoning_content to receive it"
+                    .into(),
+        });
+    }
+    let joined_logprobs = ctx.logprobs.then(|| join_arrays(&logprobs));
+    let message = ReplyMessage {
+        role: "assistant",
+        content: (!texts.is_empty()).then(|| JsonText::join(texts, "")),
+        refusal: (!refusals.is_empty()).then(|| JsonText::join(refusals, "")),
+        annotations: (!annotations.is_empty())
+            .then(|| to_raw_value(&annotations).expect("values serialize")),
+        reasoning_content: reasoning_text
+            .clone()
+            .filter(|_| ctx.reasoning == ChatReasoning::ReasoningContent),
+        reasoning: reasoning_text.filter(|_| ctx.reasoning == ChatReasoning::Reasoning),
+        tool_calls,
+    };
+    let finish = finish_reason(
+        response.status.as_deref(),
+        response
+            .incomplete_details
+            .as_ref()
+            .and_then(|d| d.reason.as_deref()),
+        !message.tool_calls.is_empty(),
+    );
+    let id = ResponseIds::new().chat_completion();
+    let completion = CompletionBody {
+        id: &id,
+        object: "chat.completion",
+        created: response.created_at.unwrap_or_else(unix_now),
+        model: response
+            .model
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .unwrap_or(&ctx.model),
+        choices: [BodyChoice {
+            index: 0,
+            message,
+            logprobs: joined_logprobs.as_deref().map(|content| ChoiceLogprobs {
+                content: Some(content),
+                refusal: None,
+            }),
+            finish_reason: finish,
+        }],
+        usage: response.usage.as_ref().map(usage),
+    };
+    Ok(TranslatedBody {
+        body: serde_json::to_vec(&completion).expect("completions always serialize"),
+        losses,
+    })
+}
+
+/// Arguments as a JSON string literal (objects from lenient servers encoded).
+pub(super) fn arguments(raw: Option<&RawValue>) -> JsonText<'_> {
+    match raw {
+        Some(raw) => match JsonStr::new(raw) {
+            Some(text) => text.into(),
+            None if raw.get() == "null" => JsonText::from_text(""),
+            None => JsonText::Owned(wirebridge_wire::raw::json_as_string_literal(raw)),
+        },
+        None => JsonText::from_text(""),
+    }
+}
+
+/// Concatenates JSON arrays.
+pub(super) fn join_arrays(arrays: &[&RawValue]) -> Box<RawValue> {
+    let mut joined = String::from("[");
+    for array in arrays {
+        let compact = wirebridge_wire::compact(array);
+        let inner = compact.get().trim();
+        let inner = &inner[1..inner.len() - 1];
+        if !inner.is_empty() {
+            if joined.len() > 1 {
+                joined.push(',');
+            }
+            joined.push_str(inner);
+        }
+    }
+    joined.push(']');
+    RawValue::from_string(joined)
+        .unwrap_or_else(|_| RawValue::from_string("[]".into()).expect("constant"))
 }

@@ -8,6 +8,7 @@
 //!   `chat.completion.chunk` events.
 
 mod body;
+mod reply;
 mod request;
 mod stream;
 

@@ -1,21 +1,522 @@
 //! Responses event stream → Chat chunk stream.
 
-use super::ChatContext;
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::chunk::{
+    ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, CustomChunk, Delta,
+    FunctionChunk, ToolCallChunk,
+};
+use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::responses::stream::{OutputItem, ResponseBody, StreamEvent};
+
+use super::body::arguments;
+use super::reply::{finish_reason, usage, Failure};
+use super::{ChatContext, ChatReasoning};
+use crate::ids::{unix_now, ResponseIds};
+use crate::loss::{Loss, LossKind, LossReport};
 
 /// Translates a Responses event stream into a Chat Completions chunk stream.
+///
+/// Feed it the `data` of each upstream SSE event with [`push`](Self::push),
+/// and call [`finish`](Self::finish) at the end of the upstream body (or
+/// [`fail`](Self::fail) if it broke off). Each call appends complete
+/// `data: …` frames to `out`; the stream ends with `data: [DONE]`, or, on
+/// failure, with a `data: {"error": …}` frame so a client can tell the two
+/// apart.
+///
+/// ```
+/// use wirebridge_convert::chat_to_responses::{ChatContext, StreamTranslator};
+///
+/// let mut translator = StreamTranslator::new(ChatContext::default());
+/// let mut out = Vec::new();
+/// translator.push(r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","created_at":1,"model":"m"}}"#, &mut out);
+/// translator.push(r#"{"type":"response.output_text.delta","sequence_number":1,"output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}"#, &mut out);
+/// translator.push(r#"{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed"}}"#, &mut out);
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains(r#""delta":{"content":"Hi"}"#));
+/// assert!(text.ends_with("data: [DONE]\n\n"));
+/// ```
 #[derive(Debug)]
 pub struct StreamTranslator {
     ctx: ChatContext,
+    id: String,
+    created: u64,
+    model: String,
+    started: bool,
+    finished: bool,
+    calls: Vec<Call>,
+    /// Output indexes whose text, refusal or reasoning arrived as deltas.
+    streamed: Vec<u32>,
+    usage: Option<CompletionUsage>,
+    losses: LossReport,
+}
+
+#[derive(Debug)]
+struct Call {
+    output_index: u32,
+    custom: bool,
+    /// Whether any of its arguments (or input) has been sent.
+    sent: bool,
 }
 
 impl StreamTranslator {
     /// A translator for one completion.
     pub fn new(ctx: ChatContext) -> Self {
-        Self { ctx }
+        Self {
+            id: ResponseIds::new().chat_completion(),
+            created: 0,
+            model: ctx.model.clone(),
+            ctx,
+            started: false,
+            finished: false,
+            calls: Vec::new(),
+            streamed: Vec::new(),
+            usage: None,
+            losses: LossReport::default(),
+        }
     }
 
-    /// The context.
-    pub fn context(&self) -> &ChatContext {
-        &self.ctx
+    /// The `chatcmpl-…` id of every chunk.
+    pub fn id(&self) -> &str {
+        &self.id
     }
+
+    /// Whether the stream has ended (`[DONE]` or an error chunk written).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// What the stream could not carry.
+    pub fn losses(&self) -> &LossReport {
+        &self.losses
+    }
+
+    /// Usage reported by the upstream, once the response has finished.
+    pub fn usage(&self) -> Option<&CompletionUsage> {
+        self.usage.as_ref()
+    }
+
+    /// Feeds the `data` of one upstream SSE event.
+    pub fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        if self.finished {
+            return;
+        }
+        if data.trim() == "[DONE]" {
+            return self.finish(out);
+        }
+        let event: StreamEvent<'_> = match serde_json::from_str(data) {
+            Ok(event) => event,
+            Err(e) => {
+                return self.fail_with(
+                    Failure::server(format!(
+                        "the upstream sent an event that is not valid JSON: {e}"
+                    )),
+                    out,
+                )
+            }
+        };
+        let index = event.output_index.unwrap_or(0);
+        match event.kind() {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                self.note_response(event.response);
+                self.start(out);
+            }
+            "response.output_item.added" => {
+                self.start(out);
+                if let Some(item) = &event.item {
+                    self.item_added(index, item, out);
+                }
+            }
+            "response.output_text.delta" => {
+                let logprobs = if self.ctx.logprobs {
+                    event.logprobs
+                } else {
+                    None
+                };
+                self.text(index, event.delta, TextKind::Content, logprobs, out);
+            }
+            "response.refusal.delta" => self.text(index, event.delta, TextKind::Refusal, None, out),
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                self.text(index, event.delta, TextKind::Reasoning, None, out)
+            }
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+                if let Some(delta) = event.delta.and_then(JsonStr::new).filter(|d| !d.is_empty()) {
+                    self.call_fragment(index, delta.into(), out);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                if let Some(slot) = self.call_slot(index).filter(|s| !self.calls[*s].sent) {
+                    let text = arguments(event.arguments);
+                    if !text.is_empty() {
+                        self.call_fragment(self.calls[slot].output_index, text, out);
+                    }
+                }
+            }
+            "response.custom_tool_call_input.done" => {
+                if let (Some(slot), Some(input)) = (self.call_slot(index), event.input) {
+                    if !self.calls[slot].sent && !input.is_empty() {
+                        self.call_fragment(self.calls[slot].output_index, input.into(), out);
+                    }
+                }
+            }
+            "response.output_item.done" => {
+                if let Some(item) = &event.item {
+                    self.item_done(index, item, out);
+                }
+            }
+            "response.output_text.annotation.added" => self.lose_once(
+                LossKind::UnsupportedContent,
+                "annotations",
+                "Chat chunks carry no citations; they are in the non-streaming message only",
+            ),
+            "response.completed" | "response.incomplete" => self.complete(event.response, out),
+            "response.failed" => {
+                let body = event
+                    .response
+                    .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok());
+                let failure = body.and_then(|b| Failure::from_raw(b.error));
+                self.fail_with(
+                    failure.unwrap_or_else(|| Failure::server("the upstream response failed")),
+                    out,
+                );
+            }
+            "error" => {
+                let failure = Failure::from_raw(event.error).unwrap_or_else(|| Failure {
+                    message: event
+                        .message
+                        .as_deref()
+                        .unwrap_or("the upstream reported an error")
+                        .to_owned(),
+                    error_type: "server_error".into(),
+                    code: event
+                        .code
+                        .and_then(|c| serde_json::from_str::<String>(c.get()).ok()),
+                    param: event.param.as_deref().map(str::to_owned),
+                });
+                self.fail_with(failure, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the stream at the end of the upstream body. A stream that ended
+    /// without a terminal event was cut off: it ends with an error chunk.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        if !self.finished {
+            self.fail_with(
+                Failure::server("the upstream stream ended before the response was complete"),
+                out,
+            );
+        }
+    }
+
+    /// Ends the stream because the upstream failed (a transport error, a
+    /// decoding error).
+    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        self.fail_with(Failure::server(message), out);
+    }
+
+    fn note_response(&mut self, raw: Option<&RawValue>) {
+        let Some(body) = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
+        else {
+            return;
+        };
+        if self.created == 0 {
+            self.created = body.created_at.unwrap_or(0);
+        }
+        if let Some(model) = body.model.as_deref().filter(|m| !m.is_empty()) {
+            self.model = model.to_owned();
+        }
+    }
+
+    /// Writes the first chunk, with the role.
+    fn start(&mut self, out: &mut Vec<u8>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        if self.created == 0 {
+            self.created = unix_now();
+        }
+        let delta = Delta {
+            role: Some("assistant"),
+            content: Some(JsonText::from_text("")),
+            ..Delta::default()
+        };
+        self.write(out, delta, None, None);
+    }
+
+    fn write(
+        &self,
+        out: &mut Vec<u8>,
+        delta: Delta<'_>,
+        finish: Option<&'static str>,
+        logprobs: Option<ChoiceLogprobs<'_>>,
+    ) {
+        let choices = [ChunkChoice {
+            index: 0,
+            delta,
+            logprobs,
+            finish_reason: finish,
+        }];
+        let usage = if self.ctx.include_usage {
+            ChunkUsage::Null
+        } else {
+            ChunkUsage::Omitted
+        };
+        self.write_chunk(out, &choices, usage);
+    }
+
+    fn write_chunk(&self, out: &mut Vec<u8>, choices: &[ChunkChoice<'_>], usage: ChunkUsage<'_>) {
+        let chunk = ChatChunk {
+            id: &self.id,
+            object: "chat.completion.chunk",
+            created: self.created,
+            model: &self.model,
+            choices,
+            usage,
+        };
+        out.extend_from_slice(b"data: ");
+        serde_json::to_writer(&mut *out, &chunk).expect("chunks always serialize");
+        out.extend_from_slice(b"\n\n");
+    }
+
+    fn text(
+        &mut self,
+        index: u32,
+        delta: Option<&RawValue>,
+        kind: TextKind,
+        logprobs: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) {
+        let Some(text) = delta.and_then(JsonStr::new).filter(|t| !t.is_empty()) else {
+            return;
+        };
+        self.emit_text(index, text.into(), kind, logprobs, out);
+    }
+
+    fn emit_text(
+        &mut self,
+        index: u32,
+        text: JsonText<'_>,
+        kind: TextKind,
+        logprobs: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) {
+        self.start(out);
+        if !self.streamed.contains(&index) {
+            self.streamed.push(index);
+        }
+        let mut delta = Delta::default();
+        match kind {
+            TextKind::Content => delta.content = Some(text),
+            TextKind::Refusal => delta.refusal = Some(text),
+            TextKind::Reasoning => match self.ctx.reasoning {
+                ChatReasoning::ReasoningContent => delta.reasoning_content = Some(text),
+                ChatReasoning::Reasoning => delta.reasoning = Some(text),
+                ChatReasoning::Omit => {
+                    return self.lose_once(
+                        LossKind::ReasoningSetting,
+                        "reasoning",
+                        "Chat Completions has no reasoning field; ask for reasoning_content to receive it",
+                    )
+                }
+            },
+        }
+        let compacted = logprobs.map(wirebridge_wire::compact);
+        let logprobs = compacted.as_deref().map(|content| ChoiceLogprobs {
+            content: Some(content),
+            refusal: None,
+        });
+        self.write(out, delta, None, logprobs);
+    }
+
+    fn call_slot(&self, output_index: u32) -> Option<usize> {
+        self.calls
+            .iter()
+            .position(|c| c.output_index == output_index)
+    }
+
+    fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+        match item.kind() {
+            "function_call" | "custom_tool_call" => self.open_call(index, item, out),
+            "message" | "reasoning" => {}
+            other => self.lose_once(
+                LossKind::UnsupportedItem,
+                other,
+                &format!("'{other}' items have no Chat Completions equivalent"),
+            ),
+        }
+    }
+
+    /// Sends a call's first fragment: index, id, type and name.
+    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+        if self.call_slot(index).is_some() {
+            return;
+        }
+        let custom = item.kind() == "custom_tool_call";
+        let chat_index = self.calls.len() as u32;
+        self.calls.push(Call {
+            output_index: index,
+            custom,
+            sent: false,
+        });
+        let name = item.name.as_deref();
+        let empty = JsonText::from_text("");
+        let call = ToolCallChunk {
+            index: chat_index,
+            id: item.call_id.as_deref(),
+            call_type: Some(if custom { "custom" } else { "function" }),
+            function: (!custom).then(|| FunctionChunk {
+                name,
+                arguments: empty.clone(),
+            }),
+            custom: custom.then_some(CustomChunk { name, input: empty }),
+        };
+        self.start(out);
+        self.write(
+            out,
+            Delta {
+                tool_calls: vec![call],
+                ..Delta::default()
+            },
+            None,
+            None,
+        );
+    }
+
+    fn call_fragment(&mut self, index: u32, text: JsonText<'_>, out: &mut Vec<u8>) {
+        let Some(slot) = self.call_slot(index) else {
+            return;
+        };
+        let call = &mut self.calls[slot];
+        call.sent = true;
+        let custom = call.custom;
+        let fragment = ToolCallChunk {
+            index: slot as u32,
+            id: None,
+            call_type: None,
+            function: (!custom).then(|| FunctionChunk {
+                name: None,
+                arguments: text.clone(),
+            }),
+            custom: custom.then_some(CustomChunk {
+                name: None,
+                input: text,
+            }),
+        };
+        self.write(
+            out,
+            Delta {
+                tool_calls: vec![fragment],
+                ..Delta::default()
+            },
+            None,
+            None,
+        );
+    }
+
+    /// Sends what an item carried that no delta did: servers may skip deltas
+    /// and send only complete items.
+    fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+        match item.kind() {
+            "function_call" | "custom_tool_call" => {
+                self.open_call(index, item, out);
+                let slot = self.call_slot(index).expect("opened above");
+                if !self.calls[slot].sent {
+                    let text = match item.kind() {
+                        "custom_tool_call" => item
+                            .input
+                            .map(JsonText::from)
+                            .unwrap_or_else(|| JsonText::from_text("")),
+                        _ => arguments(item.arguments),
+                    };
+                    if !text.is_empty() {
+                        self.call_fragment(index, text, out);
+                    }
+                }
+            }
+            "message" if !self.streamed.contains(&index) => {
+                for part in item.parts() {
+                    match (part.kind(), part.text, part.refusal) {
+                        ("output_text", Some(text), _) if !text.is_empty() => {
+                            self.emit_text(index, text.into(), TextKind::Content, None, out)
+                        }
+                        ("refusal", _, Some(refusal)) if !refusal.is_empty() => {
+                            self.emit_text(index, refusal.into(), TextKind::Refusal, None, out)
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "reasoning" if !self.streamed.contains(&index) => {
+                let mut texts: Vec<_> = item.parts().into_iter().filter_map(|p| p.text).collect();
+                if texts.is_empty() {
+                    texts = item
+                        .summary_parts()
+                        .into_iter()
+                        .filter_map(|p| p.text)
+                        .collect();
+                }
+                if !texts.is_empty() {
+                    self.emit_text(
+                        index,
+                        JsonText::join(texts, r"\n\n"),
+                        TextKind::Reasoning,
+                        None,
+                        out,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn complete(&mut self, raw: Option<&RawValue>, out: &mut Vec<u8>) {
+        self.start(out);
+        let body = raw
+            .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
+            .unwrap_or_default();
+        let finish = finish_reason(
+            body.status.as_deref(),
+            body.incomplete_details
+                .as_ref()
+                .and_then(|d| d.reason.as_deref()),
+            !self.calls.is_empty(),
+        );
+        self.usage = body.usage.as_ref().map(usage);
+        self.write(out, Delta::default(), Some(finish), None);
+        if self.ctx.include_usage {
+            let usage = self.usage.unwrap_or_default();
+            self.write_chunk(out, &[], ChunkUsage::Usage(&usage));
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+        self.finished = true;
+    }
+
+    fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
+        if self.finished {
+            return;
+        }
+        out.extend_from_slice(b"data: ");
+        serde_json::to_writer(&mut *out, &failure.to_json()).expect("values serialize");
+        out.extend_from_slice(b"\n\n");
+        self.finished = true;
+    }
+
+    fn lose_once(&mut self, kind: LossKind, path: &str, reason: &str) {
+        if !self.losses.iter().any(|l| l.kind == kind && l.path == path) {
+            self.losses.push(Loss {
+                kind,
+                path: path.to_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum TextKind {
+    Content,
+    Refusal,
+    Reasoning,
 }

@@ -1,0 +1,128 @@
+//! Pieces shared by the body and stream translators.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use wirebridge_wire::chat::chunk::{CompletionDetails, CompletionUsage, PromptDetails};
+use wirebridge_wire::error::UpstreamError;
+use wirebridge_wire::raw::JsonStr;
+use wirebridge_wire::responses::stream::ResponseUsage;
+
+/// Responses usage in Chat terms.
+pub(super) fn usage(u: &ResponseUsage) -> CompletionUsage {
+    let prompt = u.input_tokens.unwrap_or_default();
+    let completion = u.output_tokens.unwrap_or_default();
+    CompletionUsage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: u.total_tokens.unwrap_or(prompt + completion),
+        prompt_tokens_details: PromptDetails {
+            cached_tokens: u
+                .input_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or_default(),
+        },
+        completion_tokens_details: CompletionDetails {
+            reasoning_tokens: u
+                .output_tokens_details
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or_default(),
+        },
+    }
+}
+
+/// The Chat `finish_reason` of a finished response.
+pub(super) fn finish_reason(
+    status: Option<&str>,
+    incomplete_reason: Option<&str>,
+    tool_calls: bool,
+) -> &'static str {
+    match (status, incomplete_reason) {
+        (Some("incomplete"), Some("content_filter")) => "content_filter",
+        (Some("incomplete"), _) => "length",
+        _ if tool_calls => "tool_calls",
+        _ => "stop",
+    }
+}
+
+/// A Responses `url_citation` annotation in Chat shape, or `None` for other
+/// kinds (file citations have no Chat form).
+pub(super) fn chat_annotation(raw: &RawValue) -> Option<serde_json::Value> {
+    #[derive(Deserialize)]
+    struct Annotation<'b> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'b, str>,
+        #[serde(borrow, default)]
+        url: Option<JsonStr<'b>>,
+        #[serde(borrow, default)]
+        title: Option<JsonStr<'b>>,
+        #[serde(default)]
+        start_index: u64,
+        #[serde(default)]
+        end_index: u64,
+    }
+    let a: Annotation<'_> = serde_json::from_str(raw.get()).ok()?;
+    if a.kind != "url_citation" {
+        return None;
+    }
+    Some(serde_json::json!({
+        "type": "url_citation",
+        "url_citation": {
+            "url": a.url?.decode(),
+            "title": a.title.map(|t| t.decode().into_owned()).unwrap_or_default(),
+            "start_index": a.start_index,
+            "end_index": a.end_index,
+        }
+    }))
+}
+
+/// An upstream failure, read from a nested or flat error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Failure {
+    pub(super) message: String,
+    pub(super) error_type: String,
+    pub(super) code: Option<String>,
+    pub(super) param: Option<String>,
+}
+
+impl Failure {
+    pub(super) fn server(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            error_type: "server_error".into(),
+            code: None,
+            param: None,
+        }
+    }
+
+    pub(super) fn from_raw(raw: Option<&RawValue>) -> Option<Self> {
+        let err = UpstreamError::parse(raw.filter(|r| r.get() != "null")?)?;
+        Some(Failure {
+            message: err
+                .message
+                .as_deref()
+                .unwrap_or("the upstream reported an error")
+                .to_owned(),
+            error_type: err
+                .error_type
+                .as_deref()
+                .unwrap_or("server_error")
+                .to_owned(),
+            code: err.code_text().map(Cow::into_owned),
+            param: err.param.as_deref().map(str::to_owned),
+        })
+    }
+
+    /// The Chat error object `{"error":{…}}`.
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "error": {
+                "message": self.message,
+                "type": self.error_type,
+                "param": self.param,
+                "code": self.code,
+            }
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! Responses → Chat stream edge cases.
+
+use serde_json::Value;
+use wirebridge_convert::chat_to_responses::{ChatContext, StreamTranslator};
+use wirebridge_testkit::{chat_grammar, parse_sse, ChatTranscript};
+
+fn run(events: &[&str], ctx: ChatContext) -> (Vec<Value>, ChatTranscript, StreamTranslator) {
+    let mut translator = StreamTranslator::new(ctx.clone());
+    let mut out = Vec::new();
+    for event in events {
+        translator.push(event, &mut out);
+    }
+    translator.finish(&mut out);
+    let frames = parse_sse(&out);
+    let t = chat_grammar::check(&frames, ctx.include_usage)
+        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&out)));
+    let chunks = frames
+        .iter()
+        .filter(|f| f.data != "[DONE]")
+        .map(|f| serde_json::from_str(&f.data).unwrap())
+        .collect();
+    (chunks, t, translator)
+}
+
+const CREATED: &str = r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","created_at":1700000000,"model":"gpt-x","status":"in_progress","output":[]}}"#;
+const COMPLETED: &str = r#"{"type":"response.completed","sequence_number":9,"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12,"input_tokens_details":{"cached_tokens":1},"output_tokens_details":{"reasoning_tokens":2}}}}"#;
+
+#[test]
+fn items_sent_only_whole_still_arrive_once() {
+    let events = [
+        CREATED,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","id":"m","status":"completed","role":"assistant","content":[{"type":"output_text","text":"whole","annotations":[]}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","id":"fc","call_id":"call_9","name":"f","arguments":"{\"a\":1}","status":"completed"}}"#,
+        COMPLETED,
+    ];
+    let (_, t, _) = run(&events, ChatContext::default());
+    assert_eq!(t.text, "whole");
+    assert_eq!(t.tool_calls.len(), 1);
+    assert_eq!(t.tool_calls[0].arguments, r#"{"a":1}"#);
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+}
+
+#[test]
+fn arguments_only_in_done_are_sent_once() {
+    let events = [
+        CREATED,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.function_call_arguments.done","output_index":0,"item_id":"fc","arguments":"{}"}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"{}","status":"completed"}}"#,
+        COMPLETED,
+    ];
+    let (_, t, _) = run(&events, ChatContext::default());
+    assert_eq!(t.tool_calls[0].arguments, "{}");
+}
+
+#[test]
+fn usage_chunk_and_null_usage_when_asked() {
+    let ctx = ChatContext {
+        include_usage: true,
+        ..Default::default()
+    };
+    let events = [
+        CREATED,
+        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"x","logprobs":[]}"#,
+        COMPLETED,
+    ];
+    let (chunks, t, _) = run(&events, ctx);
+    let usage = t.usage.unwrap();
+    assert_eq!(
+        (
+            usage["prompt_tokens"].as_u64(),
+            usage["completion_tokens"].as_u64()
+        ),
+        (Some(5), Some(7))
+    );
+    assert_eq!(usage["prompt_tokens_details"]["cached_tokens"], 1);
+    assert_eq!(usage["completion_tokens_details"]["reasoning_tokens"], 2);
+    assert!(chunks[..chunks.len() - 1]
+        .iter()
+        .all(|c| c["usage"].is_null() && c.get("usage").is_some()));
+    let (chunks, _, _) = run(&events, ChatContext::default());
+    assert!(chunks.iter().all(|c| c.get("usage").is_none()));
+    assert!(chunks
+        .iter()
+        .all(|c| c["created"] == 1700000000 && c["model"] == "gpt-x"));
+}
+
+#[test]
+fn logprobs_pass_through_when_asked() {
+    let ctx = ChatContext {
+        logprobs: true,
+        ..Default::default()
+    };
+    let events = [
+        CREATED,
+        r#"{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Hi","logprobs":[{"token":"Hi","logprob":-0.1,"top_logprobs":[]}]}"#,
+        COMPLETED,
+    ];
+    let (chunks, _, _) = run(&events, ctx);
+    let with_text = chunks
+        .iter()
+        .find(|c| c["choices"][0]["delta"]["content"] == "Hi")
+        .unwrap();
+    assert_eq!(
+        with_text["choices"][0]["logprobs"]["content"][0]["token"],
+        "Hi"
+    );
+}
+
+#[test]
+fn hosted_items_and_unknown_events_are_reported_not_fatal() {
+    let events = [
+        CREATED,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"web_search_call","id":"ws","status":"in_progress"}}"#,
+        r#"{"type":"response.web_search_call.searching","output_index":0,"item_id":"ws"}"#,
+        r#"{"type":"response.something_new","whatever":[1,2]}"#,
+        r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"found","logprobs":[],"obfuscation":"abc"}"#,
+        COMPLETED,
+    ];
+    let (_, t, translator) = run(&events, ChatContext::default());
+    assert_eq!(t.text, "found");
+    assert!(translator
+        .losses()
+        .iter()
+        .any(|l| l.path == "web_search_call"));
+}
+
+#[test]
+fn incomplete_maps_to_length_or_content_filter() {
+    for (reason, finish) in [
+        ("max_output_tokens", "length"),
+        ("content_filter", "content_filter"),
+    ] {
+        let incomplete = format!(
+            r#"{{"type":"response.incomplete","response":{{"id":"resp_1","status":"incomplete","incomplete_details":{{"reason":"{reason}"}}}}}}"#
+        );
+        let events = [
+            CREATED,
+            r#"{"type":"response.output_text.delta","output_index":0,"delta":"x"}"#,
+            incomplete.as_str(),
+        ];
+        let (_, t, _) = run(&events, ChatContext::default());
+        assert_eq!(t.finish_reason.as_deref(), Some(finish));
+    }
+}
+
+#[test]
+fn flat_error_events_and_garbage_fail_cleanly() {
+    let events = [
+        CREATED,
+        r#"{"type":"error","code":"server_error","message":"boom","param":null,"sequence_number":1}"#,
+    ];
+    let (_, t, _) = run(&events, ChatContext::default());
+    assert_eq!(t.error.unwrap()["message"], "boom");
+    let (_, t, _) = run(&[CREATED, "{not json"], ChatContext::default());
+    assert!(t.error.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("not valid JSON"));
+}

@@ -1,0 +1,215 @@
+//! Every recorded Responses stream and body, translated for a Chat client:
+//! the strict Chat grammar checker passes, and the content equals the
+//! recording's, however the upstream bytes are split.
+
+use serde_json::Value;
+use wirebridge_convert::chat_to_responses::{
+    translate_body, ChatContext, ChatReasoning, StreamTranslator,
+};
+use wirebridge_sse::Decoder;
+use wirebridge_testkit::{
+    chat_grammar, fixtures, parse_sse, responses_grammar, split_random, ToolCallRecord,
+};
+
+fn translate(upstream: &[u8], ctx: ChatContext, seed: u64) -> Vec<u8> {
+    let mut decoder = Decoder::new();
+    let mut translator = StreamTranslator::new(ctx);
+    let mut out = Vec::new();
+    for piece in split_random(upstream, seed) {
+        decoder.feed(&piece);
+        while let Some(event) = decoder.next_event() {
+            match event {
+                Ok(event) => translator.push(event.data, &mut out),
+                Err(e) => translator.fail(&e.to_string(), &mut out),
+            }
+        }
+    }
+    while let Some(Ok(event)) = decoder.finish() {
+        translator.push(event.data, &mut out);
+    }
+    translator.finish(&mut out);
+    out
+}
+
+fn calls(records: &[ToolCallRecord]) -> Vec<(String, String, String)> {
+    records
+        .iter()
+        .map(|c| (c.name.clone(), c.call_id.clone(), c.arguments.clone()))
+        .collect()
+}
+
+#[test]
+fn every_recorded_responses_stream_translates() {
+    let streams = fixtures::responses_streams();
+    assert!(
+        streams.len() >= 14,
+        "expected the recorded streams, found {}",
+        streams.len()
+    );
+    for stream in streams {
+        let expected = responses_grammar::transcript_of_recorded(&stream.frames());
+        for (seed, include_usage) in [(1, true), (2, false), (3, true)] {
+            let ctx = ChatContext {
+                include_usage,
+                reasoning: ChatReasoning::ReasoningContent,
+                ..Default::default()
+            };
+            let out = translate(&stream.sse, ctx, seed);
+            let name = &stream.name;
+            let t = chat_grammar::check(&parse_sse(&out), include_usage).unwrap_or_else(|v| {
+                panic!(
+                    "{name} (seed {seed}): {v}\n{}",
+                    String::from_utf8_lossy(&out)
+                )
+            });
+            if expected.status == "failed" {
+                let error = t
+                    .error
+                    .unwrap_or_else(|| panic!("{name}: failure not reported"));
+                let recorded = expected.error.as_ref().unwrap();
+                assert_eq!(error["message"], recorded["message"], "{name}");
+                assert_eq!(error["code"], recorded["code"], "{name}");
+                continue;
+            }
+            if name.contains("openai-phase") {
+                // Recorded with most text deltas removed (see the fixtures'
+                // README): its deltas cannot add up to its text. The grammar
+                // check above still applies.
+                continue;
+            }
+            assert_eq!(t.text, expected.text, "{name}: text");
+            assert_eq!(t.refusal, expected.refusal, "{name}: refusal");
+            assert_eq!(t.reasoning, expected.reasoning, "{name}: reasoning");
+            assert_eq!(
+                calls(&t.tool_calls),
+                calls(&expected.function_calls),
+                "{name}: tool calls"
+            );
+            let finish = match (
+                expected.status.as_str(),
+                expected.incomplete_reason.as_deref(),
+            ) {
+                ("incomplete", Some("content_filter")) => "content_filter",
+                ("incomplete", _) => "length",
+                _ if !expected.function_calls.is_empty() => "tool_calls",
+                _ => "stop",
+            };
+            assert_eq!(t.finish_reason.as_deref(), Some(finish), "{name}");
+            if include_usage {
+                let (chat, resp) = (t.usage.as_ref().unwrap(), expected.usage.as_ref().unwrap());
+                assert_eq!(chat["prompt_tokens"], resp["input_tokens"], "{name}");
+                assert_eq!(chat["completion_tokens"], resp["output_tokens"], "{name}");
+                assert_eq!(chat["total_tokens"], resp["total_tokens"], "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reasoning_is_omitted_and_reported_unless_asked_for() {
+    let stream = fixtures::responses_streams()
+        .into_iter()
+        .find(|s| s.name.contains("gpt-5-4-split"))
+        .expect("the reasoning fixture");
+    let out = translate(&stream.sse, ChatContext::default(), 4);
+    let t = chat_grammar::check(&parse_sse(&out), false).unwrap();
+    assert!(t.reasoning.is_empty());
+    assert!(!t.text.is_empty());
+    let mut translator = StreamTranslator::new(ChatContext::default());
+    let mut sink = Vec::new();
+    for frame in stream.frames() {
+        translator.push(&frame.data, &mut sink);
+    }
+    assert!(
+        translator.losses().iter().any(|l| l.path == "reasoning"),
+        "{:?}",
+        translator.losses()
+    );
+}
+
+#[test]
+fn every_recorded_responses_body_translates() {
+    let bodies = fixtures::responses_bodies();
+    assert!(bodies.len() >= 3);
+    for (name, bytes) in bodies {
+        let response: Value = serde_json::from_slice(&bytes).unwrap();
+        let expected = responses_grammar::responses_body_transcript(&response);
+        let ctx = ChatContext {
+            reasoning: ChatReasoning::ReasoningContent,
+            ..Default::default()
+        };
+        let translated = translate_body(&bytes, &ctx).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let chat: Value = serde_json::from_slice(&translated.body).unwrap();
+        assert_eq!(chat["object"], "chat.completion");
+        assert!(chat["id"].as_str().unwrap().starts_with("chatcmpl-"));
+        let t = chat_grammar::chat_body_transcript(&chat);
+        assert_eq!(t.text, expected.text, "{name}");
+        assert_eq!(
+            calls(&t.tool_calls),
+            calls(&expected.function_calls),
+            "{name}"
+        );
+        assert_eq!(
+            chat["usage"]["prompt_tokens"], response["usage"]["input_tokens"],
+            "{name}"
+        );
+        assert_eq!(
+            chat["usage"]["completion_tokens"], response["usage"]["output_tokens"],
+            "{name}"
+        );
+        let finish = if expected.function_calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        assert_eq!(chat["choices"][0]["finish_reason"], finish, "{name}");
+    }
+}
+
+#[test]
+fn the_error_fixture_becomes_an_error_chunk_and_an_error_body() {
+    let stream = fixtures::responses_streams()
+        .into_iter()
+        .find(|s| s.name.contains("openai-error"))
+        .unwrap();
+    let out = translate(&stream.sse, ChatContext::default(), 5);
+    let frames = parse_sse(&out);
+    let last: Value = serde_json::from_str(&frames.last().unwrap().data).unwrap();
+    assert_eq!(last["error"]["code"], "insufficient_quota");
+    assert!(last["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("You exceeded your current quota"));
+    assert!(
+        !frames.iter().any(|f| f.data == "[DONE]"),
+        "a failed stream must not look finished"
+    );
+
+    let failed = br#"{"id":"resp_1","object":"response","status":"failed","output":[],"error":{"code":"rate_limit_exceeded","message":"Slow down"}}"#;
+    let err = translate_body(failed, &ChatContext::default()).unwrap_err();
+    assert_eq!(err.status(), 502);
+    assert_eq!(err.code(), "rate_limit_exceeded");
+    assert_eq!(err.to_string(), "Slow down");
+}
+
+#[test]
+fn a_cut_stream_ends_with_an_error_chunk() {
+    let stream = fixtures::responses_streams()
+        .into_iter()
+        .find(|s| s.name.contains("azure__azure-text"))
+        .unwrap();
+    let middle = stream.sse.len() / 2;
+    let boundary = middle
+        + stream.sse[middle..]
+            .windows(2)
+            .position(|w| w == b"\n\n")
+            .unwrap()
+        + 2;
+    let cut = &stream.sse[..boundary];
+    let out = translate(cut, ChatContext::default(), 6);
+    let t = chat_grammar::check(&parse_sse(&out), false).unwrap();
+    assert!(t.error.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("ended before"));
+}
