@@ -111,3 +111,43 @@ fn mutated_requests_and_bodies_never_panic() {
         let _ = translate_body(&mutate(body, &mut rng), &ResponsesContext::default());
     }
 }
+
+#[test]
+fn mutated_responses_streams_end_with_done_or_an_error() {
+    use wirebridge_convert::chat_to_responses::{self, ChatContext};
+    let streams = fixtures::responses_streams();
+    let bodies = fixtures::responses_bodies();
+    let mut rng = Rng(0xdead_beef);
+    for round in 0..600 {
+        let stream = &streams[round % streams.len()];
+        let input = mutate(&stream.sse, &mut rng);
+        let mut decoder = wirebridge_sse::Decoder::new();
+        let mut translator = chat_to_responses::StreamTranslator::new(ChatContext::default());
+        let mut out = Vec::new();
+        for piece in wirebridge_testkit::split_random(&input, round as u64) {
+            decoder.feed(&piece);
+            while let Some(event) = decoder.next_event() {
+                match event {
+                    Ok(event) => translator.push(event.data, &mut out),
+                    Err(e) => translator.fail(&e.to_string(), &mut out),
+                }
+            }
+        }
+        translator.finish(&mut out);
+        assert!(translator.is_finished());
+        let frames = parse_sse(&out);
+        let last = &frames.last().unwrap().data;
+        let ends = frames
+            .iter()
+            .filter(|f| f.data == "[DONE]" || f.data.starts_with(r#"{"error""#))
+            .count();
+        assert_eq!(ends, 1, "{} round {round}: {last}", stream.name);
+        assert!(
+            last == "[DONE]" || last.starts_with(r#"{"error""#),
+            "{} round {round}",
+            stream.name
+        );
+        let (_, body) = &bodies[round % bodies.len()];
+        let _ = chat_to_responses::translate_body(&mutate(body, &mut rng), &ChatContext::default());
+    }
+}
