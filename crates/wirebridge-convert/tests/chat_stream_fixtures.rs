@@ -12,6 +12,14 @@ use wirebridge_testkit::{
 };
 
 fn translate(upstream: &[u8], ctx: ChatContext, seed: u64) -> Vec<u8> {
+    translate_with_summary(upstream, ctx, seed).0
+}
+
+fn translate_with_summary(
+    upstream: &[u8],
+    ctx: ChatContext,
+    seed: u64,
+) -> (Vec<u8>, wirebridge_convert::ReplySummary) {
     let mut decoder = Decoder::new();
     let mut translator = StreamTranslator::new(ctx);
     let mut out = Vec::new();
@@ -28,7 +36,7 @@ fn translate(upstream: &[u8], ctx: ChatContext, seed: u64) -> Vec<u8> {
         translator.push(event.data, &mut out);
     }
     translator.finish(&mut out);
-    out
+    (out, translator.summary())
 }
 
 fn calls(records: &[ToolCallRecord]) -> Vec<(String, String, String)> {
@@ -54,7 +62,7 @@ fn every_recorded_responses_stream_translates() {
                 reasoning: ChatReasoning::ReasoningContent,
                 ..Default::default()
             };
-            let out = translate(&stream.sse, ctx, seed);
+            let (out, summary) = translate_with_summary(&stream.sse, ctx, seed);
             let name = &stream.name;
             let t = chat_grammar::check(&parse_sse(&out), include_usage).unwrap_or_else(|v| {
                 panic!(
@@ -95,6 +103,16 @@ fn every_recorded_responses_stream_translates() {
                 _ => "stop",
             };
             assert_eq!(t.finish_reason.as_deref(), Some(finish), "{name}");
+            assert_eq!(summary.outcome.as_deref(), Some(finish), "{name}");
+            let names: Vec<_> = summary.tool_calls.iter().map(|c| c.name.clone()).collect();
+            assert_eq!(
+                names,
+                t.tool_calls
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>(),
+                "{name}"
+            );
             if include_usage {
                 let (chat, resp) = (t.usage.as_ref().unwrap(), expected.usage.as_ref().unwrap());
                 assert_eq!(chat["prompt_tokens"], resp["input_tokens"], "{name}");

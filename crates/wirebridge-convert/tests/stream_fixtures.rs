@@ -77,6 +77,38 @@ fn every_recorded_chat_stream_translates() {
             });
             assert_eq!(transcript.response_id, translator.response_id());
             assert_same_content(&stream.name, &expected, &transcript);
+            let summary = translator.summary();
+            assert_eq!(
+                summary.outcome.as_deref(),
+                Some(transcript.status.as_str()),
+                "{}",
+                stream.name
+            );
+            let names: Vec<_> = summary.tool_calls.iter().map(|c| c.name.as_str()).collect();
+            let expected_names: Vec<_> = transcript
+                .function_calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            assert_eq!(names, expected_names, "{}", stream.name);
+            let sizes: Vec<_> = summary
+                .tool_calls
+                .iter()
+                .map(|c| c.argument_bytes > 0)
+                .collect();
+            assert!(
+                sizes.iter().all(|s| *s),
+                "{}: argument sizes {:?}",
+                stream.name,
+                summary.tool_calls
+            );
+            assert_eq!(
+                summary.usage.map(|u| u.output),
+                transcript
+                    .usage
+                    .as_ref()
+                    .and_then(|u| u["output_tokens"].as_u64())
+            );
         }
     }
 }

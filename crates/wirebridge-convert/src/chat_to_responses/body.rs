@@ -21,6 +21,8 @@ pub struct TranslatedBody {
     pub body: Vec<u8>,
     /// What was dropped.
     pub losses: LossReport,
+    /// Outcome, usage and tool calls.
+    pub summary: crate::summary::ReplySummary,
 }
 
 /// Translates a `Response` body into a `chat.completion`.
@@ -136,6 +138,32 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
             .and_then(|d| d.reason.as_deref()),
         !message.tool_calls.is_empty(),
     );
+    let summary = crate::summary::ReplySummary {
+        outcome: Some(finish.to_owned()),
+        usage: response
+            .usage
+            .as_ref()
+            .map(|u| super::reply::token_usage(&usage(u))),
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|call| {
+                let (id, name, bytes) = match call {
+                    ReplyToolCall::Function { id, function } => {
+                        (id, function.name, function.arguments.escaped().len())
+                    }
+                    ReplyToolCall::Custom { id, custom } => {
+                        (id, custom.name, custom.input.escaped().len())
+                    }
+                };
+                crate::summary::ToolCallSummary {
+                    name: name.to_owned(),
+                    call_id: (*id).to_owned(),
+                    argument_bytes: bytes,
+                }
+            })
+            .collect(),
+    };
     let id = ResponseIds::new().chat_completion();
     let completion = CompletionBody {
         id: &id,
@@ -160,6 +188,7 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
     Ok(TranslatedBody {
         body: serde_json::to_vec(&completion).expect("completions always serialize"),
         losses,
+        summary,
     })
 }
 

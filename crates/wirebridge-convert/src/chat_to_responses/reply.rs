@@ -32,6 +32,16 @@ pub(super) fn usage(u: &ResponseUsage) -> CompletionUsage {
     }
 }
 
+/// Chat usage in neutral terms, for summaries.
+pub(super) fn token_usage(u: &CompletionUsage) -> crate::summary::TokenUsage {
+    crate::summary::TokenUsage {
+        input: u.prompt_tokens,
+        output: u.completion_tokens,
+        cached: u.prompt_tokens_details.cached_tokens,
+        reasoning: u.completion_tokens_details.reasoning_tokens,
+    }
+}
+
 /// The Chat `finish_reason` of a finished response.
 pub(super) fn finish_reason(
     status: Option<&str>,

@@ -48,6 +48,7 @@ pub struct StreamTranslator {
     streamed: Vec<u32>,
     usage: Option<CompletionUsage>,
     losses: LossReport,
+    outcome: Option<&'static str>,
 }
 
 #[derive(Debug)]
@@ -56,6 +57,9 @@ struct Call {
     custom: bool,
     /// Whether any of its arguments (or input) has been sent.
     sent: bool,
+    name: String,
+    call_id: String,
+    argument_bytes: usize,
 }
 
 impl StreamTranslator {
@@ -72,6 +76,7 @@ impl StreamTranslator {
             streamed: Vec::new(),
             usage: None,
             losses: LossReport::default(),
+            outcome: None,
         }
     }
 
@@ -93,6 +98,24 @@ impl StreamTranslator {
     /// Usage reported by the upstream, once the response has finished.
     pub fn usage(&self) -> Option<&CompletionUsage> {
         self.usage.as_ref()
+    }
+
+    /// How the reply went so far: its `finish_reason` (or `error`) once
+    /// finished, usage and tool calls.
+    pub fn summary(&self) -> crate::summary::ReplySummary {
+        crate::summary::ReplySummary {
+            outcome: self.outcome.map(str::to_owned),
+            usage: self.usage.as_ref().map(super::reply::token_usage),
+            tool_calls: self
+                .calls
+                .iter()
+                .map(|c| crate::summary::ToolCallSummary {
+                    name: c.name.clone(),
+                    call_id: c.call_id.clone(),
+                    argument_bytes: c.argument_bytes,
+                })
+                .collect(),
+        }
     }
 
     /// Feeds the `data` of one upstream SSE event.
@@ -359,6 +382,9 @@ impl StreamTranslator {
             output_index: index,
             custom,
             sent: false,
+            name: item.name.as_deref().unwrap_or_default().to_owned(),
+            call_id: item.call_id.as_deref().unwrap_or_default().to_owned(),
+            argument_bytes: 0,
         });
         let name = item.name.as_deref();
         let empty = JsonText::from_text("");
@@ -390,6 +416,7 @@ impl StreamTranslator {
         };
         let call = &mut self.calls[slot];
         call.sent = true;
+        call.argument_bytes += text.escaped().len();
         let custom = call.custom;
         let fragment = ToolCallChunk {
             index: slot as u32,
@@ -491,6 +518,7 @@ impl StreamTranslator {
         }
         out.extend_from_slice(b"data: [DONE]\n\n");
         self.finished = true;
+        self.outcome = Some(finish);
     }
 
     fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
@@ -501,6 +529,7 @@ impl StreamTranslator {
         serde_json::to_writer(&mut *out, &failure.to_json()).expect("values serialize");
         out.extend_from_slice(b"\n\n");
         self.finished = true;
+        self.outcome = Some("error");
     }
 
     fn lose_once(&mut self, kind: LossKind, path: &str, reason: &str) {

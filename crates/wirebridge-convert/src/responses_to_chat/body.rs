@@ -31,6 +31,8 @@ pub struct TranslatedBody {
     pub status: ResponseStatus,
     /// What was dropped.
     pub losses: LossReport,
+    /// Outcome, usage and tool calls.
+    pub summary: crate::summary::ReplySummary,
 }
 
 /// Translates a `chat.completion` body into a `Response`.
@@ -114,11 +116,22 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         usage: usage.as_ref(),
         echo: &ctx.echo,
     };
+    let tool_calls = choice
+        .as_ref()
+        .and_then(|c| c.message.as_ref())
+        .map(|m| tool_call_summaries(m, ctx))
+        .unwrap_or_default();
+    let summary = crate::summary::ReplySummary {
+        outcome: Some(status.as_str().to_owned()),
+        usage: usage.as_ref().map(super::reply::token_usage),
+        tool_calls,
+    };
     Ok(TranslatedBody {
         body: serde_json::to_vec(&response).expect("responses always serialize"),
         response_id,
         status,
         losses,
+        summary,
     })
 }
 
@@ -243,6 +256,34 @@ fn push_items(
         }
     }
     Ok(())
+}
+
+fn tool_call_summaries(
+    message: &Message<'_>,
+    ctx: &ResponsesContext,
+) -> Vec<crate::summary::ToolCallSummary> {
+    message
+        .tool_calls
+        .iter()
+        .flatten()
+        .filter_map(|call| {
+            let function = call.function.as_ref()?;
+            let chat_name = function.name.as_deref()?;
+            let name = ctx
+                .tool_names
+                .origin(chat_name)
+                .map(|o| o.name.as_str())
+                .unwrap_or(chat_name);
+            Some(crate::summary::ToolCallSummary {
+                name: name.to_owned(),
+                call_id: call.id.as_deref().unwrap_or_default().to_owned(),
+                argument_bytes: function
+                    .arguments
+                    .map(|a| a.get().len())
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 /// Adds a function call item, restored to the tool the client offered.

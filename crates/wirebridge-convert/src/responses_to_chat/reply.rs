@@ -33,6 +33,16 @@ pub(super) fn usage(chat: &ChatUsage) -> Usage {
     }
 }
 
+/// Responses usage in neutral terms, for summaries.
+pub(super) fn token_usage(u: &Usage) -> crate::summary::TokenUsage {
+    crate::summary::TokenUsage {
+        input: u.input_tokens,
+        output: u.output_tokens,
+        cached: u.input_tokens_details.cached_tokens,
+        reasoning: u.output_tokens_details.reasoning_tokens,
+    }
+}
+
 /// The response status a Chat `finish_reason` means. Empty, unknown and
 /// missing reasons count as a normal end.
 pub(super) fn status_for(

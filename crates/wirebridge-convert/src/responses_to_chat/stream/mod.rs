@@ -57,6 +57,7 @@ pub struct StreamTranslator {
     usage: Option<Usage>,
     losses: LossReport,
     think: Option<ThinkSplitter>,
+    outcome: Option<ResponseStatus>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +136,7 @@ impl StreamTranslator {
             usage: None,
             losses: LossReport::default(),
             think,
+            outcome: None,
         }
     }
 
@@ -156,6 +158,32 @@ impl StreamTranslator {
     /// Usage reported by the upstream so far.
     pub fn usage(&self) -> Option<&Usage> {
         self.usage.as_ref()
+    }
+
+    /// How the reply went so far: its final status once finished, usage and
+    /// tool calls.
+    pub fn summary(&self) -> crate::summary::ReplySummary {
+        let tool_calls = self
+            .calls
+            .iter()
+            .filter(|c| c.name.is_some())
+            .map(|c| {
+                let chat_name = c.name.as_deref().unwrap_or_default();
+                let origin = self.ctx.tool_names.origin(chat_name);
+                crate::summary::ToolCallSummary {
+                    name: origin
+                        .map(|o| o.name.clone())
+                        .unwrap_or_else(|| chat_name.to_owned()),
+                    call_id: c.call_id.clone().unwrap_or_default(),
+                    argument_bytes: c.arguments.escaped().len(),
+                }
+            })
+            .collect();
+        crate::summary::ReplySummary {
+            outcome: self.outcome.map(|s| s.as_str().to_owned()),
+            usage: self.usage.as_ref().map(super::reply::token_usage),
+            tool_calls,
+        }
     }
 
     /// The upstream's `finish_reason`, once it has arrived.
@@ -441,6 +469,7 @@ impl StreamTranslator {
         emit(out, &mut seq, kind, Lifecycle { response });
         self.seq = seq;
         self.state = State::Finished;
+        self.outcome = Some(status);
     }
 
     fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
@@ -483,5 +512,6 @@ impl StreamTranslator {
         emit(out, &mut seq, "response.failed", Lifecycle { response });
         self.seq = seq;
         self.state = State::Finished;
+        self.outcome = Some(ResponseStatus::Failed);
     }
 }
