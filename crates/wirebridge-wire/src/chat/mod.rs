@@ -2,4 +2,5 @@
 
 pub mod chunk;
 pub mod completion;
+pub mod create;
 pub mod request;
