@@ -1,1 +1,81 @@
-//! placeholder
+//! Tower layers that translate between the OpenAI Chat Completions API and
+//! the OpenAI Responses API, over any HTTP service: a hyper-util client
+//! pointed at a backend, an axum router, a plain hyper `service_fn`.
+//!
+//! - [`ResponsesToChatLayer`] intercepts `POST …/responses`, sends the
+//!   upstream `POST …/chat/completions`, and translates the reply (JSON or
+//!   SSE) back into the Responses API.
+//! - [`ChatToResponsesLayer`] does the reverse.
+//!
+//! Every other request passes through untouched, its body streamed. Errors
+//! reach the client in its own API's shape: a 400 naming the field for a
+//! request that cannot be translated, 413 over the body limit, the
+//! upstream's status with its error re-shaped, and mid-stream failures as
+//! the stream's own terminal failure event. The service's error type is the
+//! inner service's, so tower's `Timeout`, `Retry` and `ConcurrencyLimit` and
+//! tower-http's `Trace` stack around it.
+//!
+//! Streams are translated frame by frame as the upstream sends them: no
+//! task, no channel, no buffering beyond one event. When the client stops
+//! reading, the upstream is no longer read; when it goes away, the upstream
+//! body is dropped.
+//!
+//! ```
+//! use std::convert::Infallible;
+//! use bytes::Bytes;
+//! use http::{Request, Response};
+//! use http_body_util::{BodyExt, Full};
+//! use tower::{service_fn, ServiceBuilder, ServiceExt};
+//! use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A Chat Completions backend (here a function; usually a hyper client).
+//! let backend = service_fn(|req: Request<RequestBody<Full<Bytes>>>| async move {
+//!     assert_eq!(req.uri().path(), "/v1/chat/completions");
+//!     let reply = r#"{"id":"c1","object":"chat.completion","created":1,"model":"m",
+//!         "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}"#;
+//!     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(reply))))
+//! });
+//! let service = ServiceBuilder::new().layer(ResponsesToChatLayer::new()).service(backend);
+//!
+//! let request = Request::post("/v1/responses")
+//!     .body(Full::new(Bytes::from(r#"{"model":"m","input":"Hi"}"#)))
+//!     .unwrap();
+//! let response = service.oneshot(request).await.unwrap();
+//! let body = response.into_body().collect().await.unwrap().to_bytes();
+//! let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+//! assert_eq!(body["object"], "response");
+//! assert_eq!(body["output"][0]["content"][0]["text"], "Hello!");
+//! # }
+//! ```
+
+#![deny(unsafe_code)]
+
+mod direction;
+mod error_response;
+mod exchange;
+pub mod observer;
+mod options;
+mod request_body;
+mod response_body;
+mod service;
+
+pub use direction::{
+    ChatOverResponses, ResponsesOverChat, StreamTranslate, TranslatedReply, TranslatedRequest,
+    Translation,
+};
+pub use observer::{Exchange, NoopObserver, Observer};
+pub use options::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE};
+pub use request_body::{BoxError, RequestBody};
+pub use response_body::{ResponseBody, StreamState};
+pub use service::{ResponseFuture, Translate, TranslateLayer, DROPPED_HEADER};
+
+/// Responses clients over a Chat Completions service.
+pub type ResponsesToChat<S> = Translate<S, ResponsesOverChat>;
+/// The layer of [`ResponsesToChat`].
+pub type ResponsesToChatLayer = TranslateLayer<ResponsesOverChat>;
+/// Chat Completions clients over a Responses service.
+pub type ChatToResponses<S> = Translate<S, ChatOverResponses>;
+/// The layer of [`ChatToResponses`].
+pub type ChatToResponsesLayer = TranslateLayer<ChatOverResponses>;

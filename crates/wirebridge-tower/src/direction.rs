@@ -1,0 +1,216 @@
+//! The two directions, as one interface the service is generic over.
+
+use wirebridge_convert::{
+    chat_to_responses, responses_to_chat, ConvertError, LossReport, ReplySummary,
+};
+
+use crate::observer::Direction;
+use crate::options::Options;
+
+/// A translated request, as the service needs it.
+#[derive(Debug)]
+pub struct TranslatedRequest<C> {
+    /// Upstream request body.
+    pub body: Vec<u8>,
+    /// What translating the reply needs.
+    pub context: C,
+    /// What was dropped.
+    pub losses: LossReport,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// The model the client asked for.
+    pub model: String,
+}
+
+/// A translated reply body.
+#[derive(Debug)]
+pub struct TranslatedReply {
+    /// Client response body.
+    pub body: Vec<u8>,
+    /// What was dropped.
+    pub losses: LossReport,
+    /// Outcome, usage and tool calls.
+    pub summary: ReplySummary,
+}
+
+/// A stream translator, driven one upstream SSE event at a time.
+pub trait StreamTranslate: Send + 'static {
+    /// Feeds one event's `data`, appending client frames to `out`.
+    fn push(&mut self, data: &str, out: &mut Vec<u8>);
+    /// The upstream body ended.
+    fn finish(&mut self, out: &mut Vec<u8>);
+    /// The upstream failed mid-stream.
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>);
+    /// Whether the terminal frame has been written.
+    fn is_finished(&self) -> bool;
+    /// Outcome, usage and tool calls so far.
+    fn summary(&self) -> ReplySummary;
+    /// What the stream could not carry.
+    fn losses(&self) -> LossReport;
+}
+
+/// One translation direction: which requests it intercepts and how it
+/// translates them and their replies.
+///
+/// Implemented by [`ResponsesOverChat`] and [`ChatOverResponses`]; the trait
+/// is public only so the service types can name it.
+pub trait Translation: Send + Sync + 'static {
+    /// What translating the reply needs.
+    type Context: Send + Sync + 'static;
+    /// The stream translator.
+    type Stream: StreamTranslate;
+    /// For observers and logs.
+    const DIRECTION: Direction;
+    /// The endpoint the client calls (`/responses`, `/chat/completions`).
+    const CLIENT_ENDPOINT: &'static str;
+    /// The endpoint the upstream is called on.
+    const UPSTREAM_ENDPOINT: &'static str;
+
+    /// Translates a request body.
+    fn translate_request(
+        body: &[u8],
+        options: &Options,
+    ) -> Result<TranslatedRequest<Self::Context>, ConvertError>;
+    /// Translates a non-streaming reply body.
+    fn translate_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<TranslatedReply, ConvertError>;
+    /// A stream translator for a reply.
+    fn stream(context: Self::Context) -> Self::Stream;
+}
+
+/// Responses clients, Chat Completions upstream.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResponsesOverChat;
+
+/// Chat Completions clients, Responses upstream.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChatOverResponses;
+
+impl Translation for ResponsesOverChat {
+    type Context = responses_to_chat::ResponsesContext;
+    type Stream = responses_to_chat::StreamTranslator;
+    const DIRECTION: Direction = Direction::ResponsesToChat;
+    const CLIENT_ENDPOINT: &'static str = "/responses";
+    const UPSTREAM_ENDPOINT: &'static str = "/chat/completions";
+
+    fn translate_request(
+        body: &[u8],
+        options: &Options,
+    ) -> Result<TranslatedRequest<Self::Context>, ConvertError> {
+        let convert_options = responses_to_chat::Options {
+            profile: options.profile.clone(),
+            policy: options.policy.clone(),
+            reasoning_output: options.reasoning_output,
+        };
+        let t = responses_to_chat::translate_request(body, &convert_options)?;
+        Ok(TranslatedRequest {
+            stream: t.context.stream,
+            model: t.context.model.clone(),
+            body: t.body,
+            context: t.context,
+            losses: t.losses,
+        })
+    }
+
+    fn translate_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<TranslatedReply, ConvertError> {
+        let t = responses_to_chat::translate_body(body, context)?;
+        Ok(TranslatedReply {
+            body: t.body,
+            losses: t.losses,
+            summary: t.summary,
+        })
+    }
+
+    fn stream(context: Self::Context) -> Self::Stream {
+        responses_to_chat::StreamTranslator::new(context)
+    }
+}
+
+impl StreamTranslate for responses_to_chat::StreamTranslator {
+    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        responses_to_chat::StreamTranslator::push(self, data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        responses_to_chat::StreamTranslator::finish(self, out)
+    }
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        responses_to_chat::StreamTranslator::fail(self, message, out)
+    }
+    fn is_finished(&self) -> bool {
+        responses_to_chat::StreamTranslator::is_finished(self)
+    }
+    fn summary(&self) -> ReplySummary {
+        responses_to_chat::StreamTranslator::summary(self)
+    }
+    fn losses(&self) -> LossReport {
+        responses_to_chat::StreamTranslator::losses(self).clone()
+    }
+}
+
+impl Translation for ChatOverResponses {
+    type Context = chat_to_responses::ChatContext;
+    type Stream = chat_to_responses::StreamTranslator;
+    const DIRECTION: Direction = Direction::ChatToResponses;
+    const CLIENT_ENDPOINT: &'static str = "/chat/completions";
+    const UPSTREAM_ENDPOINT: &'static str = "/responses";
+
+    fn translate_request(
+        body: &[u8],
+        options: &Options,
+    ) -> Result<TranslatedRequest<Self::Context>, ConvertError> {
+        let convert_options = chat_to_responses::Options {
+            policy: options.policy.clone(),
+            reasoning: options.chat_reasoning,
+        };
+        let t = chat_to_responses::translate_request(body, &convert_options)?;
+        Ok(TranslatedRequest {
+            stream: t.context.stream,
+            model: t.context.model.clone(),
+            body: t.body,
+            context: t.context,
+            losses: t.losses,
+        })
+    }
+
+    fn translate_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<TranslatedReply, ConvertError> {
+        let t = chat_to_responses::translate_body(body, context)?;
+        Ok(TranslatedReply {
+            body: t.body,
+            losses: t.losses,
+            summary: t.summary,
+        })
+    }
+
+    fn stream(context: Self::Context) -> Self::Stream {
+        chat_to_responses::StreamTranslator::new(context)
+    }
+}
+
+impl StreamTranslate for chat_to_responses::StreamTranslator {
+    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        chat_to_responses::StreamTranslator::push(self, data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        chat_to_responses::StreamTranslator::finish(self, out)
+    }
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        chat_to_responses::StreamTranslator::fail(self, message, out)
+    }
+    fn is_finished(&self) -> bool {
+        chat_to_responses::StreamTranslator::is_finished(self)
+    }
+    fn summary(&self) -> ReplySummary {
+        chat_to_responses::StreamTranslator::summary(self)
+    }
+    fn losses(&self) -> LossReport {
+        chat_to_responses::StreamTranslator::losses(self).clone()
+    }
+}

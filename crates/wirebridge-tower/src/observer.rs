@@ -1,0 +1,78 @@
+//! A hook that receives one record per translated exchange.
+
+use std::time::Duration;
+
+use wirebridge_convert::{LossReport, ReplySummary};
+
+/// Which way an exchange was translated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// A Responses client, a Chat Completions upstream.
+    ResponsesToChat,
+    /// A Chat Completions client, a Responses upstream.
+    ChatToResponses,
+}
+
+impl Direction {
+    /// A short name for logs and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::ResponsesToChat => "responses_to_chat",
+            Direction::ChatToResponses => "chat_to_responses",
+        }
+    }
+}
+
+pub use wirebridge_convert::{TokenUsage, ToolCallSummary};
+
+/// One translated exchange, reported when it ends.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// Which way it was translated.
+    pub direction: Direction,
+    /// The model the client asked for.
+    pub model: String,
+    /// Whether the reply was streamed.
+    pub stream: bool,
+    /// HTTP status sent to the client.
+    pub status: u16,
+    /// How the reply ended, its usage and its tool calls. `outcome` is a
+    /// Responses status or a Chat `finish_reason`, in the client's terms, or
+    /// `None` when there was no translated reply (an error status).
+    pub reply: ReplySummary,
+    /// From the request to the first byte of the upstream's reply.
+    pub time_to_first_byte: Option<Duration>,
+    /// From the request to the end of the reply sent to the client.
+    pub total_time: Duration,
+    /// Time spent translating, apart from waiting on either side.
+    pub translation_time: Duration,
+    /// What could not be translated.
+    pub losses: LossReport,
+}
+
+/// Receives one [`Exchange`] per translated request, when its reply ends
+/// (or is dropped by the client).
+///
+/// Called on the task that polls the response body: keep it quick, and hand
+/// slow work to a channel.
+pub trait Observer: Send + Sync + 'static {
+    /// An exchange finished.
+    fn on_exchange(&self, exchange: &Exchange);
+}
+
+/// An observer that does nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopObserver;
+
+impl Observer for NoopObserver {
+    fn on_exchange(&self, _: &Exchange) {}
+}
+
+impl<F> Observer for F
+where
+    F: Fn(&Exchange) + Send + Sync + 'static,
+{
+    fn on_exchange(&self, exchange: &Exchange) {
+        self(exchange)
+    }
+}

@@ -1,0 +1,55 @@
+//! Settings shared by both layers.
+
+use std::sync::Arc;
+
+use wirebridge_convert::chat_to_responses::ChatReasoning;
+use wirebridge_convert::responses_to_chat::ReasoningOutput;
+use wirebridge_convert::{BackendProfile, LossPolicy};
+
+use crate::observer::{NoopObserver, Observer};
+
+/// Default request body limit: large enough for image-bearing agent turns.
+pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Default limit on one upstream SSE event.
+pub const DEFAULT_MAX_EVENT_SIZE: usize = wirebridge_sse::DEFAULT_MAX_EVENT_SIZE;
+
+/// Settings of a translating layer.
+#[derive(Clone)]
+pub struct Options {
+    pub(crate) body_limit: usize,
+    pub(crate) max_event_size: usize,
+    pub(crate) profile: BackendProfile,
+    pub(crate) policy: LossPolicy,
+    pub(crate) observer: Arc<dyn Observer>,
+    pub(crate) path_suffix: Option<String>,
+    pub(crate) reasoning_output: ReasoningOutput,
+    pub(crate) chat_reasoning: ChatReasoning,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            body_limit: DEFAULT_BODY_LIMIT,
+            max_event_size: DEFAULT_MAX_EVENT_SIZE,
+            profile: BackendProfile::default(),
+            policy: LossPolicy::default(),
+            observer: Arc::new(NoopObserver),
+            path_suffix: None,
+            reasoning_output: ReasoningOutput::default(),
+            chat_reasoning: ChatReasoning::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("body_limit", &self.body_limit)
+            .field("max_event_size", &self.max_event_size)
+            .field("profile", &self.profile.name)
+            .field("policy", &self.policy)
+            .field("path_suffix", &self.path_suffix)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,230 @@
+//! The body the client receives.
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use pin_project::pin_project;
+use wirebridge_sse::Decoder;
+
+use crate::direction::StreamTranslate;
+use crate::exchange::Tracker;
+
+/// A response body: the upstream's own, a translated JSON body, or an
+/// upstream event stream translated frame by frame as it arrives.
+#[pin_project(project = ResponseBodyProj)]
+pub enum ResponseBody<B> {
+    /// The upstream's body, unchanged.
+    Passthrough {
+        #[pin]
+        /// The upstream body.
+        inner: B,
+    },
+    /// A complete body.
+    Full {
+        /// The bytes, until sent.
+        data: Option<Bytes>,
+    },
+    /// A translated event stream.
+    Stream {
+        #[pin]
+        /// The upstream event stream.
+        inner: B,
+        /// Decoder, translator and pending output.
+        state: Box<StreamState>,
+    },
+}
+
+/// The state of a translated stream.
+pub struct StreamState {
+    decoder: Decoder,
+    translator: Box<dyn StreamTranslate>,
+    out: Vec<u8>,
+    upstream_done: bool,
+    tracker: Tracker,
+}
+
+impl fmt::Debug for StreamState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamState")
+            .field("upstream_done", &self.upstream_done)
+            .field("pending", &self.out.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for StreamState {
+    fn drop(&mut self) {
+        // The client went away before the end: report what there was.
+        let mut summary = self.translator.summary();
+        if summary.outcome.is_none() {
+            summary.outcome = Some("client_closed".into());
+        }
+        self.tracker.losses.extend(self.translator.losses());
+        self.tracker.report(summary);
+    }
+}
+
+impl<B> fmt::Debug for ResponseBody<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseBody::Passthrough { .. } => f.write_str("ResponseBody::Passthrough"),
+            ResponseBody::Full { data } => f
+                .debug_struct("ResponseBody::Full")
+                .field("len", &data.as_ref().map(Bytes::len))
+                .finish(),
+            ResponseBody::Stream { state, .. } => {
+                f.debug_tuple("ResponseBody::Stream").field(state).finish()
+            }
+        }
+    }
+}
+
+impl<B> ResponseBody<B> {
+    /// The upstream's body, unchanged.
+    pub fn passthrough(inner: B) -> Self {
+        ResponseBody::Passthrough { inner }
+    }
+
+    /// A complete body.
+    pub fn full(data: impl Into<Bytes>) -> Self {
+        ResponseBody::Full {
+            data: Some(data.into()),
+        }
+    }
+
+    pub(crate) fn stream(
+        inner: B,
+        translator: Box<dyn StreamTranslate>,
+        max_event_size: usize,
+        tracker: Tracker,
+    ) -> Self {
+        ResponseBody::Stream {
+            inner,
+            state: Box::new(StreamState {
+                decoder: Decoder::with_max_event_size(max_event_size),
+                translator,
+                out: Vec::new(),
+                upstream_done: false,
+                tracker,
+            }),
+        }
+    }
+}
+
+impl StreamState {
+    /// Translates the events the decoder holds.
+    fn drain_events(&mut self) {
+        let StreamState {
+            decoder,
+            translator,
+            out,
+            tracker,
+            ..
+        } = self;
+        tracker.timed(|| {
+            while let Some(event) = decoder.next_event() {
+                match event {
+                    Ok(event) => translator.push(event.data, out),
+                    Err(e) if e.is_fatal() => {
+                        translator
+                            .fail(&format!("the upstream stream could not be read: {e}"), out);
+                        break;
+                    }
+                    Err(_) => {}
+                }
+            }
+        });
+    }
+
+    fn end_upstream(&mut self, error: Option<String>) {
+        let StreamState {
+            decoder,
+            translator,
+            out,
+            tracker,
+            ..
+        } = self;
+        tracker.timed(|| {
+            if let Some(message) = error {
+                translator.fail(&message, out);
+            } else {
+                while let Some(event) = decoder.finish() {
+                    if let Ok(event) = event {
+                        translator.push(event.data, out);
+                    }
+                }
+                translator.finish(out);
+            }
+        });
+        self.upstream_done = true;
+    }
+}
+
+impl<B> Body for ResponseBody<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: fmt::Display,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        match self.project() {
+            ResponseBodyProj::Passthrough { inner } => inner.poll_frame(cx),
+            ResponseBodyProj::Full { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            ResponseBodyProj::Stream { mut inner, state } => loop {
+                if !state.out.is_empty() {
+                    let frame = Bytes::from(std::mem::take(&mut state.out));
+                    return Poll::Ready(Some(Ok(Frame::data(frame))));
+                }
+                if state.upstream_done || state.translator.is_finished() {
+                    // Nothing more will be read: an upstream that keeps the
+                    // connection open after its last event is not waited on.
+                    if !state.upstream_done {
+                        state.upstream_done = true;
+                    }
+                    return Poll::Ready(None);
+                }
+                match ready!(inner.as_mut().poll_frame(cx)) {
+                    Some(Ok(frame)) => {
+                        state.tracker.first_byte();
+                        if let Ok(data) = frame.into_data() {
+                            state.decoder.feed(&data);
+                            state.drain_events();
+                        }
+                    }
+                    Some(Err(e)) => state.end_upstream(Some(format!(
+                        "the upstream connection failed mid-stream: {e}"
+                    ))),
+                    None => state.end_upstream(None),
+                }
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Passthrough { inner } => inner.is_end_stream(),
+            ResponseBody::Full { data } => data.is_none(),
+            ResponseBody::Stream { state, .. } => {
+                state.out.is_empty() && (state.upstream_done || state.translator.is_finished())
+            }
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Passthrough { inner } => inner.size_hint(),
+            ResponseBody::Full { data } => {
+                SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
+            }
+            ResponseBody::Stream { .. } => SizeHint::default(),
+        }
+    }
+}
