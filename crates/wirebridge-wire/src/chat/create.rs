@@ -227,18 +227,21 @@ impl<'a> ContentPart<'a> {
             return Ok(None);
         };
         if let Some(url) = JsonStr::new(raw) {
-            return Ok(Some(ImageUrl { url, detail: None }));
+            return Ok(Some(ImageUrl {
+                url: Some(url),
+                detail: None,
+            }));
         }
         serde_json::from_str(raw.get()).map(Some)
     }
 }
 
 /// `image_url` of an image part.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct ImageUrl<'a> {
     /// URL or data URL.
-    #[serde(borrow)]
-    pub url: JsonStr<'a>,
+    #[serde(borrow, default)]
+    pub url: Option<JsonStr<'a>>,
     /// `auto`, `low` or `high`.
     #[serde(borrow, default)]
     pub detail: Option<Cow<'a, str>>,
@@ -583,7 +586,7 @@ mod tests {
             panic!("parts expected")
         };
         let image = parts[1].parse_image_url().unwrap().unwrap();
-        assert_eq!(image.url.escaped(), "https://x/i.png");
+        assert_eq!(image.url.unwrap().escaped(), "https://x/i.png");
         assert_eq!(image.detail.as_deref(), Some("low"));
         // `null` and an absent key read the same.
         assert!(messages[2].content.is_none());
