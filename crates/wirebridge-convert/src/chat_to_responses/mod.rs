@@ -8,9 +8,12 @@
 //!   `chat.completion.chunk` events.
 
 mod body;
+mod content;
+mod messages;
 mod reply;
 mod request;
 mod stream;
+mod tools;
 
 pub use body::{translate_body, TranslatedBody};
 pub use request::{translate_request, TranslatedRequest};
