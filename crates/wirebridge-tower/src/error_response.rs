@@ -11,7 +11,11 @@ pub(crate) fn error_response<B>(
     error: ApiError<'_>,
 ) -> Response<ResponseBody<B>> {
     let body = serde_json::to_vec(&ErrorBody { error }).expect("error bodies always serialize");
+    let length = HeaderValue::from(body.len());
     let mut response = Response::new(ResponseBody::full(body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_LENGTH, length);
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -444,6 +444,10 @@ fn finish_reply<B>(
 ) -> Response<ResponseBody<B>> {
     tracker.status = head.status.as_u16();
     clean_headers(&mut head.headers, content_type, Some(&tracker.losses));
+    if let ResponseBody::Full { data: Some(data) } = &body {
+        head.headers
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(data.len()));
+    }
     tracker.report(summary.unwrap_or_default());
     Response::from_parts(head, body)
 }
