@@ -12,6 +12,7 @@ pub(crate) struct Tracker {
     observer: Arc<dyn Observer>,
     direction: Direction,
     started: Instant,
+    pub(crate) path: String,
     pub(crate) model: String,
     pub(crate) stream: bool,
     pub(crate) status: u16,
@@ -27,6 +28,7 @@ impl Tracker {
             observer,
             direction,
             started: Instant::now(),
+            path: String::new(),
             model: String::new(),
             stream: false,
             status: 0,
@@ -59,6 +61,7 @@ impl Tracker {
         self.reported = true;
         let exchange = Exchange {
             direction: self.direction,
+            path: std::mem::take(&mut self.path),
             model: std::mem::take(&mut self.model),
             stream: self.stream,
             status: self.status,

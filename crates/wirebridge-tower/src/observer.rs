@@ -30,6 +30,8 @@ pub use wirebridge_convert::{TokenUsage, ToolCallSummary};
 pub struct Exchange {
     /// Which way it was translated.
     pub direction: Direction,
+    /// The path the client requested.
+    pub path: String,
     /// The model the client asked for.
     pub model: String,
     /// Whether the reply was streamed.

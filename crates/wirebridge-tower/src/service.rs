@@ -272,6 +272,7 @@ where
 {
     let mut tracker = Tracker::new(options.observer.clone(), D::DIRECTION);
     let (parts, body) = request.into_parts();
+    tracker.path = parts.uri.path().to_owned();
 
     let declared = parts
         .headers

@@ -99,7 +99,10 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
     let response = Response {
         id: &response_id,
         object: "response",
-        created_at: completion.created.unwrap_or_else(unix_now),
+        created_at: completion
+            .created
+            .filter(|c| *c > 0)
+            .unwrap_or_else(unix_now),
         status,
         completed_at: (status == ResponseStatus::Completed).then(unix_now),
         error: error_message.as_deref().map(|message| ResponseError {
