@@ -42,6 +42,7 @@ pub(super) fn locate<'a, T: Deserialize<'a>>(
     }
 }
 
+/// A part's text field, required.
 pub(super) fn required_text<'a>(
     text: Option<JsonStr<'a>>,
     path: &str,
@@ -159,23 +160,14 @@ pub(super) fn tool_output<'a>(
 }
 
 /// Text parts joined by newlines, copied without decoding.
-pub(super) fn joined_text<'a>(
-    parts: &[ContentPart<'a>],
-    path: &str,
-) -> Result<JsonText<'a>, ConvertError> {
-    let mut texts = Vec::with_capacity(parts.len());
-    for (j, part) in parts.iter().enumerate() {
-        let part_path = format!("{path}[{j}]");
-        if part.kind() != "text" {
-            return Err(ConvertError::invalid(
-                format!("{part_path}.type"),
-                format!("'{}' parts cannot appear here (expected text)", part.kind()),
-            ));
-        }
-        texts.push(
+fn joined_text<'a>(parts: &[ContentPart<'a>], path: &str) -> Result<JsonText<'a>, ConvertError> {
+    let texts = parts
+        .iter()
+        .enumerate()
+        .map(|(j, part)| {
             part.text
-                .ok_or_else(|| ConvertError::MissingField(format!("{part_path}.text")))?,
-        );
-    }
+                .ok_or_else(|| ConvertError::MissingField(format!("{path}[{j}].text")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(JsonText::join(texts, r"\n"))
 }

@@ -7,15 +7,12 @@
 use std::borrow::Cow;
 
 use wirebridge_wire::chat::create::{Content, Message, ToolCall};
-use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::create::{
     CustomToolCall, FunctionCall, InputItem, Message as InputMessage, MessageContent, OutputPart,
-    Role, ToolCallOutput, ToolOutput,
+    Role, ToolCallOutput,
 };
 
-use super::content::{
-    arguments, input_parts, joined_text, parse_content, required_text, tool_output,
-};
+use super::content::{arguments, input_parts, parse_content, required_text, tool_output};
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossRecorder};
 
@@ -64,7 +61,7 @@ impl<'a> Builder<'a> {
             Some("user") => Role::User,
             Some("assistant") => Role::Assistant,
             Some("tool") => return self.tool(message, &path, losses),
-            Some("function") => return self.function(message, &path),
+            Some("function") => return self.function(message, &path, losses),
             Some(other) => {
                 return Err(ConvertError::invalid(
                     format!("{path}.role"),
@@ -264,7 +261,12 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn function(&mut self, message: &Message<'a>, path: &str) -> Result<(), ConvertError> {
+    fn function(
+        &mut self,
+        message: &Message<'a>,
+        path: &str,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
         let name = message
             .name
             .as_deref()
@@ -283,15 +285,7 @@ impl<'a> Builder<'a> {
             })?;
         call.answered = true;
         let call_id = Cow::Owned(call.call_id.clone());
-        let content_path = format!("{path}.content");
-        let output = match message.content.map(|raw| parse_content(raw, &content_path)) {
-            None | Some(Ok(None)) => ToolOutput::Text(JsonText::from_text("")),
-            Some(Err(e)) => return Err(e),
-            Some(Ok(Some(Content::Text(text)))) => ToolOutput::Text(text.into()),
-            Some(Ok(Some(Content::Parts(parts)))) => {
-                ToolOutput::Text(joined_text(&parts, &content_path)?)
-            }
-        };
+        let output = tool_output(message.content, &format!("{path}.content"), losses)?;
         self.items
             .push(InputItem::FunctionCallOutput(ToolCallOutput {
                 call_id,
