@@ -28,9 +28,10 @@ cargo test --workspace --quiet
 
 echo "== schema: translated output against the official OpenAPI spec"
 "$venv/bin/python" tests/schema/validate.py --self-test
-golden=crates/wirebridge-convert/tests/golden
+golden="crates/wirebridge-convert/tests/golden crates/wirebridge-demo/tests/golden"
 for kind in chat-request responses-stream responses-response chat-stream chat-response responses-request; do
-    files=$(ls "$golden"/*."$kind".* 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    files=$(for dir in $golden; do ls "$dir"/*."$kind".* 2>/dev/null; done || true)
     [ -z "$files" ] && continue
     # shellcheck disable=SC2086
     "$venv/bin/python" tests/schema/validate.py "$kind" $files
