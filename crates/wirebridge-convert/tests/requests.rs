@@ -265,3 +265,21 @@ fn text_is_copied_byte_for_byte() {
         "{text}"
     );
 }
+
+#[test]
+fn web_search_location_is_nested_and_cache_only_search_reported() {
+    let body = r#"{"model":"m","input":"news?","tools":[{"type":"web_search","external_web_access":false,"search_context_size":"low",
+        "user_location":{"type":"approximate","city":"Paris","country":"FR","timezone":"Europe/Paris"}}]}"#;
+    let options = Options {
+        profile: BackendProfile::openai(),
+        ..Options::default()
+    };
+    let translated = translate_request(body.as_bytes(), &options).unwrap();
+    let chat: Value = serde_json::from_slice(&translated.body).unwrap();
+    let location = &chat["web_search_options"]["user_location"];
+    assert_eq!(location["type"], "approximate");
+    assert_eq!(location["approximate"]["city"], "Paris");
+    assert!(location["approximate"].get("type").is_none());
+    assert_eq!(chat["web_search_options"]["search_context_size"], "low");
+    assert_eq!(translated.losses.paths(), "tools[0].external_web_access");
+}

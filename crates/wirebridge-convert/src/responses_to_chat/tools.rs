@@ -66,8 +66,15 @@ pub(super) fn translate_tools<'a>(
             | "web_search_preview_2025_03_11"
                 if profile.web_search_options =>
             {
+                if tool.external_web_access == Some(false) {
+                    losses.record(
+                        LossKind::UnsupportedParameter,
+                        format!("{path}.external_web_access"),
+                        "Chat web search cannot be limited to cached results",
+                    )?;
+                }
                 out.web_search = Some(WebSearchOptions {
-                    user_location: tool.user_location.filter(|r| r.get() != "null"),
+                    user_location: tool.user_location.and_then(chat_user_location),
                     search_context_size: tool.search_context_size.filter(|r| r.get() != "null"),
                 });
             }
@@ -83,6 +90,16 @@ pub(super) fn translate_tools<'a>(
         out.choice = choice(raw, &mut out, losses)?;
     }
     Ok(out)
+}
+
+/// A Responses location (`{type, city, country, region, timezone}`) in
+/// Chat's nesting (`{type: "approximate", approximate: {city, …}}`).
+fn chat_user_location(raw: &RawValue) -> Option<Box<RawValue>> {
+    let mut location: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(raw.get()).ok()?;
+    location.remove("type");
+    let nested = serde_json::json!({ "type": "approximate", "approximate": location });
+    serde_json::value::to_raw_value(&nested).ok()
 }
 
 fn function<'a>(

@@ -175,22 +175,6 @@ pub(super) const CHAT_LOSSY: &[Lossy] = &[
             }
         },
     },
-    Lossy {
-        field: "web_search_options.user_location",
-        why: "the forward direction copies Responses' flat location into Chat as is, where Chat \
-              nests it under `approximate` (a defect of that direction)",
-        reported: &[],
-        rewrite: |e, _| {
-            let Some(location) = at(e, &["web_search_options", "user_location"]) else {
-                return;
-            };
-            if let Some(approximate) = location.get("approximate").cloned() {
-                let mut flat = approximate;
-                flat["type"] = json!("approximate");
-                *location = flat;
-            }
-        },
-    },
 ];
 
 /// Hand-written requests covering every feature, and the follow-up request

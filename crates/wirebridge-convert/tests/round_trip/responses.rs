@@ -233,9 +233,9 @@ pub(super) const RESPONSES_LOSSY: &[Lossy] = &[
     },
     Lossy {
         field: "tools[type=web_search].external_web_access",
-        why: "Chat's web_search_options have no such setting (the forward direction drops it \
-              without a report)",
-        reported: &[],
+        why: "Chat's web_search_options have no such setting: `false` (cached results only) is \
+              dropped and reported",
+        reported: &[LossKind::UnsupportedParameter],
         rewrite: |e, _| {
             for tool in array_mut(e, "tools") {
                 if tool["type"] == "web_search" {

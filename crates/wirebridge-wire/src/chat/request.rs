@@ -328,9 +328,9 @@ pub struct JsonSchemaFormat<'a> {
 /// `web_search_options`.
 #[derive(Debug, Default, Serialize)]
 pub struct WebSearchOptions<'a> {
-    /// Approximate user location.
+    /// Approximate user location, `{"type":"approximate","approximate":{…}}`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_location: Option<&'a RawValue>,
+    pub user_location: Option<Box<RawValue>>,
     /// `low`, `medium` or `high`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_context_size: Option<&'a RawValue>,

@@ -365,6 +365,10 @@ pub struct Tool<'a> {
     /// Web search: context size.
     #[serde(borrow, default)]
     pub search_context_size: Option<&'a RawValue>,
+    /// Web search: whether live web access is allowed (`false`: cached
+    /// results only).
+    #[serde(default)]
+    pub external_web_access: Option<bool>,
 }
 
 impl Tool<'_> {
