@@ -6,8 +6,11 @@
 //!
 //! - [`wire`]: serde types of both APIs (lenient parse, strict emit);
 //! - [`sse`]: an incremental server-sent-events decoder and encoder;
-//! - [`convert`]: the sans-IO translators.
+//! - [`convert`]: the sans-IO translators;
+//! - [`tower`]: the tower layers, [`tower::ResponsesToChatLayer`] and
+//!   [`tower::ChatToResponsesLayer`].
 
 pub use wirebridge_convert as convert;
 pub use wirebridge_sse as sse;
+pub use wirebridge_tower as tower;
 pub use wirebridge_wire as wire;

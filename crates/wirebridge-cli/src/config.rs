@@ -1,0 +1,486 @@
+//! Settings: defaults, then the TOML file, then flags, then `WIREBRIDGE_*`
+//! environment variables, each overriding the one before.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use wirebridge_convert::{BackendProfile, LossPolicy};
+
+/// Which API the upstream speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamApi {
+    /// Chat Completions: Responses requests are translated.
+    Chat,
+    /// Responses: Chat Completions requests are translated.
+    Responses,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Pretty,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The settings file, as written. Every key is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    listen: Option<SocketAddr>,
+    upstream: Option<toml::Spanned<String>>,
+    upstream_api: Option<UpstreamApi>,
+    profile: Option<toml::Spanned<String>>,
+    store: Option<toml::Spanned<String>>,
+    upstream_api_key_env: Option<String>,
+    max_body: Option<usize>,
+    log_format: Option<LogFormat>,
+    shutdown_grace_secs: Option<u64>,
+    /// Custom backend profiles, by name.
+    #[serde(default)]
+    profiles: BTreeMap<String, BackendProfile>,
+    /// Per-kind loss actions.
+    #[serde(default)]
+    loss_policy: Option<LossPolicy>,
+}
+
+/// Flags of `wirebridge serve`, all optional so the file and the
+/// environment can fill them.
+#[derive(Debug, Default, Clone, clap::Args)]
+pub struct ServeFlags {
+    /// Address to listen on [default: 127.0.0.1:8787].
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
+    /// Upstream base URL including its API path (`http://localhost:8000/v1`),
+    /// or `demo` for the built-in demo upstream [default: demo].
+    #[arg(long)]
+    pub upstream: Option<String>,
+    /// The API the upstream speaks [default: chat].
+    #[arg(long, value_enum)]
+    pub upstream_api: Option<UpstreamApi>,
+    /// Backend profile: openai, vllm, llama-cpp, ollama, deepseek,
+    /// openrouter, generic, or one defined in the config file [default: generic].
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Response store: none (memory and redis:// are not available in this
+    /// version) [default: none].
+    #[arg(long)]
+    pub store: Option<String>,
+    /// Settings file (TOML).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Send the upstream `Authorization: Bearer $VAR` instead of the
+    /// client's own authorization header.
+    #[arg(long, value_name = "VAR")]
+    pub upstream_api_key_env: Option<String>,
+    /// Largest request body, in bytes [default: 33554432].
+    #[arg(long, value_name = "BYTES")]
+    pub max_body: Option<usize>,
+    /// Log format [default: pretty].
+    #[arg(long, value_enum)]
+    pub log_format: Option<LogFormat>,
+}
+
+/// The effective settings.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub upstream: Upstream,
+    pub upstream_api: UpstreamApi,
+    pub profile: BackendProfile,
+    pub policy: LossPolicy,
+    pub upstream_key: Option<String>,
+    pub max_body: usize,
+    pub log_format: LogFormat,
+    pub shutdown_grace_secs: u64,
+}
+
+/// Where requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// The built-in demo upstream, started in this process.
+    Demo,
+    /// An HTTP(S) server.
+    Url(http::Uri),
+}
+
+/// A setting that cannot be used; exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, or a key or value is wrong; toml's message
+    /// names the line and the key.
+    #[error("invalid config file {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// toml's message, with line and column.
+        message: String,
+    },
+    /// A value is wrong.
+    #[error("invalid setting '{key}'{at}: {message}")]
+    Value {
+        /// The setting (a flag, key or variable name).
+        key: String,
+        /// Where it came from, such as " (config.toml line 3)".
+        at: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Where a value came from, for error messages.
+struct Origin<'a> {
+    file: Option<&'a Path>,
+    source: &'a str,
+}
+
+impl Origin<'_> {
+    fn at(&self, span: Option<std::ops::Range<usize>>) -> String {
+        match (self.file, span) {
+            (Some(file), Some(span)) => {
+                let line = self.source[..span.start.min(self.source.len())]
+                    .matches('\n')
+                    .count()
+                    + 1;
+                format!(" ({} line {line})", file.display())
+            }
+            _ => String::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Merges defaults, the file, the flags and the environment.
+    pub fn load(
+        flags: &ServeFlags,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let config_path = env("WIREBRIDGE_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| flags.config.clone());
+        let (file, source) = match &config_path {
+            Some(path) => {
+                let source = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                let file: FileConfig = toml::from_str(&source).map_err(|e| ConfigError::Parse {
+                    path: path.clone(),
+                    message: e.to_string().trim_end().to_owned(),
+                })?;
+                (file, source)
+            }
+            None => (FileConfig::default(), String::new()),
+        };
+        let origin = Origin {
+            file: config_path.as_deref(),
+            source: &source,
+        };
+
+        let listen = match env("WIREBRIDGE_LISTEN") {
+            Some(v) => v
+                .parse()
+                .map_err(|e| value("WIREBRIDGE_LISTEN", "", format!("{e}: '{v}'")))?,
+            None => flags
+                .listen
+                .or(file.listen)
+                .unwrap_or_else(|| "127.0.0.1:8787".parse().expect("constant")),
+        };
+
+        let (upstream_text, upstream_at) = pick(
+            env("WIREBRIDGE_UPSTREAM"),
+            flags.upstream.clone(),
+            &file.upstream,
+            &origin,
+        );
+        let upstream = match upstream_text.as_deref().unwrap_or("demo") {
+            "demo" => Upstream::Demo,
+            url => Upstream::Url(parse_url(url).map_err(|m| value("upstream", &upstream_at, m))?),
+        };
+
+        let upstream_api = match env("WIREBRIDGE_UPSTREAM_API") {
+            Some(v) => match v.as_str() {
+                "chat" => UpstreamApi::Chat,
+                "responses" => UpstreamApi::Responses,
+                _ => {
+                    return Err(value(
+                        "WIREBRIDGE_UPSTREAM_API",
+                        "",
+                        format!("'{v}' is not chat or responses"),
+                    ))
+                }
+            },
+            None => flags
+                .upstream_api
+                .or(file.upstream_api)
+                .unwrap_or(UpstreamApi::Chat),
+        };
+
+        let (profile_name, profile_at) = pick(
+            env("WIREBRIDGE_PROFILE"),
+            flags.profile.clone(),
+            &file.profile,
+            &origin,
+        );
+        let profile_name = profile_name.unwrap_or_else(|| "generic".into());
+        let profile = match file.profiles.get(&profile_name) {
+            Some(custom) => BackendProfile {
+                name: profile_name.clone(),
+                ..custom.clone()
+            },
+            None => BackendProfile::builtin(&profile_name).ok_or_else(|| {
+                let mut known: Vec<String> = BackendProfile::BUILTIN
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                known.extend(file.profiles.keys().cloned());
+                value(
+                    "profile",
+                    &profile_at,
+                    format!(
+                        "unknown profile '{profile_name}' (known: {})",
+                        known.join(", ")
+                    ),
+                )
+            })?,
+        };
+
+        let (store, store_at) = pick(
+            env("WIREBRIDGE_STORE"),
+            flags.store.clone(),
+            &file.store,
+            &origin,
+        );
+        if let Some(store) = store.filter(|s| s != "none") {
+            return Err(value(
+                "store",
+                &store_at,
+                format!("'{store}': this version keeps no responses; use 'none' (clients resend their history, as Codex does with store: false)"),
+            ));
+        }
+
+        let key_env = env("WIREBRIDGE_UPSTREAM_API_KEY_ENV")
+            .or_else(|| flags.upstream_api_key_env.clone())
+            .or(file.upstream_api_key_env);
+        let upstream_key = match key_env {
+            Some(var) => Some(env(&var).filter(|k| !k.is_empty()).ok_or_else(|| {
+                value(
+                    "upstream_api_key_env",
+                    "",
+                    format!("the environment variable {var} is not set"),
+                )
+            })?),
+            None => None,
+        };
+
+        let max_body = match env("WIREBRIDGE_MAX_BODY") {
+            Some(v) => v.parse().map_err(|_| {
+                value(
+                    "WIREBRIDGE_MAX_BODY",
+                    "",
+                    format!("'{v}' is not a number of bytes"),
+                )
+            })?,
+            None => flags
+                .max_body
+                .or(file.max_body)
+                .unwrap_or(wirebridge_tower::DEFAULT_BODY_LIMIT),
+        };
+        let log_format = match env("WIREBRIDGE_LOG_FORMAT").as_deref() {
+            Some("json") => LogFormat::Json,
+            Some("pretty") => LogFormat::Pretty,
+            Some(v) => {
+                return Err(value(
+                    "WIREBRIDGE_LOG_FORMAT",
+                    "",
+                    format!("'{v}' is not pretty or json"),
+                ))
+            }
+            None => flags
+                .log_format
+                .or(file.log_format)
+                .unwrap_or(LogFormat::Pretty),
+        };
+
+        Ok(Config {
+            listen,
+            upstream,
+            upstream_api,
+            profile,
+            policy: file.loss_policy.unwrap_or_default(),
+            upstream_key,
+            max_body,
+            log_format,
+            shutdown_grace_secs: file.shutdown_grace_secs.unwrap_or(10),
+        })
+    }
+}
+
+/// The environment, then the flag, then the file; with where the file's
+/// value stands.
+fn pick(
+    env: Option<String>,
+    flag: Option<String>,
+    file: &Option<toml::Spanned<String>>,
+    origin: &Origin<'_>,
+) -> (Option<String>, String) {
+    if env.is_some() {
+        return (env, " (environment)".into());
+    }
+    if flag.is_some() {
+        return (flag, String::new());
+    }
+    match file {
+        Some(spanned) => (
+            Some(spanned.get_ref().clone()),
+            origin.at(Some(spanned.span())),
+        ),
+        None => (None, String::new()),
+    }
+}
+
+fn value(key: &str, at: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Value {
+        key: key.into(),
+        at: at.into(),
+        message: message.into(),
+    }
+}
+
+fn parse_url(url: &str) -> Result<http::Uri, String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("'{url}' is not a URL: {e}"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") if uri.authority().is_some() => Ok(uri),
+        _ => Err(format!(
+            "'{url}' must be an http:// or https:// URL, or 'demo'"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(
+        file: Option<&str>,
+        flags: ServeFlags,
+        env: &[(&str, &str)],
+    ) -> Result<Config, ConfigError> {
+        let dir = std::env::temp_dir().join(format!("wirebridge-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!(
+            "{:x}.toml",
+            file.map(|f| f.len()).unwrap_or(0) ^ env.len()
+        ));
+        let mut flags = flags;
+        if let Some(text) = file {
+            std::fs::write(&path, text).unwrap();
+            flags.config = Some(path);
+        }
+        let env: BTreeMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::load(&flags, &|k| env.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = load(None, ServeFlags::default(), &[]).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8787");
+        assert_eq!(c.upstream, Upstream::Demo);
+        assert_eq!(c.upstream_api, UpstreamApi::Chat);
+        assert_eq!(c.profile.name, "generic");
+    }
+
+    #[test]
+    fn flags_override_the_file_and_the_environment_overrides_both() {
+        let file = "upstream = \"http://file:1/v1\"\nprofile = \"vllm\"\n";
+        let flags = ServeFlags {
+            profile: Some("ollama".into()),
+            ..Default::default()
+        };
+        let c = load(Some(file), flags.clone(), &[]).unwrap();
+        assert_eq!(c.profile.name, "ollama");
+        assert_eq!(
+            c.upstream,
+            Upstream::Url("http://file:1/v1".parse().unwrap())
+        );
+        let c = load(Some(file), flags, &[("WIREBRIDGE_PROFILE", "deepseek")]).unwrap();
+        assert_eq!(c.profile.name, "deepseek");
+    }
+
+    #[test]
+    fn custom_profiles_and_policy_from_the_file() {
+        let file = "profile = \"mine\"\n[profiles.mine]\ndeveloper_role = true\nthink_tags = \"tags\"\n[loss_policy]\nhosted_tool = \"reject\"\n";
+        let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+        assert_eq!(c.profile.name, "mine");
+        assert!(c.profile.developer_role);
+        assert_eq!(
+            c.policy.action(wirebridge_convert::LossKind::HostedTool),
+            wirebridge_convert::LossAction::Reject
+        );
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_line() {
+        let err = load(
+            Some("listen = \"127.0.0.1:1\"\nlisen = 3\n"),
+            ServeFlags::default(),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("lisen") && err.contains("line 2"), "{err}");
+        let err = load(Some("\n\nprofile = \"nope\"\n"), ServeFlags::default(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'profile'") && err.contains("line 3") && err.contains("nope"),
+            "{err}"
+        );
+        let err = load(
+            Some("upstream_api = \"soap\"\n"),
+            ServeFlags::default(),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("upstream_api") && err.contains("line 1"),
+            "{err}"
+        );
+        let err = load(Some("upstream = \"ftp://x\"\n"), ServeFlags::default(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("'upstream'") && err.contains("line 1"),
+            "{err}"
+        );
+        let err = load(
+            None,
+            ServeFlags {
+                upstream_api_key_env: Some("NOPE_KEY".into()),
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("NOPE_KEY"), "{err}");
+    }
+}

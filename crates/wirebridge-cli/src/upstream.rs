@@ -1,0 +1,196 @@
+//! The service that sends requests on to the upstream over HTTP(S).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Request, Response, StatusCode, Uri};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use wirebridge_tower::{BoxError, RequestBody};
+
+/// Bodies sent back by the upstream service.
+pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// Headers that belong to one connection, never forwarded.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "upgrade",
+    "host",
+];
+
+/// Sends each request to the upstream: `/v1/X` becomes `<base>/X`.
+#[derive(Clone)]
+pub struct Upstream {
+    client: Client<HttpsConnector<HttpConnector>, RequestBody<Incoming>>,
+    scheme: http::uri::Scheme,
+    authority: http::uri::Authority,
+    base_path: String,
+    authorization: Option<HeaderValue>,
+}
+
+impl Upstream {
+    /// A client for `base` (`http://localhost:8000/v1`); `key` replaces the
+    /// clients' authorization.
+    pub fn new(base: &Uri, key: Option<&str>) -> Self {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(Duration::from_secs(10)));
+        http.set_nodelay(true);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_webpki_roots()
+            .https_or_http()
+            .enable_all_versions()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(https);
+        let path = base.path().trim_end_matches('/');
+        Self {
+            client,
+            scheme: base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP),
+            authority: base
+                .authority()
+                .cloned()
+                .expect("checked when the settings were loaded"),
+            base_path: if path.is_empty() {
+                "/v1".to_owned()
+            } else {
+                path.to_owned()
+            },
+            authorization: key
+                .and_then(|k| HeaderValue::from_str(&format!("Bearer {k}")).ok())
+                .map(|mut v| {
+                    v.set_sensitive(true);
+                    v
+                }),
+        }
+    }
+
+    fn target(&self, uri: &Uri) -> Uri {
+        let path = uri.path();
+        let rest = path
+            .strip_prefix("/v1")
+            .filter(|r| r.is_empty() || r.starts_with('/'))
+            .unwrap_or(path);
+        let path_and_query = match uri.query() {
+            Some(q) => format!("{}{rest}?{q}", self.base_path),
+            None => format!("{}{rest}", self.base_path),
+        };
+        Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(path_and_query)
+            .build()
+            .unwrap_or_else(|_| uri.clone())
+    }
+}
+
+impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
+    type Response = Response<UpstreamBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: Request<RequestBody<Incoming>>) -> Self::Future {
+        *request.uri_mut() = self.target(request.uri());
+        // Both HTTP versions are spoken upstream whatever the client used.
+        *request.version_mut() = http::Version::HTTP_11;
+        let headers = request.headers_mut();
+        for name in HOP_BY_HOP {
+            headers.remove(name);
+        }
+        if let Some(auth) = &self.authorization {
+            headers.insert(header::AUTHORIZATION, auth.clone());
+        }
+        let client = self.client.clone();
+        let target = request.uri().clone();
+        Box::pin(async move {
+            match client.request(request).await {
+                Ok(response) => Ok(response.map(|b| b.map_err(BoxError::from).boxed_unsync())),
+                Err(e) => {
+                    let source = std::error::Error::source(&e)
+                        .map(|s| format!(": {s}"))
+                        .unwrap_or_default();
+                    tracing::warn!(upstream = %target, error = %e, "upstream request failed");
+                    Ok(bad_gateway(&format!(
+                        "the upstream at {} could not be reached ({e}{source})",
+                        origin(&target)
+                    )))
+                }
+            }
+        })
+    }
+}
+
+fn origin(uri: &Uri) -> String {
+    format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("http"),
+        uri.authority().map(|a| a.as_str()).unwrap_or("")
+    )
+}
+
+/// A 502 in the shape both APIs use.
+pub fn bad_gateway(message: &str) -> Response<UpstreamBody> {
+    let body = serde_json::json!({
+        "error": { "message": message, "type": "server_error", "param": null, "code": "upstream_unreachable" }
+    });
+    let mut response = Response::new(
+        Full::new(Bytes::from(body.to_string()))
+            .map_err(|e| match e {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = StatusCode::BAD_GATEWAY;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_onto_the_base() {
+        let u = |base: &str| Upstream::new(&base.parse().unwrap(), None);
+        let t = |up: &Upstream, p: &str| up.target(&p.parse().unwrap()).to_string();
+        let local = u("http://127.0.0.1:8000/v1");
+        assert_eq!(
+            t(&local, "/v1/chat/completions"),
+            "http://127.0.0.1:8000/v1/chat/completions"
+        );
+        assert_eq!(
+            t(&local, "/v1/models?x=1"),
+            "http://127.0.0.1:8000/v1/models?x=1"
+        );
+        let router = u("https://openrouter.ai/api/v1/");
+        assert_eq!(
+            t(&router, "/v1/chat/completions"),
+            "https://openrouter.ai/api/v1/chat/completions"
+        );
+        assert_eq!(
+            t(&u("http://h:1"), "/v1/responses"),
+            "http://h:1/v1/responses"
+        );
+        assert_eq!(t(&local, "/v1beta/x"), "http://127.0.0.1:8000/v1/v1beta/x");
+    }
+}

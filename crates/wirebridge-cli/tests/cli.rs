@@ -1,0 +1,240 @@
+//! The real `wirebridge` binary, started as a process on loopback.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use wirebridge_testkit::{chat_grammar, parse_sse, responses_grammar};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wirebridge");
+
+/// A running process, killed on drop.
+struct Proc {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `wirebridge ARGS --listen 127.0.0.1:0` and reads the address from
+/// its first stdout line.
+fn start(args: &[&str]) -> Proc {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_owned();
+    Proc { child, url }
+}
+
+async fn post(url: &str, body: &Value) -> (u16, Bytes) {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let request = http::Request::post(url)
+        .header("content-type", "application/json")
+        .header("authorization", "Bearer test")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(20), client.request(request))
+        .await
+        .unwrap()
+        .unwrap();
+    let status = response.status().as_u16();
+    (
+        status,
+        response.into_body().collect().await.unwrap().to_bytes(),
+    )
+}
+
+#[tokio::test]
+async fn responses_clients_over_the_demo_chat_upstream() {
+    let proxy = start(&["serve"]);
+    let (status, body) = post(&format!("{}/healthz", proxy.url), &json!({})).await;
+    assert_eq!((status, &body[..]), (200, &b"ok\n"[..]));
+
+    let (status, body) = post(
+        &format!("{}/v1/responses", proxy.url),
+        &json!({"model": "demo", "input": "Hello"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let response: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(response["status"], "completed");
+    assert!(response["output"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Hello"));
+
+    let (status, body) = post(
+        &format!("{}/v1/responses", proxy.url),
+        &json!({"model": "demo", "input": "Hello", "stream": true}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let t = responses_grammar::check(&parse_sse(&body)).unwrap();
+    assert!(t.text.contains("Hello"));
+    assert!(t.usage.is_some());
+}
+
+#[tokio::test]
+async fn a_two_turn_tool_loop_with_parallel_calls() {
+    let proxy = start(&["serve"]);
+    let url = format!("{}/v1/responses", proxy.url);
+    let tools = json!([
+        {"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}, "strict": false},
+        {"type": "function", "name": "get_time", "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}}, "strict": false}
+    ]);
+    let ask = "call get_weather with city=Paris and get_time with tz=UTC";
+    let first = json!({"model": "demo", "input": ask, "tools": tools, "stream": true});
+    let (_, body) = post(&url, &first).await;
+    let t = responses_grammar::check(&parse_sse(&body)).unwrap();
+    let names: Vec<_> = t.function_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["get_weather", "get_time"]);
+    let args: Value = serde_json::from_str(&t.function_calls[0].arguments).unwrap();
+    assert_eq!(args["city"], "Paris");
+
+    // The client runs the tools and sends the results back with the history.
+    let mut input = vec![json!({"role": "user", "content": ask})];
+    input.extend(t.output.iter().cloned());
+    for call in &t.function_calls {
+        input.push(json!({"type": "function_call_output", "call_id": call.call_id, "output": format!("{} result", call.name)}));
+    }
+    let second = json!({"model": "demo", "input": input, "tools": tools});
+    let (status, body) = post(&url, &second).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let response: Value = serde_json::from_slice(&body).unwrap();
+    let text = response["output"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("result"), "{text}");
+}
+
+#[tokio::test]
+async fn chat_clients_over_a_responses_upstream() {
+    let demo = start(&["demo", "--api", "responses"]);
+    let proxy = start(&[
+        "serve",
+        "--upstream",
+        &format!("{}/v1", demo.url),
+        "--upstream-api",
+        "responses",
+    ]);
+    let url = format!("{}/v1/chat/completions", proxy.url);
+    let (status, body) = post(
+        &url,
+        &json!({"model": "demo", "messages": [{"role": "user", "content": "Hi there"}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let completion: Value = serde_json::from_slice(&body).unwrap();
+    assert!(completion["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Hi there"));
+
+    let request = json!({"model": "demo", "messages": [{"role": "user", "content": "Hi there"}], "stream": true, "stream_options": {"include_usage": true}});
+    let (_, body) = post(&url, &request).await;
+    let t = chat_grammar::check(&parse_sse(&body), true).unwrap();
+    assert!(t.text.contains("Hi there"));
+    assert_eq!(t.finish_reason.as_deref(), Some("stop"));
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_502_in_the_clients_format() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let proxy = start(&["serve", "--upstream", &format!("http://{closed}/v1")]);
+    let (status, body) = post(
+        &format!("{}/v1/responses", proxy.url),
+        &json!({"model": "m", "input": "x"}),
+    )
+    .await;
+    assert_eq!(status, 502);
+    let error: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not be reached"),
+        "{error}"
+    );
+    assert_eq!(error["error"]["code"], "upstream_unreachable");
+}
+
+#[test]
+fn bad_settings_exit_2_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("wirebridge-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.toml");
+    std::fs::write(&file, "listen = \"127.0.0.1:0\"\nprofil = \"vllm\"\n").unwrap();
+    let output = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("profil") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+
+    let output = Command::new(BIN)
+        .args(["serve", "--profile", "nonesuch"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nonesuch"));
+}
+
+#[tokio::test]
+async fn sigterm_during_a_stream_lets_it_finish_and_exits_0() {
+    let mut proxy = start(&["serve"]);
+    let url = format!("{}/v1/responses", proxy.url);
+    // "demo:slow 100" spaces the demo's chunks 100 ms apart.
+    let request = json!({"model": "demo", "input": "demo:slow 100 a few words to stream slowly", "stream": true});
+    let pending = tokio::spawn(async move { post(&url, &request).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let pid = proxy.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let (status, body) = pending.await.unwrap();
+    assert_eq!(status, 200);
+    let t = responses_grammar::check(&parse_sse(&body)).unwrap();
+    assert!(
+        matches!(t.status.as_str(), "completed" | "failed"),
+        "{}",
+        t.status
+    );
+    let exit = tokio::task::spawn_blocking(move || proxy.child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(exit.code(), Some(0));
+}
