@@ -6,46 +6,8 @@ mod common;
 use wirebridge_convert::responses_to_chat::{
     translate_body, translate_request, Options, ResponsesContext,
 };
+use wirebridge_testkit::mutate::{mutate, Rng};
 use wirebridge_testkit::{fixtures, parse_sse, responses_grammar};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-/// Flips, deletes and duplicates bytes of a real input.
-fn mutate(input: &[u8], rng: &mut Rng) -> Vec<u8> {
-    let mut out = input.to_vec();
-    for _ in 0..1 + rng.below(6) {
-        if out.is_empty() {
-            break;
-        }
-        let at = rng.below(out.len());
-        match rng.below(4) {
-            0 => out[at] = b"{}[]\",:\\\n0a"[rng.below(11)],
-            1 => {
-                out.remove(at);
-            }
-            2 => {
-                let end = (at + rng.below(64)).min(out.len());
-                let copy = out[at..end].to_vec();
-                out.splice(at..at, copy);
-            }
-            _ => out[at] = rng.next() as u8,
-        }
-    }
-    out
-}
 
 #[test]
 fn mutated_streams_always_end_well_formed() {
@@ -89,7 +51,7 @@ fn random_bytes_never_panic() {
         let bytes: Vec<u8> = (0..len)
             .map(|_| match rng.below(3) {
                 0 => b"data: {\"choices\":[{\"delta\":{\"tool_calls\":[{}]}}]}\n\r:"[rng.below(49)],
-                _ => rng.next() as u8,
+                _ => rng.next_u64() as u8,
             })
             .collect();
         let (_, translator) = common::translate_stream(&bytes, ResponsesContext::default(), round);

@@ -40,6 +40,7 @@
 pub mod chat_grammar;
 pub mod fixtures;
 mod json;
+pub mod mutate;
 pub mod responses_grammar;
 mod split;
 mod sse;

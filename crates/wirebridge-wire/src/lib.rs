@@ -24,6 +24,7 @@
 
 pub mod chat;
 pub mod error;
+mod lenient;
 pub mod raw;
 pub mod responses;
 

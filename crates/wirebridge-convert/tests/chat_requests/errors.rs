@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 use wirebridge_convert::chat_to_responses::{translate_request, Options};
 use wirebridge_testkit::fixtures;
+use wirebridge_testkit::mutate::{mutate, Rng};
 
 use super::{request, user};
 
@@ -295,45 +296,6 @@ fn truncated_and_garbage_input_are_errors_not_panics() {
     }
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-/// Flips, deletes and duplicates bytes of a real input.
-fn mutate(input: &[u8], rng: &mut Rng) -> Vec<u8> {
-    let mut out = input.to_vec();
-    for _ in 0..1 + rng.below(6) {
-        if out.is_empty() {
-            break;
-        }
-        let at = rng.below(out.len());
-        match rng.below(4) {
-            0 => out[at] = b"{}[]\",:\\\n0an"[rng.below(12)],
-            1 => {
-                out.remove(at);
-            }
-            2 => {
-                let end = (at + rng.below(64)).min(out.len());
-                let copy = out[at..end].to_vec();
-                out.splice(at..at, copy);
-            }
-            _ => out[at] = rng.next() as u8,
-        }
-    }
-    out
-}
-
 #[test]
 fn mutated_and_random_input_never_panics() {
     let corpus = corpus();
@@ -359,7 +321,7 @@ fn mutated_and_random_input_never_panics() {
         let bytes: Vec<u8> = (0..len)
             .map(|_| match rng.below(3) {
                 0 => br#"{"model":"m","messages":[{"role":"tool","content":[]}]}"#[rng.below(55)],
-                _ => rng.next() as u8,
+                _ => rng.next_u64() as u8,
             })
             .collect();
         let _ = translate_request(&bytes, &Options::default());

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::raw::JsonStr;
@@ -17,7 +17,7 @@ pub struct ChatCompletion<'a> {
     #[serde(borrow, default)]
     pub id: Option<Cow<'a, str>>,
     /// Unix seconds.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub created: Option<u64>,
     /// Model id.
     #[serde(borrow, default)]
@@ -139,13 +139,13 @@ pub struct CustomCall<'a> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct ChatUsage {
     /// Prompt tokens.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub prompt_tokens: Option<u64>,
     /// Generated tokens.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub completion_tokens: Option<u64>,
     /// Both.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub total_tokens: Option<u64>,
     /// Prompt breakdown.
     #[serde(default)]
@@ -154,7 +154,7 @@ pub struct ChatUsage {
     #[serde(default)]
     pub completion_tokens_details: Option<CompletionTokensDetails>,
     /// Reasoning tokens reported at the top level (some DeepSeek hosts).
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub reasoning_tokens: Option<u64>,
 }
 
@@ -162,10 +162,10 @@ pub struct ChatUsage {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct PromptTokensDetails {
     /// Tokens served from the prompt cache.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub cached_tokens: Option<u64>,
     /// Tokens written to the prompt cache.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub cache_write_tokens: Option<u64>,
 }
 
@@ -173,16 +173,8 @@ pub struct PromptTokensDetails {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct CompletionTokensDetails {
     /// Tokens spent reasoning.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub reasoning_tokens: Option<u64>,
-}
-
-/// Reads a count written as an integer, a float, or `null`.
-fn lenient_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let value = Option::<f64>::deserialize(d)?;
-    Ok(value
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| v as u64))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::raw::JsonStr;
@@ -176,7 +176,7 @@ pub struct ResponseBody<'a> {
     #[serde(borrow, default)]
     pub id: Option<Cow<'a, str>>,
     /// Unix seconds.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub created_at: Option<u64>,
     /// Model id.
     #[serde(borrow, default)]
@@ -210,13 +210,13 @@ pub struct IncompleteDetails<'a> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct ResponseUsage {
     /// Prompt tokens.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub input_tokens: Option<u64>,
     /// Generated tokens.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub output_tokens: Option<u64>,
     /// Both.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub total_tokens: Option<u64>,
     /// Prompt breakdown.
     #[serde(default)]
@@ -230,7 +230,7 @@ pub struct ResponseUsage {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct InputDetails {
     /// Tokens served from the prompt cache.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub cached_tokens: Option<u64>,
 }
 
@@ -238,15 +238,8 @@ pub struct InputDetails {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct OutputDetails {
     /// Tokens spent reasoning.
-    #[serde(default, deserialize_with = "lenient_count")]
+    #[serde(default, deserialize_with = "crate::lenient::count")]
     pub reasoning_tokens: Option<u64>,
-}
-
-fn lenient_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let value = Option::<f64>::deserialize(d)?;
-    Ok(value
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| v as u64))
 }
 
 #[cfg(test)]
