@@ -6,8 +6,28 @@
 //! its turn, its output items and the id of the response it continued. A
 //! conversation is a chain of such records, followed through parent ids, so
 //! two branches from one parent each see only their own history.
+//!
+//! Two backends:
+//! - [`MemoryStore`], the default: in this process, bounded by entry count
+//!   and bytes, with a TTL; lost on restart and private to one process.
+//! - `RedisStore` (cargo feature `redis`): on a Redis 7 or Valkey server,
+//!   shared by every bridge replica using it and kept across restarts, each
+//!   record under `{prefix}:{tenant}:{id}` with a TTL.
+//!
+//! Records are namespaced by tenant; [`tenant_key`] derives the tenant from
+//! the request's credential.
 
 #![deny(unsafe_code)]
+
+mod memory;
+#[cfg(feature = "redis")]
+mod redis_store;
+mod tenant;
+
+pub use memory::MemoryStore;
+#[cfg(feature = "redis")]
+pub use redis_store::RedisStore;
+pub use tenant::{tenant_key, ANONYMOUS_TENANT};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -61,20 +81,38 @@ pub enum StoreError {
 /// visible only to the tenant that saved it.
 pub trait ResponseStore: Send + Sync + 'static {
     /// Saves a finished response.
-    fn save<'a>(&'a self, tenant: &'a str, response: StoredResponse) -> BoxFuture<'a, Result<(), StoreError>>;
+    fn save<'a>(
+        &'a self,
+        tenant: &'a str,
+        response: StoredResponse,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
 
     /// One response, if the tenant has it.
-    fn get<'a>(&'a self, tenant: &'a str, id: &'a str) -> BoxFuture<'a, Result<Option<StoredResponse>, StoreError>>;
+    fn get<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredResponse>, StoreError>>;
 
     /// Deletes a response; whether it existed.
-    fn delete<'a>(&'a self, tenant: &'a str, id: &'a str) -> BoxFuture<'a, Result<bool, StoreError>>;
+    fn delete<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
     /// The conversation ending at `id`, oldest first, following parents; `None`
     /// if the tenant has no response `id`. A parent that has expired ends the
     /// chain there.
-    fn chain<'a>(&'a self, tenant: &'a str, id: &'a str) -> BoxFuture<'a, Result<Option<Vec<StoredResponse>>, StoreError>> {
+    fn chain<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Vec<StoredResponse>>, StoreError>> {
         Box::pin(async move {
-            let Some(last) = self.get(tenant, id).await? else { return Ok(None) };
+            let Some(last) = self.get(tenant, id).await? else {
+                return Ok(None);
+            };
             let mut chain = vec![last];
             while let Some(parent) = chain.last().and_then(|r| r.parent.clone()) {
                 // A cycle cannot be built through the API; refuse to loop anyway.

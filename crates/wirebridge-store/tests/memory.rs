@@ -1,0 +1,230 @@
+//! `MemoryStore`: the shared suite, then its bounds and expiry.
+
+#[macro_use]
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{tenant, turn, PassOverHalfTheTtl};
+use wirebridge_store::{MemoryStore, ResponseStore, StoredResponse};
+
+async fn fixture() -> ((), MemoryStore) {
+    ((), MemoryStore::new())
+}
+
+async fn expiring_fixture() -> ((), MemoryStore, PassOverHalfTheTtl) {
+    let clock = ManualClock::new();
+    let store = MemoryStore::new()
+        .ttl(Duration::from_secs(10))
+        .clock(clock.reader());
+    let pass: PassOverHalfTheTtl = Box::new(move || {
+        clock.advance(Duration::from_secs(6));
+        Box::pin(async {})
+    });
+    ((), store, pass)
+}
+
+shared_suite!();
+
+/// A clock that moves only when told to.
+#[derive(Clone)]
+struct ManualClock(Arc<Mutex<Instant>>);
+
+impl ManualClock {
+    fn new() -> Self {
+        Self(Arc::new(Mutex::new(Instant::now())))
+    }
+
+    fn advance(&self, by: Duration) {
+        *self.0.lock().unwrap() += by;
+    }
+
+    fn reader(&self) -> impl Fn() -> Instant + Send + Sync + 'static {
+        let clock = self.clone();
+        move || *clock.0.lock().unwrap()
+    }
+}
+
+/// A record of exactly `size` bytes as `StoredResponse::size` counts them.
+fn sized(id: &str, size: usize) -> StoredResponse {
+    let mut record = turn(id, None);
+    record.parent = None;
+    record.output.clear();
+    record.response.clear();
+    record.input = "x".repeat(size - id.len());
+    assert_eq!(record.size(), size);
+    record
+}
+
+async fn present(store: &MemoryStore, tenant: &str, ids: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for id in ids {
+        if store.get(tenant, id).await.unwrap().is_some() {
+            found.push((*id).to_owned());
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn evicts_the_oldest_beyond_max_entries() {
+    let store = MemoryStore::new().max_entries(3);
+    let t = tenant("count");
+    for id in ["r1", "r2", "r3", "r4", "r5"] {
+        store.save(&t, turn(id, None)).await.unwrap();
+    }
+    assert_eq!(store.len(), 3);
+    assert_eq!(
+        present(&store, &t, &["r1", "r2", "r3", "r4", "r5"]).await,
+        ["r3", "r4", "r5"]
+    );
+}
+
+#[tokio::test]
+async fn evicts_the_oldest_beyond_max_bytes() {
+    let store = MemoryStore::new().max_bytes(350);
+    let t = tenant("bytes");
+    for id in ["r1", "r2", "r3"] {
+        store.save(&t, sized(id, 100)).await.unwrap();
+    }
+    assert_eq!((store.len(), store.bytes()), (3, 300));
+    store.save(&t, sized("r4", 100)).await.unwrap();
+    assert_eq!((store.len(), store.bytes()), (3, 300));
+    assert_eq!(
+        present(&store, &t, &["r1", "r2", "r3", "r4"]).await,
+        ["r2", "r3", "r4"]
+    );
+    // A big one pushes out as many as it takes.
+    store.save(&t, sized("big", 300)).await.unwrap();
+    assert_eq!((store.len(), store.bytes()), (1, 300));
+    assert_eq!(
+        present(&store, &t, &["r2", "r3", "r4", "big"]).await,
+        ["big"]
+    );
+}
+
+#[tokio::test]
+async fn eviction_is_oldest_first_across_tenants() {
+    let store = MemoryStore::new().max_entries(2);
+    let (alice, bob) = (tenant("alice"), tenant("bob"));
+    store.save(&alice, turn("r1", None)).await.unwrap();
+    store.save(&bob, turn("r2", None)).await.unwrap();
+    store.save(&alice, turn("r3", None)).await.unwrap();
+    assert_eq!(present(&store, &alice, &["r1", "r3"]).await, ["r3"]);
+    assert_eq!(present(&store, &bob, &["r2"]).await, ["r2"]);
+}
+
+#[tokio::test]
+async fn saving_again_makes_a_record_the_newest() {
+    let store = MemoryStore::new().max_entries(2);
+    let t = tenant("resave");
+    store.save(&t, turn("a", None)).await.unwrap();
+    store.save(&t, turn("b", None)).await.unwrap();
+    store.save(&t, turn("a", None)).await.unwrap();
+    store.save(&t, turn("c", None)).await.unwrap();
+    assert_eq!(present(&store, &t, &["a", "b", "c"]).await, ["a", "c"]);
+}
+
+#[tokio::test]
+async fn a_record_over_max_bytes_alone_is_not_kept() {
+    let store = MemoryStore::new().max_bytes(150);
+    let t = tenant("huge");
+    store.save(&t, sized("small", 100)).await.unwrap();
+    store.save(&t, sized("huge", 151)).await.unwrap();
+    assert_eq!(
+        present(&store, &t, &["small", "huge"]).await,
+        ["small"],
+        "nothing evicted for it"
+    );
+    store.save(&t, sized("exact", 150)).await.unwrap();
+    assert_eq!(present(&store, &t, &["small", "exact"]).await, ["exact"]);
+}
+
+#[tokio::test]
+async fn zero_max_entries_keeps_nothing() {
+    let store = MemoryStore::new().max_entries(0);
+    store.save("t", turn("r1", None)).await.unwrap();
+    assert!(store.is_empty());
+    assert_eq!(store.get("t", "r1").await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn expired_records_are_invisible_and_reclaimed() {
+    let clock = ManualClock::new();
+    let store = MemoryStore::new()
+        .ttl(Duration::from_secs(60))
+        .clock(clock.reader());
+    let t = tenant("ttl");
+    store.save(&t, sized("r1", 100)).await.unwrap();
+    clock.advance(Duration::from_secs(30));
+    store.save(&t, sized("r2", 100)).await.unwrap();
+    clock.advance(Duration::from_secs(29));
+    assert_eq!(
+        present(&store, &t, &["r1", "r2"]).await,
+        ["r1", "r2"],
+        "59 s old"
+    );
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(present(&store, &t, &["r1", "r2"]).await, ["r2"], "60 s old");
+    assert_eq!((store.len(), store.bytes()), (1, 100), "reclaimed");
+    assert!(
+        !store.delete(&t, "r1").await.unwrap(),
+        "an expired record cannot be deleted"
+    );
+    clock.advance(Duration::from_secs(30));
+    assert!(store.is_empty());
+    assert_eq!(store.bytes(), 0);
+}
+
+#[tokio::test]
+async fn expiry_with_the_real_clock() {
+    let store = MemoryStore::new().ttl(Duration::from_millis(200));
+    let t = tenant("real-ttl");
+    store.save(&t, turn("r1", None)).await.unwrap();
+    assert!(store.get(&t, "r1").await.unwrap().is_some());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(store.get(&t, "r1").await.unwrap(), None);
+    assert!(store.is_empty());
+}
+
+#[tokio::test]
+async fn extreme_ttls_do_not_panic() {
+    let forever = MemoryStore::new().ttl(Duration::MAX);
+    forever.save("t", turn("r1", None)).await.unwrap();
+    assert!(forever.get("t", "r1").await.unwrap().is_some());
+    let never = MemoryStore::new().ttl(Duration::ZERO);
+    never.save("t", turn("r1", None)).await.unwrap();
+    assert_eq!(never.get("t", "r1").await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_between_tasks_on_several_threads() {
+    let store = Arc::new(MemoryStore::new().max_entries(1_000));
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let t = tenant(&format!("task-{task}"));
+                for n in 0..200 {
+                    let id = format!("r{n:03}");
+                    store.save(&t, sized(&id, 100)).await.unwrap();
+                    assert!(store.get(&t, &id).await.unwrap().is_some());
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!((store.len(), store.bytes()), (1_000, 100_000));
+}
+
+#[test]
+fn defaults_are_documented_values() {
+    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES, 10_000);
+    assert_eq!(MemoryStore::DEFAULT_MAX_BYTES, 256 * 1024 * 1024);
+    assert_eq!(MemoryStore::DEFAULT_TTL, Duration::from_secs(30 * 86_400));
+    let debug = format!("{:?}", MemoryStore::default());
+    assert!(debug.contains("max_entries: 10000"), "{debug}");
+}
