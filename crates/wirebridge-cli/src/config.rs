@@ -67,8 +67,9 @@ pub struct ServeFlags {
     /// openrouter, generic, or one defined in the config file [default: generic].
     #[arg(long)]
     pub profile: Option<String>,
-    /// Response store: none (memory and redis:// are not available in this
-    /// version) [default: none].
+    /// Response store for `store`, `previous_response_id` and
+    /// `GET /v1/responses/{id}`: memory, none, or redis://HOST:PORT/DB
+    /// [default: memory].
     #[arg(long)]
     pub store: Option<String>,
     /// Settings file (TOML).
@@ -90,6 +91,7 @@ pub struct ServeFlags {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    pub store: StoreSetting,
     pub upstream: Upstream,
     pub upstream_api: UpstreamApi,
     pub profile: BackendProfile,
@@ -98,6 +100,28 @@ pub struct Config {
     pub max_body: usize,
     pub log_format: LogFormat,
     pub shutdown_grace_secs: u64,
+}
+
+/// Where responses are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSetting {
+    /// Nowhere: `previous_response_id` is refused.
+    None,
+    /// In this process (lost on restart, not shared between replicas).
+    Memory,
+    /// On a Redis (or Valkey) server.
+    Redis(String),
+}
+
+impl StoreSetting {
+    /// The kind, for logs: a Redis URL may hold a password.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreSetting::None => "none",
+            StoreSetting::Memory => "memory",
+            StoreSetting::Redis(_) => "redis",
+        }
+    }
 }
 
 /// Where requests go.
@@ -264,13 +288,18 @@ impl Config {
             &file.store,
             &origin,
         );
-        if let Some(store) = store.filter(|s| s != "none") {
-            return Err(value(
-                "store",
-                &store_at,
-                format!("'{store}': this version keeps no responses; use 'none' (clients resend their history, as Codex does with store: false)"),
-            ));
-        }
+        let store = match store.as_deref().unwrap_or("memory") {
+            "memory" => StoreSetting::Memory,
+            "none" => StoreSetting::None,
+            url if url.starts_with("redis://") => StoreSetting::Redis(url.to_owned()),
+            other => {
+                return Err(value(
+                    "store",
+                    &store_at,
+                    format!("'{other}' is not memory, none or a redis:// URL"),
+                ));
+            }
+        };
 
         let key_env = env("WIREBRIDGE_UPSTREAM_API_KEY_ENV")
             .or_else(|| flags.upstream_api_key_env.clone())
@@ -317,6 +346,7 @@ impl Config {
 
         Ok(Config {
             listen,
+            store,
             upstream,
             upstream_api,
             profile,
@@ -406,6 +436,29 @@ mod tests {
         assert_eq!(c.upstream, Upstream::Demo);
         assert_eq!(c.upstream_api, UpstreamApi::Chat);
         assert_eq!(c.profile.name, "generic");
+        assert_eq!(c.store, StoreSetting::Memory);
+        let c = load(
+            None,
+            ServeFlags {
+                store: Some("redis://127.0.0.1:6379/2".into()),
+                ..Default::default()
+            },
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            c.store,
+            StoreSetting::Redis("redis://127.0.0.1:6379/2".into())
+        );
+        assert!(load(
+            None,
+            ServeFlags {
+                store: Some("disk".into()),
+                ..Default::default()
+            },
+            &[]
+        )
+        .is_err());
     }
 
     #[test]

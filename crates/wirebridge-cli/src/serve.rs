@@ -15,7 +15,11 @@ use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt};
 use wirebridge_tower::{ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer};
 
-use crate::config::{Config, Upstream as UpstreamSetting, UpstreamApi};
+use std::sync::Arc;
+
+use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
+
+use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
 use crate::logging::log_exchange;
 use crate::upstream::{Upstream, UpstreamBody};
 
@@ -35,6 +39,9 @@ pub enum ServeError {
     /// The demo upstream did not start.
     #[error("cannot start the demo upstream: {0}")]
     Demo(std::io::Error),
+    /// The response store cannot be reached.
+    #[error("cannot use the response store: {0}")]
+    Store(wirebridge_store::StoreError),
 }
 
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
@@ -50,7 +57,14 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         }
     };
     let upstream = Upstream::new(&base, config.upstream_key.as_deref());
-    let app = app(&config, upstream);
+    let store: Option<Arc<dyn ResponseStore>> = match &config.store {
+        StoreSetting::None => None,
+        StoreSetting::Memory => Some(Arc::new(MemoryStore::new())),
+        StoreSetting::Redis(url) => Some(Arc::new(
+            RedisStore::connect(url).await.map_err(ServeError::Store)?,
+        )),
+    };
+    let app = app(&config, upstream, store);
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -68,6 +82,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         upstream = %if demo.is_some() { "demo".to_owned() } else { base.to_string() },
         upstream_api = ?config.upstream_api,
         profile = %config.profile.name,
+        store = config.store.kind(),
         "wirebridge ready"
     );
 
@@ -118,20 +133,20 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
 
 /// Health check, translation for the API the upstream does not speak,
 /// pass-through for everything else.
-fn app(config: &Config, upstream: Upstream) -> App {
+fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>>) -> App {
     let observer = |e: &wirebridge_tower::Exchange| log_exchange(e);
     let (translated, endpoint): (App, &'static str) = match config.upstream_api {
-        UpstreamApi::Chat => (
-            boxed(
-                ResponsesToChatLayer::new()
-                    .profile(config.profile.clone())
-                    .policy(config.policy.clone())
-                    .body_limit(config.max_body)
-                    .observer(observer)
-                    .layer(upstream),
-            ),
-            "/responses",
-        ),
+        UpstreamApi::Chat => {
+            let mut layer = ResponsesToChatLayer::new()
+                .profile(config.profile.clone())
+                .policy(config.policy.clone())
+                .body_limit(config.max_body)
+                .observer(observer);
+            if let Some(store) = store {
+                layer = layer.store_arc(store);
+            }
+            (boxed(layer.layer(upstream)), "/responses")
+        }
         UpstreamApi::Responses => (
             boxed(
                 ChatToResponsesLayer::new()
@@ -161,7 +176,7 @@ fn app(config: &Config, upstream: Upstream) -> App {
                     %path,
                     status = response.status().as_u16(),
                     ms = started.elapsed().as_secs_f64() * 1e3,
-                    "pass-through"
+                    "request"
                 );
             }
             Ok(response)

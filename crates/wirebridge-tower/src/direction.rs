@@ -78,6 +78,16 @@ pub trait Translation: Send + Sync + 'static {
     ) -> Result<TranslatedReply, ConvertError>;
     /// A stream translator for a reply.
     fn stream(context: Self::Context) -> Self::Stream;
+
+    /// Whether the client asked for the response to be stored (Responses
+    /// clients: `store`, true by default).
+    fn wants_store(_context: &Self::Context) -> bool {
+        false
+    }
+
+    /// Sets the `previous_response_id` the reply repeats, after the store
+    /// replaced it with the history it stands for.
+    fn set_previous_response_id(_context: &mut Self::Context, _id: &str) {}
 }
 
 /// Responses clients, Chat Completions upstream.
@@ -128,6 +138,14 @@ impl Translation for ResponsesOverChat {
 
     fn stream(context: Self::Context) -> Self::Stream {
         responses_to_chat::StreamTranslator::new(context)
+    }
+
+    fn wants_store(context: &Self::Context) -> bool {
+        context.echo.store
+    }
+
+    fn set_previous_response_id(context: &mut Self::Context, id: &str) {
+        context.echo.previous_response_id = Some(id.to_owned());
     }
 }
 

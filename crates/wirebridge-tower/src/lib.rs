@@ -60,6 +60,7 @@ mod options;
 mod request_body;
 mod response_body;
 mod service;
+mod stateful;
 
 pub use direction::{
     ChatOverResponses, ResponsesOverChat, StreamTranslate, TranslatedReply, TranslatedRequest,
@@ -70,6 +71,7 @@ pub use options::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE};
 pub use request_body::{BoxError, RequestBody};
 pub use response_body::{ResponseBody, StreamState};
 pub use service::{ResponseFuture, Translate, TranslateLayer, DROPPED_HEADER};
+pub use wirebridge_store as store;
 
 /// Responses clients over a Chat Completions service.
 pub type ResponsesToChat<S> = Translate<S, ResponsesOverChat>;

@@ -25,6 +25,7 @@ pub struct Options {
     pub(crate) path_suffix: Option<String>,
     pub(crate) reasoning_output: ReasoningOutput,
     pub(crate) chat_reasoning: ChatReasoning,
+    pub(crate) stateful: Option<crate::stateful::Stateful>,
 }
 
 impl Default for Options {
@@ -38,6 +39,7 @@ impl Default for Options {
             path_suffix: None,
             reasoning_output: ReasoningOutput::default(),
             chat_reasoning: ChatReasoning::default(),
+            stateful: None,
         }
     }
 }
@@ -50,6 +52,7 @@ impl std::fmt::Debug for Options {
             .field("profile", &self.profile.name)
             .field("policy", &self.policy)
             .field("path_suffix", &self.path_suffix)
+            .field("store", &self.stateful.is_some())
             .finish_non_exhaustive()
     }
 }

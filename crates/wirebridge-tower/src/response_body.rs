@@ -1,6 +1,7 @@
 //! The body the client receives.
 
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
@@ -37,6 +38,14 @@ pub enum ResponseBody<B> {
     },
 }
 
+/// A future run before a stream's last frame is released.
+pub(crate) type HoldFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Given the `data` of a stream's terminal frame, returns work that must be
+/// done before the client receives it (such as storing the response), or
+/// `None` to release it at once.
+pub(crate) type FinishHook = Box<dyn FnOnce(&str) -> Option<HoldFuture> + Send>;
+
 /// The state of a translated stream.
 pub struct StreamState {
     decoder: Decoder,
@@ -44,6 +53,8 @@ pub struct StreamState {
     out: Vec<u8>,
     upstream_done: bool,
     tracker: Tracker,
+    on_finish: Option<FinishHook>,
+    holding: Option<(Bytes, HoldFuture)>,
 }
 
 impl fmt::Debug for StreamState {
@@ -109,9 +120,35 @@ impl<B> ResponseBody<B> {
                 out: Vec::new(),
                 upstream_done: false,
                 tracker,
+                on_finish: None,
+                holding: None,
             }),
         }
     }
+
+    /// Runs `hook` on the terminal frame before releasing it.
+    pub(crate) fn on_finish(mut self, hook: FinishHook) -> Self {
+        if let ResponseBody::Stream { state, .. } = &mut self {
+            state.on_finish = Some(hook);
+        }
+        self
+    }
+}
+
+/// Where the last SSE frame of `out` starts (frames end with a blank line).
+fn last_frame_start(out: &[u8]) -> usize {
+    let body = &out[..out.len().saturating_sub(2)];
+    body.windows(2)
+        .rposition(|w| w == b"\n\n")
+        .map_or(0, |i| i + 2)
+}
+
+/// The `data` of one SSE frame.
+fn frame_data(frame: &[u8]) -> &str {
+    let text = std::str::from_utf8(frame).unwrap_or("");
+    text.lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or("")
 }
 
 impl StreamState {
@@ -179,6 +216,26 @@ where
             ResponseBodyProj::Passthrough { inner } => inner.poll_frame(cx),
             ResponseBodyProj::Full { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
             ResponseBodyProj::Stream { mut inner, state } => loop {
+                if let Some((_, work)) = &mut state.holding {
+                    ready!(work.as_mut().poll(cx));
+                    let (frame, _) = state.holding.take().expect("checked above");
+                    return Poll::Ready(Some(Ok(Frame::data(frame))));
+                }
+                if state.translator.is_finished()
+                    && !state.out.is_empty()
+                    && state.on_finish.is_some()
+                {
+                    let start = last_frame_start(&state.out);
+                    let hook = state.on_finish.take().expect("checked above");
+                    let terminal = state.out.split_off(start);
+                    match hook(frame_data(&terminal)) {
+                        Some(work) => state.holding = Some((Bytes::from(terminal), work)),
+                        None => state.out.extend_from_slice(&terminal),
+                    }
+                    if state.out.is_empty() {
+                        continue;
+                    }
+                }
                 if !state.out.is_empty() {
                     let frame = Bytes::from(std::mem::take(&mut state.out));
                     return Poll::Ready(Some(Ok(Frame::data(frame))));
@@ -213,7 +270,9 @@ where
             ResponseBody::Passthrough { inner } => inner.is_end_stream(),
             ResponseBody::Full { data } => data.is_none(),
             ResponseBody::Stream { state, .. } => {
-                state.out.is_empty() && (state.upstream_done || state.translator.is_finished())
+                state.out.is_empty()
+                    && state.holding.is_none()
+                    && (state.upstream_done || state.translator.is_finished())
             }
         }
     }

@@ -19,10 +19,11 @@ use wirebridge_convert::{BackendProfile, ConvertError, LossPolicy, LossReport, R
 use crate::direction::{TranslatedRequest, Translation};
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
 use crate::exchange::Tracker;
-use crate::observer::Observer;
+use crate::observer::{Direction, Observer};
 use crate::options::Options;
 use crate::request_body::{BoxError, RequestBody};
 use crate::response_body::ResponseBody;
+use crate::stateful;
 
 /// Header listing the request and reply fields that could not be translated.
 pub const DROPPED_HEADER: &str = "x-wirebridge-dropped";
@@ -166,6 +167,39 @@ impl<D: Translation> TranslateLayer<D> {
         self
     }
 
+    /// Keeps finished responses, so Responses clients can use `store`,
+    /// `previous_response_id`, `GET /v1/responses/{id}`, `DELETE` and
+    /// `input_items` against a stateless Chat backend. Used by
+    /// [`ResponsesToChatLayer`](crate::ResponsesToChatLayer); a Responses
+    /// upstream keeps its own.
+    pub fn store(self, store: impl wirebridge_store::ResponseStore) -> Self {
+        self.store_arc(Arc::new(store))
+    }
+
+    /// [`store`](Self::store), with a store shared elsewhere too.
+    pub fn store_arc(mut self, store: Arc<dyn wirebridge_store::ResponseStore>) -> Self {
+        let tenant_header = self
+            .options
+            .stateful
+            .as_ref()
+            .and_then(|s| s.tenant_header.clone());
+        self.options.stateful = Some(crate::stateful::Stateful {
+            store,
+            tenant_header,
+        });
+        self
+    }
+
+    /// Tells tenants apart by this header (set by a gateway in front)
+    /// instead of by a hash of the `authorization` header. Set it after
+    /// [`store`](Self::store).
+    pub fn tenant_header(mut self, name: http::HeaderName) -> Self {
+        if let Some(stateful) = &mut self.options.stateful {
+            stateful.tenant_header = Some(name);
+        }
+        self
+    }
+
     /// The path suffix of intercepted requests, instead of the API's own
     /// (`/responses` or `/chat/completions`). Whatever precedes it is kept as
     /// the prefix of the upstream path.
@@ -231,6 +265,21 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let options = self.options.clone();
         let endpoint = options.path_suffix.as_deref().unwrap_or(D::CLIENT_ENDPOINT);
+        if let Some(stateful) = options
+            .stateful
+            .clone()
+            .filter(|_| D::DIRECTION == Direction::ResponsesToChat)
+        {
+            if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
+                let future = async move {
+                    let tenant = stateful.tenant(request.headers());
+                    Ok(stateful::serve(&stateful, &tenant, route, request.uri().query()).await)
+                };
+                return ResponseFuture {
+                    inner: Box::pin(future),
+                };
+            }
+        }
         let prefix = (request.method() == Method::POST)
             .then(|| upstream_prefix(request.uri().path(), endpoint))
             .flatten()
@@ -300,15 +349,41 @@ where
         }
     };
 
+    let stateful = options
+        .stateful
+        .clone()
+        .filter(|_| D::DIRECTION == Direction::ResponsesToChat);
+    let mut turn = None;
+    let mut bytes = bytes;
+    if let Some(stateful) = &stateful {
+        let tenant = stateful.tenant(&parts.headers);
+        match stateful::expand(stateful, &tenant, &bytes).await {
+            Ok(t) => {
+                bytes = t.body.clone();
+                turn = Some((tenant, t));
+            }
+            Err(response) => {
+                tracker.status = response.status().as_u16();
+                tracker.report(ReplySummary::default());
+                return Ok(*response);
+            }
+        }
+    }
+
     let translated: Result<TranslatedRequest<D::Context>, ConvertError> =
         tracker.timed(|| D::translate_request(&bytes, &options));
-    let translated = match translated {
+    let mut translated = match translated {
         Ok(t) => t,
         Err(e) => {
             let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
             return Ok(finish_error(&mut tracker, status, e.to_api_error()));
         }
     };
+    if let Some(parent) = turn.as_ref().and_then(|(_, t)| t.parent.clone()) {
+        D::set_previous_response_id(&mut translated.context, &parent);
+    }
+    // Only responses the client asked to keep are saved (Codex sends store: false).
+    let turn = turn.filter(|_| D::wants_store(&translated.context));
     tracker.model = translated.model.clone();
     tracker.stream = translated.stream;
     tracker.losses = translated.losses.clone();
@@ -363,7 +438,10 @@ where
         let dropped = tracker.losses.clone();
         let translator = Box::new(D::stream(translated.context));
         clean_headers(&mut head.headers, "text/event-stream", Some(&dropped));
-        let body = ResponseBody::stream(body, translator, options.max_event_size, tracker);
+        let mut body = ResponseBody::stream(body, translator, options.max_event_size, tracker);
+        if let (Some(stateful), Some((tenant, turn))) = (stateful, turn) {
+            body = body.on_finish(stateful::save_hook(stateful, tenant, turn));
+        }
         return Ok(Response::from_parts(head, body));
     }
 
@@ -380,6 +458,9 @@ where
     };
     match tracker.timed(|| D::translate_reply(&bytes, &translated.context)) {
         Ok(reply) => {
+            if let (Some(stateful), Some((tenant, turn))) = (&stateful, turn) {
+                stateful::save_body(stateful, &tenant, turn, &reply.body).await;
+            }
             tracker.losses.extend(reply.losses);
             let body = ResponseBody::full(reply.body);
             Ok(finish_reply(

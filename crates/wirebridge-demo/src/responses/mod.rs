@@ -143,7 +143,7 @@ fn echo_tools(raw: &Value) -> Value {
             let mut t = t.clone();
             t.entry("description").or_insert(Value::Null);
             t.entry("parameters").or_insert(Value::Null);
-            if t.get("strict").map_or(true, Value::is_null) {
+            if t.get("strict").is_none_or(Value::is_null) {
                 t.insert("strict".to_string(), Value::Bool(true));
             }
             Value::Object(t)

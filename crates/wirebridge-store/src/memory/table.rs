@@ -123,7 +123,7 @@ impl Table {
                 .tenants
                 .get(tenant)
                 .and_then(|records| records.get(id))
-                .map_or(true, |entry| entry.expired(now));
+                .is_none_or(|entry| entry.expired(now));
             if !expired || !self.pop_oldest() {
                 break;
             }

@@ -1,0 +1,359 @@
+//! `store`, `previous_response_id` and the retrieval endpoints, with the
+//! memory store, over a Chat upstream that describes the conversation it got.
+
+mod common;
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use common::{body, read, End, ScriptedBody};
+use http::{Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::{Layer, Service, ServiceExt};
+use wirebridge_store::MemoryStore;
+use wirebridge_testkit::{parse_sse, responses_grammar};
+use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
+
+/// Answers with the roles and texts of the messages it received, as JSON or
+/// as a stream.
+fn echo_upstream() -> impl Service<
+    Request<RequestBody<ScriptedBody>>,
+    Response = Response<ScriptedBody>,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + 'static {
+    tower::service_fn(|request: Request<RequestBody<ScriptedBody>>| async move {
+        let bytes = request.into_body().collect().await.unwrap().to_bytes();
+        let chat: Value = serde_json::from_slice(&bytes).unwrap();
+        let seen: Vec<String> = chat["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{}",
+                    m["role"].as_str().unwrap(),
+                    m["content"].as_str().unwrap_or("")
+                )
+            })
+            .collect();
+        let text = seen.join(" | ");
+        let (content_type, body) = if chat["stream"] == true {
+            let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
+            let end = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+            (
+                "text/event-stream",
+                format!("data: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n"),
+            )
+        } else {
+            let reply = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]});
+            ("application/json", reply.to_string())
+        };
+        let mut response = Response::new(ScriptedBody::new(vec![Bytes::from(body)], End::Eof).0);
+        response
+            .headers_mut()
+            .insert("content-type", content_type.parse().unwrap());
+        Ok::<_, Infallible>(response)
+    })
+}
+
+async fn call<S>(
+    service: &S,
+    method: &str,
+    path: &str,
+    key: &str,
+    json: Option<Value>,
+) -> (StatusCode, Value, Bytes)
+where
+    S: Service<
+            Request<ScriptedBody>,
+            Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+            Error = Infallible,
+        > + Clone,
+{
+    let request = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("authorization", format!("Bearer {key}"))
+        .body(body(&json.map(|j| j.to_string()).unwrap_or_default()))
+        .unwrap();
+    let (status, _, bytes) = read(service.clone().oneshot(request).await.unwrap()).await;
+    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, value, bytes)
+}
+
+fn service() -> impl Service<
+    Request<ScriptedBody>,
+    Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+    Error = Infallible,
+> + Clone {
+    ResponsesToChatLayer::new()
+        .store(MemoryStore::new())
+        .layer(echo_upstream())
+}
+
+fn text(response: &Value) -> String {
+    response["output"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_conversation_continues_from_previous_response_id() {
+    let s = service();
+    let (status, first, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "instructions": "Be brief.", "input": "one"})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(text(&first), "system:Be brief. | user:one");
+    let id = first["id"].as_str().unwrap();
+
+    let (status, second, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "two", "previous_response_id": id})),
+    )
+    .await;
+    assert_eq!(status, 200, "{second}");
+    // The history comes first; instructions are not inherited.
+    assert_eq!(
+        text(&second),
+        format!("user:one | assistant:{} | user:two", text(&first))
+    );
+    assert_eq!(second["previous_response_id"], id);
+
+    // Retrieval returns exactly what the client got.
+    let (status, retrieved, _) = call(
+        &s,
+        "GET",
+        &format!("/v1/responses/{}", second["id"].as_str().unwrap()),
+        "k1",
+        None,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(retrieved, second);
+}
+
+#[tokio::test]
+async fn streamed_responses_are_stored_before_their_terminal_event() {
+    let s = service();
+    let (status, _, bytes) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "one", "stream": true})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let t = responses_grammar::check(&parse_sse(&bytes)).unwrap();
+    // Right after the completed event arrived, the response can be chained on.
+    let (status, _, bytes) = call(&s, "POST", "/v1/responses", "k1", Some(json!({"model": "m", "input": "two", "previous_response_id": t.response_id, "stream": true}))).await;
+    assert_eq!(status, 200);
+    let next = responses_grammar::check(&parse_sse(&bytes)).unwrap();
+    assert_eq!(next.text, "user:one | assistant:user:one | user:two");
+    let (_, retrieved, _) = call(
+        &s,
+        "GET",
+        &format!("/v1/responses/{}", t.response_id),
+        "k1",
+        None,
+    )
+    .await;
+    assert_eq!(retrieved["status"], "completed");
+    assert_eq!(text(&retrieved), "user:one");
+}
+
+#[tokio::test]
+async fn branches_see_only_their_own_history() {
+    let s = service();
+    let (_, root, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "root"})),
+    )
+    .await;
+    let root_id = root["id"].as_str().unwrap();
+    let (_, a, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "branch a", "previous_response_id": root_id})),
+    )
+    .await;
+    let (_, b, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "branch b", "previous_response_id": root_id})),
+    )
+    .await;
+    let (_, after_b, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "more", "previous_response_id": b["id"]})),
+    )
+    .await;
+    assert!(!text(&after_b).contains("branch a"), "{}", text(&after_b));
+    assert!(text(&after_b).contains("branch b"));
+    assert!(text(&a).ends_with("user:branch a"));
+}
+
+#[tokio::test]
+async fn store_false_keeps_nothing() {
+    let s = service();
+    let (_, first, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "x", "store": false})),
+    )
+    .await;
+    let id = first["id"].as_str().unwrap();
+    let (status, error, _) = call(&s, "GET", &format!("/v1/responses/{id}"), "k1", None).await;
+    assert_eq!(status, 404);
+    assert_eq!(error["error"]["code"], "not_found");
+}
+
+#[tokio::test]
+async fn another_credential_sees_nothing() {
+    let s = service();
+    let (_, first, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "owner",
+        Some(json!({"model": "m", "input": "secret"})),
+    )
+    .await;
+    let id = first["id"].as_str().unwrap();
+    let (status, _, bytes) =
+        call(&s, "GET", &format!("/v1/responses/{id}"), "intruder", None).await;
+    assert_eq!(status, 404);
+    assert!(!String::from_utf8_lossy(&bytes).contains("secret"));
+    let (status, error, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "intruder",
+        Some(json!({"model": "m", "input": "x", "previous_response_id": id})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_eq!(error["error"]["code"], "previous_response_not_found");
+    assert_eq!(error["error"]["param"], "previous_response_id");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    let (status, _, _) = call(
+        &s,
+        "DELETE",
+        &format!("/v1/responses/{id}"),
+        "intruder",
+        None,
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, _, _) = call(&s, "GET", &format!("/v1/responses/{id}"), "owner", None).await;
+    assert_eq!(status, 200, "the owner still has it");
+}
+
+#[tokio::test]
+async fn delete_then_gone() {
+    let s = service();
+    let (_, first, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "x"})),
+    )
+    .await;
+    let id = first["id"].as_str().unwrap();
+    let (status, deleted, _) = call(&s, "DELETE", &format!("/v1/responses/{id}"), "k1", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        deleted,
+        json!({"id": id, "object": "response.deleted", "deleted": true})
+    );
+    let (status, _, _) = call(&s, "GET", &format!("/v1/responses/{id}"), "k1", None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn input_items_are_listed_and_paginated() {
+    let s = service();
+    let input: Vec<Value> = (0..5)
+        .map(|n| json!({"role": "user", "content": format!("m{n}")}))
+        .collect();
+    let (_, first, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": input})),
+    )
+    .await;
+    let id = first["id"].as_str().unwrap();
+    let list = |query: &str| format!("/v1/responses/{id}/input_items{query}");
+
+    let (status, page, _) = call(&s, "GET", &list(""), "k1", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(page["object"], "list");
+    assert_eq!(page["data"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        page["data"][0]["content"][0]["text"]
+            .as_str()
+            .or(page["data"][0]["content"].as_str()),
+        Some("m4"),
+        "newest first by default"
+    );
+    assert_eq!(page["has_more"], false);
+
+    let (_, page, _) = call(&s, "GET", &list("?order=asc&limit=2"), "k1", None).await;
+    let texts = |p: &Value| {
+        p["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["content"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(texts(&page), ["m0", "m1"]);
+    assert_eq!(page["has_more"], true);
+    let after = page["last_id"].as_str().unwrap().to_owned();
+    let (_, page, _) = call(
+        &s,
+        "GET",
+        &list(&format!("?order=asc&limit=2&after={after}")),
+        "k1",
+        None,
+    )
+    .await;
+    assert_eq!(texts(&page), ["m2", "m3"]);
+    assert_eq!(page["first_id"], page["data"][0]["id"]);
+
+    let (status, error, _) = call(&s, "GET", &list("?limit=0"), "k1", None).await;
+    assert_eq!(status, 400);
+    assert_eq!(error["error"]["param"], "limit");
+}
