@@ -29,13 +29,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def redis_url():
+def start_redis(port, workdir):
     server = shutil.which("redis-server") or shutil.which("valkey-server")
     if server is None:
         pytest.fail("redis-server is not installed (apt-get install -y redis-server)")
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="wirebridge-redis-")
     proc = subprocess.Popen(
         [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
         stdout=subprocess.DEVNULL,
@@ -45,12 +42,18 @@ def redis_url():
     while time.time() < deadline:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
+            return proc
         except OSError:
             time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail("redis-server did not start")
+    proc.kill()
+    pytest.fail("redis-server did not start")
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="wirebridge-redis-")
+    proc = start_redis(port, workdir)
     yield f"redis://127.0.0.1:{port}/0"
     proc.kill()
     proc.wait()
@@ -132,3 +135,33 @@ def test_an_unknown_previous_response_is_a_404_naming_it(proxy):
         proxy.client().responses.create(model="demo", input="x", previous_response_id="resp_nope")
     assert raised.value.body["param"] == "previous_response_id"
     assert raised.value.body["code"] == "previous_response_not_found"
+
+
+def test_redis_down_is_a_503_then_recovers():
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="wirebridge-redis-")
+    redis = start_redis(port, workdir)
+    proxy = Proxy(f"redis://127.0.0.1:{port}/0")
+    try:
+        client = proxy.client()
+        first = client.responses.create(model="demo", input="before")
+        redis.kill()
+        redis.wait()
+        started = time.time()
+        with pytest.raises(openai.InternalServerError) as raised:
+            client.responses.retrieve(first.id)
+        assert raised.value.status_code == 503
+        assert raised.value.body["code"] == "store_unavailable"
+        with pytest.raises(openai.InternalServerError):
+            client.responses.create(model="demo", input="x", previous_response_id=first.id)
+        assert time.time() - started < 10, "a dead store must not hang requests"
+
+        redis = start_redis(port, workdir)
+        # The data died with that Redis (it kept none on disk); the bridge is back.
+        again = client.responses.create(model="demo", input="after")
+        assert client.responses.retrieve(again.id).output_text == again.output_text
+    finally:
+        proxy.stop()
+        redis.kill()
+        redis.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
