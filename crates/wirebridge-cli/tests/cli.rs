@@ -238,3 +238,27 @@ async fn sigterm_during_a_stream_lets_it_finish_and_exits_0() {
         .unwrap();
     assert_eq!(exit.code(), Some(0));
 }
+
+#[tokio::test]
+async fn h2c_and_http1_on_the_same_port() {
+    let proxy = start(&["serve"]);
+    let client = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<Full<Bytes>>();
+    let request = http::Request::post(format!("{}/v1/responses", proxy.url))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            json!({"model": "demo", "input": "over h2", "stream": true}).to_string(),
+        )))
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(20), client.request(request))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response.version(), http::Version::HTTP_2);
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    let t = responses_grammar::check(&parse_sse(&body)).unwrap();
+    assert!(t.text.contains("over h2"));
+    let (status, _) = post(&format!("{}/healthz", proxy.url), &json!({})).await;
+    assert_eq!(status, 200, "HTTP/1.1 on the same port");
+}
