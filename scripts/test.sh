@@ -36,7 +36,9 @@ for kind in chat-request responses-stream responses-response chat-stream chat-re
     # shellcheck disable=SC2086
     "$venv/bin/python" tests/schema/validate.py "$kind" $files
 done
-echo "== official openai SDK consuming the golden outputs"
-"$venv/bin/python" -m pytest -q tests/clients
+echo "== official openai SDK: the golden outputs, and the real binary on loopback"
+cargo build -p wirebridge-cli --quiet
+WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebridge}" \
+    "$venv/bin/python" -m pytest -q tests/clients
 
 echo "== all tests passed"

@@ -1,0 +1,160 @@
+"""A Chat client over a Responses upstream that replays a recorded
+Responses stream or body (`wirebridge demo --api responses --replay FILE`,
+`*.chunks.txt` framed as SSE): every chunk parses into the SDK's typed
+class, `chat.completions.stream()` accumulates the final completion, the
+content equals the recording's, and every object the bridge emits (and the
+request it sends upstream) is valid against the official spec.
+
+Recordings with known quirks:
+
+* `openai-reasoning-encrypted-content.1.chunks.txt` concatenates four
+  responses (one `response.created` each): it is split into four streams,
+  each replayed on its own.
+* `openai-phase.1.chunks.txt` was trimmed where it was recorded: most text
+  deltas are missing (`sequence_number` jumps 5→41 and 52→126), so the
+  deltas do not add up to the items' final text. A streaming Chat client
+  gets the deltas, so its content is compared with the deltas; the two
+  messages (phase `commentary`, then `final_answer`) are one Chat content.
+* `openai-error.1.chunks.txt` fails in the stream (nested `error` event,
+  `response.failed`): the SDK must raise `APIError` with the upstream's
+  message.
+* `openai-web-search-tool.1.chunks.txt`: hosted `web_search_call` items have
+  no Chat equivalent and are left out; the text and its usage are carried.
+* `github-copilot-id-rotation.1.chunks.txt`: not OpenAI; item ids change
+  between the events of one item.
+* Reasoning (summaries, encrypted content) is left out of Chat answers: the
+  bridge serves the strict Chat shape by default.
+"""
+
+from __future__ import annotations
+
+import json
+
+import openai
+import pytest
+
+import checks
+import drive
+import harness
+import recorded
+import schema
+
+RESPONSES_DIR = harness.FIXTURES / "vercel-ai" / "responses"
+CONCATENATED = RESPONSES_DIR / "openai-reasoning-encrypted-content.1.chunks.txt"
+TRIMMED = {"openai-phase.1.chunks.txt"}
+STREAMS = sorted(p for p in RESPONSES_DIR.glob("*.chunks.txt") if p != CONCATENATED)
+# (source, part): the parts are written to a temporary directory when used.
+STREAM_CASES = [(p, None) for p in STREAMS] + [(CONCATENATED, n) for n in range(1, 5)]
+BODIES = sorted(p for p in RESPONSES_DIR.glob("*.json") if p.name != "openai-error.1.json")
+
+
+def case_id(case) -> str:
+    path, part = case
+    return path.name + (f"#part{part}" if part else "")
+
+
+def test_every_recorded_responses_answer_is_covered():
+    """Every Responses stream and body in the fixtures is replayed here, or
+    (HTTP error bodies) in test_failures.py."""
+    assert set(RESPONSES_DIR.glob("*.chunks.txt")) == set(STREAMS) | {CONCATENATED}
+    assert set(RESPONSES_DIR.glob("*.json")) == set(BODIES) | {RESPONSES_DIR / "openai-error.1.json"}
+    assert len(STREAMS) == 10 and len(BODIES) == 3
+
+
+def client_request(expected: recorded.Expected) -> dict:
+    """A Chat request for the recorded answer: the tools it calls."""
+    request = {"model": "gpt-5", "messages": [{"role": "user", "content": "Replay the recording"}]}
+    names = list(dict.fromkeys(call.name for call in expected.calls))
+    if names:
+        request["tools"] = [
+            {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in names
+        ]
+    return request
+
+
+@pytest.fixture(scope="module")
+def parts_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("split")
+
+
+@pytest.fixture(scope="module", params=STREAM_CASES, ids=case_id)
+def stream_replay(request, wirebridge, log_dir, parts_dir):
+    source, part = request.param
+    path = source
+    if part is not None:
+        parts = recorded.split_responses(source, parts_dir)
+        assert len(parts) == 4, f"{source.name} holds {len(parts)} responses, not 4"
+        path = parts[part - 1]
+    events = recorded.payloads(path)
+    expected = recorded.from_responses_events(events)
+    if source.name not in TRIMMED:
+        # The recording is whole: its deltas add up to its items' text.
+        assert expected.messages == [t for t in recorded.final_message_texts(events) if t]
+    else:
+        assert expected.messages != recorded.final_message_texts(events)
+    chain = harness.start_chain(log_dir, path.name, "responses", replay=path)
+    yield chain, path, expected
+    harness.stop_checked(chain)
+
+
+@pytest.fixture(scope="module", params=BODIES, ids=lambda p: p.name)
+def body_replay(request, wirebridge, log_dir):
+    path = request.param
+    chain = harness.start_chain(log_dir, path.name, "responses", replay=path)
+    expected = recorded.from_responses_body(json.loads(path.read_text(encoding="utf-8")))
+    yield chain, path, expected
+    harness.stop_checked(chain)
+
+
+def check(observed, expected):
+    checks.assert_content(observed, expected, reasoning=False, separate_messages=False)
+
+
+@pytest.mark.parametrize("style", ["create-stream", "stream-helper"])
+def test_responses_stream_to_chat_client(stream_replay, style):
+    chain, path, expected = stream_replay
+    if expected.status == "failed":
+        with pytest.raises(openai.APIError) as raised:
+            drive.chat_client(chain, style, client_request(expected))
+        checks.assert_stream_error(raised.value, expected.error_message)
+        return
+    observed = drive.chat_client(chain, style, client_request(expected))
+    check(observed, expected)
+
+
+def test_responses_stream_to_chat_client_schema(stream_replay, spec):
+    chain, path, expected = stream_replay
+    mark = chain.tap.mark()
+    request = {**client_request(expected), "stream": True, "stream_options": {"include_usage": True}}
+    schema.assert_valid_client_request(spec, request, "chat")
+    status, content_type, text = harness.post_direct(chain.base_url + "/chat/completions", json.dumps(request).encode())
+    assert status == 200, text
+    assert content_type.startswith("text/event-stream"), content_type
+    chunks = schema.assert_valid_stream(spec, text, "chat")
+    if expected.status == "failed":
+        assert "error" in chunks[-1] and expected.error_message in chunks[-1]["error"]["message"]
+    else:
+        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"], "no usage chunk last"
+    sent = drive.one_upstream_request(chain, mark, "/responses")
+    body = schema.assert_valid_request(spec, sent, "responses")
+    assert body["stream"] is True
+
+
+def test_responses_body_to_chat_client(body_replay):
+    chain, path, expected = body_replay
+    observed = drive.chat_client(chain, "create", client_request(expected))
+    check(observed, expected)
+
+
+def test_responses_body_to_chat_client_schema(body_replay, spec):
+    chain, path, expected = body_replay
+    mark = chain.tap.mark()
+    request = client_request(expected)
+    schema.assert_valid_client_request(spec, request, "chat")
+    status, content_type, text = harness.post_direct(chain.base_url + "/chat/completions", json.dumps(request).encode())
+    assert status == 200, text
+    assert content_type.startswith("application/json"), content_type
+    schema.assert_valid_body(spec, status, text, "chat")
+    sent = drive.one_upstream_request(chain, mark, "/responses")
+    body = schema.assert_valid_request(spec, sent, "responses")
+    assert not body.get("stream")
