@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace. Safe on a fresh machine: it creates the
-# Python virtual environment the schema checks need.
+# Runs every test of the workspace. Safe on a fresh machine: it installs the
+# system packages and creates the Python virtual environment the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# System packages the tests use: Python's venv module (schema checks, the
+# official SDK) and a real redis-server (response store tests).
+missing=""
+python3 -m venv --help >/dev/null 2>&1 || missing="$missing python3-venv"
+command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+if [ -n "$missing" ]; then
+    echo "== installing$missing"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+fi
 
 venv=.venv
 requirements="tests/schema/requirements.txt tests/clients/requirements.txt"
