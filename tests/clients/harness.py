@@ -100,7 +100,8 @@ class Process:
         with _LIVE_LOCK:
             _LIVE.add(self)
         lines: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=self._read_stdout, args=(lines,), daemon=True).start()
+        self._reader = threading.Thread(target=self._read_stdout, args=(lines,), daemon=True)
+        self._reader.start()
         try:
             first = lines.get(timeout=STARTUP_TIMEOUT).decode("utf-8", "replace")
         except queue.Empty:
@@ -140,7 +141,8 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stdout is not None:
+        self._reader.join(STOP_TIMEOUT)  # it ends at EOF on stdout
+        if self.proc.stdout is not None and not self._reader.is_alive():
             self.proc.stdout.close()
         self._log.close()
         with _LIVE_LOCK:

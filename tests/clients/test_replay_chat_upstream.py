@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 
+import pydantic
 import pytest
 
 import checks
@@ -146,3 +147,48 @@ def test_chat_body_to_responses_client_schema(body_replay, spec):
     sent = drive.one_upstream_request(chain, mark, "/chat/completions")
     body = schema.assert_valid_request(spec, sent, "chat")
     assert not body.get("stream")
+
+
+class Location(pydantic.BaseModel):
+    """The structured output the openai-python recordings asked for."""
+
+    city: str
+    temperature: float
+    units: str
+
+
+STRUCTURED = [
+    harness.FIXTURES / "openai-python" / "chat-stream-json-schema.sse",
+    harness.FIXTURES / "openai-python" / "chat-json-n3-choices.json",
+]
+
+
+@pytest.mark.parametrize("path", STRUCTURED, ids=fixture_id)
+def test_structured_output_to_responses_client(wirebridge, log_dir, spec, path):
+    """`text_format=` with a pydantic model: the SDK sends a strict JSON
+    schema, the bridge sends it as `response_format`, and the SDK parses the
+    recorded answer (choice 0) into the model."""
+    if path.suffix == ".sse":
+        expected = recorded.from_chat_chunks(recorded.payloads(path))
+    else:
+        expected = recorded.from_chat_body(json.loads(path.read_text(encoding="utf-8")))
+    chain = harness.start_chain(log_dir, "structured-" + path.name, "chat", replay=path)
+    try:
+        client = harness.client(chain)
+        mark = chain.tap.mark()
+        if path.suffix == ".sse":
+            with client.responses.stream(model="gpt-4o", input="Weather in SF?", text_format=Location) as stream:
+                response = stream.get_final_response()
+        else:
+            response = client.responses.parse(model="gpt-4o", input="Weather in SF?", text_format=Location)
+        assert response.output_parsed == Location.model_validate_json(expected.text)
+        sent = drive.one_upstream_request(chain, mark, "/chat/completions")
+        body = schema.assert_valid_request(spec, sent, "chat")
+        assert body["response_format"]["type"] == "json_schema"
+        assert body["response_format"]["json_schema"]["name"] == "Location"
+        assert body["response_format"]["json_schema"]["strict"] is True
+        sent_schema = body["response_format"]["json_schema"]["schema"]
+        assert sent_schema["properties"] == Location.model_json_schema()["properties"]
+        assert sent_schema["required"] == ["city", "temperature", "units"]
+    finally:
+        harness.stop_checked(chain)
