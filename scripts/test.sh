@@ -53,6 +53,6 @@ done
 echo "== official openai SDK: the golden outputs, and the real binary on loopback"
 cargo build -p wirebridge-cli --quiet
 WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebridge}" \
-    "$venv/bin/python" -m pytest -q tests/clients
+    "$venv/bin/python" -m pytest -v tests/clients
 
 echo "== all tests passed"

@@ -283,3 +283,27 @@ fn web_search_location_is_nested_and_cache_only_search_reported() {
     assert_eq!(chat["web_search_options"]["search_context_size"], "low");
     assert_eq!(translated.losses.paths(), "tools[0].external_web_access");
 }
+
+#[test]
+fn echoed_tools_carry_what_the_spec_requires() {
+    let body = r#"{"model":"m","input":"x","tools":[
+        {"type":"function","name":"f"},
+        {"type":"function","name":"g","strict":true,"parameters":{"type":"object"}},
+        {"type":"namespace","name":"ns","description":"d","tools":[{"type":"function","name":"h","parameters":{}}]}]}"#;
+    let translated = translate_request(body.as_bytes(), &Options::default()).unwrap();
+    let tools: Value = serde_json::from_str(translated.context.echo.tools.get()).unwrap();
+    assert_eq!(
+        tools[0]["strict"], false,
+        "sent to the Chat backend without strict"
+    );
+    assert!(tools[0]["parameters"].is_null());
+    assert_eq!(tools[1]["strict"], true);
+    assert_eq!(tools[2]["tools"][0]["strict"], false);
+    // Complete tools are echoed as sent, byte for byte.
+    let complete = r#"{"model":"m","input":"x","tools":[{"type":"function","name":"g","strict":false,"parameters":{"type":"object"}}]}"#;
+    let translated = translate_request(complete.as_bytes(), &Options::default()).unwrap();
+    assert_eq!(
+        translated.context.echo.tools.get(),
+        r#"[{"type":"function","name":"g","strict":false,"parameters":{"type":"object"}}]"#
+    );
+}

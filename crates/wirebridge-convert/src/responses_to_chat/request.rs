@@ -141,7 +141,7 @@ pub fn translate_request(
     let body = serde_json::to_vec(&chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
-        echo: echo(&request, &reasoning),
+        echo: echo(&request, &reasoning, &tools),
         tool_names: translated_tools.names,
         stream,
         reasoning_output: options.reasoning_output,
@@ -321,6 +321,51 @@ fn passthrough<'a>(
     Ok(())
 }
 
+/// The tools as sent, with what the spec requires of a function tool filled
+/// in where a client left it out: `strict` as the backend applied it (Chat's
+/// default, not strict) and `parameters: null`.
+fn echoed_tools(
+    raw: Option<&RawValue>,
+    tools: &[wirebridge_wire::responses::request::Tool<'_>],
+) -> Option<Box<RawValue>> {
+    fn complete(tools: &[wirebridge_wire::responses::request::Tool<'_>]) -> bool {
+        tools.iter().all(|t| match t.kind() {
+            "function" => t.strict.is_some() && t.parameters.is_some(),
+            "namespace" => t.tools.as_deref().is_none_or(complete),
+            _ => true,
+        })
+    }
+    fn fill(tools: &mut [serde_json::Value]) {
+        for tool in tools {
+            match tool["type"].as_str() {
+                Some("function") => {
+                    if let Some(map) = tool.as_object_mut() {
+                        map.entry("strict")
+                            .or_insert(serde_json::Value::Bool(false));
+                        map.entry("parameters").or_insert(serde_json::Value::Null);
+                        if map["strict"].is_null() {
+                            map.insert("strict".into(), serde_json::Value::Bool(false));
+                        }
+                    }
+                }
+                Some("namespace") => {
+                    if let Some(inner) = tool["tools"].as_array_mut() {
+                        fill(inner);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let raw = non_null(raw)?;
+    if complete(tools) {
+        return Some(wirebridge_wire::compact(raw).into_owned());
+    }
+    let mut values: Vec<serde_json::Value> = serde_json::from_str(raw.get()).ok()?;
+    fill(&mut values);
+    serde_json::value::to_raw_value(&values).ok()
+}
+
 fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")
 }
@@ -333,6 +378,7 @@ fn owned(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
 fn echo(
     request: &CreateResponse<'_>,
     reasoning: &wirebridge_wire::responses::request::Reasoning<'_>,
+    tools: &[wirebridge_wire::responses::request::Tool<'_>],
 ) -> ResponseEcho {
     let defaults = ResponseEcho::default();
     let reasoning_echo = request.reasoning.filter(|r| r.get() != "null").map(|_| {
@@ -352,7 +398,7 @@ fn echo(
         temperature: request.temperature,
         text: owned(request.text).unwrap_or(defaults.text),
         tool_choice: owned(request.tool_choice).unwrap_or(defaults.tool_choice),
-        tools: owned(request.tools).unwrap_or(defaults.tools),
+        tools: echoed_tools(request.tools, tools).unwrap_or(defaults.tools),
         top_logprobs: request.top_logprobs,
         top_p: request.top_p,
         truncation: owned(request.truncation).unwrap_or(defaults.truncation),
