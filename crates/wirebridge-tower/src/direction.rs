@@ -90,6 +90,33 @@ pub trait Translation: Send + Sync + 'static {
     fn set_previous_response_id(_context: &mut Self::Context, _id: &str) {}
 }
 
+/// Forwards [`StreamTranslate`] to a translator's own methods of the same
+/// names.
+macro_rules! stream_translate {
+    ($translator:ty) => {
+        impl StreamTranslate for $translator {
+            fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+                <$translator>::push(self, data, out)
+            }
+            fn finish(&mut self, out: &mut Vec<u8>) {
+                <$translator>::finish(self, out)
+            }
+            fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+                <$translator>::fail(self, message, out)
+            }
+            fn is_finished(&self) -> bool {
+                <$translator>::is_finished(self)
+            }
+            fn summary(&self) -> ReplySummary {
+                <$translator>::summary(self)
+            }
+            fn losses(&self) -> LossReport {
+                <$translator>::losses(self).clone()
+            }
+        }
+    };
+}
+
 /// Responses clients, Chat Completions upstream.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponsesOverChat;
@@ -149,26 +176,7 @@ impl Translation for ResponsesOverChat {
     }
 }
 
-impl StreamTranslate for responses_to_chat::StreamTranslator {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
-        responses_to_chat::StreamTranslator::push(self, data, out)
-    }
-    fn finish(&mut self, out: &mut Vec<u8>) {
-        responses_to_chat::StreamTranslator::finish(self, out)
-    }
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
-        responses_to_chat::StreamTranslator::fail(self, message, out)
-    }
-    fn is_finished(&self) -> bool {
-        responses_to_chat::StreamTranslator::is_finished(self)
-    }
-    fn summary(&self) -> ReplySummary {
-        responses_to_chat::StreamTranslator::summary(self)
-    }
-    fn losses(&self) -> LossReport {
-        responses_to_chat::StreamTranslator::losses(self).clone()
-    }
-}
+stream_translate!(responses_to_chat::StreamTranslator);
 
 impl Translation for ChatOverResponses {
     type Context = chat_to_responses::ChatContext;
@@ -212,23 +220,4 @@ impl Translation for ChatOverResponses {
     }
 }
 
-impl StreamTranslate for chat_to_responses::StreamTranslator {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
-        chat_to_responses::StreamTranslator::push(self, data, out)
-    }
-    fn finish(&mut self, out: &mut Vec<u8>) {
-        chat_to_responses::StreamTranslator::finish(self, out)
-    }
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
-        chat_to_responses::StreamTranslator::fail(self, message, out)
-    }
-    fn is_finished(&self) -> bool {
-        chat_to_responses::StreamTranslator::is_finished(self)
-    }
-    fn summary(&self) -> ReplySummary {
-        chat_to_responses::StreamTranslator::summary(self)
-    }
-    fn losses(&self) -> LossReport {
-        chat_to_responses::StreamTranslator::losses(self).clone()
-    }
-}
+stream_translate!(chat_to_responses::StreamTranslator);
