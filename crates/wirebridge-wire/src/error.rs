@@ -31,13 +31,18 @@ pub struct ApiError<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct UpstreamError<'a> {
     /// Message.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub message: Option<Cow<'a, str>>,
     /// Type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub error_type: Option<Cow<'a, str>>,
     /// Parameter.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub param: Option<Cow<'a, str>>,
     /// Code: a string or a number.
     #[serde(borrow, default)]

@@ -22,10 +22,13 @@
 
 #![deny(unsafe_code)]
 
+mod borrow;
 pub mod chat;
 pub mod error;
+pub mod items;
 mod lenient;
 pub mod raw;
 pub mod responses;
 
+pub use items::Items;
 pub use raw::{compact, EscapedText, JsonStr, JsonText};

@@ -8,23 +8,24 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::items::Items;
 use crate::raw::JsonStr;
 
 /// A `chat.completion` body or a `chat.completion.chunk`.
 #[derive(Debug, Default, Deserialize)]
 pub struct ChatCompletion<'a> {
     /// `chatcmpl-…` id (some servers send `""` on a first chunk).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub id: Option<Cow<'a, str>>,
     /// Unix seconds.
     #[serde(default, deserialize_with = "crate::lenient::count")]
     pub created: Option<u64>,
     /// Model id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub model: Option<Cow<'a, str>>,
     /// The choices; only index 0 is translated.
     #[serde(borrow, default)]
-    pub choices: Option<Vec<Choice<'a>>>,
+    pub choices: Option<Items<Choice<'a>>>,
     /// Token usage.
     #[serde(default)]
     pub usage: Option<ChatUsage>,
@@ -46,7 +47,7 @@ pub struct Choice<'a> {
     #[serde(borrow, default)]
     pub delta: Option<Message<'a>>,
     /// Why generation stopped; `null` until it has.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub finish_reason: Option<Cow<'a, str>>,
     /// Token log probabilities.
     #[serde(borrow, default)]
@@ -68,7 +69,7 @@ pub struct ChoiceLogprobs<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Message<'a> {
     /// Role (first delta only).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub role: Option<Cow<'a, str>>,
     /// Text: a string; some servers send a part array in bodies.
     #[serde(borrow, default)]
@@ -84,7 +85,7 @@ pub struct Message<'a> {
     pub reasoning: Option<&'a RawValue>,
     /// Tool calls (complete in bodies, fragments in deltas).
     #[serde(borrow, default)]
-    pub tool_calls: Option<Vec<ToolCall<'a>>>,
+    pub tool_calls: Option<Items<ToolCall<'a>>>,
     /// The legacy single function call.
     #[serde(borrow, default)]
     pub function_call: Option<FunctionCall<'a>>,
@@ -100,10 +101,15 @@ pub struct ToolCall<'a> {
     #[serde(default)]
     pub index: Option<u32>,
     /// Call id (first fragment only).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub id: Option<Cow<'a, str>>,
     /// `function` or `custom`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub call_type: Option<Cow<'a, str>>,
     /// Function name and arguments.
     #[serde(borrow, default)]
@@ -117,7 +123,7 @@ pub struct ToolCall<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct FunctionCall<'a> {
     /// Function name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Arguments: a JSON string, or an object from some servers.
     #[serde(borrow, default)]
@@ -128,7 +134,7 @@ pub struct FunctionCall<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct CustomCall<'a> {
     /// Tool name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Freeform input.
     #[serde(borrow, default)]

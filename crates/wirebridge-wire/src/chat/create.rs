@@ -17,7 +17,7 @@ use crate::raw::JsonStr;
 #[derive(Debug, Default, Deserialize)]
 pub struct CreateChatCompletion<'a> {
     /// Model id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub model: Option<Cow<'a, str>>,
     /// The conversation.
     #[serde(borrow, default)]
@@ -43,7 +43,7 @@ pub struct CreateChatCompletion<'a> {
     #[serde(borrow, default)]
     pub response_format: Option<ResponseFormat<'a>>,
     /// Output verbosity: `low`, `medium` or `high`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub verbosity: Option<Cow<'a, str>>,
     /// Token limit (current name).
     #[serde(default)]
@@ -58,7 +58,7 @@ pub struct CreateChatCompletion<'a> {
     #[serde(default)]
     pub top_p: Option<f64>,
     /// Reasoning effort.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub reasoning_effort: Option<Cow<'a, str>>,
     /// Return log probabilities of the output tokens.
     #[serde(default)]
@@ -67,13 +67,13 @@ pub struct CreateChatCompletion<'a> {
     #[serde(default)]
     pub top_logprobs: Option<u32>,
     /// End-user id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub user: Option<Cow<'a, str>>,
     /// Stable end-user id for abuse detection.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub safety_identifier: Option<Cow<'a, str>>,
     /// Prompt-cache key.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub prompt_cache_key: Option<Cow<'a, str>>,
     /// Prompt-cache retention (`in_memory` or `24h`).
     #[serde(borrow, default)]
@@ -88,7 +88,7 @@ pub struct CreateChatCompletion<'a> {
     #[serde(default)]
     pub store: Option<bool>,
     /// Service tier.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub service_tier: Option<Cow<'a, str>>,
     /// Moderation configuration.
     #[serde(borrow, default)]
@@ -135,14 +135,14 @@ pub struct CreateChatCompletion<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Message<'a> {
     /// `system`, `developer`, `user`, `assistant`, `tool` or `function`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub role: Option<Cow<'a, str>>,
     /// A string or an array of parts (raw; see [`Content::from_raw`]);
     /// `null` reads as absent.
     #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
     /// Participant name; for the `function` role, the function's name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Assistant refusal.
     #[serde(borrow, default)]
@@ -151,7 +151,7 @@ pub struct Message<'a> {
     #[serde(borrow, default)]
     pub tool_calls: Option<Vec<ToolCall<'a>>>,
     /// The call a `tool` message answers.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub tool_call_id: Option<Cow<'a, str>>,
     /// Legacy assistant function call.
     #[serde(borrow, default)]
@@ -193,7 +193,12 @@ impl<'a> Content<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ContentPart<'a> {
     /// Part type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub part_type: Option<Cow<'a, str>>,
     /// Text of a `text` part.
     #[serde(borrow, default)]
@@ -243,7 +248,7 @@ pub struct ImageUrl<'a> {
     #[serde(borrow, default)]
     pub url: Option<JsonStr<'a>>,
     /// `auto`, `low` or `high`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub detail: Option<Cow<'a, str>>,
 }
 
@@ -265,10 +270,15 @@ pub struct FileRef<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ToolCall<'a> {
     /// Call id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub id: Option<Cow<'a, str>>,
     /// `function` (the default) or `custom`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub call_type: Option<Cow<'a, str>>,
     /// Name and arguments of a function call.
     #[serde(borrow, default)]
@@ -289,7 +299,7 @@ impl ToolCall<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct FunctionCall<'a> {
     /// Function name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Arguments: a JSON text (some clients send an object).
     #[serde(borrow, default)]
@@ -300,7 +310,7 @@ pub struct FunctionCall<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct CustomCall<'a> {
     /// Tool name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Free-form input.
     #[serde(borrow, default)]
@@ -312,7 +322,12 @@ pub struct CustomCall<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Tool<'a> {
     /// Tool type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub tool_type: Option<Cow<'a, str>>,
     /// The function of a function tool.
     #[serde(borrow, default)]
@@ -333,7 +348,7 @@ impl Tool<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct FunctionDef<'a> {
     /// Name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Description.
     #[serde(borrow, default)]
@@ -350,7 +365,7 @@ pub struct FunctionDef<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct CustomDef<'a> {
     /// Name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Description.
     #[serde(borrow, default)]
@@ -364,7 +379,12 @@ pub struct CustomDef<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct CustomFormat<'a> {
     /// `text` or `grammar`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub format_type: Option<Cow<'a, str>>,
     /// The grammar of a `grammar` format.
     #[serde(borrow, default)]
@@ -373,7 +393,7 @@ pub struct CustomFormat<'a> {
     #[serde(borrow, default)]
     pub definition: Option<JsonStr<'a>>,
     /// The grammar syntax, when a client sends it flat (Responses shape).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub syntax: Option<Cow<'a, str>>,
 }
 
@@ -384,7 +404,7 @@ pub struct Grammar<'a> {
     #[serde(borrow, default)]
     pub definition: Option<JsonStr<'a>>,
     /// `lark` or `regex`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub syntax: Option<Cow<'a, str>>,
 }
 
@@ -392,7 +412,12 @@ pub struct Grammar<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ToolChoiceObject<'a> {
     /// `function`, `custom` or `allowed_tools`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub choice_type: Option<Cow<'a, str>>,
     /// The function of a named function choice.
     #[serde(borrow, default)]
@@ -401,7 +426,7 @@ pub struct ToolChoiceObject<'a> {
     #[serde(borrow, default)]
     pub custom: Option<Named<'a>>,
     /// The name, when a client sends it flat (Responses shape).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// The set of an `allowed_tools` choice.
     #[serde(borrow, default)]
@@ -448,7 +473,7 @@ impl<'a> ToolChoice<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Named<'a> {
     /// The name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
 }
 
@@ -456,7 +481,7 @@ pub struct Named<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct AllowedTools<'a> {
     /// `auto` or `required`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub mode: Option<Cow<'a, str>>,
     /// The allowed tools: `{type: function, function: {name}}` or
     /// `{type: custom, custom: {name}}`.
@@ -488,7 +513,12 @@ impl<'a> FunctionChoice<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ResponseFormat<'a> {
     /// `text`, `json_object` or `json_schema`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub format_type: Option<Cow<'a, str>>,
     /// The schema of a `json_schema` format.
     #[serde(borrow, default)]
@@ -530,7 +560,7 @@ pub struct WebSearchOptions<'a> {
     #[serde(borrow, default)]
     pub user_location: Option<UserLocation<'a>>,
     /// `low`, `medium` or `high`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub search_context_size: Option<Cow<'a, str>>,
 }
 
@@ -538,7 +568,12 @@ pub struct WebSearchOptions<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct UserLocation<'a> {
     /// Always `approximate`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub location_type: Option<Cow<'a, str>>,
     /// The location.
     #[serde(borrow, default)]

@@ -16,7 +16,7 @@ use crate::raw::JsonStr;
 #[derive(Debug, Default, Deserialize)]
 pub struct CreateResponse<'a> {
     /// Model id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub model: Option<Cow<'a, str>>,
     /// A string, or an array of items.
     #[serde(borrow, default)]
@@ -52,10 +52,10 @@ pub struct CreateResponse<'a> {
     #[serde(borrow, default)]
     pub reasoning: Option<&'a RawValue>,
     /// End-user id (deprecated upstream in favour of `safety_identifier`).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub user: Option<Cow<'a, str>>,
     /// Stable end-user id for abuse detection.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub safety_identifier: Option<Cow<'a, str>>,
     /// Whether to stream.
     #[serde(default)]
@@ -73,19 +73,19 @@ pub struct CreateResponse<'a> {
     #[serde(borrow, default)]
     pub include: Option<Vec<Cow<'a, str>>>,
     /// Prompt-cache key.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub prompt_cache_key: Option<Cow<'a, str>>,
     /// Prompt-cache retention.
     #[serde(borrow, default)]
     pub prompt_cache_retention: Option<&'a RawValue>,
     /// Service tier.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub service_tier: Option<Cow<'a, str>>,
     /// Truncation strategy.
     #[serde(borrow, default)]
     pub truncation: Option<&'a RawValue>,
     /// The response this one continues.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub previous_response_id: Option<Cow<'a, str>>,
     /// Conversation this response belongs to.
     #[serde(borrow, default)]
@@ -169,28 +169,33 @@ impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct InputItem<'a> {
     /// Item type; messages may omit it.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub item_type: Option<Cow<'a, str>>,
     /// Message role.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub role: Option<Cow<'a, str>>,
     /// Message or reasoning content: a string or a part array.
     #[serde(borrow, default)]
     pub content: Option<&'a RawValue>,
     /// Item id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub id: Option<Cow<'a, str>>,
     /// Item status.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub status: Option<Cow<'a, str>>,
     /// Tool call id linking calls and outputs.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub call_id: Option<Cow<'a, str>>,
     /// Tool name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Tool namespace.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub namespace: Option<Cow<'a, str>>,
     /// Function-call arguments: a JSON string, or (from some clients) an object.
     #[serde(borrow, default)]
@@ -208,7 +213,7 @@ pub struct InputItem<'a> {
     #[serde(borrow, default)]
     pub encrypted_content: Option<&'a RawValue>,
     /// Message phase (`commentary`, `final_answer`).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub phase: Option<Cow<'a, str>>,
 }
 
@@ -288,7 +293,12 @@ impl<'a> Content<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ContentPart<'a> {
     /// Part type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub part_type: Option<Cow<'a, str>>,
     /// Text of text-like parts.
     #[serde(borrow, default)]
@@ -303,7 +313,7 @@ pub struct ContentPart<'a> {
     #[serde(borrow, default)]
     pub file_id: Option<JsonStr<'a>>,
     /// Image or file detail level.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub detail: Option<Cow<'a, str>>,
     /// Inline file contents (a data URL or base64).
     #[serde(borrow, default)]
@@ -321,7 +331,7 @@ pub struct ContentPart<'a> {
     #[serde(borrow, default)]
     pub data: Option<JsonStr<'a>>,
     /// Audio format when sent flat.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub format: Option<Cow<'a, str>>,
     /// Output-text annotations (citations).
     #[serde(borrow, default)]
@@ -339,10 +349,15 @@ impl ContentPart<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Tool<'a> {
     /// Tool type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub tool_type: Option<Cow<'a, str>>,
     /// Tool name (function, custom, namespace).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Description.
     #[serde(borrow, default)]
@@ -385,7 +400,7 @@ pub struct TextParam<'a> {
     #[serde(borrow, default)]
     pub format: Option<TextFormat<'a>>,
     /// `low`, `medium` or `high`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub verbosity: Option<Cow<'a, str>>,
 }
 
@@ -393,7 +408,12 @@ pub struct TextParam<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct TextFormat<'a> {
     /// Format type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub format_type: Option<Cow<'a, str>>,
     /// Schema name.
     #[serde(borrow, default)]
@@ -413,13 +433,13 @@ pub struct TextFormat<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Reasoning<'a> {
     /// Effort: `none`, `minimal`, `low`, `medium`, `high`, `xhigh`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub effort: Option<Cow<'a, str>>,
     /// Summary request: `auto`, `concise`, `detailed`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub summary: Option<Cow<'a, str>>,
     /// Older name of `summary`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub generate_summary: Option<Cow<'a, str>>,
 }
 

@@ -16,7 +16,12 @@ use crate::raw::JsonStr;
 #[derive(Debug, Default, Deserialize)]
 pub struct StreamEvent<'a> {
     /// Event type, such as `response.output_text.delta`.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub kind: Option<Cow<'a, str>>,
     /// Position in the stream.
     #[serde(default)]
@@ -31,7 +36,7 @@ pub struct StreamEvent<'a> {
     #[serde(default)]
     pub output_index: Option<u32>,
     /// Item id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub item_id: Option<Cow<'a, str>>,
     /// Content part position.
     #[serde(default)]
@@ -52,7 +57,7 @@ pub struct StreamEvent<'a> {
     #[serde(borrow, default)]
     pub arguments: Option<&'a RawValue>,
     /// Function name, on `function_call_arguments.done`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Full input, on `custom_tool_call_input.done`.
     #[serde(borrow, default)]
@@ -67,13 +72,13 @@ pub struct StreamEvent<'a> {
     #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,
     /// ... or flat (as the OpenAPI spec defines it).
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub message: Option<Cow<'a, str>>,
     /// Flat error code.
     #[serde(borrow, default)]
     pub code: Option<&'a RawValue>,
     /// Flat error parameter.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub param: Option<Cow<'a, str>>,
 }
 
@@ -88,13 +93,18 @@ impl StreamEvent<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct OutputItem<'a> {
     /// Item type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub kind: Option<Cow<'a, str>>,
     /// Item id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub id: Option<Cow<'a, str>>,
     /// Item status.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub status: Option<Cow<'a, str>>,
     /// Message or reasoning content parts (raw: shapes vary by item type).
     #[serde(borrow, default)]
@@ -103,13 +113,13 @@ pub struct OutputItem<'a> {
     #[serde(borrow, default)]
     pub summary: Option<&'a RawValue>,
     /// Tool call id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub call_id: Option<Cow<'a, str>>,
     /// Tool name.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub name: Option<Cow<'a, str>>,
     /// Tool namespace.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub namespace: Option<Cow<'a, str>>,
     /// Function-call arguments (a JSON string).
     #[serde(borrow, default)]
@@ -146,7 +156,12 @@ fn parse_parts(raw: Option<&RawValue>) -> Vec<ContentPart<'_>> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ContentPart<'a> {
     /// Part type.
-    #[serde(rename = "type", borrow, default)]
+    #[serde(
+        rename = "type",
+        borrow,
+        default,
+        deserialize_with = "crate::borrow::opt_cow"
+    )]
     pub kind: Option<Cow<'a, str>>,
     /// Text.
     #[serde(borrow, default)]
@@ -173,16 +188,16 @@ impl ContentPart<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ResponseBody<'a> {
     /// `resp_…` id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub id: Option<Cow<'a, str>>,
     /// Unix seconds.
     #[serde(default, deserialize_with = "crate::lenient::count")]
     pub created_at: Option<u64>,
     /// Model id.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub model: Option<Cow<'a, str>>,
     /// Status.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub status: Option<Cow<'a, str>>,
     /// Output items.
     #[serde(borrow, default)]
@@ -202,7 +217,7 @@ pub struct ResponseBody<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct IncompleteDetails<'a> {
     /// `max_output_tokens` or `content_filter`.
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub reason: Option<Cow<'a, str>>,
 }
 
