@@ -336,35 +336,58 @@ mod escaped_text_tests {
 /// borrowed.
 pub fn compact(raw: &RawValue) -> Cow<'_, RawValue> {
     let text = raw.get();
-    if !text
-        .bytes()
-        .any(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t'))
-    {
+    if !has_insignificant_whitespace(text.as_bytes()) {
         return Cow::Borrowed(raw);
     }
-    let mut out = String::with_capacity(text.len());
+    // JSON's structural characters are ASCII and never occur inside a
+    // multi-byte UTF-8 sequence, so working on bytes keeps the text valid.
+    let mut out = Vec::with_capacity(text.len());
     let mut in_string = false;
     let mut escaped = false;
-    for c in text.chars() {
+    for &b in text.as_bytes() {
         if in_string {
-            out.push(c);
-            match (escaped, c) {
+            out.push(b);
+            match (escaped, b) {
                 (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
                 _ => {}
             }
-        } else if !matches!(c, ' ' | '\n' | '\r' | '\t') {
-            if c == '"' {
+        } else if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+            if b == b'"' {
                 in_string = true;
             }
-            out.push(c);
+            out.push(b);
         }
     }
-    match RawValue::from_string(out) {
-        Ok(compacted) => Cow::Owned(compacted),
-        Err(_) => Cow::Borrowed(raw),
+    match String::from_utf8(out).map(RawValue::from_string) {
+        Ok(Ok(compacted)) => Cow::Owned(compacted),
+        _ => Cow::Borrowed(raw),
     }
+}
+
+/// Whether `json` has whitespace outside its strings. Strings are skipped
+/// quote to quote, so text holding spaces is not mistaken for padding.
+fn has_insignificant_whitespace(json: &[u8]) -> bool {
+    let mut i = 0;
+    while i < json.len() {
+        match json[i] {
+            b' ' | b'\n' | b'\r' | b'\t' => return true,
+            b'"' => {
+                i += 1;
+                while i < json.len() {
+                    match json[i] {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -378,5 +401,11 @@ mod compact_tests {
         assert_eq!(compact(&raw).get(), r#"{"a b":[1,"x \" y"],"c":{}}"#);
         let tight: Box<RawValue> = serde_json::from_str(r#"{"a":1}"#).unwrap();
         assert!(matches!(compact(&tight), Cow::Borrowed(_)));
+        let spaced_text: Box<RawValue> =
+            serde_json::from_str(r#"{"a b":"c \" d\\","e":[" "]}"#).unwrap();
+        assert!(matches!(compact(&spaced_text), Cow::Borrowed(_)));
+        let unicode: Box<RawValue> =
+            serde_json::from_str("{ \"\u{e9}\u{1F600}\" : \"x y\" }").unwrap();
+        assert_eq!(compact(&unicode).get(), "{\"\u{e9}\u{1F600}\":\"x y\"}");
     }
 }
