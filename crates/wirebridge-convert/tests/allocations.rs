@@ -1,0 +1,199 @@
+//! The stream re-encoding allocation budget: decoding the upstream's SSE,
+//! translating each event and writing the client's frames into a reused
+//! output buffer costs at most one heap allocation per chunk, amortized,
+//! in both directions.
+//!
+//! Allocation counts are deterministic, unlike timings, so they are
+//! asserted here; `wirebridge bench` reports the same counts.
+
+// Counting allocations needs a `GlobalAlloc` implementation, which is an
+// unsafe trait; it only forwards to the system allocator.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use wirebridge_convert::chat_to_responses::{self as c2r, ChatContext};
+use wirebridge_convert::responses_to_chat::{self as r2c, ResponsesContext};
+use wirebridge_sse::{encode_data, encode_event, Decoder};
+use wirebridge_testkit::fixtures;
+
+struct Counting;
+
+thread_local! {
+    /// Allocations made by this thread: tests run in parallel threads, and
+    /// each counts only its own.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(Cell::get)
+}
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds the
+// `GlobalAlloc` contract; the counter has no effect on the memory returned.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Chunks in the steady-state part of each stream.
+const CHUNKS: usize = 5000;
+
+fn lines(rel: &str) -> Vec<String> {
+    String::from_utf8(fixtures::load_bytes(rel))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A stream split in three: the events that open it, `CHUNKS` recorded
+/// content chunks (repeated), and the events that close it. Each event is
+/// SSE-framed on its own, as an upstream sends it.
+struct Stream {
+    opening: Vec<Vec<u8>>,
+    content: Vec<Vec<u8>>,
+    closing: Vec<Vec<u8>>,
+}
+
+fn chat_stream() -> Stream {
+    let lines = lines("vercel-ai/chat/openai-text.chunks.txt");
+    let frame = |l: &String| {
+        let mut out = Vec::new();
+        encode_data(&mut out, l);
+        out
+    };
+    let finish = lines
+        .iter()
+        .position(|l| l.contains(r#""finish_reason":"stop""#))
+        .unwrap();
+    let content = &lines[1..finish];
+    let mut closing: Vec<Vec<u8>> = lines[finish..].iter().map(frame).collect();
+    closing.push(b"data: [DONE]\n\n".to_vec());
+    Stream {
+        opening: vec![frame(&lines[0])],
+        content: content.iter().cycle().take(CHUNKS).map(frame).collect(),
+        closing,
+    }
+}
+
+fn responses_stream() -> Stream {
+    let lines =
+        lines("vercel-ai/responses/openai-reasoning-encrypted-content-gpt-5-4-split.1.chunks.txt");
+    let kind = |l: &str| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        v["type"].as_str().unwrap().to_owned()
+    };
+    let frame = |l: &String| {
+        let mut out = Vec::new();
+        encode_event(&mut out, Some(&kind(l)), l);
+        out
+    };
+    let of = |t: &str| -> Vec<&String> { lines.iter().filter(|l| kind(l) == t).collect() };
+    let mut opening = vec![of("response.created")[0], of("response.in_progress")[0]];
+    opening.push(*of("response.output_item.added").last().unwrap());
+    opening.push(of("response.content_part.added")[0]);
+    let deltas = of("response.output_text.delta");
+    let closing = [
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    .map(|t| *of(t).last().unwrap());
+    Stream {
+        opening: opening.into_iter().map(frame).collect(),
+        content: deltas.into_iter().cycle().take(CHUNKS).map(frame).collect(),
+        closing: closing.into_iter().map(frame).collect(),
+    }
+}
+
+fn feed(decoder: &mut Decoder, bytes: &[u8], push: &mut impl FnMut(&str)) {
+    decoder.feed(bytes);
+    while let Some(event) = decoder.next_event() {
+        push(event.unwrap().data);
+    }
+}
+
+/// Allocations per chunk: (steady state, whole stream). The output buffer
+/// is cleared after every upstream read, as a body adapter does when it
+/// hands the frames on.
+fn budget(stream: &Stream, mut translator: impl FnMut(&str, &mut Vec<u8>)) -> (f64, f64) {
+    let mut decoder = Decoder::new();
+    let mut out = Vec::new();
+    let start = allocations();
+    let mut run = |events: &[Vec<u8>], out: &mut Vec<u8>| {
+        for event in events {
+            feed(&mut decoder, event, &mut |data| translator(data, out));
+            out.clear();
+        }
+    };
+    run(&stream.opening, &mut out);
+    let steady_start = allocations();
+    run(&stream.content, &mut out);
+    let steady = allocations() - steady_start;
+    run(&stream.closing, &mut out);
+    let total = allocations() - start;
+    let chunks = (stream.opening.len() + stream.content.len() + stream.closing.len()) as f64;
+    (steady as f64 / CHUNKS as f64, total as f64 / chunks)
+}
+
+#[test]
+fn chat_chunks_to_responses_events_allocate_at_most_once_per_chunk() {
+    let stream = chat_stream();
+    let mut translator = r2c::StreamTranslator::new(ResponsesContext::default());
+    let (steady, whole) = budget(&stream, |data, out| translator.push(data, out));
+    assert!(translator.is_finished());
+    assert!(
+        steady <= 1.0,
+        "steady state: {steady} allocations per chunk"
+    );
+    assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+}
+
+#[test]
+fn responses_events_to_chat_chunks_allocate_at_most_once_per_chunk() {
+    let stream = responses_stream();
+    let context = ChatContext {
+        include_usage: true,
+        ..ChatContext::default()
+    };
+    let mut translator = c2r::StreamTranslator::new(context);
+    let (steady, whole) = budget(&stream, |data, out| translator.push(data, out));
+    assert!(translator.is_finished());
+    assert!(
+        steady <= 1.0,
+        "steady state: {steady} allocations per chunk"
+    );
+    assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+}
