@@ -373,21 +373,39 @@ fn has_insignificant_whitespace(json: &[u8]) -> bool {
     while i < json.len() {
         match json[i] {
             b' ' | b'\n' | b'\r' | b'\t' => return true,
-            b'"' => {
-                i += 1;
-                while i < json.len() {
-                    match json[i] {
-                        b'\\' => i += 2,
-                        b'"' => break,
-                        _ => i += 1,
-                    }
-                }
-            }
+            b'"' => i = string_end(json, i + 1),
             _ => {}
         }
         i += 1;
     }
     false
+}
+
+/// The index of the quote closing the string whose content starts at `i`
+/// (or the end of `json`). Eight bytes at a time while none of them is a
+/// quote or a backslash: schemas and descriptions are mostly string text.
+fn string_end(json: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let has_byte = |word: u64, byte: u8| {
+        let x = word ^ (ONES * u64::from(byte));
+        x.wrapping_sub(ONES) & !x & HIGH != 0
+    };
+    loop {
+        while let Some(chunk) = json.get(i..i + 8) {
+            let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+            if has_byte(word, b'"') || has_byte(word, b'\\') {
+                break;
+            }
+            i += 8;
+        }
+        match json.get(i) {
+            None => return json.len(),
+            Some(b'"') => return i,
+            Some(b'\\') => i += 2,
+            Some(_) => i += 1,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -404,6 +422,12 @@ mod compact_tests {
         let spaced_text: Box<RawValue> =
             serde_json::from_str(r#"{"a b":"c \" d\\","e":[" "]}"#).unwrap();
         assert!(matches!(compact(&spaced_text), Cow::Borrowed(_)));
+        let long = r#"{"description":"a long text with \"quotes\" and \\ slashes, longer than a word","x":1}"#;
+        let long_raw: Box<RawValue> = serde_json::from_str(long).unwrap();
+        assert!(matches!(compact(&long_raw), Cow::Borrowed(_)));
+        let padded: Box<RawValue> =
+            serde_json::from_str(&long.replace(r#","x""#, r#", "x""#)).unwrap();
+        assert_eq!(compact(&padded).get(), long);
         let unicode: Box<RawValue> =
             serde_json::from_str("{ \"\u{e9}\u{1F600}\" : \"x y\" }").unwrap();
         assert_eq!(compact(&unicode).get(), "{\"\u{e9}\u{1F600}\":\"x y\"}");
