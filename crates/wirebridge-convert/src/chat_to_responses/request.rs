@@ -51,6 +51,7 @@ pub fn translate_request(
     body: &[u8],
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
+    let request_len = body.len();
     let request: CreateChatCompletion<'_> = serde_json::from_slice(body)
         .map_err(|e| ConvertError::from_parse::<CreateChatCompletion<'_>>(body, e))?;
     let mut losses = LossRecorder::new(&options.policy);
@@ -121,7 +122,9 @@ pub fn translate_request(
         }
     }
 
-    let body = serde_json::to_vec(&out).expect("responses requests always serialize");
+    // The translation is about as long as the request: one allocation.
+    let mut body = Vec::with_capacity(request_len + request_len / 4);
+    serde_json::to_writer(&mut body, &out).expect("responses requests always serialize");
     let context = ChatContext {
         model: model.into_owned(),
         stream,

@@ -5,6 +5,7 @@
 //! call. The builder below keeps that shape while walking the items in order.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::request::{
@@ -91,7 +92,10 @@ impl<'a> Builder<'a, '_> {
         i: usize,
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
-        let path = format!("input[{i}]");
+        let path = ItemPath {
+            index: i,
+            field: "",
+        };
         match item.kind() {
             ItemKind::Message => self.message(item, &path, losses),
             ItemKind::FunctionCall => self.function_call(item, &path),
@@ -119,7 +123,7 @@ impl<'a> Builder<'a, '_> {
     fn message(
         &mut self,
         item: &InputItem<'a>,
-        path: &str,
+        path: &ItemPath,
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
         let role = match item.role.as_deref() {
@@ -143,7 +147,10 @@ impl<'a> Builder<'a, '_> {
             .ok_or_else(|| ConvertError::MissingField(format!("{path}.content")))?;
         let content = Content::from_raw(raw)
             .map_err(|e| ConvertError::from_parse_at(&format!("{path}.content"), e))?;
-        let content_path = format!("{path}.content");
+        let content_path = ItemPath {
+            index: path.index,
+            field: ".content",
+        };
         let mut message = match role {
             Role::Assistant => assistant_message(content, &content_path, losses)?,
             _ => ChatMessage::new(role, self.content(content, role, &content_path, losses)?),
@@ -159,7 +166,7 @@ impl<'a> Builder<'a, '_> {
         &self,
         content: Content<'a>,
         role: Role,
-        path: &str,
+        path: &ItemPath,
         losses: &mut LossRecorder<'_>,
     ) -> Result<MessageContent<'a>, ConvertError> {
         let parts = match content {
@@ -168,12 +175,12 @@ impl<'a> Builder<'a, '_> {
         };
         let mut out = Vec::with_capacity(parts.len());
         for (i, part) in parts.into_iter().enumerate() {
-            let part_path = format!("{path}[{i}]");
+            let part_path = || format!("{path}[{i}]");
             if let Some(converted) = input_part(part, &part_path, losses)? {
                 if role != Role::User && !matches!(converted, ChatPart::Text { .. }) {
                     losses.record(
                         LossKind::UnsupportedContent,
-                        part_path,
+                        part_path(),
                         "Chat system and developer messages carry only text",
                     )?;
                     continue;
@@ -198,7 +205,7 @@ impl<'a> Builder<'a, '_> {
         MessageContent::Parts(parts)
     }
 
-    fn function_call(&mut self, item: &InputItem<'a>, path: &str) -> Result<(), ConvertError> {
+    fn function_call(&mut self, item: &InputItem<'a>, path: &ItemPath) -> Result<(), ConvertError> {
         let name = item
             .name
             .as_deref()
@@ -228,7 +235,11 @@ impl<'a> Builder<'a, '_> {
         Ok(())
     }
 
-    fn custom_tool_call(&mut self, item: &InputItem<'a>, path: &str) -> Result<(), ConvertError> {
+    fn custom_tool_call(
+        &mut self,
+        item: &InputItem<'a>,
+        path: &ItemPath,
+    ) -> Result<(), ConvertError> {
         let name = item
             .name
             .as_deref()
@@ -277,23 +288,26 @@ impl<'a> Builder<'a, '_> {
     fn tool_output(
         &mut self,
         item: &InputItem<'a>,
-        path: &str,
+        path: &ItemPath,
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
         let call_id = call_id(item, path)?;
-        let output_path = format!("{path}.output");
+        let output_path = ItemPath {
+            index: path.index,
+            field: ".output",
+        };
         let raw = item
             .output
-            .ok_or_else(|| ConvertError::MissingField(output_path.clone()))?;
-        let content =
-            Content::from_raw(raw).map_err(|e| ConvertError::from_parse_at(&output_path, e))?;
+            .ok_or_else(|| ConvertError::MissingField(output_path.to_string()))?;
+        let content = Content::from_raw(raw)
+            .map_err(|e| ConvertError::from_parse_at(&output_path.to_string(), e))?;
         let mut texts = Vec::new();
         let mut attachments = Vec::new();
         match content {
             Content::Text(text) => texts.push(JsonText::from(text)),
             Content::Parts(parts) => {
                 for (i, part) in parts.into_iter().enumerate() {
-                    match input_part(part, &format!("{output_path}[{i}]"), losses)? {
+                    match input_part(part, &|| format!("{output_path}[{i}]"), losses)? {
                         Some(ChatPart::Text { text }) => texts.push(text),
                         Some(other) => attachments.push(other),
                         None => {}
@@ -322,7 +336,7 @@ impl<'a> Builder<'a, '_> {
     fn reasoning(
         &mut self,
         item: &InputItem<'a>,
-        path: &str,
+        path: &ItemPath,
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
         if !self.options.profile.replay_reasoning {
@@ -365,7 +379,7 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-fn call_id<'a>(item: &InputItem<'a>, path: &str) -> Result<Cow<'a, str>, ConvertError> {
+fn call_id<'a>(item: &InputItem<'a>, path: &ItemPath) -> Result<Cow<'a, str>, ConvertError> {
     item.call_id
         .clone()
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.call_id")))
@@ -389,7 +403,7 @@ fn join_texts<'a>(
 /// An assistant message from history: text parts joined, refusal apart.
 fn assistant_message<'a>(
     content: Content<'a>,
-    path: &str,
+    path: &ItemPath,
     losses: &mut LossRecorder<'_>,
 ) -> Result<ChatMessage<'a>, ConvertError> {
     let parts = match content {
@@ -429,9 +443,11 @@ fn assistant_message<'a>(
 }
 
 /// One input content part as a Chat part, or `None` if it was dropped.
+///
+/// `path` names the part; it is built only when a loss or an error needs it.
 fn input_part<'a>(
     part: ContentPart<'a>,
-    path: &str,
+    path: &dyn Fn() -> String,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Option<ChatPart<'a>>, ConvertError> {
     let kind = part.kind();
@@ -439,7 +455,7 @@ fn input_part<'a>(
         "input_text" | "output_text" | "text" => {
             let text = part
                 .text
-                .ok_or_else(|| ConvertError::MissingField(format!("{path}.text")))?;
+                .ok_or_else(|| ConvertError::MissingField(format!("{}.text", path())))?;
             ChatPart::Text { text: text.into() }
         }
         "input_image" | "image_url" => {
@@ -449,7 +465,7 @@ fn input_part<'a>(
                 } else {
                     "the image has no image_url"
                 };
-                losses.record(LossKind::UnsupportedContent, path, reason)?;
+                losses.record(LossKind::UnsupportedContent, path(), reason)?;
                 return Ok(None);
             };
             ChatPart::ImageUrl {
@@ -463,7 +479,7 @@ fn input_part<'a>(
             if part.file_data.is_none() && part.file_id.is_none() {
                 losses.record(
                     LossKind::UnsupportedContent,
-                    path,
+                    path(),
                     "Chat file parts take file_data or file_id; a file_url cannot be sent",
                 )?;
                 return Ok(None);
@@ -484,14 +500,19 @@ fn input_part<'a>(
                     let object = serde_json::json!({ "data": data.decode(), "format": format });
                     Cow::Owned(serde_json::value::to_raw_value(&object).expect("values serialize"))
                 }
-                _ => return Err(ConvertError::MissingField(format!("{path}.input_audio"))),
+                _ => {
+                    return Err(ConvertError::MissingField(format!(
+                        "{}.input_audio",
+                        path()
+                    )))
+                }
             };
             ChatPart::InputAudio { input_audio: audio }
         }
         "refusal" => {
             let refusal = part
                 .refusal
-                .ok_or_else(|| ConvertError::MissingField(format!("{path}.refusal")))?;
+                .ok_or_else(|| ConvertError::MissingField(format!("{}.refusal", path())))?;
             ChatPart::Text {
                 text: refusal.into(),
             }
@@ -499,7 +520,7 @@ fn input_part<'a>(
         other => {
             losses.record(
                 LossKind::UnsupportedContent,
-                path,
+                path(),
                 format!("'{other}' content parts have no Chat Completions equivalent"),
             )?;
             return Ok(None);
@@ -521,4 +542,32 @@ fn image_url(raw: Option<&RawValue>) -> Option<JsonStr<'_>> {
     serde_json::from_str::<Nested<'_>>(raw.get())
         .ok()
         .map(|n| n.url)
+}
+
+/// Where an item (or one of its fields) is in `input`: `input[3].content`.
+///
+/// Written out only when a loss or an error names it, so translating an
+/// item costs no string formatting.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ItemPath {
+    index: usize,
+    field: &'static str,
+}
+
+impl fmt::Display for ItemPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "input[{}]{}", self.index, self.field)
+    }
+}
+
+impl From<ItemPath> for String {
+    fn from(path: ItemPath) -> String {
+        path.to_string()
+    }
+}
+
+impl From<&ItemPath> for String {
+    fn from(path: &ItemPath) -> String {
+        path.to_string()
+    }
 }

@@ -34,6 +34,7 @@ pub fn translate_request(
     body: &[u8],
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
+    let request_len = body.len();
     let request: CreateResponse<'_> = serde_json::from_slice(body)
         .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
     let mut losses = LossRecorder::new(&options.policy);
@@ -138,7 +139,9 @@ pub fn translate_request(
         }
     }
 
-    let body = serde_json::to_vec(&chat).expect("chat requests always serialize");
+    // The translation is about as long as the request: one allocation.
+    let mut body = Vec::with_capacity(request_len + request_len / 4);
+    serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
         echo: echo(&request, &reasoning, &tools),
