@@ -3,6 +3,7 @@
 
 #![deny(unsafe_code)]
 
+mod bench;
 mod config;
 mod convert_cmd;
 mod demo;
@@ -55,12 +56,16 @@ enum Command {
         /// The input file, or - for stdin.
         input: Option<PathBuf>,
     },
+    /// Measure translation against plain JSON, or (--proxy) the proxy
+    /// against a direct call to the demo upstream.
+    Bench(bench::BenchFlags),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(flags) => serve(flags),
+        Command::Bench(flags) => bench::run(flags),
         Command::Demo {
             listen,
             api,
