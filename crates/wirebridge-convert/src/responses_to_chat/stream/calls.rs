@@ -129,32 +129,43 @@ impl StreamTranslator {
         }
         self.close_open(out)?;
         self.open_call(slot, out);
-        let call = &self.calls[slot];
-        if let (
-            CallPhase::Live {
-                item_id,
-                output_index,
-            },
-            false,
-        ) = (&call.phase, call.arguments.is_empty())
-        {
-            let delta = Some(JsonText::from_escaped(call.arguments.escaped()));
-            let body = ArgumentsEvent {
-                item_id,
-                output_index: *output_index,
-                delta,
-                name: None,
-                arguments: None,
-            };
-            emit(
-                out,
-                &mut self.seq,
-                "response.function_call_arguments.delta",
-                body,
-            );
-        }
+        self.send_buffered_arguments(slot, out);
         self.open = Open::Calls;
         Ok(())
+    }
+
+    /// Sends, as one delta, the arguments a call gathered before it went
+    /// live (custom calls send their input when they close instead).
+    pub(super) fn send_buffered_arguments(&mut self, slot: usize, out: &mut Vec<u8>) {
+        let call = &self.calls[slot];
+        let custom = call
+            .name
+            .as_deref()
+            .and_then(|n| self.ctx.tool_names.origin(n))
+            .is_some_and(|o| o.custom);
+        let CallPhase::Live {
+            item_id,
+            output_index,
+        } = &call.phase
+        else {
+            return;
+        };
+        if custom || call.arguments.is_empty() {
+            return;
+        }
+        let body = ArgumentsEvent {
+            item_id,
+            output_index: *output_index,
+            delta: Some(JsonText::from_escaped(call.arguments.escaped())),
+            name: None,
+            arguments: None,
+        };
+        emit(
+            out,
+            &mut self.seq,
+            "response.function_call_arguments.delta",
+            body,
+        );
     }
 
     pub(super) fn open_call(&mut self, slot: usize, out: &mut Vec<u8>) {

@@ -3,7 +3,7 @@
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::completion::{ChatCompletion, Choice, ToolCall};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
-use wirebridge_wire::responses::event::{ArgumentsEvent, ErrorEvent, ErrorPayload, Lifecycle};
+use wirebridge_wire::responses::event::{ErrorEvent, ErrorPayload, Lifecycle};
 use wirebridge_wire::responses::response::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
 };
@@ -414,36 +414,7 @@ impl StreamTranslator {
                     )));
                 }
                 self.open_call(slot, out);
-                let call = &self.calls[slot];
-                let custom = call
-                    .name
-                    .as_deref()
-                    .and_then(|n| self.ctx.tool_names.origin(n))
-                    .is_some_and(|o| o.custom);
-                if let (
-                    CallPhase::Live {
-                        item_id,
-                        output_index,
-                    },
-                    false,
-                    false,
-                ) = (&call.phase, call.arguments.is_empty(), custom)
-                {
-                    let delta = Some(JsonText::from_escaped(call.arguments.escaped()));
-                    let body = ArgumentsEvent {
-                        item_id,
-                        output_index: *output_index,
-                        delta,
-                        name: None,
-                        arguments: None,
-                    };
-                    emit(
-                        out,
-                        &mut self.seq,
-                        "response.function_call_arguments.delta",
-                        body,
-                    );
-                }
+                self.send_buffered_arguments(slot, out);
             }
             self.close_call(slot, out);
         }
