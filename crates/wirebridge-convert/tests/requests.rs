@@ -297,13 +297,17 @@ fn echoed_tools_carry_what_the_spec_requires() {
         "sent to the Chat backend without strict"
     );
     assert!(tools[0]["parameters"].is_null());
+    assert!(
+        tools[0]["description"].is_null(),
+        "a key Open Responses requires"
+    );
     assert_eq!(tools[1]["strict"], true);
     assert_eq!(tools[2]["tools"][0]["strict"], false);
     // Complete tools are echoed as sent, byte for byte.
-    let complete = r#"{"model":"m","input":"x","tools":[{"type":"function","name":"g","strict":false,"parameters":{"type":"object"}}]}"#;
+    let complete = r#"{"model":"m","input":"x","tools":[{"type":"function","name":"g","description":"G.","strict":false,"parameters":{"type":"object"}}]}"#;
     let translated = translate_request(complete.as_bytes(), &Options::default()).unwrap();
     assert_eq!(
         translated.context.echo.tools.get(),
-        r#"[{"type":"function","name":"g","strict":false,"parameters":{"type":"object"}}]"#
+        r#"[{"type":"function","name":"g","description":"G.","strict":false,"parameters":{"type":"object"}}]"#
     );
 }

@@ -64,7 +64,7 @@
 //! | trigger | effect |
 //! |---|---|
 //! | `demo:error STATUS` | HTTP `STATUS` (400–599, default 500) with an OpenAI-shaped error body (`429` → `type: "requests"`, `code: "rate_limit_exceeded"`; `5xx` → `type: "server_error"`) |
-//! | `demo:fail-midstream` | a few content chunks, then an in-band error: Chat `data: {"error": {…}}` then `data: [DONE]`; Responses an `error` event with a nested `error` object, then `response.failed`. Without `stream`, an HTTP 500 |
+//! | `demo:fail-midstream` | a few content chunks, then an in-band error: Chat `data: {"error": {…}}` then `data: [DONE]`; Responses an `error` event with a nested `error` object (and the flat fields of the spec), then `response.failed`. Without `stream`, an HTTP 500 |
 //! | `demo:cut` | a few content chunks, then the connection is dropped without finishing the response (without `stream`: half of the JSON body) |
 //! | `demo:slow MS` | `MS` milliseconds between chunks (before the body when not streaming) |
 //!

@@ -76,7 +76,7 @@ async fn responses_fail_midstream() {
     assert_eq!(frames[n - 1].event.as_deref(), Some("response.failed"));
     let failed: serde_json::Value = serde_json::from_str(&frames[n - 1].data).unwrap();
     assert_eq!(failed["response"]["error"]["code"], "server_error");
-    assert!(failed["response"].get("usage").is_none());
+    assert!(failed["response"]["usage"].is_null(), "no usage is known");
 
     req["stream"] = json!(false);
     let answer = post(&server, RESPONSES, &req).await;

@@ -66,6 +66,8 @@ pub fn translate_request(
         web_search_options: translated_tools.web_search,
         temperature: request.temperature,
         top_p: request.top_p,
+        presence_penalty: request.presence_penalty,
+        frequency_penalty: request.frequency_penalty,
         ..ChatRequest::default()
     };
 
@@ -304,8 +306,9 @@ fn passthrough<'a>(
             ),
         )?;
     }
-    let dropped: [(&str, Option<&RawValue>); 6] = [
-        ("max_tool_calls", request.max_tool_calls),
+    // `max_tool_calls` bounds calls to hosted tools, which a Chat backend
+    // never makes: it holds without being sent.
+    let dropped: [(&str, Option<&RawValue>); 5] = [
         ("context_management", request.context_management),
         ("moderation", request.moderation),
         ("prompt_cache_options", request.prompt_cache_options),
@@ -324,16 +327,16 @@ fn passthrough<'a>(
     Ok(())
 }
 
-/// The tools as sent, with what the spec requires of a function tool filled
+/// The tools as sent, with what the specs require of a function tool filled
 /// in where a client left it out: `strict` as the backend applied it (Chat's
-/// default, not strict) and `parameters: null`.
+/// default, not strict), `parameters: null` and `description: null`.
 fn echoed_tools(
     raw: Option<&RawValue>,
     tools: &[wirebridge_wire::responses::request::Tool<'_>],
 ) -> Option<Box<RawValue>> {
     fn complete(tools: &[wirebridge_wire::responses::request::Tool<'_>]) -> bool {
         tools.iter().all(|t| match t.kind() {
-            "function" => t.strict.is_some() && t.parameters.is_some(),
+            "function" => t.strict.is_some() && t.parameters.is_some() && t.description.is_some(),
             "namespace" => t.tools.as_deref().is_none_or(complete),
             _ => true,
         })
@@ -346,6 +349,7 @@ fn echoed_tools(
                         map.entry("strict")
                             .or_insert(serde_json::Value::Bool(false));
                         map.entry("parameters").or_insert(serde_json::Value::Null);
+                        map.entry("description").or_insert(serde_json::Value::Null);
                         if map["strict"].is_null() {
                             map.insert("strict".into(), serde_json::Value::Bool(false));
                         }
@@ -392,22 +396,48 @@ fn echo(
         serde_json::value::to_raw_value(&value).expect("values always serialize")
     });
     ResponseEcho {
+        background: false,
+        frequency_penalty: request
+            .frequency_penalty
+            .unwrap_or(defaults.frequency_penalty),
         instructions: request.instructions.map(|i| i.raw().to_owned()),
         max_output_tokens: request.max_output_tokens,
+        max_tool_calls: request.max_tool_calls,
         parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
+        presence_penalty: request
+            .presence_penalty
+            .unwrap_or(defaults.presence_penalty),
         previous_response_id: request.previous_response_id.as_deref().map(str::to_owned),
+        prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
         reasoning: reasoning_echo,
+        safety_identifier: request.safety_identifier.as_deref().map(str::to_owned),
+        service_tier: request
+            .service_tier
+            .as_deref()
+            .unwrap_or(ResponseEcho::DEFAULT_SERVICE_TIER)
+            .to_owned(),
         store: request.store.unwrap_or(true),
-        temperature: request.temperature,
-        text: owned(request.text).unwrap_or(defaults.text),
+        temperature: request.temperature.unwrap_or(defaults.temperature),
+        text: echoed_text(request.text).unwrap_or(defaults.text),
         tool_choice: owned(request.tool_choice).unwrap_or(defaults.tool_choice),
         tools: echoed_tools(request.tools, tools).unwrap_or(defaults.tools),
-        top_logprobs: request.top_logprobs,
-        top_p: request.top_p,
+        top_logprobs: request.top_logprobs.unwrap_or(defaults.top_logprobs),
+        top_p: request.top_p.unwrap_or(defaults.top_p),
         truncation: owned(request.truncation).unwrap_or(defaults.truncation),
         user: request.user.as_deref().map(str::to_owned),
-        safety_identifier: request.safety_identifier.as_deref().map(str::to_owned),
-        prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
         metadata: owned(request.metadata).unwrap_or(defaults.metadata),
     }
+}
+
+/// `text` as sent, with `format` filled in when only `verbosity` was given:
+/// both specs require it in a `Response`.
+fn echoed_text(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
+    let raw = non_null(raw)?;
+    let mut text: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(raw.get()).ok()?;
+    if text.get("format").is_some_and(|f| !f.is_null()) {
+        return owned(Some(raw));
+    }
+    text.insert("format".into(), serde_json::json!({"type": "text"}));
+    serde_json::value::to_raw_value(&text).ok()
 }

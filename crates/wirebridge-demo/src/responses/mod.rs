@@ -31,8 +31,8 @@ pub(crate) fn body(r: &Reply<'_>) -> String {
 
 /// The `Response` object of a reply in the given state. Fields the request
 /// set are echoed (`instructions`, `tools`, `tool_choice`, `metadata`,
-/// `temperature`, …); `usage` is present only once it is known, and `user`
-/// only when the request had one.
+/// `temperature`, …); `usage` is null until it is known, and `user` is
+/// present only when the request had one.
 pub(crate) fn response(r: &Reply<'_>, state: Lifecycle) -> Obj {
     let raw = &r.prompt.raw;
     let (status, output, usage_known) = match state {
@@ -86,12 +86,18 @@ pub(crate) fn response(r: &Reply<'_>, state: Lifecycle) -> Obj {
             echo(raw, "previous_response_id", Value::Null),
         );
     for key in ["prompt_cache_key", "safety_identifier"] {
-        if let Some(v) = raw.get(key).filter(|v| v.is_string()) {
-            o.set(key, v.clone());
-        }
+        o.set(key, echo(raw, key, Value::Null));
     }
     o.extend(
         Obj::new()
+            .with(
+                "presence_penalty",
+                echo(raw, "presence_penalty", json!(0.0)),
+            )
+            .with(
+                "frequency_penalty",
+                echo(raw, "frequency_penalty", json!(0.0)),
+            )
             .with(
                 "reasoning",
                 echo(raw, "reasoning", json!({"effort": null, "summary": null})),
@@ -113,9 +119,15 @@ pub(crate) fn response(r: &Reply<'_>, state: Lifecycle) -> Obj {
             .with("top_p", echo(raw, "top_p", json!(1.0)))
             .with("truncation", echo(raw, "truncation", json!("disabled"))),
     );
-    if usage_known {
-        o.set("usage", usage(&r.plan.usage));
-    }
+    // As OpenAI does: `usage` is null until it is known.
+    o.set(
+        "usage",
+        if usage_known {
+            usage(&r.plan.usage).into()
+        } else {
+            null()
+        },
+    );
     if let Some(user) = raw.get("user").filter(|v| v.is_string()) {
         o.set("user", user.clone());
     }

@@ -154,7 +154,9 @@ pub(crate) fn stream(r: &Reply<'_>) -> Vec<Frame> {
 
 /// The events a `demo:fail-midstream` stream ends with, numbered from
 /// `next_sequence_number`: an `error` event nesting
-/// `{type, code, message, param}`, then `response.failed`.
+/// `{type, code, message, param}` (as OpenAI sends it, and as the Open
+/// Responses spec defines it) beside the flat `code`, `message` and `param`
+/// of OpenAI's spec, then `response.failed`.
 pub(crate) fn failure_tail(r: &Reply<'_>, next_sequence_number: usize) -> Vec<Frame> {
     let mut e = Emitter::new(next_sequence_number);
     let err = ApiError::midstream();
@@ -163,7 +165,12 @@ pub(crate) fn failure_tail(r: &Reply<'_>, next_sequence_number: usize) -> Vec<Fr
         .with("code", err.code.as_deref().map(Json::from))
         .with("message", &err.message)
         .with("param", err.param.as_deref().map(Json::from));
-    e.emit(Kind::Other, "error", Obj::new().with("error", nested));
+    let event = Obj::new()
+        .with("code", err.code.as_deref().map(Json::from))
+        .with("message", &err.message)
+        .with("param", err.param.as_deref().map(Json::from))
+        .with("error", nested);
+    e.emit(Kind::Other, "error", event);
     let failed = response(r, Lifecycle::Failed);
     e.emit(
         Kind::Other,

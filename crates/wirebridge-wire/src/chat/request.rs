@@ -38,6 +38,12 @@ pub struct ChatRequest<'a> {
     /// Nucleus sampling.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub top_p: Option<f64>,
+    /// Penalty on tokens already present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
+    /// Penalty on frequent tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
     /// Return log probabilities.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<bool>,

@@ -48,6 +48,12 @@ pub struct CreateResponse<'a> {
     /// Number of most likely tokens to return with log probabilities.
     #[serde(default)]
     pub top_logprobs: Option<u32>,
+    /// Penalty on tokens already present (Open Responses).
+    #[serde(default)]
+    pub presence_penalty: Option<f64>,
+    /// Penalty on frequent tokens (Open Responses).
+    #[serde(default)]
+    pub frequency_penalty: Option<f64>,
     /// Reasoning configuration (raw; see [`Self::parse_reasoning`]).
     #[serde(borrow, default)]
     pub reasoning: Option<&'a RawValue>,
@@ -94,8 +100,8 @@ pub struct CreateResponse<'a> {
     #[serde(borrow, default)]
     pub background: Option<&'a RawValue>,
     /// Maximum number of hosted tool calls.
-    #[serde(borrow, default)]
-    pub max_tool_calls: Option<&'a RawValue>,
+    #[serde(default)]
+    pub max_tool_calls: Option<u64>,
     /// Prompt template reference.
     #[serde(borrow, default)]
     pub prompt: Option<&'a RawValue>,

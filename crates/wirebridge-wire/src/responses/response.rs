@@ -33,45 +33,56 @@ impl ResponseStatus {
 
 /// Request fields a `Response` repeats back, in Responses shape.
 ///
-/// Owned, because a response outlives the request buffer it came from.
+/// Every key both the OpenAI spec and the Open Responses spec list is
+/// written, with the value the request gave or, when it gave none, the
+/// value that applied (the documented default). Owned, because a response
+/// outlives the request buffer it came from.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResponseEcho {
+    /// `background` (always `false`: background runs are not offered).
+    pub background: bool,
+    /// `frequency_penalty` (default `0`).
+    pub frequency_penalty: f64,
     /// `instructions` as sent (a string literal) or `null`.
     pub instructions: Option<Box<RawValue>>,
     /// `max_output_tokens` as sent.
     pub max_output_tokens: Option<u64>,
+    /// `max_tool_calls` as sent.
+    pub max_tool_calls: Option<u64>,
     /// `parallel_tool_calls` (spec default `true`).
     pub parallel_tool_calls: bool,
+    /// `presence_penalty` (default `0`).
+    pub presence_penalty: f64,
     /// `previous_response_id` as sent.
     pub previous_response_id: Option<String>,
+    /// `prompt_cache_key` as sent.
+    pub prompt_cache_key: Option<String>,
     /// `reasoning` as sent, or `null`.
     pub reasoning: Option<Box<RawValue>>,
+    /// `safety_identifier` as sent.
+    pub safety_identifier: Option<String>,
+    /// `service_tier` (default `"default"`).
+    pub service_tier: String,
     /// `store` (spec default `true`).
     pub store: bool,
-    /// `temperature` as sent.
-    pub temperature: Option<f64>,
-    /// `text` as sent (default `{"format":{"type":"text"}}`).
+    /// `temperature` (default `1`).
+    pub temperature: f64,
+    /// `text` as sent, its `format` filled in (default
+    /// `{"format":{"type":"text"}}`).
     pub text: Box<RawValue>,
     /// `tool_choice` as sent (default `"auto"`).
     pub tool_choice: Box<RawValue>,
-    /// `tools` as sent (default `[]`).
+    /// `tools` as sent, with the keys a function tool requires (default `[]`).
     pub tools: Box<RawValue>,
-    /// `top_logprobs` as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_logprobs: Option<u32>,
-    /// `top_p` as sent.
-    pub top_p: Option<f64>,
+    /// `top_logprobs` (default `0`).
+    pub top_logprobs: u32,
+    /// `top_p` (default `1`).
+    pub top_p: f64,
     /// `truncation` (default `"disabled"`).
     pub truncation: Box<RawValue>,
     /// `user` as sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<String>,
-    /// `safety_identifier` as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub safety_identifier: Option<String>,
-    /// `prompt_cache_key` as sent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt_cache_key: Option<String>,
     /// `metadata` as sent (default `{}`).
     pub metadata: Box<RawValue>,
 }
@@ -80,25 +91,37 @@ fn raw(json: &str) -> Box<RawValue> {
     RawValue::from_string(json.to_owned()).expect("a constant is valid JSON")
 }
 
+impl ResponseEcho {
+    /// The default `temperature` and `top_p` of the Responses API.
+    pub const DEFAULT_SAMPLING: f64 = 1.0;
+    /// The `service_tier` written when the request named none.
+    pub const DEFAULT_SERVICE_TIER: &'static str = "default";
+}
+
 impl Default for ResponseEcho {
     fn default() -> Self {
         Self {
+            background: false,
+            frequency_penalty: 0.0,
             instructions: None,
             max_output_tokens: None,
+            max_tool_calls: None,
             parallel_tool_calls: true,
+            presence_penalty: 0.0,
             previous_response_id: None,
+            prompt_cache_key: None,
             reasoning: None,
+            safety_identifier: None,
+            service_tier: Self::DEFAULT_SERVICE_TIER.to_owned(),
             store: true,
-            temperature: None,
+            temperature: Self::DEFAULT_SAMPLING,
             text: raw(r#"{"format":{"type":"text"}}"#),
             tool_choice: raw(r#""auto""#),
             tools: raw("[]"),
-            top_logprobs: None,
-            top_p: None,
+            top_logprobs: 0,
+            top_p: Self::DEFAULT_SAMPLING,
             truncation: raw(r#""disabled""#),
             user: None,
-            safety_identifier: None,
-            prompt_cache_key: None,
             metadata: raw("{}"),
         }
     }
@@ -125,8 +148,7 @@ pub struct Response<'a> {
     pub model: &'a str,
     /// Output items, already serialized.
     pub output: &'a [Box<RawValue>],
-    /// Token usage (left out when the upstream reported none).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Token usage; `null` until the upstream reports it.
     pub usage: Option<&'a Usage>,
     /// Request echoes.
     #[serde(flatten)]
