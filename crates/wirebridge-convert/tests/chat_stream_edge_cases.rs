@@ -145,6 +145,36 @@ fn incomplete_maps_to_length_or_content_filter() {
 }
 
 #[test]
+fn error_events_keep_message_and_code_whatever_their_shape() {
+    let shapes = [
+        // Nested, as OpenAI sends it.
+        r#"{"type":"error","sequence_number":1,"error":{"type":"insufficient_quota","code":"insufficient_quota","message":"quota","param":null}}"#,
+        // Flat, as the OpenAPI spec defines it.
+        r#"{"type":"error","sequence_number":1,"code":"insufficient_quota","message":"quota","param":null}"#,
+        // Nested without a type, the code a number.
+        r#"{"type":"error","sequence_number":1,"error":{"code":429,"message":"quota"}}"#,
+        // Nested without a message, the message flat.
+        r#"{"type":"error","sequence_number":1,"message":"quota","error":{"code":"insufficient_quota"}}"#,
+        // A bare string.
+        r#"{"type":"error","sequence_number":1,"error":"quota"}"#,
+    ];
+    for (n, event) in shapes.into_iter().enumerate() {
+        let (_, t, _) = run(&[CREATED, event], ChatContext::default());
+        let error = t
+            .error
+            .unwrap_or_else(|| panic!("shape {n}: no error chunk"));
+        assert_eq!(error["message"], "quota", "shape {n}");
+        let expected_code = match n {
+            2 => Value::from("429"),
+            4 => Value::Null,
+            _ => Value::from("insufficient_quota"),
+        };
+        assert_eq!(error["code"], expected_code, "shape {n}");
+        assert!(error["type"].is_string(), "shape {n}");
+    }
+}
+
+#[test]
 fn flat_error_events_and_garbage_fail_cleanly() {
     let events = [
         CREATED,

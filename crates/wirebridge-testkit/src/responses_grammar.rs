@@ -40,6 +40,10 @@ pub struct CheckOptions {
     /// marks it required, but real OpenAI streams (2025–2026 recordings) omit
     /// it. When present it must always equal the item's name.
     pub require_arguments_done_name: bool,
+    /// Require a failed response to close the items it opened and list them
+    /// in `response.failed.response.output`. The bridge does, so the client
+    /// keeps what was said; an upstream may stop mid-item instead.
+    pub failure_closes_items: bool,
 }
 
 impl CheckOptions {
@@ -47,14 +51,17 @@ impl CheckOptions {
     pub fn strict() -> Self {
         CheckOptions {
             require_arguments_done_name: true,
+            failure_closes_items: true,
         }
     }
 
     /// The strict rules minus the documented deviations of real OpenAI
-    /// streams (`function_call_arguments.done` without `name`).
+    /// streams (`function_call_arguments.done` without `name`) and of
+    /// upstreams in general (a failure that leaves an item open).
     pub fn recorded_openai() -> Self {
         CheckOptions {
             require_arguments_done_name: false,
+            failure_closes_items: false,
         }
     }
 }
@@ -219,8 +226,9 @@ type R<T> = Result<T, Violation>;
 ///   `response.error` with `code` and `message`, immediately preceded by an
 ///   `error` event whose payload nests `error: {type, code, message, param}`;
 ///   an `error` event must be immediately followed by `response.failed`);
-/// * completed / incomplete: `response.output` equals the `output_item.done`
-///   items in order (reasoning `encrypted_content` is opaque and may be
+/// * every terminal event: no item still open (a failure closes the open
+///   item, usually as `incomplete`, so what was said is kept), and
+///   `response.output` equals the `output_item.done` items in order (reasoning `encrypted_content` is opaque and may be
 ///   re-encrypted by OpenAI between events: only its presence is compared);
 ///   `usage`, when not null, has `input_tokens`, `output_tokens`,
 ///   `total_tokens`, `input_tokens_details.cached_tokens` and
@@ -608,16 +616,19 @@ impl Checker<'_> {
         self.pending_error = false;
         let output = req_array(i, &resp, "output", &ctx)?.clone();
 
-        if status != "failed" {
-            if let Some(open) = &self.open {
-                return v_err(
-                    i,
-                    format!(
-                        "{ty} while item {} (`{}`) is still open (no output_item.done)",
-                        open.output_index, open.item_type
-                    ),
-                );
-            }
+        // A failed response too closes what it opened (unless the options
+        // say otherwise): the client keeps what was already said.
+        let closes = status != "failed" || self.opts.failure_closes_items;
+        if let Some(open) = self.open.as_ref().filter(|_| closes) {
+            return v_err(
+                i,
+                format!(
+                    "{ty} while item {} (`{}`) is still open (no output_item.done)",
+                    open.output_index, open.item_type
+                ),
+            );
+        }
+        if closes {
             if output.len() != self.done_items.len() {
                 return v_err(
                     i,
@@ -639,9 +650,9 @@ impl Checker<'_> {
                     );
                 }
             }
-            if !resp.get("error").is_some_and(Value::is_null) {
-                return v_err(i, format!("{ctx}.error must be null"));
-            }
+        }
+        if status != "failed" && !resp.get("error").is_some_and(Value::is_null) {
+            return v_err(i, format!("{ctx}.error must be null"));
         }
         match status {
             "completed" => {

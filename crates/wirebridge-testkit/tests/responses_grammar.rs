@@ -782,27 +782,56 @@ fn incomplete_responses() {
 
 #[test]
 fn failure_in_the_middle_of_an_item() {
+    let error = json!({"type": "error", "error": {"type": "server_error", "code": "server_error",
+        "message": "upstream disconnected", "param": null}});
+    let failed = |output: Vec<Value>| {
+        let mut r = response_obj(RID, "failed", output);
+        r["error"] = json!({"code": "server_error", "message": "upstream disconnected"});
+        json!({"type": "response.failed", "response": r})
+    };
     let (ev, _) = message_events(0, "msg_1", &["Par", "tial"], &[]);
-    let mut events = lifecycle_start();
-    events.extend(ev.into_iter().take(3)); // added, part added, one delta
-    events.push(
-        json!({"type": "error", "error": {"type": "server_error", "code": "server_error",
-        "message": "upstream disconnected", "param": null}}),
+
+    // Left open: what was said would vanish from the failed response.
+    let mut open = lifecycle_start();
+    open.extend(ev.iter().take(3).cloned()); // added, part added, one delta
+    open.push(error.clone());
+    open.push(failed(vec![]));
+    let f = responses_frames(open);
+    assert_rejected(check(&f), "still open");
+    let lenient = responses_grammar::transcript_of_recorded(&f);
+    assert_eq!(lenient.text, "Par");
+
+    // Closed as incomplete with the text that arrived, and listed.
+    let part = json!({"type": "output_text", "text": "Par", "annotations": [], "logprobs": []});
+    let item = json!({"id": "msg_1", "type": "message", "status": "incomplete",
+        "role": "assistant", "content": [part.clone()]});
+    let mut closed = lifecycle_start();
+    closed.extend(ev.iter().take(3).cloned());
+    closed.push(
+        json!({"type": "response.output_text.done", "output_index": 0, "item_id": "msg_1",
+        "content_index": 0, "text": "Par", "logprobs": []}),
     );
-    let mut r = response_obj(RID, "failed", vec![]);
-    r["error"] = json!({"code": "server_error", "message": "upstream disconnected"});
-    events.push(json!({"type": "response.failed", "response": r}));
-    let f = responses_frames(events);
-    let t = check(&f).unwrap();
+    closed.push(
+        json!({"type": "response.content_part.done", "output_index": 0, "item_id": "msg_1",
+        "content_index": 0, "part": part}),
+    );
+    closed.push(
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item.clone()}),
+    );
+    closed.push(error.clone());
+    closed.push(failed(vec![item.clone()]));
+    let t = check(&responses_frames(closed.clone())).unwrap();
     assert_eq!(t.status, "failed");
     assert_eq!(t.text, "Par");
     assert_eq!(
         t.error.as_ref().unwrap()["message"],
         "upstream disconnected"
     );
-    let lenient = responses_grammar::transcript_of_recorded(&f);
-    assert_eq!(lenient.text, "Par");
-    assert_eq!(lenient.error, t.error);
+
+    // Closed but missing from the failed response's output.
+    let last = closed.len() - 1;
+    closed[last] = failed(vec![]);
+    assert_rejected(check(&responses_frames(closed)), "output");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::chat::chunk::{CompletionDetails, CompletionUsage, PromptDetails};
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::raw::JsonStr;
-use wirebridge_wire::responses::stream::ResponseUsage;
+use wirebridge_wire::responses::stream::{ResponseUsage, StreamEvent};
 
 /// Responses usage in Chat terms.
 pub(super) fn usage(u: &ResponseUsage) -> CompletionUsage {
@@ -122,6 +122,44 @@ impl Failure {
             code: err.code_text().map(Cow::into_owned),
             param: err.param.as_deref().map(str::to_owned),
         })
+    }
+
+    /// The failure an `error` event reports, whatever its shape: the error
+    /// nested under `error` (as OpenAI sends it), the flat `code`, `message`
+    /// and `param` of the OpenAPI spec, or a mix; each field is taken from
+    /// wherever it is, a numeric code as its digits.
+    pub(super) fn from_event(event: &StreamEvent<'_>) -> Self {
+        let nested = event
+            .error
+            .filter(|r| r.get() != "null")
+            .and_then(UpstreamError::parse)
+            .unwrap_or_default();
+        let flat_code = UpstreamError {
+            code: event.code,
+            ..UpstreamError::default()
+        };
+        Failure {
+            message: nested
+                .message
+                .as_deref()
+                .or(event.message.as_deref())
+                .unwrap_or("the upstream reported an error")
+                .to_owned(),
+            error_type: nested
+                .error_type
+                .as_deref()
+                .unwrap_or("server_error")
+                .to_owned(),
+            code: nested
+                .code_text()
+                .or_else(|| flat_code.code_text())
+                .map(Cow::into_owned),
+            param: nested
+                .param
+                .as_deref()
+                .or(event.param.as_deref())
+                .map(str::to_owned),
+        }
     }
 
     /// The Chat error object `{"error":{…}}`.

@@ -202,21 +202,7 @@ impl StreamTranslator {
                     out,
                 );
             }
-            "error" => {
-                let failure = Failure::from_raw(event.error).unwrap_or_else(|| Failure {
-                    message: event
-                        .message
-                        .as_deref()
-                        .unwrap_or("the upstream reported an error")
-                        .to_owned(),
-                    error_type: "server_error".into(),
-                    code: event
-                        .code
-                        .and_then(|c| serde_json::from_str::<String>(c.get()).ok()),
-                    param: event.param.as_deref().map(str::to_owned),
-                });
-                self.fail_with(failure, out);
-            }
+            "error" => self.fail_with(Failure::from_event(&event), out),
             _ => {}
         }
     }

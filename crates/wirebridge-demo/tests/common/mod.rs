@@ -152,10 +152,18 @@ pub fn check_chat_stream(answer: &Answer, include_usage: bool) -> ChatTranscript
 
 /// Check a Responses stream strictly and return its transcript.
 pub fn check_responses_stream(answer: &Answer) -> ResponsesTranscript {
+    check_responses_stream_with(answer, &responses_grammar::CheckOptions::strict())
+}
+
+/// Check a Responses stream with explicit options.
+pub fn check_responses_stream_with(
+    answer: &Answer,
+    options: &responses_grammar::CheckOptions,
+) -> ResponsesTranscript {
     assert_eq!(answer.status, 200);
     assert_eq!(answer.content_type(), "text/event-stream");
     let frames = parse_sse(answer.bytes());
-    responses_grammar::check(&frames).unwrap_or_else(|v| {
+    responses_grammar::check_with(&frames, options).unwrap_or_else(|v| {
         panic!(
             "Responses grammar violation: {v}\n{}",
             String::from_utf8_lossy(answer.bytes())

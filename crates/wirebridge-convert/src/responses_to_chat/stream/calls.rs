@@ -1,7 +1,5 @@
 //! Tool calls: fragments keyed by index, live or buffered, closed in order.
 
-//! Chat chunk stream → Responses event stream.
-
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::completion::ToolCall;
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
@@ -224,7 +222,7 @@ impl StreamTranslator {
         };
     }
 
-    pub(super) fn close_call(&mut self, slot: usize, out: &mut Vec<u8>) {
+    pub(super) fn close_call(&mut self, slot: usize, status: ItemStatus, out: &mut Vec<u8>) {
         let call = &mut self.calls[slot];
         let CallPhase::Live {
             item_id,
@@ -268,7 +266,7 @@ impl StreamTranslator {
             );
             OutputItem::CustomToolCall(CustomToolCall {
                 id: &item_id,
-                status: ItemStatus::Completed,
+                status,
                 name,
                 namespace,
                 call_id,
@@ -291,7 +289,7 @@ impl StreamTranslator {
             );
             OutputItem::FunctionCall(FunctionCall {
                 id: &item_id,
-                status: ItemStatus::Completed,
+                status,
                 name,
                 namespace,
                 call_id,

@@ -1,7 +1,5 @@
 //! Writing events, and the failure that ends a stream.
 
-//! Chat chunk stream → Responses event stream.
-
 use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;

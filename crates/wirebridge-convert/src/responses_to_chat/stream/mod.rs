@@ -5,7 +5,7 @@ use wirebridge_wire::chat::completion::{ChatCompletion, Choice, ToolCall};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
 use wirebridge_wire::responses::event::{ErrorEvent, ErrorPayload, Lifecycle};
 use wirebridge_wire::responses::response::{
-    IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
+    IncompleteDetails, ItemStatus, Response, ResponseError, ResponseStatus, Usage,
 };
 
 use super::reply::{reasoning_text, status_for, usage};
@@ -385,17 +385,45 @@ impl StreamTranslator {
     /// Closes the open item. A live tool call closes together with every
     /// buffered call, since tool calls end a turn.
     fn close_open(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+        let status = self.closing_status();
         match std::mem::replace(&mut self.open, Open::Nothing) {
             Open::Nothing => Ok(()),
             Open::Reasoning(state) => {
-                self.close_reasoning(state, out);
+                self.close_reasoning(state, status, out);
                 Ok(())
             }
             Open::Message(state) => {
-                self.close_message(state, out);
+                self.close_message(state, status, out);
                 Ok(())
             }
             Open::Calls => self.close_calls(out),
+        }
+    }
+
+    /// The status of the item open when the upstream stops: `incomplete`
+    /// when a token limit or a content filter cut it short.
+    fn closing_status(&self) -> ItemStatus {
+        match status_for(self.finish_reason.as_deref()).0 {
+            ResponseStatus::Incomplete => ItemStatus::Incomplete,
+            _ => ItemStatus::Completed,
+        }
+    }
+
+    /// Closes the open item as `incomplete` because the stream failed: the
+    /// client keeps the text and arguments that arrived. Calls still
+    /// buffered were never announced and stay out.
+    fn abandon_open(&mut self, out: &mut Vec<u8>) {
+        match std::mem::replace(&mut self.open, Open::Nothing) {
+            Open::Nothing => {}
+            Open::Reasoning(state) => self.close_reasoning(state, ItemStatus::Incomplete, out),
+            Open::Message(state) => self.close_message(state, ItemStatus::Incomplete, out),
+            Open::Calls => {
+                for slot in 0..self.calls.len() {
+                    if matches!(self.calls[slot].phase, CallPhase::Live { .. }) {
+                        self.close_call(slot, ItemStatus::Incomplete, out);
+                    }
+                }
+            }
         }
     }
 
@@ -416,7 +444,7 @@ impl StreamTranslator {
                 self.open_call(slot, out);
                 self.send_buffered_arguments(slot, out);
             }
-            self.close_call(slot, out);
+            self.close_call(slot, ItemStatus::Completed, out);
         }
         Ok(())
     }
@@ -450,6 +478,10 @@ impl StreamTranslator {
         if self.state == State::Waiting {
             self.begin(out);
         }
+        // What the client already saw is kept: the open item is closed with
+        // the text that arrived, and listed in the failed response.
+        self.flush_think(out);
+        self.abandon_open(out);
         let code = failure.code.as_deref();
         let body = ErrorEvent {
             code,
@@ -470,7 +502,7 @@ impl StreamTranslator {
             code: response_code,
             message: &failure.message,
         };
-        // Items still open stay out of `output`: only finished items are listed.
+        // Slots reserved for calls that never went live stay out.
         let output: Vec<Box<RawValue>> = self
             .output
             .iter()

@@ -1,7 +1,5 @@
 //! Reasoning and message items: opening, streaming text, closing.
 
-//! Chat chunk stream → Responses event stream.
-
 use serde_json::value::RawValue;
 use wirebridge_wire::raw::{EscapedText, JsonText};
 use wirebridge_wire::responses::event::{
@@ -10,12 +8,10 @@ use wirebridge_wire::responses::event::{
 };
 use wirebridge_wire::responses::response::{
     ItemStatus, OutputContent, OutputItem, OutputMessage, ReasoningItem, ReasoningPart,
-    ResponseStatus,
 };
 
 use super::emit::{emit, empty_array, to_raw};
 use super::{MessageState, Open, Part, ReasoningState, StreamTranslator};
-use crate::responses_to_chat::reply::status_for;
 use crate::responses_to_chat::ReasoningOutput;
 
 impl StreamTranslator {
@@ -189,7 +185,12 @@ impl StreamTranslator {
         }
     }
 
-    pub(super) fn close_reasoning(&mut self, mut state: ReasoningState, out: &mut Vec<u8>) {
+    pub(super) fn close_reasoning(
+        &mut self,
+        mut state: ReasoningState,
+        status: ItemStatus,
+        out: &mut Vec<u8>,
+    ) {
         let (item_id, output_index) = (state.id.as_str(), state.output_index);
         let text = JsonText::from(state.text.literal());
         let summary = self.ctx.reasoning_output == ReasoningOutput::Summary;
@@ -244,7 +245,7 @@ impl StreamTranslator {
         };
         let item = OutputItem::Reasoning(ReasoningItem {
             id: item_id,
-            status: ItemStatus::Completed,
+            status,
             summary: summary_parts,
             content,
         });
@@ -257,14 +258,13 @@ impl StreamTranslator {
         );
     }
 
-    pub(super) fn close_message(&mut self, mut state: MessageState, out: &mut Vec<u8>) {
+    pub(super) fn close_message(
+        &mut self,
+        mut state: MessageState,
+        status: ItemStatus,
+        out: &mut Vec<u8>,
+    ) {
         close_part(&mut state, &mut self.seq, out);
-        let (status, _) = status_for(self.finish_reason.as_deref());
-        let item_status = if status == ResponseStatus::Incomplete {
-            ItemStatus::Incomplete
-        } else {
-            ItemStatus::Completed
-        };
         let logprobs: Vec<Box<RawValue>> = state
             .closed
             .iter()
@@ -285,7 +285,7 @@ impl StreamTranslator {
         }
         let item = OutputItem::Message(OutputMessage {
             id: &state.id,
-            status: item_status,
+            status,
             role: "assistant",
             content,
         });
