@@ -123,16 +123,31 @@ impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
         let target = request.uri().clone();
         Box::pin(async move {
             match client.request(request).await {
+                // A redirect is never passed on: the client would re-send
+                // the prompt, and its credentials, wherever it points.
+                Ok(response) if response.status().is_redirection() => {
+                    let status = response.status();
+                    tracing::warn!(upstream = %target, %status, "the upstream answered with a redirect");
+                    Ok(bad_gateway(
+                        &format!(
+                            "the upstream answered {status} (a redirect); redirects are not followed"
+                        ),
+                        "upstream_redirect",
+                    ))
+                }
                 Ok(response) => Ok(response.map(|b| b.map_err(BoxError::from).boxed_unsync())),
                 Err(e) => {
                     let source = std::error::Error::source(&e)
                         .map(|s| format!(": {s}"))
                         .unwrap_or_default();
                     tracing::warn!(upstream = %target, error = %e, "upstream request failed");
-                    Ok(bad_gateway(&format!(
-                        "the upstream at {} could not be reached ({e}{source})",
-                        origin(&target)
-                    )))
+                    Ok(bad_gateway(
+                        &format!(
+                            "the upstream at {} could not be reached ({e}{source})",
+                            origin(&target)
+                        ),
+                        "upstream_unreachable",
+                    ))
                 }
             }
         })
@@ -148,9 +163,9 @@ fn origin(uri: &Uri) -> String {
 }
 
 /// A 502 in the shape both APIs use.
-pub fn bad_gateway(message: &str) -> Response<UpstreamBody> {
+pub fn bad_gateway(message: &str, code: &str) -> Response<UpstreamBody> {
     let body = serde_json::json!({
-        "error": { "message": message, "type": "server_error", "param": null, "code": "upstream_unreachable" }
+        "error": { "message": message, "type": "server_error", "param": null, "code": code }
     });
     let mut response = Response::new(
         Full::new(Bytes::from(body.to_string()))

@@ -184,6 +184,45 @@ async fn an_unreachable_upstream_is_a_502_in_the_clients_format() {
     assert_eq!(error["error"]["code"], "upstream_unreachable");
 }
 
+/// An upstream that answers every request with `status` and a `Location`.
+async fn redirecting_upstream(status: &'static str) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = vec![0; 64 * 1024];
+                let _ = socket.read(&mut buf).await;
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\nlocation: http://elsewhere.example/v1/responses\r\ncontent-length: 0\r\n\r\n"
+                );
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn an_upstream_redirect_is_a_502_never_passed_on() {
+    let upstream = redirecting_upstream("307 Temporary Redirect").await;
+    let proxy = start(&["serve", "--upstream", &format!("http://{upstream}/v1")]);
+    for (path, body) in [
+        ("/v1/responses", json!({"model": "m", "input": "x"})),
+        ("/v1/models", json!({})),
+    ] {
+        let (status, body) = post(&format!("{}{path}", proxy.url), &body).await;
+        assert_eq!(status, 502, "{path}");
+        let error: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(error["error"]["code"], "upstream_redirect", "{path}");
+        assert!(
+            error["error"]["message"].as_str().unwrap().contains("307"),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn bad_settings_exit_2_naming_the_key() {
     let dir = std::env::temp_dir().join(format!("wirebridge-cli-test-{}", std::process::id()));

@@ -18,10 +18,12 @@ pub mod ids;
 pub mod loss;
 pub mod profile;
 pub mod responses_to_chat;
+pub mod stream;
 pub mod summary;
 pub mod tool_names;
 
 pub use error::ConvertError;
 pub use loss::{Loss, LossAction, LossKind, LossPolicy, LossReport};
 pub use profile::BackendProfile;
+pub use stream::{SseTranslator, StreamTranslate};
 pub use summary::{ReplySummary, TokenUsage, ToolCallSummary};

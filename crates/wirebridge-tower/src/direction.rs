@@ -1,7 +1,7 @@
 //! The two directions, as one interface the service is generic over.
 
 use wirebridge_convert::{
-    chat_to_responses, responses_to_chat, ConvertError, LossReport, ReplySummary,
+    chat_to_responses, responses_to_chat, ConvertError, LossReport, ReplySummary, StreamTranslate,
 };
 
 use crate::observer::Direction;
@@ -33,22 +33,6 @@ pub struct TranslatedReply {
     pub summary: ReplySummary,
 }
 
-/// A stream translator, driven one upstream SSE event at a time.
-pub trait StreamTranslate: Send + 'static {
-    /// Feeds one event's `data`, appending client frames to `out`.
-    fn push(&mut self, data: &str, out: &mut Vec<u8>);
-    /// The upstream body ended.
-    fn finish(&mut self, out: &mut Vec<u8>);
-    /// The upstream failed mid-stream.
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>);
-    /// Whether the terminal frame has been written.
-    fn is_finished(&self) -> bool;
-    /// Outcome, usage and tool calls so far.
-    fn summary(&self) -> ReplySummary;
-    /// What the stream could not carry.
-    fn losses(&self) -> LossReport;
-}
-
 /// One translation direction: which requests it intercepts and how it
 /// translates them and their replies.
 ///
@@ -58,7 +42,7 @@ pub trait Translation: Send + Sync + 'static {
     /// What translating the reply needs.
     type Context: Send + Sync + 'static;
     /// The stream translator.
-    type Stream: StreamTranslate;
+    type Stream: StreamTranslate + Send + 'static;
     /// For observers and logs.
     const DIRECTION: Direction;
     /// The endpoint the client calls (`/responses`, `/chat/completions`).
@@ -76,6 +60,12 @@ pub trait Translation: Send + Sync + 'static {
         body: &[u8],
         context: &Self::Context,
     ) -> Result<TranslatedReply, ConvertError>;
+    /// Translates a whole event stream into the body a client that did not
+    /// ask for a stream expects.
+    fn translate_stream_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<TranslatedReply, ConvertError>;
     /// A stream translator for a reply.
     fn stream(context: Self::Context) -> Self::Stream;
 
@@ -88,33 +78,6 @@ pub trait Translation: Send + Sync + 'static {
     /// Sets the `previous_response_id` the reply repeats, after the store
     /// replaced it with the history it stands for.
     fn set_previous_response_id(_context: &mut Self::Context, _id: &str) {}
-}
-
-/// Forwards [`StreamTranslate`] to a translator's own methods of the same
-/// names.
-macro_rules! stream_translate {
-    ($translator:ty) => {
-        impl StreamTranslate for $translator {
-            fn push(&mut self, data: &str, out: &mut Vec<u8>) {
-                <$translator>::push(self, data, out)
-            }
-            fn finish(&mut self, out: &mut Vec<u8>) {
-                <$translator>::finish(self, out)
-            }
-            fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
-                <$translator>::fail(self, message, out)
-            }
-            fn is_finished(&self) -> bool {
-                <$translator>::is_finished(self)
-            }
-            fn summary(&self) -> ReplySummary {
-                <$translator>::summary(self)
-            }
-            fn losses(&self) -> LossReport {
-                <$translator>::losses(self).clone()
-            }
-        }
-    };
 }
 
 /// Responses clients, Chat Completions upstream.
@@ -163,6 +126,18 @@ impl Translation for ResponsesOverChat {
         })
     }
 
+    fn translate_stream_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<TranslatedReply, ConvertError> {
+        let t = responses_to_chat::translate_stream_body(body, context)?;
+        Ok(TranslatedReply {
+            body: t.body,
+            losses: t.losses,
+            summary: t.summary,
+        })
+    }
+
     fn stream(context: Self::Context) -> Self::Stream {
         responses_to_chat::StreamTranslator::new(context)
     }
@@ -175,8 +150,6 @@ impl Translation for ResponsesOverChat {
         context.echo.previous_response_id = Some(id.to_owned());
     }
 }
-
-stream_translate!(responses_to_chat::StreamTranslator);
 
 impl Translation for ChatOverResponses {
     type Context = chat_to_responses::ChatContext;
@@ -215,9 +188,19 @@ impl Translation for ChatOverResponses {
         })
     }
 
+    fn translate_stream_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<TranslatedReply, ConvertError> {
+        let t = chat_to_responses::translate_stream_body(body, context)?;
+        Ok(TranslatedReply {
+            body: t.body,
+            losses: t.losses,
+            summary: t.summary,
+        })
+    }
+
     fn stream(context: Self::Context) -> Self::Stream {
         chat_to_responses::StreamTranslator::new(context)
     }
 }
-
-stream_translate!(chat_to_responses::StreamTranslator);

@@ -63,14 +63,14 @@ mod service;
 mod stateful;
 
 pub use direction::{
-    ChatOverResponses, ResponsesOverChat, StreamTranslate, TranslatedReply, TranslatedRequest,
-    Translation,
+    ChatOverResponses, ResponsesOverChat, TranslatedReply, TranslatedRequest, Translation,
 };
 pub use observer::{Exchange, NoopObserver, Observer};
 pub use options::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE};
 pub use request_body::{BoxError, RequestBody};
 pub use response_body::{ResponseBody, StreamState};
 pub use service::{ResponseFuture, Translate, TranslateLayer, DROPPED_HEADER};
+pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;
 
 /// Responses clients over a Chat Completions service.

@@ -5,13 +5,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
+use crate::exchange::Tracker;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project::pin_project;
-use wirebridge_sse::Decoder;
-
-use crate::direction::StreamTranslate;
-use crate::exchange::Tracker;
+use wirebridge_convert::{SseTranslator, StreamTranslate};
 
 /// A response body: the upstream's own, a translated JSON body, or an
 /// upstream event stream translated frame by frame as it arrives.
@@ -48,8 +46,7 @@ pub(crate) type FinishHook = Box<dyn FnOnce(&str) -> Option<HoldFuture> + Send>;
 
 /// The state of a translated stream.
 pub struct StreamState {
-    decoder: Decoder,
-    translator: Box<dyn StreamTranslate>,
+    stream: SseTranslator<Box<dyn StreamTranslate + Send>>,
     out: Vec<u8>,
     upstream_done: bool,
     tracker: Tracker,
@@ -69,11 +66,12 @@ impl fmt::Debug for StreamState {
 impl Drop for StreamState {
     fn drop(&mut self) {
         // The client went away before the end: report what there was.
-        let mut summary = self.translator.summary();
+        let translator = self.stream.translator();
+        let mut summary = translator.summary();
         if summary.outcome.is_none() {
             summary.outcome = Some("client_closed".into());
         }
-        self.tracker.losses.extend(self.translator.losses());
+        self.tracker.losses.extend(translator.losses().clone());
         self.tracker.report(summary);
     }
 }
@@ -108,15 +106,14 @@ impl<B> ResponseBody<B> {
 
     pub(crate) fn stream(
         inner: B,
-        translator: Box<dyn StreamTranslate>,
+        translator: Box<dyn StreamTranslate + Send>,
         max_event_size: usize,
         tracker: Tracker,
     ) -> Self {
         ResponseBody::Stream {
             inner,
             state: Box::new(StreamState {
-                decoder: Decoder::with_max_event_size(max_event_size),
-                translator,
+                stream: SseTranslator::with_max_event_size(translator, max_event_size),
                 out: Vec::new(),
                 upstream_done: false,
                 tracker,
@@ -152,49 +149,27 @@ fn frame_data(frame: &[u8]) -> &str {
 }
 
 impl StreamState {
-    /// Translates the events the decoder holds.
-    fn drain_events(&mut self) {
+    /// Translates the events a frame of upstream bytes completes.
+    fn feed(&mut self, bytes: &[u8]) {
         let StreamState {
-            decoder,
-            translator,
+            stream,
             out,
             tracker,
             ..
         } = self;
-        tracker.timed(|| {
-            while let Some(event) = decoder.next_event() {
-                match event {
-                    Ok(event) => translator.push(event.data, out),
-                    Err(e) if e.is_fatal() => {
-                        translator
-                            .fail(&format!("the upstream stream could not be read: {e}"), out);
-                        break;
-                    }
-                    Err(_) => {}
-                }
-            }
-        });
+        tracker.timed(|| stream.feed(bytes, out));
     }
 
     fn end_upstream(&mut self, error: Option<String>) {
         let StreamState {
-            decoder,
-            translator,
+            stream,
             out,
             tracker,
             ..
         } = self;
-        tracker.timed(|| {
-            if let Some(message) = error {
-                translator.fail(&message, out);
-            } else {
-                while let Some(event) = decoder.finish() {
-                    if let Ok(event) = event {
-                        translator.push(event.data, out);
-                    }
-                }
-                translator.finish(out);
-            }
+        tracker.timed(|| match error {
+            Some(message) => stream.fail(&message, out),
+            None => stream.finish(out),
         });
         self.upstream_done = true;
     }
@@ -221,9 +196,7 @@ where
                     let (frame, _) = state.holding.take().expect("checked above");
                     return Poll::Ready(Some(Ok(Frame::data(frame))));
                 }
-                if state.translator.is_finished()
-                    && !state.out.is_empty()
-                    && state.on_finish.is_some()
+                if state.stream.is_finished() && !state.out.is_empty() && state.on_finish.is_some()
                 {
                     let start = last_frame_start(&state.out);
                     let hook = state.on_finish.take().expect("checked above");
@@ -240,7 +213,7 @@ where
                     let frame = Bytes::from(std::mem::take(&mut state.out));
                     return Poll::Ready(Some(Ok(Frame::data(frame))));
                 }
-                if state.upstream_done || state.translator.is_finished() {
+                if state.upstream_done || state.stream.is_finished() {
                     // Nothing more will be read: an upstream that keeps the
                     // connection open after its last event is not waited on.
                     if !state.upstream_done {
@@ -252,8 +225,7 @@ where
                     Some(Ok(frame)) => {
                         state.tracker.first_byte();
                         if let Ok(data) = frame.into_data() {
-                            state.decoder.feed(&data);
-                            state.drain_events();
+                            state.feed(&data);
                         }
                     }
                     Some(Err(e)) => state.end_upstream(Some(format!(
@@ -272,7 +244,7 @@ where
             ResponseBody::Stream { state, .. } => {
                 state.out.is_empty()
                     && state.holding.is_none()
-                    && (state.upstream_done || state.translator.is_finished())
+                    && (state.upstream_done || state.stream.is_finished())
             }
         }
     }

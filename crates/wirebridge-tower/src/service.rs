@@ -399,6 +399,19 @@ where
     tracker.first_byte();
     let (mut head, body) = response.into_parts();
 
+    if head.status.is_redirection() {
+        // Following it, or passing it on for the client to follow, would
+        // send the prompt wherever the upstream points.
+        let error = api_error(
+            format!(
+                "the upstream answered {} (a redirect); redirects are not followed",
+                head.status
+            ),
+            "server_error",
+            "upstream_redirect",
+        );
+        return Ok(finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error));
+    }
     if !head.status.is_success() {
         let bytes = read_limited(body, 1024 * 1024).await;
         let reshaped = reshape_upstream_error(head.status, &bytes);
@@ -433,7 +446,7 @@ where
                 .to_ascii_lowercase()
                 .starts_with("text/event-stream")
         });
-    if event_stream {
+    if event_stream && translated.stream {
         tracker.status = head.status.as_u16();
         let dropped = tracker.losses.clone();
         let translator = Box::new(D::stream(translated.context));
@@ -456,7 +469,14 @@ where
             return Ok(finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error));
         }
     };
-    match tracker.timed(|| D::translate_reply(&bytes, &translated.context)) {
+    // A stream the client did not ask for is translated as a stream, then
+    // answered as the body the client expects.
+    let reply = if event_stream {
+        tracker.timed(|| D::translate_stream_reply(&bytes, &translated.context))
+    } else {
+        tracker.timed(|| D::translate_reply(&bytes, &translated.context))
+    };
+    match reply {
         Ok(reply) => {
             if let (Some(stateful), Some((tenant, turn))) = (&stateful, turn) {
                 stateful::save_body(stateful, &tenant, turn, &reply.body).await;

@@ -5,9 +5,12 @@
 //!   the reply;
 //! - [`translate_body`]: a `Response` body becomes a `chat.completion`;
 //! - [`StreamTranslator`]: Responses stream events become
-//!   `chat.completion.chunk` events.
+//!   `chat.completion.chunk` events;
+//! - [`translate_stream_body`]: an event stream the backend sent although
+//!   the client asked for a body becomes a `chat.completion` body.
 
 mod body;
+mod collected;
 mod content;
 mod messages;
 mod reply;
@@ -16,6 +19,7 @@ mod stream;
 mod tools;
 
 pub use body::{translate_body, TranslatedBody};
+pub use collected::translate_stream_body;
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 

@@ -535,3 +535,24 @@ enum TextKind {
     Refusal,
     Reasoning,
 }
+
+impl crate::stream::StreamTranslate for StreamTranslator {
+    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        StreamTranslator::push(self, data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        StreamTranslator::finish(self, out)
+    }
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        StreamTranslator::fail(self, message, out)
+    }
+    fn is_finished(&self) -> bool {
+        StreamTranslator::is_finished(self)
+    }
+    fn summary(&self) -> crate::summary::ReplySummary {
+        StreamTranslator::summary(self)
+    }
+    fn losses(&self) -> &LossReport {
+        StreamTranslator::losses(self)
+    }
+}

@@ -8,7 +8,7 @@ use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::response::{
     CustomToolCall, FunctionCall, ItemStatus, OutputContent, OutputItem, OutputMessage,
-    ReasoningItem, ReasoningPart, Response, ResponseError, ResponseStatus,
+    ReasoningItem, ReasoningPart, Response, ResponseStatus,
 };
 
 use super::reply::{
@@ -58,7 +58,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
     }
     let choice = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0);
     let finish_reason = choice.as_ref().and_then(|c| c.finish_reason.clone());
-    let (mut status, incomplete_details) = status_for(finish_reason.as_deref());
+    let (status, incomplete_details) = status_for(finish_reason.as_deref());
     let item_status = match status {
         ResponseStatus::Incomplete => ItemStatus::Incomplete,
         _ => ItemStatus::Completed,
@@ -75,16 +75,21 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         }
     }
 
-    let upstream_error = completion.error.and_then(UpstreamError::parse);
-    let error_message = upstream_error.as_ref().map(|e| {
-        e.message
-            .clone()
-            .unwrap_or(Cow::Borrowed("the upstream reported an error"))
-    });
-    if error_message.is_some() {
-        status = ResponseStatus::Failed;
+    // An error in a successful reply (some servers answer 200 with an error
+    // body) is the upstream's failure.
+    if let Some(error) = completion.error.filter(|e| e.get() != "null") {
+        let parsed = UpstreamError::parse(error).unwrap_or_default();
+        return Err(ConvertError::UpstreamFailed {
+            message: parsed
+                .message
+                .as_deref()
+                .unwrap_or("the upstream reported an error")
+                .to_owned(),
+            error_type: parsed.error_type.as_deref().map(str::to_owned),
+            code: parsed.code_text().map(Cow::into_owned),
+        });
     }
-    if choice.is_none() && error_message.is_none() {
+    if choice.is_none() {
         return Err(ConvertError::InvalidUpstream(
             "the Chat Completions body has no choices".into(),
         ));
@@ -105,10 +110,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
             .unwrap_or_else(unix_now),
         status,
         completed_at: (status == ResponseStatus::Completed).then(unix_now),
-        error: error_message.as_deref().map(|message| ResponseError {
-            code: "server_error",
-            message,
-        }),
+        error: None,
         incomplete_details: if status == ResponseStatus::Incomplete {
             incomplete_details
         } else {

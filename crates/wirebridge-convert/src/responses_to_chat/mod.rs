@@ -5,7 +5,9 @@
 //!   translate the reply;
 //! - [`translate_body`]: a `chat.completion` body becomes a `Response`;
 //! - [`StreamTranslator`]: `chat.completion.chunk` events become Responses
-//!   stream events.
+//!   stream events;
+//! - [`translate_stream_body`]: a chunk stream the backend sent although the
+//!   client asked for a body becomes a `Response` body.
 //!
 //! ```
 //! use wirebridge_convert::responses_to_chat::{translate_request, translate_body, Options};
@@ -27,6 +29,7 @@
 //! ```
 
 mod body;
+mod collected;
 mod items;
 mod reply;
 mod request;
@@ -35,6 +38,7 @@ mod think;
 mod tools;
 
 pub use body::{translate_body, TranslatedBody};
+pub use collected::translate_stream_body;
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 

@@ -6,7 +6,9 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use super::response::{OutputContent, ReasoningPart, Response};
+#[cfg(doc)]
+use super::response::Response;
+use super::response::{OutputContent, ReasoningPart};
 use crate::raw::JsonText;
 
 /// An event: its type, its sequence number and its body.
@@ -22,11 +24,12 @@ pub struct Event<B> {
     pub body: B,
 }
 
-/// `response.created`, `response.in_progress`, and the terminal events.
+/// `response.created`, `response.in_progress`, and the terminal events:
+/// a [`Response`], or one already serialized.
 #[derive(Debug, Serialize)]
-pub struct Lifecycle<'a> {
+pub struct Lifecycle<R> {
     /// The response as it stands.
-    pub response: Response<'a>,
+    pub response: R,
 }
 
 /// `response.output_item.added` / `.done`.

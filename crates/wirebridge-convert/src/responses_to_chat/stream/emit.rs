@@ -4,15 +4,14 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::responses::event::Event;
-use wirebridge_wire::responses::response::OutputItem;
 
 /// Why a stream ends in failure.
 #[derive(Debug)]
-pub(super) struct Failure {
-    pub(super) error_type: String,
-    pub(super) code: Option<String>,
-    pub(super) message: String,
-    pub(super) param: Option<String>,
+pub(in crate::responses_to_chat) struct Failure {
+    pub(in crate::responses_to_chat) error_type: String,
+    pub(in crate::responses_to_chat) code: Option<String>,
+    pub(in crate::responses_to_chat) message: String,
+    pub(in crate::responses_to_chat) param: Option<String>,
 }
 
 impl Failure {
@@ -50,8 +49,8 @@ pub(super) fn emit<B: Serialize>(out: &mut Vec<u8>, seq: &mut u64, kind: &'stati
     *seq += 1;
 }
 
-pub(super) fn to_raw(item: &OutputItem<'_>) -> Box<RawValue> {
-    serde_json::value::to_raw_value(item).expect("items always serialize")
+pub(super) fn to_raw<T: Serialize>(value: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("items and responses always serialize")
 }
 
 pub(super) fn empty_array() -> &'static RawValue {

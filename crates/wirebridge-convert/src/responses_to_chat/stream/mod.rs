@@ -18,7 +18,8 @@ mod calls;
 mod emit;
 mod text;
 
-use emit::{emit, upstream_failure, Failure, RESPONSE_ERROR_CODES};
+pub(in crate::responses_to_chat) use emit::Failure;
+use emit::{emit, to_raw, upstream_failure, RESPONSE_ERROR_CODES};
 
 /// Translates a Chat Completions chunk stream into a Responses event stream.
 ///
@@ -58,6 +59,10 @@ pub struct StreamTranslator {
     losses: LossReport,
     think: Option<ThinkSplitter>,
     outcome: Option<ResponseStatus>,
+    /// The `Response` of the terminal event, once sent.
+    finished: Option<Box<RawValue>>,
+    /// Why the stream failed, once it has.
+    failure: Option<Failure>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +142,8 @@ impl StreamTranslator {
             losses: LossReport::default(),
             think,
             outcome: None,
+            finished: None,
+            failure: None,
         }
     }
 
@@ -184,6 +191,22 @@ impl StreamTranslator {
             usage: self.usage.as_ref().map(super::reply::token_usage),
             tool_calls,
         }
+    }
+
+    /// The final status, once the terminal event is written.
+    pub fn status(&self) -> Option<ResponseStatus> {
+        self.outcome
+    }
+
+    /// The finished `Response`, as the terminal event carried it
+    /// (`response.completed`, `response.incomplete` or `response.failed`).
+    pub fn finished_response(&self) -> Option<&RawValue> {
+        self.finished.as_deref()
+    }
+
+    /// Why the stream failed, once it has.
+    pub(in crate::responses_to_chat) fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
     }
 
     /// The upstream's `finish_reason`, once it has arrived.
@@ -463,10 +486,16 @@ impl StreamTranslator {
             ResponseStatus::Incomplete => "response.incomplete",
             _ => "response.completed",
         };
-        let mut seq = self.seq;
-        let response = self.response(status, None, incomplete);
-        emit(out, &mut seq, kind, Lifecycle { response });
-        self.seq = seq;
+        let response = to_raw(&self.response(status, None, incomplete));
+        emit(
+            out,
+            &mut self.seq,
+            kind,
+            Lifecycle {
+                response: &*response,
+            },
+        );
+        self.finished = Some(response);
         self.state = State::Finished;
         self.outcome = Some(status);
     }
@@ -509,12 +538,41 @@ impl StreamTranslator {
             .filter(|i| i.get() != "null")
             .cloned()
             .collect();
-        let mut seq = self.seq;
         let mut response = self.response(ResponseStatus::Failed, Some(error), None);
         response.output = &output;
-        emit(out, &mut seq, "response.failed", Lifecycle { response });
-        self.seq = seq;
+        let response = to_raw(&response);
+        emit(
+            out,
+            &mut self.seq,
+            "response.failed",
+            Lifecycle {
+                response: &*response,
+            },
+        );
+        self.finished = Some(response);
+        self.failure = Some(failure);
         self.state = State::Finished;
         self.outcome = Some(ResponseStatus::Failed);
+    }
+}
+
+impl crate::stream::StreamTranslate for StreamTranslator {
+    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        StreamTranslator::push(self, data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        StreamTranslator::finish(self, out)
+    }
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        StreamTranslator::fail(self, message, out)
+    }
+    fn is_finished(&self) -> bool {
+        StreamTranslator::is_finished(self)
+    }
+    fn summary(&self) -> crate::summary::ReplySummary {
+        StreamTranslator::summary(self)
+    }
+    fn losses(&self) -> &LossReport {
+        StreamTranslator::losses(self)
     }
 }

@@ -1,0 +1,164 @@
+//! The stream contract: [`StreamTranslate`], implemented by both stream
+//! translators, and [`SseTranslator`], which drives one over SSE bytes.
+//!
+//! Every caller that translates a stream (the tower body, the `convert`
+//! and `bench` commands, the tests and the fuzzers) goes through
+//! [`SseTranslator`], so all of them handle split events, decoding errors
+//! and the end of the upstream body the same way.
+
+use wirebridge_sse::Decoder;
+
+use crate::loss::LossReport;
+use crate::summary::ReplySummary;
+
+/// A stream translator, driven one upstream SSE event at a time.
+///
+/// Each call appends complete client frames to `out`; nothing that could
+/// already be sent is held back.
+pub trait StreamTranslate {
+    /// Feeds one upstream event's `data`.
+    fn push(&mut self, data: &str, out: &mut Vec<u8>);
+    /// The upstream body ended: writes the terminal frames (a failure if the
+    /// upstream stopped before its own end).
+    fn finish(&mut self, out: &mut Vec<u8>);
+    /// The upstream failed (a transport error, an unreadable stream):
+    /// writes the stream's failure frames.
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>);
+    /// Whether the terminal frame has been written.
+    fn is_finished(&self) -> bool;
+    /// Outcome, usage and tool calls so far.
+    fn summary(&self) -> ReplySummary;
+    /// What the stream could not carry.
+    fn losses(&self) -> &LossReport;
+}
+
+impl<T: StreamTranslate + ?Sized> StreamTranslate for Box<T> {
+    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        (**self).push(data, out)
+    }
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        (**self).finish(out)
+    }
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        (**self).fail(message, out)
+    }
+    fn is_finished(&self) -> bool {
+        (**self).is_finished()
+    }
+    fn summary(&self) -> ReplySummary {
+        (**self).summary()
+    }
+    fn losses(&self) -> &LossReport {
+        (**self).losses()
+    }
+}
+
+/// SSE decoding and a [`StreamTranslate`]: upstream bytes in, client frames
+/// out.
+///
+/// ```
+/// use wirebridge_convert::responses_to_chat::{ResponsesContext, StreamTranslator};
+/// use wirebridge_convert::stream::SseTranslator;
+///
+/// let upstream = concat!(
+///     "data: {\"id\":\"c\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,",
+///     "\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+/// );
+/// let mut stream = SseTranslator::new(StreamTranslator::new(ResponsesContext::default()));
+/// let mut out = Vec::new();
+/// // Bytes arrive split anywhere; events are translated once complete.
+/// let (a, b) = upstream.as_bytes().split_at(30);
+/// stream.feed(a, &mut out);
+/// assert!(out.is_empty());
+/// stream.feed(b, &mut out);
+/// stream.finish(&mut out);
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains("event: response.output_text.delta\n"));
+/// assert!(text.contains("event: response.completed\n"));
+/// assert!(stream.is_finished());
+/// ```
+#[derive(Debug)]
+pub struct SseTranslator<T> {
+    decoder: Decoder,
+    translator: T,
+}
+
+impl<T: StreamTranslate> SseTranslator<T> {
+    /// Drives `translator`, with the default limit on one upstream event
+    /// ([`wirebridge_sse::DEFAULT_MAX_EVENT_SIZE`]).
+    pub fn new(translator: T) -> Self {
+        Self::with_max_event_size(translator, wirebridge_sse::DEFAULT_MAX_EVENT_SIZE)
+    }
+
+    /// Drives `translator`; an upstream event larger than `max_event_size`
+    /// bytes fails the stream.
+    pub fn with_max_event_size(translator: T, max_event_size: usize) -> Self {
+        Self {
+            decoder: Decoder::with_max_event_size(max_event_size),
+            translator,
+        }
+    }
+
+    /// Feeds upstream bytes, translating every event they complete. An
+    /// unreadable stream (an event over the size limit) fails the
+    /// translation; after the terminal frame, input is ignored.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+        if self.translator.is_finished() {
+            return;
+        }
+        self.decoder.feed(bytes);
+        while let Some(event) = self.decoder.next_event() {
+            match event {
+                Ok(event) => self.translator.push(event.data, out),
+                Err(e) if e.is_fatal() => {
+                    let message = format!("the upstream stream could not be read: {e}");
+                    self.translator.fail(&message, out);
+                    return;
+                }
+                // A malformed field is skipped, as EventSource does.
+                Err(_) => {}
+            }
+            if self.translator.is_finished() {
+                return;
+            }
+        }
+    }
+
+    /// The upstream body ended: translates an event left without its
+    /// closing blank line, then ends the translation.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        if !self.translator.is_finished() {
+            while let Some(event) = self.decoder.finish() {
+                if let Ok(event) = event {
+                    self.translator.push(event.data, out);
+                }
+            }
+        }
+        self.translator.finish(out);
+    }
+
+    /// The upstream failed mid-stream.
+    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        self.translator.fail(message, out);
+    }
+
+    /// Whether the terminal frame has been written.
+    pub fn is_finished(&self) -> bool {
+        self.translator.is_finished()
+    }
+
+    /// The translator.
+    pub fn translator(&self) -> &T {
+        &self.translator
+    }
+
+    /// The translator, mutably.
+    pub fn translator_mut(&mut self) -> &mut T {
+        &mut self.translator
+    }
+
+    /// The translator, once the stream is done with.
+    pub fn into_translator(self) -> T {
+        self.translator
+    }
+}
