@@ -490,7 +490,10 @@ def async_client(chain: Chain, timeout: float = 20.0):
 
 
 def post_direct(url: str, body: bytes, timeout: float = 20.0) -> tuple[int, str, str]:
-    """POST to an upstream directly, bypassing the bridge: (status, content type, body)."""
+    """POST to an upstream directly, bypassing the bridge: (status, content
+    type, body). A body cut short (a scripted `demo:cut`) is returned as far
+    as it arrived."""
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -498,6 +501,10 @@ def post_direct(url: str, body: bytes, timeout: float = 20.0) -> tuple[int, str,
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback only: no proxy
     try:
         with opener.open(request, timeout=timeout) as response:
-            return response.status, response.headers.get("content-type", ""), response.read().decode("utf-8")
+            try:
+                data = response.read()
+            except http.client.IncompleteRead as cut:
+                data = cut.partial
+            return response.status, response.headers.get("content-type", ""), data.decode("utf-8", "replace")
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("content-type", ""), e.read().decode("utf-8")

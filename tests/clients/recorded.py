@@ -123,7 +123,8 @@ def _chat_status(expected: Expected, finish_reason: str | None) -> None:
 
 def from_chat_chunks(chunks: list[dict]) -> Expected:
     """Choice 0 of a Chat stream: content, refusal and reasoning deltas
-    concatenated, tool call fragments joined by `index`, the last usage."""
+    concatenated, tool call fragments joined by `index`, the last usage, the
+    first model named."""
     expected = Expected()
     calls: dict[int, dict] = {}
     finish_reason = None
@@ -134,7 +135,9 @@ def from_chat_chunks(chunks: list[dict]) -> Expected:
             expected.status = "failed"
             expected.error_message = chunk["error"].get("message")
             break
-        if chunk is chunks[0]:
+        # The first chunk that names a model (Azure opens with one that
+        # does not) names the answer's.
+        if not expected.model:
             expected.model = chunk.get("model") or ""
         if chunk.get("usage"):
             expected.usage = chat_usage(chunk["usage"])

@@ -217,6 +217,55 @@ def test_chat_client_stream_fails_schema(responses_upstream, spec, failure):
 
 
 @pytest.mark.parametrize("failure", MIDSTREAM)
+def test_responses_client_failed_stream_keeps_the_text(chat_upstream, spec, failure):
+    """What was said before the failure is kept: the open message is closed
+    with the text that arrived (`output_item.done`, status incomplete), and
+    `response.failed` lists it. The SDK sees the closed item before it
+    raises on the `error` event."""
+    client = harness.client(chat_upstream)
+    received = []
+    with pytest.raises(openai.APIError):
+        for event in client.responses.create(**responses_request(MIDSTREAM[failure]), stream=True):
+            received.append(event)
+    said = "".join(e.delta for e in received if e.type == "response.output_text.delta")
+    assert said, [e.type for e in received]
+    done = [e.item for e in received if e.type == "response.output_item.done"]
+    assert [(item.type, item.status) for item in done] == [("message", "incomplete")]
+    assert done[0].content[0].text == said
+
+    request = {**responses_request(MIDSTREAM[failure]), "stream": True}
+    status, _, text = harness.post_direct(chat_upstream.base_url + "/responses", json.dumps(request).encode())
+    assert status == 200
+    events = schema.assert_valid_stream(spec, text, "responses")
+    failed = events[-1]["response"]
+    assert failed["status"] == "failed"
+    assert [item["status"] for item in failed["output"]] == ["incomplete"]
+    deltas = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+    assert failed["output"][0]["content"][0]["text"] == deltas == said
+
+
+@pytest.mark.parametrize("failure", MIDSTREAM)
+def test_chat_client_failed_stream_keeps_the_text(responses_upstream, failure):
+    """A Chat client keeps every fragment the upstream sent before failing:
+    the chunks it received add up to the upstream's text so far."""
+    client = harness.client(responses_upstream)
+    mark = responses_upstream.tap.mark()
+    content = []
+    with pytest.raises(openai.APIError):
+        with client.chat.completions.stream(**chat_request(MIDSTREAM[failure])) as stream:
+            for event in stream:
+                if event.type == "content.delta":
+                    content.append(event.delta)
+    (sent,) = responses_upstream.tap.since(mark)
+    _, _, upstream_text = harness.post_direct(responses_upstream.upstream_url + sent.path, sent.body)
+    upstream_said = "".join(
+        p["delta"] for p in harness.sse_payloads(upstream_text) if p.get("type") == "response.output_text.delta"
+    )
+    assert upstream_said
+    assert "".join(content) == upstream_said
+
+
+@pytest.mark.parametrize("failure", MIDSTREAM)
 def test_responses_client_non_streaming_failure(chat_upstream, spec, failure):
     """Without streaming, the upstream answers 500 (`demo:fail-midstream`)
     or sends half a body (`demo:cut`): a 5xx error for the SDK."""

@@ -175,6 +175,22 @@ fn error_events_keep_message_and_code_whatever_their_shape() {
 }
 
 #[test]
+fn usage_counts_near_the_limit_saturate() {
+    let huge = u64::MAX - 1;
+    let completed = format!(
+        r#"{{"type":"response.completed","sequence_number":9,"response":{{"id":"resp_1","status":"completed","usage":{{"input_tokens":{huge},"output_tokens":5}}}}}}"#
+    );
+    let ctx = ChatContext {
+        include_usage: true,
+        ..Default::default()
+    };
+    let (chunks, _, _) = run(&[CREATED, &completed], ctx);
+    let usage = &chunks.last().unwrap()["usage"];
+    assert_eq!(usage["total_tokens"], u64::MAX);
+    assert_eq!(usage["prompt_tokens"], huge);
+}
+
+#[test]
 fn flat_error_events_and_garbage_fail_cleanly() {
     let events = [
         CREATED,

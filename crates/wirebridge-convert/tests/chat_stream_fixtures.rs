@@ -6,9 +6,9 @@ use serde_json::Value;
 use wirebridge_convert::chat_to_responses::{
     translate_body, ChatContext, ChatReasoning, StreamTranslator,
 };
-use wirebridge_sse::Decoder;
+use wirebridge_convert::SseTranslator;
 use wirebridge_testkit::{
-    chat_grammar, fixtures, parse_sse, responses_grammar, split_random, ToolCallRecord,
+    chat_grammar, fixtures, parse_sse, reshape, responses_grammar, split_random, ToolCallRecord,
 };
 
 fn translate(upstream: &[u8], ctx: ChatContext, seed: u64) -> Vec<u8> {
@@ -20,23 +20,42 @@ fn translate_with_summary(
     ctx: ChatContext,
     seed: u64,
 ) -> (Vec<u8>, wirebridge_convert::ReplySummary) {
-    let mut decoder = Decoder::new();
-    let mut translator = StreamTranslator::new(ctx);
+    let mut stream = SseTranslator::new(StreamTranslator::new(ctx));
     let mut out = Vec::new();
     for piece in split_random(upstream, seed) {
-        decoder.feed(&piece);
-        while let Some(event) = decoder.next_event() {
-            match event {
-                Ok(event) => translator.push(event.data, &mut out),
-                Err(e) => translator.fail(&e.to_string(), &mut out),
-            }
+        stream.feed(&piece, &mut out);
+    }
+    stream.finish(&mut out);
+    (out, stream.translator().summary())
+}
+
+/// The reasoning of a recorded stream as a Chat client gets it: each
+/// reasoning item's text parts (else its summary parts), a blank line
+/// between parts, as the body translator joins them.
+fn reasoning_parts(frames: &[wirebridge_testkit::SseFrame]) -> String {
+    let body = reshape::responses_stream_as_body(frames);
+    let mut parts = Vec::new();
+    for item in body["output"].as_array().into_iter().flatten() {
+        if item["type"] != "reasoning" {
+            continue;
         }
+        let texts = |key: &str| -> Vec<String> {
+            item[key]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["text"].as_str().map(str::to_owned))
+                .filter(|t| !t.is_empty())
+                .collect()
+        };
+        let content = texts("content");
+        parts.extend(if content.is_empty() {
+            texts("summary")
+        } else {
+            content
+        });
     }
-    while let Some(Ok(event)) = decoder.finish() {
-        translator.push(event.data, &mut out);
-    }
-    translator.finish(&mut out);
-    (out, translator.summary())
+    parts.join("\n\n")
 }
 
 fn calls(records: &[ToolCallRecord]) -> Vec<(String, String, String)> {
@@ -87,7 +106,11 @@ fn every_recorded_responses_stream_translates() {
             }
             assert_eq!(t.text, expected.text, "{name}: text");
             assert_eq!(t.refusal, expected.refusal, "{name}: refusal");
-            assert_eq!(t.reasoning, expected.reasoning, "{name}: reasoning");
+            assert_eq!(
+                t.reasoning,
+                reasoning_parts(&stream.frames()),
+                "{name}: reasoning"
+            );
             assert_eq!(
                 calls(&t.tool_calls),
                 calls(&expected.function_calls),

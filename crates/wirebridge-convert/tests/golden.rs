@@ -106,6 +106,12 @@ fn streams() {
         &input("reasoning-then-tool.chat-stream.sse"),
         ctx.clone(),
     );
+    // Content as a part array (Mistral): thinking parts are reasoning.
+    stream_golden(
+        "mistral-thinking",
+        &input("mistral-thinking.chat-stream.sse"),
+        ctx.clone(),
+    );
     // Failures keep what was said: the open item is closed as incomplete
     // with what arrived, and listed in the failed response.
     for name in [
@@ -139,4 +145,9 @@ fn bodies() {
             .trim_end_matches(".json");
         body_golden(stem, &fixtures::load_bytes(fixture), &ctx);
     }
+    body_golden(
+        "mistral-thinking",
+        &input("mistral-thinking.chat-response.json"),
+        &ctx,
+    );
 }

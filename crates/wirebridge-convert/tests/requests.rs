@@ -106,6 +106,15 @@ fn errors_name_the_field() {
             r#"{"model":"m","input":[{"role":"user"}]}"#,
             "input[0].content",
         ),
+        (r#"{"model":"m","input":""}"#, "input"),
+        (
+            r#"{"model":"m","input":[{"role":"user","content":[]}]}"#,
+            "input[0].content",
+        ),
+        (
+            r#"{"model":"m","input":[{"role":"developer","content":"d"},{"type":"message","role":"user","content":[{"type":"input_text","text":""}]}]}"#,
+            "input[1].content",
+        ),
         (
             r#"{"model":"m","input":[{"type":"function_call","name":"f","arguments":"{}"}]}"#,
             "input[0].call_id",
@@ -310,4 +319,24 @@ fn echoed_tools_carry_what_the_spec_requires() {
         translated.context.echo.tools.get(),
         r#"[{"type":"function","name":"g","description":"G.","strict":false,"parameters":{"type":"object"}}]"#
     );
+}
+
+#[test]
+fn an_empty_user_message_is_refused_under_every_profile() {
+    for name in wirebridge_convert::BackendProfile::BUILTIN {
+        let options = Options {
+            profile: wirebridge_convert::BackendProfile::builtin(name).unwrap(),
+            ..Options::default()
+        };
+        for content in [r#""""#, "[]", r#"[{"type":"input_text","text":""}]"#] {
+            let body =
+                format!(r#"{{"model":"m","input":[{{"role":"user","content":{content}}}]}}"#);
+            let err = translate_request(body.as_bytes(), &options).expect_err(&body);
+            assert_eq!(err.param(), Some("input[0].content"), "{name}: {body}");
+            assert!(err.to_string().contains("empty"), "{err}");
+        }
+        // An image alone is content.
+        let image = r#"{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"https://x/i.png"}]}]}"#;
+        translate_request(image.as_bytes(), &options).unwrap();
+    }
 }

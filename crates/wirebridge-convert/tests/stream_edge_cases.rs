@@ -184,6 +184,30 @@ fn usage_only_chunk_after_finish_and_done_then_eof() {
 }
 
 #[test]
+fn usage_counts_near_the_limit_saturate() {
+    let huge = u64::MAX - 1;
+    let usage = format!(r#""usage":{{"prompt_tokens":{huge},"completion_tokens":5}}"#);
+    let upstream = chunk(r#"{"content":"hi"}"#, "null")
+        + &chunk("{}", r#""stop""#).replace(
+            r#""finish_reason":"stop"}]"#,
+            &format!(r#""finish_reason":"stop"}}],{usage}"#),
+        );
+    let (_, t) = run(&upstream);
+    assert_eq!(t.usage.as_ref().unwrap()["total_tokens"], u64::MAX);
+    let body = format!(
+        r#"{{"id":"c","choices":[{{"index":0,"message":{{"content":"hi"}},"finish_reason":"stop"}}],{usage}}}"#
+    );
+    let reply = wirebridge_convert::responses_to_chat::translate_body(
+        body.as_bytes(),
+        &ResponsesContext::default(),
+    )
+    .unwrap();
+    let response: Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(response["usage"]["total_tokens"], u64::MAX);
+    assert_eq!(response["usage"]["input_tokens"], huge);
+}
+
+#[test]
 fn eof_without_done_after_finish_completes() {
     let upstream = chunk(r#"{"content":"hi"}"#, "null") + &chunk("{}", r#""stop""#);
     let (_, t) = run(&upstream);

@@ -78,7 +78,7 @@ pub(crate) struct Usage {
 impl Usage {
     /// Input plus output.
     pub(crate) fn total(&self) -> u64 {
-        self.input + self.output
+        self.input.saturating_add(self.output)
     }
 }
 

@@ -7,6 +7,9 @@
 //! * [`responses_grammar`]: a strict checker for the Responses event stream a
 //!   translator emits, plus a lenient content extractor for recorded streams.
 //! * [`chat_grammar`]: the same for Chat Completions chunk streams.
+//! * [`reshape`]: a reply in the other transport (a body as a stream, a
+//!   stream folded into a body), to check that both paths of a translator
+//!   agree.
 //!
 //! Both checkers return a transcript (the text, reasoning, tool calls, usage …
 //! the stream carried) so that a test can compare the content of a translation
@@ -41,6 +44,7 @@ pub mod chat_grammar;
 pub mod fixtures;
 mod json;
 pub mod mutate;
+pub mod reshape;
 pub mod responses_grammar;
 mod split;
 mod sse;

@@ -91,6 +91,12 @@ impl<'a> Builder<'a> {
             }
             None => return Err(ConvertError::MissingField(content_path)),
         };
+        if role == Role::User && is_empty(&content) {
+            return Err(ConvertError::invalid(
+                content_path,
+                "a user message must have content; this one is empty (or holds only empty text)",
+            ));
+        }
         self.items
             .push(InputItem::Message(InputMessage::input(role, content)));
         Ok(())
@@ -292,5 +298,16 @@ impl<'a> Builder<'a> {
                 output,
             }));
         Ok(())
+    }
+}
+
+/// Whether message content says nothing: no parts, or only empty text.
+fn is_empty(content: &MessageContent<'_>) -> bool {
+    match content {
+        MessageContent::Text(text) => text.is_empty(),
+        MessageContent::Input(parts) => parts.iter().all(|p| {
+            matches!(p, wirebridge_wire::responses::create::InputPart::InputText { text, .. } if text.is_empty())
+        }),
+        MessageContent::Output(parts) => parts.is_empty(),
     }
 }

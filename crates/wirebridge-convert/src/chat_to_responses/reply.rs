@@ -16,7 +16,7 @@ pub(super) fn usage(u: &ResponseUsage) -> CompletionUsage {
     CompletionUsage {
         prompt_tokens: prompt,
         completion_tokens: completion,
-        total_tokens: u.total_tokens.unwrap_or(prompt + completion),
+        total_tokens: u.total_tokens.unwrap_or(prompt.saturating_add(completion)),
         prompt_tokens_details: PromptDetails {
             cached_tokens: u
                 .input_tokens_details

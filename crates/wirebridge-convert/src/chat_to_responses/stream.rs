@@ -46,6 +46,9 @@ pub struct StreamTranslator {
     calls: Vec<Call>,
     /// Output indexes whose text, refusal or reasoning arrived as deltas.
     streamed: Vec<u32>,
+    /// The reasoning part (output index, part index) written last: parts
+    /// are separated by a blank line, as in a translated body.
+    reasoning_part: Option<(u32, u32)>,
     usage: Option<CompletionUsage>,
     losses: LossReport,
     outcome: Option<&'static str>,
@@ -74,6 +77,7 @@ impl StreamTranslator {
             finished: false,
             calls: Vec::new(),
             streamed: Vec::new(),
+            reasoning_part: None,
             usage: None,
             losses: LossReport::default(),
             outcome: None,
@@ -159,7 +163,8 @@ impl StreamTranslator {
             }
             "response.refusal.delta" => self.text(index, event.delta, TextKind::Refusal, None, out),
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
-                self.text(index, event.delta, TextKind::Reasoning, None, out)
+                let part = event.summary_index.or(event.content_index).unwrap_or(0);
+                self.text(index, event.delta, TextKind::Reasoning(part), None, out)
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 if let Some(delta) = event.delta.and_then(JsonStr::new).filter(|d| !d.is_empty()) {
@@ -319,9 +324,15 @@ impl StreamTranslator {
         match kind {
             TextKind::Content => delta.content = Some(text),
             TextKind::Refusal => delta.refusal = Some(text),
-            TextKind::Reasoning => match self.ctx.reasoning {
-                ChatReasoning::ReasoningContent => delta.reasoning_content = Some(text),
-                ChatReasoning::Reasoning => delta.reasoning = Some(text),
+            TextKind::Reasoning(part) => match self.ctx.reasoning {
+                ChatReasoning::ReasoningContent | ChatReasoning::Reasoning => {
+                    let text = self.separate_reasoning(index, part, text);
+                    if self.ctx.reasoning == ChatReasoning::Reasoning {
+                        delta.reasoning = Some(text);
+                    } else {
+                        delta.reasoning_content = Some(text);
+                    }
+                }
                 ChatReasoning::Omit => {
                     return self.lose_once(
                         LossKind::ReasoningSetting,
@@ -337,6 +348,20 @@ impl StreamTranslator {
             refusal: None,
         });
         self.write(out, delta, None, logprobs);
+    }
+
+    /// Starts a new reasoning part with a blank line after the previous one.
+    fn separate_reasoning<'t>(
+        &mut self,
+        index: u32,
+        part: u32,
+        text: JsonText<'t>,
+    ) -> JsonText<'t> {
+        let previous = self.reasoning_part.replace((index, part));
+        if previous.is_none_or(|p| p == (index, part)) {
+            return text;
+        }
+        JsonText::from_escaped(&format!(r"\n\n{}", text.escaped()))
     }
 
     fn call_slot(&self, output_index: u32) -> Option<usize> {
@@ -474,7 +499,7 @@ impl StreamTranslator {
                     self.emit_text(
                         index,
                         JsonText::join(texts, r"\n\n"),
-                        TextKind::Reasoning,
+                        TextKind::Reasoning(0),
                         None,
                         out,
                     );
@@ -533,7 +558,8 @@ impl StreamTranslator {
 enum TextKind {
     Content,
     Refusal,
-    Reasoning,
+    /// Reasoning of a summary or content part (its index).
+    Reasoning(u32),
 }
 
 impl crate::stream::StreamTranslate for StreamTranslator {

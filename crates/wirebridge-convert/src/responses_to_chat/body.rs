@@ -12,7 +12,8 @@ use wirebridge_wire::responses::response::{
 };
 
 use super::reply::{
-    annotations, arguments_literal, custom_input, empty_array, reasoning_text, status_for, usage,
+    annotations, arguments_literal, content_pieces, custom_input, empty_array, reasoning_text,
+    status_for, usage, Piece,
 };
 use super::think::split_all;
 use super::{ReasoningOutput, ResponsesContext};
@@ -51,7 +52,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
             kind: LossKind::ExtraChoices,
             path: "choices[1..]".into(),
             reason: format!(
-                "a Response holds one answer; {} more choices were dropped",
+                "a Response holds one answer; only choice 0 is translated ({} more dropped)",
                 choices.len() - 1
             ),
         });
@@ -152,10 +153,16 @@ fn push_items(
         output.push(to_raw_value(item).expect("items always serialize"));
     }
 
-    let mut text = message_text(message.content)?;
-    let mut reasoning = reasoning_text(message)
-        .filter(|t| !t.is_empty())
-        .map(JsonText::from);
+    let (mut text, thinking) = message_content(message.content)?;
+    let field = reasoning_text(message).filter(|t| !t.is_empty());
+    let mut reasoning = match (field, thinking) {
+        (Some(field), Some(parts)) => Some(JsonText::from_escaped(&format!(
+            "{}{}",
+            field.escaped(),
+            parts.escaped()
+        ))),
+        (field, parts) => field.map(JsonText::from).or(parts),
+    };
     if let Some((thought, answer)) = text
         .as_ref()
         .and_then(|t| split_all(ctx.think_tags, &decode(t)))
@@ -337,23 +344,24 @@ fn arguments_text(arguments: &JsonText<'_>) -> String {
     serde_json::from_str::<String>(arguments.raw().get()).unwrap_or_default()
 }
 
-/// Message text: a string, or the text parts of a part array joined.
-fn message_text(content: Option<&RawValue>) -> Result<Option<JsonText<'_>>, ConvertError> {
+/// Message text and reasoning: a string is text; a part array gives its
+/// text parts as text and its thinking parts as reasoning, each joined.
+fn message_content(
+    content: Option<&RawValue>,
+) -> Result<(Option<JsonText<'_>>, Option<JsonText<'_>>), ConvertError> {
     let Some(raw) = content.filter(|r| r.get() != "null") else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    if let Some(text) = wirebridge_wire::raw::JsonStr::new(raw) {
-        return Ok((!text.is_empty()).then(|| text.into()));
-    }
-    let parts: Vec<wirebridge_wire::responses::request::ContentPart<'_>> =
-        serde_json::from_str(raw.get()).map_err(|e| {
-            ConvertError::InvalidUpstream(format!(
-                "message content is neither a string nor parts: {e}"
-            ))
-        })?;
-    let texts: Vec<_> = parts.iter().filter_map(|p| p.text).collect();
-    if texts.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(JsonText::join(texts, "")))
+    let pieces = content_pieces(raw).ok_or_else(|| {
+        ConvertError::InvalidUpstream("message content is neither a string nor a part array".into())
+    })?;
+    let join = |kind: Piece| {
+        let texts: Vec<_> = pieces
+            .iter()
+            .filter(|(k, t)| *k == kind && !t.is_empty())
+            .map(|(_, t)| *t)
+            .collect();
+        (!texts.is_empty()).then(|| JsonText::join(texts, ""))
+    };
+    Ok((join(Piece::Text), join(Piece::Thinking)))
 }

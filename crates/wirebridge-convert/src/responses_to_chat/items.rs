@@ -45,6 +45,9 @@ pub(super) fn translate_input<'a>(
     match &request.input {
         None => {}
         Some(Input::Text(text)) => {
+            if text.is_empty() {
+                return Err(empty_user_message("input".into()));
+            }
             builder.push(ChatMessage::new(
                 Role::User,
                 MessageContent::Text((*text).into()),
@@ -155,6 +158,9 @@ impl<'a> Builder<'a, '_> {
             Role::Assistant => assistant_message(content, &content_path, losses)?,
             _ => ChatMessage::new(role, self.content(content, role, &content_path, losses)?),
         };
+        if role == Role::User && is_empty(&message.content) {
+            return Err(empty_user_message(content_path.to_string()));
+        }
         if role == Role::Assistant {
             self.attach_reasoning(&mut message);
         }
@@ -377,6 +383,24 @@ impl<'a> Builder<'a, '_> {
             ReasoningField::Reasoning => message.reasoning = Some(text),
         }
     }
+}
+
+/// Whether message content says nothing: no parts, or only empty text.
+fn is_empty(content: &MessageContent<'_>) -> bool {
+    match content {
+        MessageContent::Text(text) => text.is_empty(),
+        MessageContent::Parts(parts) => parts
+            .iter()
+            .all(|p| matches!(p, ChatPart::Text { text } if text.is_empty())),
+        _ => false,
+    }
+}
+
+fn empty_user_message(param: String) -> ConvertError {
+    ConvertError::invalid(
+        param,
+        "a user message must have content; this one is empty (or holds only empty text)",
+    )
 }
 
 fn call_id<'a>(item: &InputItem<'a>, path: &ItemPath) -> Result<Cow<'a, str>, ConvertError> {

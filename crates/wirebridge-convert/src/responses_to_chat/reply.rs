@@ -29,7 +29,7 @@ pub(super) fn usage(chat: &ChatUsage) -> Usage {
         output_tokens_details: OutputTokensDetails {
             reasoning_tokens: reasoning,
         },
-        total_tokens: chat.total_tokens.unwrap_or(input + output),
+        total_tokens: chat.total_tokens.unwrap_or(input.saturating_add(output)),
     }
 }
 
@@ -80,6 +80,59 @@ pub(super) fn reasoning_text<'a>(message: &Message<'a>) -> Option<JsonStr<'a>> {
     }
     let nested: Nested<'a> = serde_json::from_str(raw.get()).ok()?;
     nested.text.or(nested.content).or(nested.summary)
+}
+
+/// What a piece of message content is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Piece {
+    /// Answer text.
+    Text,
+    /// Reasoning.
+    Thinking,
+}
+
+/// The pieces of a message's or a delta's `content`, in order: a string is
+/// one text piece; a part array (Mistral's reasoning models send one) gives
+/// its `text` parts as text and its `thinking` parts as reasoning (a
+/// thinking part holds text parts, or a string). Parts of other types (such
+/// as Mistral's `reference`) carry no text and are skipped. `None` when the
+/// content is neither a string nor a part array.
+pub(super) fn content_pieces(raw: &RawValue) -> Option<Vec<(Piece, JsonStr<'_>)>> {
+    if let Some(text) = JsonStr::new(raw) {
+        return Some(vec![(Piece::Text, text)]);
+    }
+    #[derive(Deserialize)]
+    struct Part<'b> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<std::borrow::Cow<'b, str>>,
+        #[serde(borrow, default)]
+        text: Option<JsonStr<'b>>,
+        #[serde(borrow, default)]
+        thinking: Option<&'b RawValue>,
+    }
+    let parts: Vec<Part<'_>> = serde_json::from_str(raw.get()).ok()?;
+    let mut pieces = Vec::with_capacity(parts.len());
+    for part in parts {
+        match (part.kind.as_deref(), part.thinking) {
+            (Some("thinking"), Some(thinking)) => match JsonStr::new(thinking) {
+                Some(text) => pieces.push((Piece::Thinking, text)),
+                None => {
+                    let inner: Vec<Part<'_>> = serde_json::from_str(thinking.get()).ok()?;
+                    pieces.extend(
+                        inner
+                            .into_iter()
+                            .filter_map(|p| p.text)
+                            .map(|t| (Piece::Thinking, t)),
+                    );
+                }
+            },
+            (None | Some("text" | "output_text"), _) => {
+                pieces.extend(part.text.map(|t| (Piece::Text, t)));
+            }
+            _ => {}
+        }
+    }
+    Some(pieces)
 }
 
 /// The `input` of a custom tool call, from the arguments of the function it
@@ -179,6 +232,35 @@ mod tests {
             r#""*** Begin Patch""#
         );
         assert_eq!(custom_input("plain").raw().get(), r#""plain""#);
+    }
+
+    #[test]
+    fn content_pieces_of_every_shape() {
+        let pieces = |json: &str| {
+            let raw: Box<RawValue> = serde_json::from_str(json).unwrap();
+            content_pieces(&raw).map(|p| {
+                p.into_iter()
+                    .map(|(kind, text)| (kind, text.decode().into_owned()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(pieces(r#""hi""#), Some(vec![(Piece::Text, "hi".into())]));
+        assert_eq!(
+            pieces(
+                r#"[{"type":"thinking","thinking":[{"type":"text","text":"hm"},{"type":"text","text":"m"}]},
+                {"type":"text","text":"Yes"},{"type":"reference","reference_ids":[1]}]"#
+            ),
+            Some(vec![
+                (Piece::Thinking, "hm".into()),
+                (Piece::Thinking, "m".into()),
+                (Piece::Text, "Yes".into())
+            ])
+        );
+        assert_eq!(
+            pieces(r#"[{"type":"thinking","thinking":"short"}]"#),
+            Some(vec![(Piece::Thinking, "short".into())])
+        );
+        assert_eq!(pieces("7"), None);
     }
 
     #[test]

@@ -36,6 +36,21 @@ fn errors_name_the_field() {
             "messages[0].content",
         ),
         (
+            request(json!([{"role": "user", "content": ""}]), json!({})),
+            "messages[0].content",
+        ),
+        (
+            request(json!([{"role": "user", "content": []}]), json!({})),
+            "messages[0].content",
+        ),
+        (
+            request(
+                json!([{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": ""}]}]),
+                json!({}),
+            ),
+            "messages[1].content",
+        ),
+        (
             request(json!([{"role": "user", "content": null}]), json!({})),
             "messages[0].content",
         ),

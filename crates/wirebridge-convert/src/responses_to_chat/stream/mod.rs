@@ -3,12 +3,12 @@
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::completion::{ChatCompletion, Choice, ToolCall};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
-use wirebridge_wire::responses::event::{ErrorEvent, ErrorPayload, Lifecycle};
+use wirebridge_wire::responses::event::Lifecycle;
 use wirebridge_wire::responses::response::{
-    IncompleteDetails, ItemStatus, Response, ResponseError, ResponseStatus, Usage,
+    IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
 };
 
-use super::reply::{reasoning_text, status_for, usage};
+use super::reply::{content_pieces, reasoning_text, usage, Piece};
 use super::think::{Side, ThinkSplitter};
 use super::ResponsesContext;
 use crate::ids::{unix_now, ResponseIds};
@@ -16,10 +16,11 @@ use crate::loss::{Loss, LossKind, LossReport};
 
 mod calls;
 mod emit;
+mod end;
 mod text;
 
 pub(in crate::responses_to_chat) use emit::Failure;
-use emit::{emit, to_raw, upstream_failure, RESPONSE_ERROR_CODES};
+use emit::{emit, upstream_failure};
 
 /// Translates a Chat Completions chunk stream into a Responses event stream.
 ///
@@ -63,6 +64,8 @@ pub struct StreamTranslator {
     finished: Option<Box<RawValue>>,
     /// Why the stream failed, once it has.
     failure: Option<Failure>,
+    /// Whether `model` is the upstream's rather than the request's.
+    upstream_model: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,6 +147,7 @@ impl StreamTranslator {
             outcome: None,
             finished: None,
             failure: None,
+            upstream_model: false,
         }
     }
 
@@ -243,7 +247,7 @@ impl StreamTranslator {
         }
         for choice in chunk.choices.iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
-                self.note_extra_choice(choice);
+                self.note_extra_choice();
                 continue;
             }
             if let Err(failure) = self.choice(choice, out) {
@@ -273,11 +277,16 @@ impl StreamTranslator {
     }
 
     fn start(&mut self, chunk: &ChatCompletion<'_>, out: &mut Vec<u8>) {
+        // Some servers (Azure) open with a chunk that names no model: the
+        // first one that does names the response's.
+        if !self.upstream_model {
+            if let Some(model) = chunk.model.as_deref().filter(|m| !m.is_empty()) {
+                model.clone_into(&mut self.model);
+                self.upstream_model = true;
+            }
+        }
         if self.state != State::Waiting {
             return;
-        }
-        if let Some(model) = chunk.model.as_deref().filter(|m| !m.is_empty()) {
-            self.model = model.to_owned();
         }
         self.created_at = chunk.created.filter(|c| *c > 0).unwrap_or_else(unix_now);
         self.begin(out);
@@ -317,13 +326,12 @@ impl StreamTranslator {
         }
     }
 
-    fn note_extra_choice(&mut self, choice: &Choice<'_>) {
-        let index = choice.index.unwrap_or(0);
+    fn note_extra_choice(&mut self) {
         if !self.losses.iter().any(|l| l.kind == LossKind::ExtraChoices) {
             self.losses.push(Loss {
                 kind: LossKind::ExtraChoices,
-                path: format!("choices[{index}]"),
-                reason: "a Response holds one answer; only choice 0 is streamed".into(),
+                path: "choices[1..]".into(),
+                reason: "a Response holds one answer; only choice 0 is translated".into(),
             });
         }
     }
@@ -334,14 +342,23 @@ impl StreamTranslator {
                 self.reasoning(text.into(), out);
             }
             if let Some(raw) = delta.content {
-                let text = JsonStr::new(raw)
-                    .ok_or_else(|| Failure::server("delta.content is not a string"))?;
-                if !text.is_empty() {
-                    let logprobs = choice.logprobs.as_ref().and_then(|l| l.content);
-                    if self.think.is_some() {
-                        self.split_think(&text.decode(), out);
-                    } else {
-                        self.text(text.into(), false, logprobs, out);
+                let logprobs = choice.logprobs.as_ref().and_then(|l| l.content);
+                match JsonStr::new(raw) {
+                    Some(text) => self.content(text, logprobs, out),
+                    // A part array (Mistral): thinking parts are reasoning.
+                    None => {
+                        let pieces = content_pieces(raw).ok_or_else(|| {
+                            Failure::server("delta.content is neither a string nor a part array")
+                        })?;
+                        for (piece, text) in pieces {
+                            match piece {
+                                Piece::Thinking if !text.is_empty() => {
+                                    self.reasoning(text.into(), out)
+                                }
+                                Piece::Thinking => {}
+                                Piece::Text => self.content(text, logprobs, out),
+                            }
+                        }
                     }
                 }
             }
@@ -370,6 +387,18 @@ impl StreamTranslator {
             self.close_all(out)?;
         }
         Ok(())
+    }
+
+    /// Answer text, through the `<think>` splitter when the profile has one.
+    fn content(&mut self, text: JsonStr<'_>, logprobs: Option<&RawValue>, out: &mut Vec<u8>) {
+        if text.is_empty() {
+            return;
+        }
+        if self.think.is_some() {
+            self.split_think(&text.decode(), out);
+        } else {
+            self.text(text.into(), false, logprobs, out);
+        }
     }
 
     /// Routes content through the `<think>` splitter (profile `think_tags`).
@@ -403,156 +432,6 @@ impl StreamTranslator {
                 Side::Content => self.text(text, false, None, out),
             }
         }
-    }
-
-    /// Closes the open item. A live tool call closes together with every
-    /// buffered call, since tool calls end a turn.
-    fn close_open(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
-        let status = self.closing_status();
-        match std::mem::replace(&mut self.open, Open::Nothing) {
-            Open::Nothing => Ok(()),
-            Open::Reasoning(state) => {
-                self.close_reasoning(state, status, out);
-                Ok(())
-            }
-            Open::Message(state) => {
-                self.close_message(state, status, out);
-                Ok(())
-            }
-            Open::Calls => self.close_calls(out),
-        }
-    }
-
-    /// The status of the item open when the upstream stops: `incomplete`
-    /// when a token limit or a content filter cut it short.
-    fn closing_status(&self) -> ItemStatus {
-        match status_for(self.finish_reason.as_deref()).0 {
-            ResponseStatus::Incomplete => ItemStatus::Incomplete,
-            _ => ItemStatus::Completed,
-        }
-    }
-
-    /// Closes the open item as `incomplete` because the stream failed: the
-    /// client keeps the text and arguments that arrived. Calls still
-    /// buffered were never announced and stay out.
-    fn abandon_open(&mut self, out: &mut Vec<u8>) {
-        match std::mem::replace(&mut self.open, Open::Nothing) {
-            Open::Nothing => {}
-            Open::Reasoning(state) => self.close_reasoning(state, ItemStatus::Incomplete, out),
-            Open::Message(state) => self.close_message(state, ItemStatus::Incomplete, out),
-            Open::Calls => {
-                for slot in 0..self.calls.len() {
-                    if matches!(self.calls[slot].phase, CallPhase::Live { .. }) {
-                        self.close_call(slot, ItemStatus::Incomplete, out);
-                    }
-                }
-            }
-        }
-    }
-
-    fn close_all(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
-        self.close_open(out)?;
-        self.close_calls(out)
-    }
-
-    fn close_calls(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
-        for slot in 0..self.calls.len() {
-            if self.calls[slot].phase == CallPhase::Pending {
-                if self.calls[slot].name.is_none() {
-                    let index = self.calls[slot].chat_index;
-                    return Err(Failure::server(format!(
-                        "the upstream's tool call {index} never received a function name"
-                    )));
-                }
-                self.open_call(slot, out);
-                self.send_buffered_arguments(slot, out);
-            }
-            self.close_call(slot, ItemStatus::Completed, out);
-        }
-        Ok(())
-    }
-
-    fn complete(&mut self, out: &mut Vec<u8>) {
-        self.flush_think(out);
-        if self.state == State::Waiting {
-            self.begin(out);
-        }
-        if let Err(failure) = self.close_all(out) {
-            self.fail_with(failure, out);
-            return;
-        }
-        let (status, incomplete) = status_for(self.finish_reason.as_deref());
-        let kind = match status {
-            ResponseStatus::Incomplete => "response.incomplete",
-            _ => "response.completed",
-        };
-        let response = to_raw(&self.response(status, None, incomplete));
-        emit(
-            out,
-            &mut self.seq,
-            kind,
-            Lifecycle {
-                response: &*response,
-            },
-        );
-        self.finished = Some(response);
-        self.state = State::Finished;
-        self.outcome = Some(status);
-    }
-
-    fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
-        if self.state == State::Finished {
-            return;
-        }
-        if self.state == State::Waiting {
-            self.begin(out);
-        }
-        // What the client already saw is kept: the open item is closed with
-        // the text that arrived, and listed in the failed response.
-        self.flush_think(out);
-        self.abandon_open(out);
-        let code = failure.code.as_deref();
-        let body = ErrorEvent {
-            code,
-            message: &failure.message,
-            param: failure.param.as_deref(),
-            error: ErrorPayload {
-                error_type: &failure.error_type,
-                code,
-                message: &failure.message,
-                param: failure.param.as_deref(),
-            },
-        };
-        emit(out, &mut self.seq, "error", body);
-        let response_code = code
-            .filter(|c| RESPONSE_ERROR_CODES.contains(c))
-            .unwrap_or("server_error");
-        let error = ResponseError {
-            code: response_code,
-            message: &failure.message,
-        };
-        // Slots reserved for calls that never went live stay out.
-        let output: Vec<Box<RawValue>> = self
-            .output
-            .iter()
-            .filter(|i| i.get() != "null")
-            .cloned()
-            .collect();
-        let mut response = self.response(ResponseStatus::Failed, Some(error), None);
-        response.output = &output;
-        let response = to_raw(&response);
-        emit(
-            out,
-            &mut self.seq,
-            "response.failed",
-            Lifecycle {
-                response: &*response,
-            },
-        );
-        self.finished = Some(response);
-        self.failure = Some(failure);
-        self.state = State::Finished;
-        self.outcome = Some(ResponseStatus::Failed);
     }
 }
 
