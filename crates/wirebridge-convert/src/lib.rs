@@ -18,6 +18,7 @@ pub mod ids;
 pub mod loss;
 pub mod profile;
 pub mod responses_to_chat;
+pub mod seal;
 pub mod stream;
 pub mod summary;
 pub mod tool_names;

@@ -28,6 +28,52 @@ pub enum ThinkTags {
     StartsInside,
 }
 
+/// How Chat reasoning text is shown to a Responses client.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningOutput {
+    /// As summary parts when the request asks for a summary
+    /// (`reasoning.summary`, as Codex does), else as reasoning text.
+    #[default]
+    Auto,
+    /// As `reasoning_text` content (`response.reasoning_text.*` events): the
+    /// model's raw reasoning, which is what Chat backends send.
+    Text,
+    /// As `summary_text` parts (`response.reasoning_summary_*` events), for
+    /// clients that show only summaries (Codex, the Vercel AI SDK).
+    Summary,
+}
+
+impl ReasoningOutput {
+    /// The setting's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningOutput::Auto => "auto",
+            ReasoningOutput::Text => "text",
+            ReasoningOutput::Summary => "summary",
+        }
+    }
+}
+
+impl std::str::FromStr for ReasoningOutput {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReasoningOutput::Auto),
+            "text" => Ok(ReasoningOutput::Text),
+            "summary" => Ok(ReasoningOutput::Summary),
+            other => Err(format!(
+                "unknown reasoning output '{other}' (expected auto, summary or text)"
+            )),
+        }
+    }
+}
+
+/// Reasoning efforts in increasing order, as the Responses API names them.
+pub const REASONING_EFFORTS: [&str; 7] =
+    ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+
 /// Which Chat field carries the token limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -73,6 +119,11 @@ pub struct BackendProfile {
     pub web_search_options: bool,
     /// Whether `reasoning.effort` can be sent as `reasoning_effort`.
     pub reasoning_effort: bool,
+    /// The `reasoning_effort` values the backend accepts; another value is
+    /// sent as the nearest of these and reported.
+    pub reasoning_efforts: Vec<String>,
+    /// How its reasoning is shown to Responses clients.
+    pub reasoning_output: ReasoningOutput,
     /// Whether to ask for a usage chunk with `stream_options.include_usage`.
     pub stream_usage: bool,
     /// Whether reasoning arrives inline as `<think>…</think>` content.
@@ -124,6 +175,8 @@ impl BackendProfile {
             text_parts_as_string: true,
             web_search_options: false,
             reasoning_effort: false,
+            reasoning_efforts: efforts(&["low", "medium", "high"]),
+            reasoning_output: ReasoningOutput::Auto,
             stream_usage: true,
             think_tags: ThinkTags::Off,
             passthrough: vec!["user".into()],
@@ -139,6 +192,7 @@ impl BackendProfile {
             text_parts_as_string: false,
             web_search_options: true,
             reasoning_effort: true,
+            reasoning_efforts: efforts(&["none", "minimal", "low", "medium", "high", "xhigh"]),
             passthrough: PASSTHROUGH_FIELDS.iter().map(|s| s.to_string()).collect(),
             ..Self::generic()
         }
@@ -189,6 +243,7 @@ impl BackendProfile {
             developer_role: true,
             reasoning_field: ReasoningField::Reasoning,
             reasoning_effort: true,
+            reasoning_efforts: efforts(&["minimal", "low", "medium", "high"]),
             web_search_options: true,
             passthrough: vec!["user".into(), "metadata".into()],
             ..Self::generic()
@@ -199,6 +254,36 @@ impl BackendProfile {
     pub fn passes(&self, field: &str) -> bool {
         self.passthrough.iter().any(|f| f == field)
     }
+
+    /// The effort to send for a requested one: itself when the backend
+    /// accepts it, else the accepted effort nearest to it (the lower of two
+    /// as near; a value this bridge does not know ranks above `max`). `None`
+    /// when nothing is accepted, or the request asked for what is sent.
+    pub fn clamp_effort<'e>(&'e self, requested: &str) -> Option<&'e str> {
+        if self.reasoning_efforts.is_empty()
+            || self.reasoning_efforts.iter().any(|e| e == requested)
+        {
+            return None;
+        }
+        let rank = |effort: &str| {
+            REASONING_EFFORTS
+                .iter()
+                .position(|e| *e == effort)
+                .unwrap_or(REASONING_EFFORTS.len())
+        };
+        let wanted = rank(requested);
+        self.reasoning_efforts
+            .iter()
+            .min_by_key(|e| {
+                let r = rank(e);
+                (r.abs_diff(wanted), r)
+            })
+            .map(String::as_str)
+    }
+}
+
+fn efforts(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
 }
 
 #[cfg(test)]
@@ -217,5 +302,24 @@ mod tests {
         assert!(custom.developer_role);
         assert_eq!(custom.max_tokens_field, MaxTokensField::MaxTokens);
         assert!(serde_json::from_str::<BackendProfile>(r#"{"developer":true}"#).is_err());
+    }
+
+    #[test]
+    fn efforts_clamp_to_the_nearest_accepted() {
+        let vllm = BackendProfile::vllm();
+        assert_eq!(vllm.clamp_effort("medium"), None);
+        assert_eq!(vllm.clamp_effort("xhigh"), Some("high"));
+        assert_eq!(vllm.clamp_effort("max"), Some("high"));
+        assert_eq!(vllm.clamp_effort("ultra"), Some("high"));
+        assert_eq!(vllm.clamp_effort("minimal"), Some("low"));
+        assert_eq!(vllm.clamp_effort("none"), Some("low"));
+        let openai = BackendProfile::openai();
+        assert_eq!(openai.clamp_effort("none"), None);
+        assert_eq!(openai.clamp_effort("max"), Some("xhigh"));
+        let open = BackendProfile {
+            reasoning_efforts: Vec::new(),
+            ..BackendProfile::vllm()
+        };
+        assert_eq!(open.clamp_effort("anything"), None);
     }
 }

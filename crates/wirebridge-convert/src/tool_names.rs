@@ -2,9 +2,24 @@
 //! the way back.
 //!
 //! Chat has one flat list of functions. Responses also has namespaces (tools
-//! grouped under a name) and custom tools (freeform text input). Both become
-//! plain functions on the way to a Chat backend; this map remembers what each
-//! function really was so the backend's calls are restored.
+//! grouped under a name), custom tools (freeform text input) and a
+//! client-executed tool search. All become plain functions on the way to a
+//! Chat backend; this map remembers what each function really was so the
+//! backend's calls are restored.
+
+/// The kind of tool a Chat function stands for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolKind {
+    /// A function, called with JSON arguments.
+    #[default]
+    Function,
+    /// A custom tool taking free-form text, offered as a function taking
+    /// `{"input": string}`; its calls become `custom_tool_call` items.
+    Custom,
+    /// The client-executed `tool_search` tool; its calls become
+    /// `tool_search_call` items.
+    ToolSearch,
+}
 
 /// What a Chat function stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,8 +28,15 @@ pub struct ToolOrigin {
     pub name: String,
     /// The namespace it belongs to, if any.
     pub namespace: Option<String>,
-    /// Whether it is a custom tool taking `{"input": string}`.
-    pub custom: bool,
+    /// What kind of tool it is.
+    pub kind: ToolKind,
+}
+
+impl ToolOrigin {
+    /// Whether it is a custom tool taking free-form text.
+    pub fn is_custom(&self) -> bool {
+        self.kind == ToolKind::Custom
+    }
 }
 
 /// Maps Chat function names to the tools they stand for.
@@ -55,7 +77,9 @@ impl ToolNameMap {
             .iter()
             .find(|(name, _)| name == chat_name)
             .map(|(_, origin)| origin)
-            .filter(|o| o.custom || o.namespace.is_some() || o.name != chat_name)
+            .filter(|o| {
+                o.kind != ToolKind::Function || o.namespace.is_some() || o.name != chat_name
+            })
     }
 
     /// The Chat name of a tool, by its client-side name and namespace.
@@ -65,6 +89,11 @@ impl ToolNameMap {
             .find(|(_, o)| o.name == name && o.namespace.as_deref() == namespace)
             .or_else(|| self.entries.iter().find(|(_, o)| o.name == name))
             .map(|(chat, _)| chat.as_str())
+    }
+
+    /// Whether a tool of this Chat name was registered.
+    pub fn contains(&self, chat_name: &str) -> bool {
+        self.entries.iter().any(|(name, _)| name == chat_name)
     }
 
     /// Whether no tool was registered.
@@ -97,7 +126,11 @@ mod tests {
         ToolOrigin {
             name: name.into(),
             namespace: ns.map(Into::into),
-            custom,
+            kind: if custom {
+                ToolKind::Custom
+            } else {
+                ToolKind::Function
+            },
         }
     }
 
@@ -127,6 +160,6 @@ mod tests {
         assert!(a.len() <= 64 && b.len() <= 64 && a != b, "{a} {b}");
         assert!(a.starts_with("ns_v1__"));
         let c = map.register(origin("apply_patch", None, true));
-        assert!(map.origin(&c).unwrap().custom);
+        assert!(map.origin(&c).unwrap().is_custom());
     }
 }

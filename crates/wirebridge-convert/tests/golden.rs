@@ -87,6 +87,23 @@ fn request_with_every_feature() {
 }
 
 #[test]
+fn code_mode_request_with_a_tool_search() {
+    let options = Options {
+        profile: BackendProfile {
+            replay_reasoning: true,
+            ..BackendProfile::vllm()
+        },
+        ..Options::default()
+    };
+    let ctx = request_golden("code-mode", &input("code-mode-request.json"), &options);
+    stream_golden(
+        "code-mode-tool-search",
+        &input("code-mode-tool-search.chat-stream.sse"),
+        ctx,
+    );
+}
+
+#[test]
 fn streams() {
     let ctx = ResponsesContext {
         model: "gpt-4o".into(),

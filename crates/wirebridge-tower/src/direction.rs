@@ -50,10 +50,12 @@ pub trait Translation: Send + Sync + 'static {
     /// The endpoint the upstream is called on.
     const UPSTREAM_ENDPOINT: &'static str;
 
-    /// Translates a request body.
+    /// Translates a request body for a tenant (see
+    /// [`tenant_header`](crate::TranslateLayer::tenant_header)).
     fn translate_request(
         body: &[u8],
         options: &Options,
+        tenant: &str,
     ) -> Result<TranslatedRequest<Self::Context>, ConvertError>;
     /// Translates a non-streaming reply body.
     fn translate_reply(
@@ -98,11 +100,19 @@ impl Translation for ResponsesOverChat {
     fn translate_request(
         body: &[u8],
         options: &Options,
+        tenant: &str,
     ) -> Result<TranslatedRequest<Self::Context>, ConvertError> {
         let convert_options = responses_to_chat::Options {
             profile: options.profile.clone(),
             policy: options.policy.clone(),
             reasoning_output: options.reasoning_output,
+            seal: options
+                .sealer
+                .clone()
+                .map(|sealer| responses_to_chat::Seal {
+                    sealer,
+                    scope: tenant.to_owned(),
+                }),
         };
         let t = responses_to_chat::translate_request(body, &convert_options)?;
         Ok(TranslatedRequest {
@@ -161,6 +171,7 @@ impl Translation for ChatOverResponses {
     fn translate_request(
         body: &[u8],
         options: &Options,
+        _tenant: &str,
     ) -> Result<TranslatedRequest<Self::Context>, ConvertError> {
         let convert_options = chat_to_responses::Options {
             policy: options.policy.clone(),

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use wirebridge_convert::chat_to_responses::ChatReasoning;
 use wirebridge_convert::responses_to_chat::ReasoningOutput;
+use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
 use crate::observer::{NoopObserver, Observer};
@@ -26,6 +27,25 @@ pub struct Options {
     pub(crate) reasoning_output: ReasoningOutput,
     pub(crate) chat_reasoning: ChatReasoning,
     pub(crate) stateful: Option<crate::stateful::Stateful>,
+    pub(crate) tenant_header: Option<http::HeaderName>,
+    pub(crate) sealer: Option<Arc<Sealer>>,
+}
+
+impl Options {
+    /// The tenant of a request: a configured tenant header, else a hash of
+    /// the credential, so one key never sees another's state.
+    pub(crate) fn tenant(&self, headers: &http::HeaderMap) -> String {
+        let header = match &self.tenant_header {
+            Some(name) => headers.get(name),
+            None => headers.get(http::header::AUTHORIZATION),
+        };
+        wirebridge_store::tenant_key(header.and_then(|v| v.to_str().ok()))
+    }
+
+    /// Whether a request's tenant is needed (for the store or the sealer).
+    pub(crate) fn needs_tenant(&self) -> bool {
+        self.stateful.is_some() || self.sealer.is_some()
+    }
 }
 
 impl Default for Options {
@@ -40,6 +60,8 @@ impl Default for Options {
             reasoning_output: ReasoningOutput::default(),
             chat_reasoning: ChatReasoning::default(),
             stateful: None,
+            tenant_header: None,
+            sealer: None,
         }
     }
 }
@@ -53,6 +75,7 @@ impl std::fmt::Debug for Options {
             .field("policy", &self.policy)
             .field("path_suffix", &self.path_suffix)
             .field("store", &self.stateful.is_some())
+            .field("sealer", &self.sealer.is_some())
             .finish_non_exhaustive()
     }
 }

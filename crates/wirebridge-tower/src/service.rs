@@ -14,9 +14,10 @@ use http_body_util::{BodyExt, Limited};
 use tower::{Layer, Service};
 use wirebridge_convert::chat_to_responses::ChatReasoning;
 use wirebridge_convert::responses_to_chat::ReasoningOutput;
+use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{BackendProfile, ConvertError, LossPolicy, LossReport, ReplySummary};
 
-use crate::direction::{TranslatedRequest, Translation};
+use crate::direction::{ResponsesOverChat, TranslatedRequest, Translation};
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
 use crate::exchange::Tracker;
 use crate::observer::{Direction, Observer};
@@ -178,25 +179,15 @@ impl<D: Translation> TranslateLayer<D> {
 
     /// [`store`](Self::store), with a store shared elsewhere too.
     pub fn store_arc(mut self, store: Arc<dyn wirebridge_store::ResponseStore>) -> Self {
-        let tenant_header = self
-            .options
-            .stateful
-            .as_ref()
-            .and_then(|s| s.tenant_header.clone());
-        self.options.stateful = Some(crate::stateful::Stateful {
-            store,
-            tenant_header,
-        });
+        self.options.stateful = Some(crate::stateful::Stateful { store });
         self
     }
 
     /// Tells tenants apart by this header (set by a gateway in front)
-    /// instead of by a hash of the `authorization` header. Set it after
-    /// [`store`](Self::store).
+    /// instead of by a hash of the `authorization` header: stored responses
+    /// and sealed reasoning are each visible only to their tenant.
     pub fn tenant_header(mut self, name: http::HeaderName) -> Self {
-        if let Some(stateful) = &mut self.options.stateful {
-            stateful.tenant_header = Some(name);
-        }
+        self.options.tenant_header = Some(name);
         self
     }
 
@@ -205,6 +196,19 @@ impl<D: Translation> TranslateLayer<D> {
     /// the prefix of the upstream path.
     pub fn client_endpoint(mut self, suffix: impl Into<String>) -> Self {
         self.options.path_suffix = Some(suffix.into());
+        self
+    }
+}
+
+impl TranslateLayer<ResponsesOverChat> {
+    /// Seals the backend's reasoning into `encrypted_content` for clients
+    /// that ask for it (`include: ["reasoning.encrypted_content"]`, as Codex
+    /// does with `store: false`), and opens it when they send it back, so
+    /// reasoning is replayed across a stateless tool loop (for profiles
+    /// that replay reasoning). Carriers are bound to the tenant that
+    /// received them.
+    pub fn sealer(mut self, sealer: Sealer) -> Self {
+        self.options.sealer = Some(Arc::new(sealer));
         self
     }
 }
@@ -272,7 +276,7 @@ where
         {
             if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
                 let future = async move {
-                    let tenant = stateful.tenant(request.headers());
+                    let tenant = options.tenant(request.headers());
                     Ok(stateful::serve(&stateful, &tenant, route, request.uri().query()).await)
                 };
                 return ResponseFuture {
@@ -353,10 +357,15 @@ where
         .stateful
         .clone()
         .filter(|_| D::DIRECTION == Direction::ResponsesToChat);
+    let tenant = if options.needs_tenant() {
+        options.tenant(&parts.headers)
+    } else {
+        String::new()
+    };
     let mut turn = None;
     let mut bytes = bytes;
     if let Some(stateful) = &stateful {
-        let tenant = stateful.tenant(&parts.headers);
+        let tenant = tenant.clone();
         match stateful::expand(stateful, &tenant, &bytes).await {
             Ok(t) => {
                 bytes = t.body.clone();
@@ -371,7 +380,7 @@ where
     }
 
     let translated: Result<TranslatedRequest<D::Context>, ConvertError> =
-        tracker.timed(|| D::translate_request(&bytes, &options));
+        tracker.timed(|| D::translate_request(&bytes, &options, &tenant));
     let mut translated = match translated {
         Ok(t) => t,
         Err(e) => {

@@ -12,23 +12,10 @@ use wirebridge_wire::error::ApiError;
 use crate::error_response::error_response;
 use crate::response_body::{FinishHook, HoldFuture, ResponseBody};
 
-/// The store and how tenants are told apart.
+/// The store.
 #[derive(Clone)]
 pub(crate) struct Stateful {
     pub(crate) store: Arc<dyn ResponseStore>,
-    pub(crate) tenant_header: Option<http::HeaderName>,
-}
-
-impl Stateful {
-    /// The tenant of a request: a configured tenant header, else a hash of
-    /// the credential, so one key never sees another's responses.
-    pub(crate) fn tenant(&self, headers: &http::HeaderMap) -> String {
-        let header = match &self.tenant_header {
-            Some(name) => headers.get(name),
-            None => headers.get(header::AUTHORIZATION),
-        };
-        wirebridge_store::tenant_key(header.and_then(|v| v.to_str().ok()))
-    }
 }
 
 /// A refusal: the reply to send instead of going on.

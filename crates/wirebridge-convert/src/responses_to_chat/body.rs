@@ -8,18 +8,19 @@ use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::response::{
     CustomToolCall, FunctionCall, ItemStatus, OutputContent, OutputItem, OutputMessage,
-    ReasoningItem, ReasoningPart, Response, ResponseStatus,
+    ReasoningItem, ReasoningPart, Response, ResponseStatus, ToolSearchCall,
 };
 
 use super::reply::{
     annotations, arguments_literal, content_pieces, custom_input, empty_array, reasoning_text,
-    status_for, usage, Piece,
+    status_for, tool_search_arguments, usage, Piece,
 };
 use super::think::split_all;
-use super::{ReasoningOutput, ResponsesContext};
+use super::ResponsesContext;
 use crate::error::ConvertError;
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
+use crate::tool_names::ToolKind;
 
 /// A translated reply body.
 #[derive(Debug)]
@@ -178,10 +179,12 @@ fn push_items(
             part_type,
             text: reasoning.clone(),
         };
-        let (summary, content) = match ctx.reasoning_output {
-            ReasoningOutput::Text => (Vec::new(), Some(vec![part("reasoning_text")])),
-            ReasoningOutput::Summary => (vec![part("summary_text")], None),
+        let (summary, content) = if ctx.summary_output() {
+            (vec![part("summary_text")], None)
+        } else {
+            (Vec::new(), Some(vec![part("reasoning_text")]))
         };
+        let sealed = ctx.seal.as_ref().map(|seal| seal.reasoning(&reasoning));
         push(
             output,
             &OutputItem::Reasoning(ReasoningItem {
@@ -189,6 +192,7 @@ fn push_items(
                 status,
                 summary,
                 content,
+                encrypted_content: sealed.as_deref(),
             }),
         );
     }
@@ -311,7 +315,18 @@ pub(super) fn push_call(
     let origin = ctx.tool_names.origin(chat_name);
     let name = origin.map(|o| o.name.as_str()).unwrap_or(chat_name);
     let namespace = origin.and_then(|o| o.namespace.as_deref());
-    let item = if origin.is_some_and(|o| o.custom) {
+    let kind = origin.map(|o| o.kind).unwrap_or_default();
+    let item = if kind == ToolKind::ToolSearch {
+        let arguments = tool_search_arguments(&arguments_text(&arguments));
+        let id = ids.item("tsc", output.len());
+        to_raw_value(&OutputItem::ToolSearchCall(ToolSearchCall {
+            id: &id,
+            status,
+            call_id,
+            execution: "client",
+            arguments: &arguments,
+        }))
+    } else if kind == ToolKind::Custom {
         let input = custom_input(&arguments_text(&arguments));
         let id = ids.item("ctc", output.len());
         to_raw_value(&OutputItem::CustomToolCall(CustomToolCall {

@@ -16,10 +16,10 @@ use wirebridge_wire::responses::request::{
     Content, ContentPart, CreateResponse, Input, InputItem, ItemKind,
 };
 
+pub(super) use super::replay::{current_turn_start, Replay};
 use super::Options;
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossRecorder};
-use crate::profile::ReasoningField;
 use crate::tool_names::ToolNameMap;
 
 /// Translates `instructions` and `input` into messages.
@@ -27,6 +27,7 @@ pub(super) fn translate_input<'a>(
     request: &CreateResponse<'a>,
     names: &ToolNameMap,
     options: &Options,
+    replay: Replay,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Vec<ChatMessage<'a>>, ConvertError> {
     let mut builder = Builder {
@@ -35,6 +36,8 @@ pub(super) fn translate_input<'a>(
         pending_reasoning: Vec::new(),
         options,
         names,
+        replay,
+        turn_start: 0,
     };
     if let Some(instructions) = request.instructions {
         builder.push(ChatMessage::new(
@@ -54,6 +57,7 @@ pub(super) fn translate_input<'a>(
             ));
         }
         Some(Input::Items(items)) => {
+            builder.turn_start = current_turn_start(items);
             for (i, item) in items.iter().enumerate() {
                 builder.item(item, i, losses)?;
             }
@@ -66,19 +70,23 @@ pub(super) fn translate_input<'a>(
     Ok(builder.messages)
 }
 
-struct Builder<'a, 'o> {
-    messages: Vec<ChatMessage<'a>>,
+pub(super) struct Builder<'a, 'o> {
+    pub(super) messages: Vec<ChatMessage<'a>>,
     /// User messages carrying tool-output images, held back until the run of
     /// `tool` messages they belong to has ended.
-    deferred: Vec<ChatMessage<'a>>,
+    pub(super) deferred: Vec<ChatMessage<'a>>,
     /// Reasoning text to replay on the next assistant message.
-    pending_reasoning: Vec<JsonStr<'a>>,
-    options: &'o Options,
-    names: &'o ToolNameMap,
+    pub(super) pending_reasoning: Vec<JsonText<'a>>,
+    pub(super) options: &'o Options,
+    pub(super) names: &'o ToolNameMap,
+    /// Which reasoning is replayed.
+    pub(super) replay: Replay,
+    /// Where the current turn starts: the last user message.
+    pub(super) turn_start: usize,
 }
 
 impl<'a> Builder<'a, '_> {
-    fn push(&mut self, message: ChatMessage<'a>) {
+    pub(super) fn push(&mut self, message: ChatMessage<'a>) {
         if message.role != Role::Tool {
             self.flush_deferred();
         }
@@ -107,6 +115,10 @@ impl<'a> Builder<'a, '_> {
                 self.tool_output(item, &path, losses)
             }
             ItemKind::Reasoning => self.reasoning(item, &path, losses),
+            // Its tools were offered with the request's.
+            ItemKind::AdditionalTools => Ok(()),
+            ItemKind::ToolSearchCall => self.tool_search_call(item, &path),
+            ItemKind::ToolSearchOutput => self.tool_search_output(item, &path),
             ItemKind::ItemReference => losses.record(
                 LossKind::StatefulFeature,
                 path,
@@ -274,7 +286,7 @@ impl<'a> Builder<'a, '_> {
 
     /// Adds a call to the assistant message right before it (its text, or the
     /// calls of the same turn), or starts a new assistant message.
-    fn push_tool_call(&mut self, call: ChatToolCall<'a>) {
+    pub(super) fn push_tool_call(&mut self, call: ChatToolCall<'a>) {
         match self.messages.last_mut() {
             Some(last) if last.role == Role::Assistant && self.deferred.is_empty() => {
                 if last.content.is_absent() {
@@ -338,51 +350,6 @@ impl<'a> Builder<'a, '_> {
         }
         Ok(())
     }
-
-    fn reasoning(
-        &mut self,
-        item: &InputItem<'a>,
-        path: &ItemPath,
-        losses: &mut LossRecorder<'_>,
-    ) -> Result<(), ConvertError> {
-        if !self.options.profile.replay_reasoning {
-            return losses.record(
-                LossKind::ReasoningHistory,
-                path,
-                "reasoning from earlier turns is not replayed to this backend",
-            );
-        }
-        let mut texts = Vec::new();
-        // Raw reasoning text is the better replay; summaries are the fallback.
-        for raw in [item.content, item.summary].into_iter().flatten() {
-            if let Ok(Content::Parts(parts)) = Content::from_raw(raw) {
-                texts.extend(parts.iter().filter_map(|p| p.text));
-            }
-            if !texts.is_empty() {
-                break;
-            }
-        }
-        if texts.is_empty() && item.encrypted_content.is_some() {
-            return losses.record(
-                LossKind::ReasoningHistory,
-                path,
-                "encrypted reasoning can only be read by the model that wrote it",
-            );
-        }
-        self.pending_reasoning.extend(texts);
-        Ok(())
-    }
-
-    fn attach_reasoning(&mut self, message: &mut ChatMessage<'a>) {
-        if self.pending_reasoning.is_empty() {
-            return;
-        }
-        let text = JsonText::join(self.pending_reasoning.drain(..), r"\n\n");
-        match self.options.profile.reasoning_field {
-            ReasoningField::ReasoningContent => message.reasoning_content = Some(text),
-            ReasoningField::Reasoning => message.reasoning = Some(text),
-        }
-    }
 }
 
 /// Whether message content says nothing: no parts, or only empty text.
@@ -403,7 +370,10 @@ fn empty_user_message(param: String) -> ConvertError {
     )
 }
 
-fn call_id<'a>(item: &InputItem<'a>, path: &ItemPath) -> Result<Cow<'a, str>, ConvertError> {
+pub(super) fn call_id<'a>(
+    item: &InputItem<'a>,
+    path: &ItemPath,
+) -> Result<Cow<'a, str>, ConvertError> {
     item.call_id
         .clone()
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.call_id")))
@@ -574,8 +544,8 @@ fn image_url(raw: Option<&RawValue>) -> Option<JsonStr<'_>> {
 /// item costs no string formatting.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ItemPath {
-    index: usize,
-    field: &'static str,
+    pub(super) index: usize,
+    pub(super) field: &'static str,
 }
 
 impl fmt::Display for ItemPath {

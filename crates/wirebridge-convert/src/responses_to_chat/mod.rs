@@ -31,6 +31,8 @@
 mod body;
 mod collected;
 mod items;
+mod reasoning;
+mod replay;
 mod reply;
 mod request;
 mod stream;
@@ -42,11 +44,16 @@ pub use collected::translate_stream_body;
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 
+use std::sync::Arc;
+
 use wirebridge_wire::responses::response::ResponseEcho;
 
 use crate::loss::LossPolicy;
 use crate::profile::BackendProfile;
+pub use crate::profile::ReasoningOutput;
+use crate::seal::{OpenError, Purpose, Sealer};
 use crate::tool_names::ToolNameMap;
+use wirebridge_wire::raw::JsonText;
 
 /// How to translate.
 #[derive(Debug, Clone, Default)]
@@ -55,20 +62,22 @@ pub struct Options {
     pub profile: BackendProfile,
     /// What to do with what cannot be translated.
     pub policy: LossPolicy,
-    /// How backend reasoning is shown to the client.
+    /// How backend reasoning is shown to the client; [`ReasoningOutput::Auto`]
+    /// leaves it to the profile.
     pub reasoning_output: ReasoningOutput,
+    /// Seals reasoning for clients that ask for
+    /// `include: ["reasoning.encrypted_content"]`, and opens what they send
+    /// back so it can be replayed. Without it, that `include` is lost.
+    pub seal: Option<Seal>,
 }
 
-/// How Chat reasoning text appears in a Responses reasoning item.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ReasoningOutput {
-    /// As `reasoning_text` content (`response.reasoning_text.*` events): the
-    /// model's raw reasoning, which is what Chat backends send.
-    #[default]
-    Text,
-    /// As `summary_text` parts (`response.reasoning_summary_*` events), for
-    /// clients that only display summaries.
-    Summary,
+/// A sealer and the tenant it seals for.
+#[derive(Debug, Clone)]
+pub struct Seal {
+    /// The keys.
+    pub sealer: Arc<Sealer>,
+    /// The tenant: what one tenant sealed, only that tenant can open.
+    pub scope: String,
 }
 
 /// What translating the reply needs to know about the request.
@@ -78,12 +87,41 @@ pub struct ResponsesContext {
     pub model: String,
     /// Request fields the `Response` repeats.
     pub echo: ResponseEcho,
-    /// Chat function names that stand for namespaced or custom tools.
+    /// Chat function names that stand for namespaced, custom or tool-search
+    /// tools.
     pub tool_names: ToolNameMap,
     /// Whether the client asked for a stream.
     pub stream: bool,
-    /// How reasoning is shown.
+    /// How reasoning is shown: [`ReasoningOutput::Text`] or
+    /// [`ReasoningOutput::Summary`] (`Auto` reads as text).
     pub reasoning_output: ReasoningOutput,
     /// Whether the backend writes reasoning inline as `<think>` tags.
     pub think_tags: crate::profile::ThinkTags,
+    /// Seals reasoning into `encrypted_content`, when the client asked for it.
+    pub seal: Option<Seal>,
+}
+
+impl Seal {
+    /// Seals a reasoning text (a JSON string literal) for the client.
+    pub(crate) fn reasoning(&self, text: &JsonText<'_>) -> String {
+        self.sealer
+            .seal(Purpose::Reasoning, &self.scope, text.raw().get().as_bytes())
+    }
+
+    /// Opens reasoning the client sent back: the JSON string literal sealed.
+    pub(crate) fn open_reasoning(&self, sealed: &str) -> Result<JsonText<'static>, OpenError> {
+        let bytes = self.sealer.open(Purpose::Reasoning, &self.scope, sealed)?;
+        let literal = String::from_utf8(bytes).map_err(|_| OpenError::Unopenable)?;
+        match serde_json::value::RawValue::from_string(literal) {
+            Ok(raw) if raw.get().starts_with('"') => Ok(JsonText::Owned(raw)),
+            _ => Err(OpenError::Unopenable),
+        }
+    }
+}
+
+impl ResponsesContext {
+    /// Whether reasoning is shown as summary parts.
+    pub(crate) fn summary_output(&self) -> bool {
+        self.reasoning_output == ReasoningOutput::Summary
+    }
 }

@@ -149,6 +149,23 @@ pub(super) fn custom_input(arguments: &str) -> JsonText<'static> {
     }
 }
 
+/// The `arguments` object of a `tool_search_call`, from the arguments of
+/// the function it was offered as; arguments that are not a JSON object
+/// are taken as the query.
+pub(super) fn tool_search_arguments(arguments: &str) -> Box<RawValue> {
+    match serde_json::from_str::<Box<RawValue>>(arguments) {
+        // Compact: the item ends up inside an SSE `data:` line.
+        Ok(raw) if raw.get().starts_with('{') => wirebridge_wire::compact(&raw).into_owned(),
+        _ => serde_json::value::to_raw_value(&serde_json::json!({ "query": arguments }))
+            .expect("values serialize"),
+    }
+}
+
+/// The JSON `{}`.
+pub(super) fn empty_object() -> &'static RawValue {
+    serde_json::from_str("{}").expect("constant")
+}
+
 /// Arguments as a JSON string literal: strings as sent, objects encoded.
 pub(super) fn arguments_literal(raw: Option<&RawValue>) -> JsonText<'_> {
     match raw {

@@ -7,8 +7,9 @@ use wirebridge_wire::chat::request::{
 use wirebridge_wire::responses::request::{CreateResponse, TextParam};
 use wirebridge_wire::responses::response::ResponseEcho;
 
-use super::items::translate_input;
-use super::tools::translate_tools;
+use super::items::{translate_input, Replay};
+use super::reasoning;
+use super::tools::{tool_lists, translate_tools};
 use super::{Options, ResponsesContext};
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossRecorder, LossReport};
@@ -44,9 +45,7 @@ pub fn translate_request(
         .model
         .clone()
         .ok_or_else(|| ConvertError::MissingField("model".into()))?;
-    let tools = request
-        .parse_tools()
-        .map_err(|e| ConvertError::from_parse_at("tools", e))?;
+    let lists = tool_lists(&request)?;
     let text = request
         .parse_text()
         .map_err(|e| ConvertError::from_parse_at("text", e))?;
@@ -54,8 +53,17 @@ pub fn translate_request(
         .parse_reasoning()
         .map_err(|e| ConvertError::from_parse_at("reasoning", e))?;
 
-    let translated_tools = translate_tools(&tools, request.tool_choice, profile, &mut losses)?;
-    let messages = translate_input(&request, &translated_tools.names, options, &mut losses)?;
+    let translated_tools = translate_tools(&lists, request.tool_choice, profile, &mut losses)?;
+    let replay = Replay {
+        all_turns: reasoning::replays_all_turns(&reasoning, profile),
+    };
+    let messages = translate_input(
+        &request,
+        &translated_tools.names,
+        options,
+        replay,
+        &mut losses,
+    )?;
 
     let mut chat = ChatRequest {
         model: model.clone(),
@@ -90,28 +98,8 @@ pub fn translate_request(
         }
     }
 
-    if let Some(effort) = reasoning.effort.clone() {
-        if profile.reasoning_effort {
-            chat.reasoning_effort = Some(effort);
-        } else {
-            losses.record(
-                LossKind::ReasoningSetting,
-                "reasoning.effort",
-                "the backend takes no reasoning effort",
-            )?;
-        }
-    }
-    if let Some(summary) = reasoning
-        .summary
-        .as_deref()
-        .or(reasoning.generate_summary.as_deref())
-    {
-        losses.record(
-            LossKind::ReasoningSetting,
-            "reasoning.summary",
-            format!("Chat Completions cannot ask for reasoning summaries ('{summary}'); backend reasoning is returned as it comes"),
-        )?;
-    }
+    let plan = reasoning::plan(&request, &reasoning, options, &mut losses)?;
+    chat.reasoning_effort = plan.effort;
 
     if let Some(n) = request.top_logprobs {
         chat.logprobs = Some(true);
@@ -120,6 +108,8 @@ pub fn translate_request(
     for (i, entry) in request.include.iter().flatten().enumerate() {
         if entry == INCLUDE_LOGPROBS {
             chat.logprobs = Some(true);
+        } else if entry == reasoning::INCLUDE_ENCRYPTED {
+            // Settled by the reasoning plan.
         } else {
             losses.record(
                 LossKind::IncludeOption,
@@ -146,11 +136,12 @@ pub fn translate_request(
     serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
-        echo: echo(&request, &reasoning, &tools),
+        echo: echo(&request, &reasoning, &lists[0].tools),
         tool_names: translated_tools.names,
         stream,
-        reasoning_output: options.reasoning_output,
+        reasoning_output: plan.output,
         think_tags: profile.think_tags,
+        seal: options.seal.clone().filter(|_| plan.seal),
     };
     Ok(TranslatedRequest {
         body,
@@ -389,10 +380,13 @@ fn echo(
 ) -> ResponseEcho {
     let defaults = ResponseEcho::default();
     let reasoning_echo = request.reasoning.filter(|r| r.get() != "null").map(|_| {
-        let value = serde_json::json!({
+        let mut value = serde_json::json!({
             "effort": reasoning.effort.as_deref(),
             "summary": reasoning.summary.as_deref().or(reasoning.generate_summary.as_deref()),
         });
+        if let Some(context) = reasoning.context.as_deref() {
+            value["context"] = context.into();
+        }
         serde_json::value::to_raw_value(&value).expect("values always serialize")
     });
     ResponseEcho {

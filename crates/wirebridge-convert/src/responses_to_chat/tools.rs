@@ -7,12 +7,14 @@ use serde_json::value::RawValue;
 use wirebridge_wire::chat::request::{
     ChatTool, ChatToolChoice, FunctionDef, NamedFunction, WebSearchOptions,
 };
-use wirebridge_wire::responses::request::Tool;
+use wirebridge_wire::raw::JsonText;
+use wirebridge_wire::responses::request::{CreateResponse, Input, ItemKind, Tool};
 
+use super::replay::TOOL_SEARCH;
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossRecorder};
 use crate::profile::BackendProfile;
-use crate::tool_names::{ToolNameMap, ToolOrigin};
+use crate::tool_names::{ToolKind, ToolNameMap, ToolOrigin};
 
 pub(super) struct TranslatedTools<'a> {
     pub(super) tools: Vec<ChatTool<'a>>,
@@ -21,25 +23,97 @@ pub(super) struct TranslatedTools<'a> {
     pub(super) names: ToolNameMap,
 }
 
+/// One list of tools the client declared, and where it is.
+pub(super) struct ToolList<'a> {
+    /// `tools`, or `input[3].tools`.
+    pub(super) path: String,
+    pub(super) tools: Vec<Tool<'a>>,
+    /// Loaded by the client's tool search (a `tool_search_output` item):
+    /// its deferred tools are offered.
+    pub(super) loaded: bool,
+}
+
+/// Every tool list of a request: `tools`, then those of `additional_tools`
+/// items (code-mode clients declare their tools there) and of
+/// `tool_search_output` items (tools a search loaded), in input order.
+pub(super) fn tool_lists<'a>(
+    request: &CreateResponse<'a>,
+) -> Result<Vec<ToolList<'a>>, ConvertError> {
+    let mut lists = vec![ToolList {
+        path: "tools".into(),
+        tools: request
+            .parse_tools()
+            .map_err(|e| ConvertError::from_parse_at("tools", e))?,
+        loaded: false,
+    }];
+    let Some(Input::Items(items)) = &request.input else {
+        return Ok(lists);
+    };
+    for (i, item) in items.iter().enumerate() {
+        let loaded = match item.kind() {
+            ItemKind::AdditionalTools => false,
+            ItemKind::ToolSearchOutput => true,
+            _ => continue,
+        };
+        let path = format!("input[{i}].tools");
+        let tools = match item.tools.filter(|t| t.get() != "null") {
+            Some(raw) => serde_json::from_str(raw.get())
+                .map_err(|e| ConvertError::from_parse_at(&path, e))?,
+            None if loaded => Vec::new(),
+            None => return Err(ConvertError::MissingField(path)),
+        };
+        lists.push(ToolList {
+            path,
+            tools,
+            loaded,
+        });
+    }
+    Ok(lists)
+}
+
 pub(super) fn translate_tools<'a>(
-    tools: &[Tool<'a>],
+    lists: &[ToolList<'a>],
     tool_choice: Option<&'a RawValue>,
     profile: &BackendProfile,
     losses: &mut LossRecorder<'_>,
 ) -> Result<TranslatedTools<'a>, ConvertError> {
+    let count = lists.iter().map(|l| l.tools.len()).sum();
     let mut out = TranslatedTools {
-        tools: Vec::with_capacity(tools.len()),
+        tools: Vec::with_capacity(count),
         choice: None,
         web_search: None,
         names: ToolNameMap::default(),
     };
-    for (i, tool) in tools.iter().enumerate() {
-        let path = format!("tools[{i}]");
+    // Deferred tools wait for the client's own tool search to load them;
+    // without one, nothing would ever load them, so they are offered at once.
+    let client_search = lists
+        .iter()
+        .flat_map(|l| &l.tools)
+        .any(|t| t.kind() == "tool_search" && t.execution.as_deref() == Some("client"));
+    for list in lists {
+        let offer_deferred = list.loaded || !client_search;
+        for (i, tool) in list.tools.iter().enumerate() {
+            let path = format!("{}[{i}]", list.path);
+            out.tool(tool, &path, offer_deferred, profile, losses)?;
+        }
+    }
+    if let Some(raw) = tool_choice.filter(|r| r.get() != "null") {
+        out.choice = choice(raw, &mut out, losses)?;
+    }
+    Ok(out)
+}
+
+impl<'a> TranslatedTools<'a> {
+    fn tool(
+        &mut self,
+        tool: &Tool<'a>,
+        path: &str,
+        offer_deferred: bool,
+        profile: &BackendProfile,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
         match tool.kind() {
-            "function" | "custom" => {
-                let def = function(tool, None, &path, &mut out.names, losses)?;
-                out.tools.push(def);
-            }
+            "function" | "custom" => self.function(tool, None, path, offer_deferred, losses),
             "namespace" => {
                 let namespace = tool
                     .name
@@ -48,10 +122,13 @@ pub(super) fn translate_tools<'a>(
                 for (j, inner) in tool.tools.iter().flatten().enumerate() {
                     let inner_path = format!("{path}.tools[{j}]");
                     match inner.kind() {
-                        "function" | "custom" => {
-                            let def = function(inner, Some(namespace), &inner_path, &mut out.names, losses)?;
-                            out.tools.push(def);
-                        }
+                        "function" | "custom" => self.function(
+                            inner,
+                            Some(namespace),
+                            &inner_path,
+                            offer_deferred,
+                            losses,
+                        )?,
                         other => losses.record(
                             LossKind::HostedTool,
                             inner_path,
@@ -59,6 +136,11 @@ pub(super) fn translate_tools<'a>(
                         )?,
                     }
                 }
+                Ok(())
+            }
+            "tool_search" if tool.execution.as_deref() == Some("client") => {
+                self.tool_search(tool);
+                Ok(())
             }
             "web_search"
             | "web_search_2025_08_26"
@@ -73,24 +155,95 @@ pub(super) fn translate_tools<'a>(
                         "Chat web search cannot be limited to cached results",
                     )?;
                 }
-                out.web_search = Some(WebSearchOptions {
+                self.web_search = Some(WebSearchOptions {
                     user_location: tool.user_location.and_then(chat_user_location),
                     search_context_size: tool.search_context_size.filter(|r| r.get() != "null"),
                 });
+                Ok(())
             }
-            "" => return Err(ConvertError::MissingField(format!("{path}.type"))),
+            "" => Err(ConvertError::MissingField(format!("{path}.type"))),
+            "tool_search" => losses.record(
+                LossKind::HostedTool,
+                path,
+                "a tool search run by the server cannot run on this backend; deferred tools are offered directly",
+            ),
             other => losses.record(
                 LossKind::HostedTool,
                 path,
                 format!("'{other}' is a hosted tool this backend cannot run"),
-            )?,
+            ),
         }
     }
-    if let Some(raw) = tool_choice.filter(|r| r.get() != "null") {
-        out.choice = choice(raw, &mut out, losses)?;
+
+    fn function(
+        &mut self,
+        tool: &Tool<'a>,
+        namespace: Option<&str>,
+        path: &str,
+        offer_deferred: bool,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        let name = tool
+            .name
+            .as_deref()
+            .ok_or_else(|| ConvertError::MissingField(format!("{path}.name")))?;
+        if tool.defer_loading == Some(true) && !offer_deferred {
+            return Ok(());
+        }
+        // A tool loaded again by a later search is offered once.
+        if self.names.chat_name(name, namespace).is_some_and(|chat| {
+            self.names
+                .origin(chat)
+                .is_none_or(|o| o.namespace.as_deref() == namespace)
+        }) {
+            return Ok(());
+        }
+        let def = function(tool, namespace, path, &mut self.names, losses)?;
+        self.tools.push(def);
+        Ok(())
     }
-    Ok(out)
+
+    /// The client's tool search, as a function the model can call; its
+    /// calls come back as `tool_search_call` items.
+    fn tool_search(&mut self, tool: &Tool<'a>) {
+        if self.names.contains(TOOL_SEARCH) {
+            return;
+        }
+        let chat_name = self.names.register(ToolOrigin {
+            name: TOOL_SEARCH.to_owned(),
+            namespace: None,
+            kind: ToolKind::ToolSearch,
+        });
+        let parameters = tool
+            .parameters
+            .filter(|p| p.get() != "null")
+            .map(Cow::Borrowed)
+            .unwrap_or_else(|| {
+                Cow::Owned(
+                    RawValue::from_string(DEFAULT_SEARCH_PARAMETERS.to_owned())
+                        .expect("a constant is valid JSON"),
+                )
+            });
+        let description = tool
+            .description
+            .map(Into::into)
+            .unwrap_or_else(|| JsonText::from_text(DEFAULT_SEARCH_DESCRIPTION));
+        self.tools.push(ChatTool {
+            tool_type: "function",
+            function: FunctionDef {
+                name: Cow::Owned(chat_name),
+                description: Some(description),
+                parameters: Some(parameters),
+                strict: None,
+            },
+        });
+    }
 }
+
+const DEFAULT_SEARCH_PARAMETERS: &str = r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tools you need do."},"limit":{"type":"number","description":"How many tools to load."}},"required":["query"],"additionalProperties":false}"#;
+
+const DEFAULT_SEARCH_DESCRIPTION: &str =
+    "Searches the tools that are not offered yet and loads the matching ones for the next call.";
 
 /// A Responses location (`{type, city, country, region, timezone}`) in
 /// Chat's nesting (`{type: "approximate", approximate: {city, …}}`).
@@ -117,7 +270,11 @@ fn function<'a>(
     let chat_name = names.register(ToolOrigin {
         name: name.to_owned(),
         namespace: namespace.map(str::to_owned),
-        custom,
+        kind: if custom {
+            ToolKind::Custom
+        } else {
+            ToolKind::Function
+        },
     });
     let chat_name = if chat_name == name {
         tool.name.clone().unwrap_or_default()

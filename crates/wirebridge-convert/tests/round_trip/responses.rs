@@ -245,12 +245,12 @@ pub(super) const RESPONSES_LOSSY: &[Lossy] = &[
         },
     },
     Lossy {
-        field: "reasoning.summary",
-        why: "Chat cannot ask for reasoning summaries: dropped and reported",
+        field: "reasoning.summary, reasoning.context",
+        why: "Chat cannot ask for reasoning summaries (the bridge shows the backend's reasoning as one instead), nor say which turns' reasoning to replay (reported when the profile replays none)",
         reported: &[LossKind::ReasoningSetting],
         rewrite: |e, _| {
             if let Some(reasoning) = at(e, &["reasoning"]) {
-                remove_keys(reasoning, &["summary"]);
+                remove_keys(reasoning, &["summary", "context"]);
             }
             if e["reasoning"] == json!({}) {
                 remove_keys(e, &["reasoning"]);

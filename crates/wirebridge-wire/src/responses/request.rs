@@ -221,6 +221,13 @@ pub struct InputItem<'a> {
     /// Message phase (`commentary`, `final_answer`).
     #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub phase: Option<Cow<'a, str>>,
+    /// Tools an `additional_tools` item declares, or a `tool_search_output`
+    /// item loaded.
+    #[serde(borrow, default)]
+    pub tools: Option<&'a RawValue>,
+    /// Who runs a tool search (`client` or `server`).
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
+    pub execution: Option<Cow<'a, str>>,
 }
 
 /// What an [`InputItem`] is.
@@ -240,6 +247,13 @@ pub enum ItemKind {
     Reasoning,
     /// `item_reference`: a pointer to a stored item.
     ItemReference,
+    /// `additional_tools`: tools declared in the conversation rather than
+    /// in `tools` (Codex's code-mode models).
+    AdditionalTools,
+    /// `tool_search_call`: the model searching for deferred tools.
+    ToolSearchCall,
+    /// `tool_search_output`: the tools a search loaded.
+    ToolSearchOutput,
     /// Anything else (hosted tool calls and outputs, compaction, ...).
     Other,
 }
@@ -256,6 +270,9 @@ impl InputItem<'_> {
             Some("custom_tool_call_output") => ItemKind::CustomToolCallOutput,
             Some("reasoning") => ItemKind::Reasoning,
             Some("item_reference") => ItemKind::ItemReference,
+            Some("additional_tools") => ItemKind::AdditionalTools,
+            Some("tool_search_call") => ItemKind::ToolSearchCall,
+            Some("tool_search_output") => ItemKind::ToolSearchOutput,
             None if self.id.is_some() => ItemKind::ItemReference,
             _ => ItemKind::Other,
         }
@@ -390,6 +407,12 @@ pub struct Tool<'a> {
     /// results only).
     #[serde(default)]
     pub external_web_access: Option<bool>,
+    /// Whether the tool is loaded only through tool search.
+    #[serde(default)]
+    pub defer_loading: Option<bool>,
+    /// Tool search: who runs it (`client` or `server`).
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
+    pub execution: Option<Cow<'a, str>>,
 }
 
 impl Tool<'_> {
@@ -438,7 +461,7 @@ pub struct TextFormat<'a> {
 /// `reasoning`: effort and summary settings.
 #[derive(Debug, Default, Deserialize)]
 pub struct Reasoning<'a> {
-    /// Effort: `none`, `minimal`, `low`, `medium`, `high`, `xhigh`.
+    /// Effort: `none`, `minimal`, `low`, `medium`, `high`, `xhigh`, `max`.
     #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub effort: Option<Cow<'a, str>>,
     /// Summary request: `auto`, `concise`, `detailed`.
@@ -447,6 +470,10 @@ pub struct Reasoning<'a> {
     /// Older name of `summary`.
     #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
     pub generate_summary: Option<Cow<'a, str>>,
+    /// Which turns' reasoning is rendered back to the model: `auto`,
+    /// `current_turn` or `all_turns`.
+    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
+    pub context: Option<Cow<'a, str>>,
 }
 
 #[cfg(test)]

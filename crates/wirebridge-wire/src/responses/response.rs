@@ -236,6 +236,8 @@ pub enum OutputItem<'a> {
     CustomToolCall(CustomToolCall<'a>),
     /// Reasoning.
     Reasoning(ReasoningItem<'a>),
+    /// A search for deferred tools, run by the client.
+    ToolSearchCall(ToolSearchCall<'a>),
 }
 
 /// `message` output item.
@@ -319,6 +321,24 @@ pub struct ReasoningItem<'a> {
     /// Raw reasoning text parts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<Vec<ReasoningPart<'a>>>,
+    /// The reasoning, sealed for the client to send back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<&'a str>,
+}
+
+/// `tool_search_call` output item.
+#[derive(Debug, Serialize)]
+pub struct ToolSearchCall<'a> {
+    /// `tsc_…` item id.
+    pub id: &'a str,
+    /// Status.
+    pub status: ItemStatus,
+    /// The call id the client's `tool_search_output` answers.
+    pub call_id: &'a str,
+    /// Always `client`: the client runs the search.
+    pub execution: &'static str,
+    /// The search arguments, a JSON object (`{"query": …, "limit": …}`).
+    pub arguments: &'a RawValue,
 }
 
 /// A `summary_text` or `reasoning_text` part.

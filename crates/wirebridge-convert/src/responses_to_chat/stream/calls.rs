@@ -4,11 +4,14 @@ use serde_json::value::RawValue;
 use wirebridge_wire::chat::completion::ToolCall;
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
 use wirebridge_wire::responses::event::{ArgumentsEvent, CustomInputEvent, ItemEvent};
-use wirebridge_wire::responses::response::{CustomToolCall, FunctionCall, ItemStatus, OutputItem};
+use wirebridge_wire::responses::response::{
+    CustomToolCall, FunctionCall, ItemStatus, OutputItem, ToolSearchCall,
+};
 
 use super::emit::{emit, to_raw, Failure};
 use super::{Call, CallPhase, Open, StreamTranslator};
-use crate::responses_to_chat::reply::custom_input;
+use crate::responses_to_chat::reply::{custom_input, empty_object, tool_search_arguments};
+use crate::tool_names::ToolKind;
 
 impl StreamTranslator {
     pub(super) fn tool_fragment(
@@ -112,6 +115,15 @@ impl StreamTranslator {
         Ok(())
     }
 
+    /// The kind of tool a Chat function name stands for.
+    fn kind_of(&self, chat_name: &str) -> ToolKind {
+        self.ctx
+            .tool_names
+            .origin(chat_name)
+            .map(|o| o.kind)
+            .unwrap_or_default()
+    }
+
     /// Opens a pending call as a live item if it is the next call in order,
     /// is a plain function, has its name, and no other call is live.
     pub(super) fn try_go_live(&mut self, slot: usize, out: &mut Vec<u8>) -> Result<(), Failure> {
@@ -121,8 +133,9 @@ impl StreamTranslator {
         let Some(name) = self.calls[slot].name.clone() else {
             return Ok(());
         };
-        let custom = self.ctx.tool_names.origin(&name).is_some_and(|o| o.custom);
-        if earlier_pending || custom || matches!(self.open, Open::Calls) {
+        // Custom calls and tool searches are sent whole when they close.
+        let whole = self.kind_of(&name) != ToolKind::Function;
+        if earlier_pending || whole || matches!(self.open, Open::Calls) {
             return Ok(());
         }
         self.close_open(out)?;
@@ -136,11 +149,10 @@ impl StreamTranslator {
     /// live (custom calls send their input when they close instead).
     pub(super) fn send_buffered_arguments(&mut self, slot: usize, out: &mut Vec<u8>) {
         let call = &self.calls[slot];
-        let custom = call
+        let whole = call
             .name
             .as_deref()
-            .and_then(|n| self.ctx.tool_names.origin(n))
-            .is_some_and(|o| o.custom);
+            .is_some_and(|n| self.kind_of(n) != ToolKind::Function);
         let CallPhase::Live {
             item_id,
             output_index,
@@ -148,7 +160,7 @@ impl StreamTranslator {
         else {
             return;
         };
-        if custom || call.arguments.is_empty() {
+        if whole || call.arguments.is_empty() {
             return;
         }
         let body = ArgumentsEvent {
@@ -178,7 +190,24 @@ impl StreamTranslator {
         let namespace = origin.and_then(|o| o.namespace.as_deref());
         let call_id = call.call_id.as_deref().unwrap_or_default();
         let empty = JsonText::from_text("");
-        let item_id = if origin.is_some_and(|o| o.custom) {
+        let kind = origin.map(|o| o.kind).unwrap_or_default();
+        let item_id = if kind == ToolKind::ToolSearch {
+            let id = self.ids.item("tsc", output_index);
+            let item = OutputItem::ToolSearchCall(ToolSearchCall {
+                id: &id,
+                status: ItemStatus::InProgress,
+                call_id,
+                execution: "client",
+                arguments: empty_object(),
+            });
+            emit(
+                out,
+                &mut self.seq,
+                "response.output_item.added",
+                ItemEvent { output_index, item },
+            );
+            id
+        } else if kind == ToolKind::Custom {
             let id = self.ids.item("ctc", output_index);
             let item = OutputItem::CustomToolCall(CustomToolCall {
                 id: &id,
@@ -236,7 +265,18 @@ impl StreamTranslator {
         let name = origin.map(|o| o.name.as_str()).unwrap_or(chat_name);
         let namespace = origin.and_then(|o| o.namespace.as_deref());
         let call_id = call.call_id.as_deref().unwrap_or_default();
-        let item = if origin.is_some_and(|o| o.custom) {
+        let kind = origin.map(|o| o.kind).unwrap_or_default();
+        let search_arguments;
+        let item = if kind == ToolKind::ToolSearch {
+            search_arguments = tool_search_arguments(&call.arguments.decode());
+            OutputItem::ToolSearchCall(ToolSearchCall {
+                id: &item_id,
+                status,
+                call_id,
+                execution: "client",
+                arguments: &search_arguments,
+            })
+        } else if kind == ToolKind::Custom {
             let input = custom_input(&call.arguments.decode());
             if !input.is_empty() {
                 let body = CustomInputEvent {

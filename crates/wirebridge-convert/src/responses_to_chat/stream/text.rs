@@ -12,11 +12,10 @@ use wirebridge_wire::responses::response::{
 
 use super::emit::{emit, empty_array, to_raw};
 use super::{MessageState, Open, Part, ReasoningState, StreamTranslator};
-use crate::responses_to_chat::ReasoningOutput;
 
 impl StreamTranslator {
     pub(super) fn reasoning(&mut self, text: JsonText<'_>, out: &mut Vec<u8>) {
-        let summary = self.ctx.reasoning_output == ReasoningOutput::Summary;
+        let summary = self.ctx.summary_output();
         if !matches!(self.open, Open::Reasoning(_)) {
             if self.close_open(out).is_err() {
                 return;
@@ -28,6 +27,7 @@ impl StreamTranslator {
                 status: ItemStatus::InProgress,
                 summary: Vec::new(),
                 content: None,
+                encrypted_content: None,
             });
             emit(
                 out,
@@ -193,7 +193,7 @@ impl StreamTranslator {
     ) {
         let (item_id, output_index) = (state.id.as_str(), state.output_index);
         let text = JsonText::from(state.text.literal());
-        let summary = self.ctx.reasoning_output == ReasoningOutput::Summary;
+        let summary = self.ctx.summary_output();
         if summary {
             let body = SummaryTextEvent {
                 item_id,
@@ -243,11 +243,13 @@ impl StreamTranslator {
         } else {
             (Vec::new(), Some(vec![part("reasoning_text")]))
         };
+        let sealed = self.ctx.seal.as_ref().map(|seal| seal.reasoning(&text));
         let item = OutputItem::Reasoning(ReasoningItem {
             id: item_id,
             status,
             summary: summary_parts,
             content,
+            encrypted_content: sealed.as_deref(),
         });
         self.output.push(to_raw(&item));
         emit(
