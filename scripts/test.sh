@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages the tests use: Python's venv module (schema checks, the
-# official SDK) and a real redis-server (response store tests).
+# official SDK), a real redis-server (response store tests), and Node.js
+# with npm (the Codex CLI and the Vercel AI SDK).
 missing=""
 python3 -m venv --help >/dev/null 2>&1 || missing="$missing python3-venv"
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 if [ -n "$missing" ]; then
     echo "== installing$missing"
     sudo=""
@@ -29,6 +31,16 @@ if [ ! -x "$venv/bin/python" ] || ! cat $requirements | cmp -s - "$stamp"; then
         "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$file"
     done
     cat $requirements > "$stamp"
+fi
+
+# The Node clients, at the versions pinned in tests/clients/node, installed
+# beside their package.json (ignored by git) and only when it changed.
+node_dir=tests/clients/node
+node_stamp="$node_dir/node_modules/.installed-package-lock.json"
+if ! cmp -s "$node_dir/package-lock.json" "$node_stamp"; then
+    echo "== installing the Node clients"
+    (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$node_dir/package-lock.json" "$node_stamp"
 fi
 
 echo "== cargo fmt --check"

@@ -167,11 +167,12 @@ def start_demo(log_dir: Path, name: str, api: str, replay: Path | None = None) -
     return Process(args, log_dir / f"{name}.demo.log")
 
 
-def start_bridge(log_dir: Path, name: str, upstream: str, upstream_api: str, profile: str | None = None) -> Process:
+def start_bridge(log_dir: Path, name: str, upstream: str, upstream_api: str, profile: str | None = None,
+                 extra: list[str] | None = None) -> Process:
     args = ["serve", "--listen", "127.0.0.1:0", "--upstream", upstream, "--upstream-api", upstream_api]
     if profile is not None:
         args += ["--profile", profile]
-    return Process(args, log_dir / f"{name}.bridge.log")
+    return Process(args + (extra or []), log_dir / f"{name}.bridge.log")
 
 
 # --------------------------------------------------------------------------
@@ -419,7 +420,8 @@ def stop_checked(chain: Chain) -> None:
 
 
 def start_chain(log_dir: Path, name: str, upstream_api: str, *, replay: Path | None = None,
-                static: StaticUpstream | None = None, profile: str | None = None) -> Chain:
+                static: StaticUpstream | None = None, profile: str | None = None,
+                extra: list[str] | None = None) -> Chain:
     """`wirebridge serve` in front of an upstream that records what it is
     sent: the demo upstream (scripted, or replaying `replay`) behind a tap,
     or a static upstream."""
@@ -432,7 +434,7 @@ def start_chain(log_dir: Path, name: str, upstream_api: str, *, replay: Path | N
         upstream_url = upstream.url
         tap = Tap(upstream.url)
     try:
-        bridge = start_bridge(log_dir, name, tap.url + "/v1", upstream_api, profile)
+        bridge = start_bridge(log_dir, name, tap.url + "/v1", upstream_api, profile, extra)
     except BaseException:
         if upstream is not None:
             upstream.stop()

@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use wirebridge_convert::profile::ReasoningOutput;
+use wirebridge_convert::seal::{KeyError, SealKey};
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
 /// Which API the upstream speaks.
@@ -41,6 +43,10 @@ pub struct FileConfig {
     max_body: Option<usize>,
     log_format: Option<LogFormat>,
     shutdown_grace_secs: Option<u64>,
+    reasoning_output: Option<toml::Spanned<String>>,
+    seal_key: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    seal_previous_keys: Vec<toml::Spanned<String>>,
     /// Custom backend profiles, by name.
     #[serde(default)]
     profiles: BTreeMap<String, BackendProfile>,
@@ -85,6 +91,11 @@ pub struct ServeFlags {
     /// Log format [default: pretty].
     #[arg(long, value_enum)]
     pub log_format: Option<LogFormat>,
+    /// How backend reasoning is shown to Responses clients: auto (summary
+    /// parts when the request asks for a summary, else reasoning text),
+    /// summary or text [default: the profile's, auto].
+    #[arg(long, value_name = "auto|summary|text")]
+    pub reasoning_output: Option<String>,
 }
 
 /// The effective settings.
@@ -100,6 +111,19 @@ pub struct Config {
     pub max_body: usize,
     pub log_format: LogFormat,
     pub shutdown_grace_secs: u64,
+    /// Overrides the profile's reasoning output.
+    pub reasoning_output: Option<ReasoningOutput>,
+    /// The keys reasoning is sealed with.
+    pub seal: SealKeys,
+}
+
+/// The seal keys: the current one, previous ones still accepted, and
+/// whether the current one was generated for this process only.
+#[derive(Debug, Clone)]
+pub struct SealKeys {
+    pub current: SealKey,
+    pub previous: Vec<SealKey>,
+    pub generated: bool,
 }
 
 /// Where responses are kept.
@@ -344,6 +368,59 @@ impl Config {
                 .unwrap_or(LogFormat::Pretty),
         };
 
+        let (output, output_at) = pick(
+            env("WIREBRIDGE_REASONING_OUTPUT"),
+            flags.reasoning_output.clone(),
+            &file.reasoning_output,
+            &origin,
+        );
+        let reasoning_output = output
+            .map(|o| {
+                o.parse()
+                    .map_err(|m| value("reasoning_output", &output_at, m))
+            })
+            .transpose()?;
+
+        let (seal_key, seal_at) = pick(env("WIREBRIDGE_SEAL_KEY"), None, &file.seal_key, &origin);
+        let seal = match seal_key {
+            // The message never repeats the key.
+            Some(text) => SealKeys {
+                current: text
+                    .parse()
+                    .map_err(|e: KeyError| value("seal_key", &seal_at, e.to_string()))?,
+                previous: Vec::new(),
+                generated: false,
+            },
+            None => SealKeys {
+                current: SealKey::generate(),
+                previous: Vec::new(),
+                generated: true,
+            },
+        };
+        let previous: Vec<(String, String)> = match env("WIREBRIDGE_SEAL_PREVIOUS_KEYS") {
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
+                .map(|k| (k.to_owned(), " (environment)".to_owned()))
+                .collect(),
+            None => file
+                .seal_previous_keys
+                .iter()
+                .map(|k| (k.get_ref().clone(), origin.at(Some(k.span()))))
+                .collect(),
+        };
+        let seal = SealKeys {
+            previous: previous
+                .into_iter()
+                .map(|(text, at)| {
+                    text.parse()
+                        .map_err(|e: KeyError| value("seal_previous_keys", &at, e.to_string()))
+                })
+                .collect::<Result<_, _>>()?,
+            ..seal
+        };
+
         Ok(Config {
             listen,
             store,
@@ -355,6 +432,8 @@ impl Config {
             max_body,
             log_format,
             shutdown_grace_secs: file.shutdown_grace_secs.unwrap_or(10),
+            reasoning_output,
+            seal,
         })
     }
 }
@@ -487,6 +566,67 @@ mod tests {
         assert_eq!(
             c.policy.action(wirebridge_convert::LossKind::HostedTool),
             wirebridge_convert::LossAction::Reject
+        );
+    }
+
+    #[test]
+    fn reasoning_output_and_seal_keys() {
+        let key = SealKey::generate().to_base64();
+        let old = SealKey::generate().to_base64();
+        let file = format!(
+            "reasoning_output = \"summary\"\nseal_key = \"{key}\"\nseal_previous_keys = [\"{old}\"]\n"
+        );
+        let c = load(Some(&file), ServeFlags::default(), &[]).unwrap();
+        assert_eq!(c.reasoning_output, Some(ReasoningOutput::Summary));
+        assert!(!c.seal.generated);
+        assert_eq!(c.seal.current, key.parse().unwrap());
+        assert_eq!(c.seal.previous, vec![old.parse::<SealKey>().unwrap()]);
+        let flags = ServeFlags {
+            reasoning_output: Some("text".into()),
+            ..Default::default()
+        };
+        let c = load(
+            Some(&file),
+            flags,
+            &[("WIREBRIDGE_REASONING_OUTPUT", "auto")],
+        )
+        .unwrap();
+        assert_eq!(c.reasoning_output, Some(ReasoningOutput::Auto));
+
+        let c = load(None, ServeFlags::default(), &[]).unwrap();
+        assert!(c.seal.generated);
+        assert_eq!(c.reasoning_output, None);
+
+        let err = load(
+            Some("\nseal_key = \"c2VjcmV0LWJ1dC1zaG9ydA==\"\n"),
+            ServeFlags::default(),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("seal_key") && err.contains("line 2"), "{err}");
+        assert!(
+            !err.contains("c2VjcmV0"),
+            "the key is never repeated: {err}"
+        );
+        let err = load(
+            None,
+            ServeFlags::default(),
+            &[("WIREBRIDGE_SEAL_PREVIOUS_KEYS", "x,y")],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("seal_previous_keys"), "{err}");
+        let err = load(
+            Some("reasoning_output = \"loud\"\n"),
+            ServeFlags::default(),
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("reasoning_output") && err.contains("line 1"),
+            "{err}"
         );
     }
 

@@ -59,6 +59,9 @@ enum Command {
     /// Measure translation against plain JSON, or (--proxy) the proxy
     /// against a direct call to the demo upstream.
     Bench(bench::BenchFlags),
+    /// Print a new random seal key (for `seal_key` / WIREBRIDGE_SEAL_KEY;
+    /// share it between replicas).
+    Keygen,
 }
 
 fn main() -> ExitCode {
@@ -66,6 +69,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(flags) => serve(flags),
         Command::Bench(flags) => bench::run(flags),
+        Command::Keygen => {
+            println!(
+                "{}",
+                wirebridge_convert::seal::SealKey::generate().to_base64()
+            );
+            ExitCode::SUCCESS
+        }
         Command::Demo {
             listen,
             api,

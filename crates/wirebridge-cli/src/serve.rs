@@ -17,6 +17,7 @@ use wirebridge_tower::{ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer}
 
 use std::sync::Arc;
 
+use wirebridge_convert::seal::Sealer;
 use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
 
 use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
@@ -76,6 +77,13 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         addr: config.listen,
         source,
     })?;
+    if config.seal.generated && config.upstream_api == UpstreamApi::Chat {
+        tracing::warn!(
+            "no seal key is set (seal_key / WIREBRIDGE_SEAL_KEY): reasoning sealed for clients \
+             can be opened only by this process; several replicas must share one key \
+             (`wirebridge keygen` makes one)"
+        );
+    }
     println!("listening on http://{addr}");
     tracing::info!(
         %addr,
@@ -141,7 +149,14 @@ fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>
                 .profile(config.profile.clone())
                 .policy(config.policy.clone())
                 .body_limit(config.max_body)
-                .observer(observer);
+                .observer(observer)
+                .sealer(Sealer::new(
+                    config.seal.current.clone(),
+                    config.seal.previous.clone(),
+                ));
+            if let Some(output) = config.reasoning_output {
+                layer = layer.reasoning_output(output);
+            }
             if let Some(store) = store {
                 layer = layer.store_arc(store);
             }

@@ -224,6 +224,34 @@ async fn an_upstream_redirect_is_a_502_never_passed_on() {
 }
 
 #[test]
+fn keygen_prints_a_fresh_key_serve_accepts() {
+    let key = || {
+        let out = Command::new(BIN).arg("keygen").output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let (a, b) = (key(), key());
+    assert_ne!(a, b);
+    assert_eq!(a.len(), 44, "{a}");
+    let proxy = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("WIREBRIDGE_SEAL_KEY", &a)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut proxy = Proc {
+        url: String::new(),
+        child: proxy,
+    };
+    let mut line = String::new();
+    BufReader::new(proxy.child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.starts_with("listening on"), "{line}");
+}
+
+#[test]
 fn bad_settings_exit_2_naming_the_key() {
     let dir = std::env::temp_dir().join(format!("wirebridge-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -247,6 +275,17 @@ fn bad_settings_exit_2_naming_the_key() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("nonesuch"));
+
+    // A bad seal key is named, never repeated.
+    let output = Command::new(BIN)
+        .arg("serve")
+        .env("WIREBRIDGE_SEAL_KEY", "hunter2-is-not-a-key")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("seal_key"), "{stderr}");
+    assert!(!stderr.contains("hunter2"), "{stderr}");
 }
 
 #[tokio::test]

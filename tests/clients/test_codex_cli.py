@@ -1,0 +1,187 @@
+"""The real Codex CLI (npm `@openai/codex`, pinned in tests/clients/node)
+through the real `wirebridge serve`, in front of the scripted demo
+upstream speaking only Chat Completions, with no network beyond loopback.
+
+The demo upstream calls a tool when the user message asks for it by name
+(`call exec_command with cmd="…"`), reasons first when asked for a
+reasoning effort, and answers from tool results, so each test is one tool
+loop: the model asks, Codex runs the tool for real, sends the output back,
+and prints the final answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import harness
+
+CODEX_VERSION = "0.169.0"
+NODE_DIR = harness.REPO / "tests" / "clients" / "node"
+
+# A profile for backends with interleaved thinking (vLLM serving Qwen3,
+# DeepSeek, Kimi, GLM): reasoning efforts forwarded, reasoning replayed.
+BRIDGE_CONFIG = """\
+profile = "interleaved"
+
+[profiles.interleaved]
+max_tokens_field = "max_completion_tokens"
+text_parts_as_string = false
+reasoning_effort = true
+replay_reasoning = true
+"""
+
+
+@pytest.fixture(scope="session")
+def codex() -> Path:
+    """The Codex binary the npm package installs, at the pinned version."""
+    path = Path(os.environ.get("WIREBRIDGE_CODEX_BIN", NODE_DIR / "node_modules" / ".bin" / "codex"))
+    if not path.exists():
+        pytest.fail(f"{path} not found: `bash scripts/test.sh` installs it (npm install in {NODE_DIR})", pytrace=False)
+    version = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
+    assert CODEX_VERSION in version, version
+    return path
+
+
+@pytest.fixture(scope="session")
+def codex_chain(wirebridge, log_dir, tmp_path_factory):
+    config = tmp_path_factory.mktemp("bridge") / "bridge.toml"
+    config.write_text(BRIDGE_CONFIG)
+    chain = harness.start_chain(log_dir, "codex", "chat", extra=["--config", str(config)])
+    yield chain
+    harness.stop_checked(chain)
+
+
+class Run:
+    """One `codex exec --json` run: its events, exit code and working directory."""
+
+    def __init__(self, codex: Path, chain: harness.Chain, home: Path, work: Path, model: str,
+                 prompt: str, *config: str) -> None:
+        home.mkdir(parents=True, exist_ok=True)
+        work.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(
+            f"""\
+model_provider = "wirebridge"
+check_for_update_on_startup = false
+
+[model_providers.wirebridge]
+name = "wirebridge"
+base_url = "{chain.base_url}"
+wire_api = "responses"
+env_key = "WIREBRIDGE_TEST_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+"""
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_", "WIREBRIDGE_"))}
+        env.update(CODEX_HOME=str(home), WIREBRIDGE_TEST_KEY="sk-codex-test")
+        args = [str(codex), "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access",
+                "-C", str(work), "-m", model]
+        for setting in config:
+            args += ["-c", setting]
+        done = subprocess.run(args + [prompt], capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=120)
+        self.code = done.returncode
+        self.stderr = done.stderr
+        self.work = work
+        self.home = home
+        self.events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+    def items(self, kind: str) -> list[dict]:
+        return [e["item"] for e in self.events if e["type"] == "item.completed" and e["item"]["type"] == kind]
+
+    def final_answer(self) -> str:
+        messages = self.items("agent_message")
+        assert messages, self.report()
+        return messages[-1]["text"]
+
+    def report(self) -> str:
+        return f"exit {self.code}\nevents: {json.dumps(self.events, indent=1)[:6000]}\nstderr: {self.stderr[-3000:]}"
+
+
+def upstream_turns(chain: harness.Chain, mark: int) -> list[dict]:
+    """The Chat requests the upstream received since `mark`."""
+    return [c.json() for c in chain.tap.since(mark) if c.path.endswith("/chat/completions")]
+
+
+def offered(chat: dict) -> list[str]:
+    return [t["function"]["name"] for t in chat.get("tools", [])]
+
+
+def test_a_shell_call_and_its_reasoning_on_an_ordinary_model(codex, codex_chain, tmp_path):
+    """`qwen3-coder` is not in Codex's catalog: the ordinary request shape
+    (a `tools` array), asking for a reasoning summary. The reasoning shows in
+    `codex exec --json`, comes back sealed in the next request, and reaches
+    the backend again on the assistant message of the tool loop."""
+    mark = codex_chain.tap.mark()
+    run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "qwen3-coder",
+              'call exec_command with cmd="printf wirebridge-shell-ok > proof.txt && cat proof.txt"',
+              'model_reasoning_effort="low"')
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "wirebridge-shell-ok"
+    commands = run.items("command_execution")
+    assert commands and commands[0]["exit_code"] == 0, run.report()
+    assert "wirebridge-shell-ok" in run.final_answer()
+
+    first, second = upstream_turns(codex_chain, mark)
+    assert "exec_command" in offered(first)
+    assert first["reasoning_effort"] == "low"
+    reasoning = run.items("reasoning")
+    assert reasoning, f"no reasoning item:\n{run.report()}"
+    # The reasoning Codex showed is the reasoning the backend gets back,
+    # on the assistant message that made the call.
+    assistant = next(m for m in second["messages"] if m["role"] == "assistant" and m.get("tool_calls"))
+    assert assistant["reasoning_content"] == reasoning[0]["text"]
+    assert assistant["tool_calls"][0]["function"]["name"] == "exec_command"
+    tool_result = next(m for m in second["messages"] if m["role"] == "tool")
+    assert "wirebridge-shell-ok" in tool_result["content"]
+    # Codex kept the reasoning as the bridge's sealed carrier, and the
+    # bridge opened it (nothing about it was reported as dropped).
+    rollouts = "".join(p.read_text() for p in (run.home / "sessions").rglob("*.jsonl"))
+    assert '"encrypted_content":"wbs1.' in rollouts
+    assert "encrypted_content" not in codex_chain.bridge.log()
+
+
+def test_a_shell_call_on_a_code_mode_model(codex, codex_chain, tmp_path):
+    """`gpt-5.6-sol` is a code-mode ("Responses Lite") model in Codex's
+    catalog: no `tools` array, its tools in an `additional_tools` item, and
+    one `exec` tool running JavaScript that calls the others."""
+    mark = codex_chain.tap.mark()
+    script = "const r = await tools.exec_command({cmd: 'printf code-mode-ok > proof.txt && cat proof.txt'}); text(r.output);"
+    run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "gpt-5.6-sol",
+              f'call functions__exec with input="{script}"')
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "code-mode-ok"
+    assert "code-mode-ok" in run.final_answer()
+
+    first, second = upstream_turns(codex_chain, mark)
+    tools = offered(first)
+    assert "functions__exec" in tools and "functions__wait" in tools, tools
+    exec_tool = next(t for t in first["tools"] if t["function"]["name"] == "functions__exec")
+    assert exec_tool["function"]["parameters"]["required"] == ["input"]
+    assert first["parallel_tool_calls"] is False
+    call = next(m for m in second["messages"] if m["role"] == "assistant" and m.get("tool_calls"))
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {"input": script}
+
+
+def test_apply_patch_writes_a_file(codex, codex_chain, tmp_path):
+    """The freeform `apply_patch` tool (a custom tool with a grammar) is
+    offered as a function taking `{"input": string}`; the backend's call
+    comes back to Codex as a `custom_tool_call`, which Codex applies."""
+    mark = codex_chain.tap.mark()
+    patch = "*** Begin Patch\n*** Add File: hello.txt\n+hello from the bridge\n*** End Patch\n"
+    run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "gpt-5.5",
+              f'call apply_patch with input="{patch}"')
+    assert run.code == 0, run.report()
+    assert (run.work / "hello.txt").read_text() == "hello from the bridge\n"
+    changes = run.items("file_change")
+    assert changes and changes[0]["status"] == "completed", run.report()
+    first, _ = upstream_turns(codex_chain, mark)
+    apply_patch = next(t for t in first["tools"] if t["function"]["name"] == "apply_patch")
+    assert "grammar" in apply_patch["function"]["parameters"]["properties"]["input"]["description"]
