@@ -340,3 +340,22 @@ fn an_empty_user_message_is_refused_under_every_profile() {
         translate_request(image.as_bytes(), &options).unwrap();
     }
 }
+
+#[test]
+fn loose_assistant_history_is_accepted_and_phase_stays_out_of_chat() {
+    // Assistant messages without id or status, with a phase, as clients
+    // replaying a conversation send them.
+    let body = r#"{"model":"m","input":[
+        {"role":"user","content":"hi"},
+        {"type":"message","role":"assistant","phase":"commentary","content":[{"type":"output_text","text":"Looking."}]},
+        {"role":"assistant","phase":"final_answer","content":"Done."},
+        {"role":"user","content":"thanks"}]}"#;
+    let translated = translate_request(body.as_bytes(), &Options::default()).unwrap();
+    assert!(translated.losses.is_empty(), "{:?}", translated.losses);
+    let chat: Value = serde_json::from_slice(&translated.body).unwrap();
+    let messages = chat["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[1]["content"], "Looking.");
+    assert_eq!(messages[2]["content"], "Done.");
+    assert!(!String::from_utf8_lossy(&translated.body).contains("phase"));
+}
