@@ -113,7 +113,7 @@ impl ConvertError {
     pub fn to_api_error(&self) -> ApiError<'_> {
         ApiError {
             message: Cow::Owned(self.to_string()),
-            error_type: Cow::Borrowed(match self {
+            kind: Cow::Borrowed(match self {
                 ConvertError::UpstreamFailed {
                     error_type: Some(t),
                     ..

@@ -2,6 +2,7 @@
 
 use http::{header, HeaderValue, Response, StatusCode};
 use wirebridge_wire::error::{ApiError, ErrorBody, UpstreamError};
+use wirebridge_wire::Str;
 
 use crate::response_body::ResponseBody;
 
@@ -45,15 +46,16 @@ pub(crate) fn reshape_upstream_error(status: StatusCode, body: &[u8]) -> Vec<u8>
         .ok()
         .and_then(UpstreamError::parse);
     let quoted;
-    let (message, error_type, param, code) = match &parsed {
+    let (message, kind, param, code) = match &parsed {
         Some(err) => (
-            err.message
+            err.message.clone().map_or_else(
+                || format!("upstream error {}", status.as_u16()).into(),
+                Str::into_cow,
+            ),
+            err.kind
                 .clone()
-                .unwrap_or_else(|| format!("upstream error {}", status.as_u16()).into()),
-            err.error_type
-                .clone()
-                .unwrap_or(error_type_for(status).into()),
-            err.param.clone(),
+                .map_or(error_type_for(status).into(), Str::into_cow),
+            err.param.clone().map(Str::into_cow),
             err.code_text(),
         ),
         None => {
@@ -75,7 +77,7 @@ pub(crate) fn reshape_upstream_error(status: StatusCode, body: &[u8]) -> Vec<u8>
     };
     let error = ApiError {
         message,
-        error_type,
+        kind,
         param,
         code,
     };
@@ -90,7 +92,7 @@ pub(crate) fn api_error<'a>(
 ) -> ApiError<'a> {
     ApiError {
         message: message.into(),
-        error_type: error_type.into(),
+        kind: error_type.into(),
         param: None,
         code: Some(code.into()),
     }

@@ -208,7 +208,7 @@ pub(crate) async fn expand<B>(
             Ok(None) => {
                 let error = ApiError {
                     message: format!("Previous response with id '{id}' not found.").into(),
-                    error_type: "invalid_request_error".into(),
+                    kind: "invalid_request_error".into(),
                     param: Some("previous_response_id".into()),
                     code: Some("previous_response_not_found".into()),
                 };
@@ -343,7 +343,7 @@ fn json_response<B>(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody<
 fn not_found<B>(id: &str) -> Response<ResponseBody<B>> {
     let error = ApiError {
         message: format!("No response found with id '{id}'.").into(),
-        error_type: "invalid_request_error".into(),
+        kind: "invalid_request_error".into(),
         param: None,
         code: Some("not_found".into()),
     };
@@ -353,7 +353,7 @@ fn not_found<B>(id: &str) -> Response<ResponseBody<B>> {
 pub(crate) fn unavailable<B>(e: &StoreError) -> Response<ResponseBody<B>> {
     let error = ApiError {
         message: e.to_string().into(),
-        error_type: "server_error".into(),
+        kind: "server_error".into(),
         param: None,
         code: Some("store_unavailable".into()),
     };
@@ -367,7 +367,7 @@ pub(crate) fn unavailable<B>(e: &StoreError) -> Response<ResponseBody<B>> {
 fn bad_param<B>(param: &str, message: &str) -> Response<ResponseBody<B>> {
     let error = ApiError {
         message: message.to_owned().into(),
-        error_type: "invalid_request_error".into(),
+        kind: "invalid_request_error".into(),
         param: Some(param.to_owned().into()),
         code: Some("invalid_parameter".into()),
     };

@@ -5,6 +5,8 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::Str;
+
 /// An HTTP error body.
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorBody<'a> {
@@ -19,7 +21,7 @@ pub struct ApiError<'a> {
     pub message: Cow<'a, str>,
     /// Error type, such as `invalid_request_error` or `server_error`.
     #[serde(rename = "type")]
-    pub error_type: Cow<'a, str>,
+    pub kind: Cow<'a, str>,
     /// The request parameter at fault.
     pub param: Option<Cow<'a, str>>,
     /// Machine-readable code.
@@ -31,21 +33,16 @@ pub struct ApiError<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct UpstreamError<'a> {
     /// Message.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub message: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub message: Option<Str<'a>>,
     /// Type.
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::borrow::opt_cow"
-    )]
-    pub error_type: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Str<'a>>,
     /// Parameter.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub param: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub param: Option<Str<'a>>,
     /// Code: a string or a number.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub code: Option<&'a RawValue>,
 }
 
@@ -60,7 +57,7 @@ impl<'a> UpstreamError<'a> {
         }
         let text = raw.get();
         if text.starts_with('"') {
-            let message: Cow<'a, str> = serde_json::from_str(text).ok()?;
+            let message: Str<'a> = serde_json::from_str(text).ok()?;
             return Some(UpstreamError {
                 message: Some(message),
                 ..Default::default()

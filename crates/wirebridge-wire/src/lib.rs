@@ -1,20 +1,32 @@
 //! Wire types of the OpenAI Chat Completions and Responses APIs.
 //!
-//! Input types are lenient: unknown fields are ignored, polymorphic fields
-//! accept every shape seen from real clients and servers, and unknown item
-//! types still parse. Output types are strict: they write exactly the fields
-//! the target API defines.
+//! Each API has two sides, and a concept has one type on each:
+//!
+//! | | read (lenient) | written (strict) |
+//! |---|---|---|
+//! | Chat request | [`chat::lenient::CreateChatCompletion`] | [`chat::strict::ChatRequest`] |
+//! | Chat reply | [`chat::lenient::ChatCompletion`] (bodies and chunks) | [`chat::strict::CompletionBody`], [`chat::strict::ChatChunk`] |
+//! | Responses request | [`responses::lenient::CreateResponse`] | [`responses::strict::ResponsesRequest`] |
+//! | Responses reply | [`responses::lenient::ResponseBody`], [`responses::lenient::StreamEvent`] | [`responses::strict::Response`], [`responses::strict::Event`] |
+//!
+//! Lenient types read what clients and servers really send: unknown fields
+//! are ignored, `null` reads as absent, polymorphic fields accept every
+//! shape seen in the wild, and unknown item and event types still parse.
+//! Strict types write exactly the fields the target API defines. The JSON
+//! `type` field is called `kind` everywhere.
 //!
 //! Large strings and pass-through JSON (schemas, arguments) borrow the input
-//! as [`serde_json::value::RawValue`], so translation copies them instead of
-//! decoding and re-encoding them. Parse with [`serde_json::from_slice`] or
-//! [`serde_json::from_str`] to borrow.
+//! as [`serde_json::value::RawValue`] ([`JsonStr`]), so translation copies
+//! them instead of decoding and re-encoding them; short strings (ids, names,
+//! event types) are [`Str`], borrowed unless they hold escapes. Parse with
+//! [`serde_json::from_slice`] or [`serde_json::from_str`] to borrow.
 //!
 //! ```
-//! use wirebridge_wire::responses::request::{CreateResponse, Input};
+//! use wirebridge_wire::responses::lenient::{CreateResponse, Input};
 //!
 //! let body = br#"{"model":"m","input":"Say \"hi\""}"#;
 //! let request: CreateResponse<'_> = serde_json::from_slice(body).unwrap();
+//! assert!(request.model.as_ref().is_some_and(|m| m.is_borrowed()));
 //! let Some(Input::Text(text)) = request.input else { unreachable!() };
 //! assert_eq!(text.escaped(), r#"Say \"hi\""#);
 //! assert_eq!(text.decode(), "Say \"hi\"");
@@ -22,13 +34,14 @@
 
 #![deny(unsafe_code)]
 
-mod borrow;
 pub mod chat;
+mod count;
 pub mod error;
 pub mod items;
-mod lenient;
 pub mod raw;
 pub mod responses;
+mod str;
 
 pub use items::Items;
 pub use raw::{compact, EscapedText, JsonStr, JsonText};
+pub use str::Str;

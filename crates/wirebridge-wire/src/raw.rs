@@ -80,6 +80,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for JsonStr<'a> {
     }
 }
 
+/// An empty JSON array, `[]`, borrowed from a constant (no allocation).
+pub fn empty_array() -> &'static RawValue {
+    serde_json::from_str("[]").expect("a constant is valid JSON")
+}
+
 /// Names the JSON kind of a raw value for error messages.
 pub fn describe(raw: &RawValue) -> Unexpected<'static> {
     match raw.get().as_bytes().first() {

@@ -1,12 +1,11 @@
 //! Responses body → Chat completion body.
 
 use serde_json::value::{to_raw_value, RawValue};
-use wirebridge_wire::chat::chunk::{
-    BodyChoice, ChoiceLogprobs, CompletionBody, ReplyCustom, ReplyFunction, ReplyMessage,
-    ReplyToolCall,
+use wirebridge_wire::chat::strict::{
+    BodyChoice, ChoiceLogprobs, CompletionBody, CustomCall, FunctionCall, ReplyMessage, ToolCall,
 };
 use wirebridge_wire::raw::{JsonStr, JsonText};
-use wirebridge_wire::responses::stream::ResponseBody;
+use wirebridge_wire::responses::lenient::ResponseBody;
 
 use super::reply::{chat_annotation, finish_reason, usage, Failure};
 use super::{ChatContext, ChatReasoning};
@@ -82,17 +81,17 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
                     reasoning.extend(content);
                 }
             }
-            "function_call" => tool_calls.push(ReplyToolCall::Function {
-                id: item.call_id.as_deref().unwrap_or_default(),
-                function: ReplyFunction {
-                    name: item.name.as_deref().unwrap_or_default(),
+            "function_call" => tool_calls.push(ToolCall::Function {
+                id: item.call_id.as_deref().unwrap_or_default().into(),
+                function: FunctionCall {
+                    name: item.name.as_deref().unwrap_or_default().into(),
                     arguments: arguments(item.arguments),
                 },
             }),
-            "custom_tool_call" => tool_calls.push(ReplyToolCall::Custom {
-                id: item.call_id.as_deref().unwrap_or_default(),
-                custom: ReplyCustom {
-                    name: item.name.as_deref().unwrap_or_default(),
+            "custom_tool_call" => tool_calls.push(ToolCall::Custom {
+                id: item.call_id.as_deref().unwrap_or_default().into(),
+                custom: CustomCall {
+                    name: item.name.as_deref().unwrap_or_default().into(),
                     input: item
                         .input
                         .map(JsonText::from)
@@ -149,16 +148,16 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
             .iter()
             .map(|call| {
                 let (id, name, bytes) = match call {
-                    ReplyToolCall::Function { id, function } => {
-                        (id, function.name, function.arguments.escaped().len())
+                    ToolCall::Function { id, function } => {
+                        (id, &function.name, function.arguments.escaped().len())
                     }
-                    ReplyToolCall::Custom { id, custom } => {
-                        (id, custom.name, custom.input.escaped().len())
+                    ToolCall::Custom { id, custom } => {
+                        (id, &custom.name, custom.input.escaped().len())
                     }
                 };
                 crate::summary::ToolCallSummary {
-                    name: name.to_owned(),
-                    call_id: (*id).to_owned(),
+                    name: name.as_ref().to_owned(),
+                    call_id: id.as_ref().to_owned(),
                     argument_bytes: bytes,
                 }
             })

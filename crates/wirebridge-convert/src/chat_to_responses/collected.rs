@@ -6,11 +6,11 @@
 
 use serde_json::value::RawValue;
 use wirebridge_sse::Decoder;
-use wirebridge_wire::chat::chunk::{
-    BodyChoice, ChoiceLogprobs, CompletionBody, CompletionUsage, ReplyCustom, ReplyFunction,
-    ReplyMessage, ReplyToolCall,
+use wirebridge_wire::chat::lenient::{ChatCompletion, Choice};
+use wirebridge_wire::chat::strict::{
+    BodyChoice, ChoiceLogprobs, CompletionBody, CompletionUsage, CustomCall, FunctionCall,
+    ReplyMessage, ToolCall,
 };
-use wirebridge_wire::chat::completion::{ChatCompletion, Choice};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
 
 use super::body::{join_arrays, TranslatedBody};
@@ -117,13 +117,13 @@ impl Fold {
                 prompt_tokens: u.prompt_tokens.unwrap_or_default(),
                 completion_tokens: u.completion_tokens.unwrap_or_default(),
                 total_tokens: u.total_tokens.unwrap_or_default(),
-                prompt_tokens_details: wirebridge_wire::chat::chunk::PromptDetails {
+                prompt_tokens_details: wirebridge_wire::chat::strict::PromptDetails {
                     cached_tokens: u
                         .prompt_tokens_details
                         .and_then(|d| d.cached_tokens)
                         .unwrap_or_default(),
                 },
-                completion_tokens_details: wirebridge_wire::chat::chunk::CompletionDetails {
+                completion_tokens_details: wirebridge_wire::chat::strict::CompletionDetails {
                     reasoning_tokens: u
                         .completion_tokens_details
                         .and_then(|d| d.reasoning_tokens)
@@ -197,18 +197,18 @@ impl Fold {
             .map(|call| {
                 let text = JsonText::from(call.arguments.literal());
                 if call.custom {
-                    ReplyToolCall::Custom {
-                        id: &call.id,
-                        custom: ReplyCustom {
-                            name: &call.name,
+                    ToolCall::Custom {
+                        id: call.id.as_str().into(),
+                        custom: CustomCall {
+                            name: call.name.as_str().into(),
                             input: text,
                         },
                     }
                 } else {
-                    ReplyToolCall::Function {
-                        id: &call.id,
-                        function: ReplyFunction {
-                            name: &call.name,
+                    ToolCall::Function {
+                        id: call.id.as_str().into(),
+                        function: FunctionCall {
+                            name: call.name.as_str().into(),
                             arguments: text,
                         },
                     }

@@ -4,9 +4,10 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::create::{Content, ContentPart, ImageUrl};
+use wirebridge_wire::chat::lenient::{Content, ContentPart, ImageUrl};
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
-use wirebridge_wire::responses::create::{InputPart, ToolOutput};
+use wirebridge_wire::responses::strict::{InputPart, ToolOutput};
+use wirebridge_wire::Str;
 
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossRecorder};
@@ -106,7 +107,7 @@ fn input_part<'a>(
                 image_url: Some(url.into()),
                 file_id: None,
                 // Responses requires a detail; Chat's default is `auto`.
-                detail: image.detail.unwrap_or(Cow::Borrowed("auto")),
+                detail: image.detail.map_or(Cow::Borrowed("auto"), Str::into_cow),
                 prompt_cache_breakpoint,
             }
         }

@@ -6,8 +6,8 @@
 
 use std::borrow::Cow;
 
-use wirebridge_wire::chat::create::{Content, Message, ToolCall};
-use wirebridge_wire::responses::create::{
+use wirebridge_wire::chat::lenient::{Content, Message, ToolCall};
+use wirebridge_wire::responses::strict::{
     CustomToolCall, FunctionCall, InputItem, Message as InputMessage, MessageContent, OutputPart,
     Role, ToolCallOutput,
 };
@@ -182,13 +182,13 @@ impl<'a> Builder<'a> {
             // Legacy calls have no id; one derived from the position links
             // the call with the `function` message that answers it.
             let call_id = format!("call_fn_{i}");
-            self.items.push(InputItem::FunctionCall(FunctionCall {
-                call_id: Cow::Owned(call_id.clone()),
-                name: name.clone(),
-                arguments: arguments(call.arguments),
-            }));
+            self.items.push(InputItem::FunctionCall(FunctionCall::new(
+                Cow::Owned(call_id.clone()),
+                name.clone().into(),
+                arguments(call.arguments),
+            )));
             self.legacy_calls.push(LegacyCall {
-                name,
+                name: name.into(),
                 call_id,
                 answered: false,
             });
@@ -211,11 +211,11 @@ impl<'a> Builder<'a> {
                     .name
                     .clone()
                     .ok_or_else(|| ConvertError::MissingField(format!("{path}.function.name")))?;
-                self.items.push(InputItem::FunctionCall(FunctionCall {
-                    call_id,
-                    name,
-                    arguments: arguments(function.arguments),
-                }));
+                self.items.push(InputItem::FunctionCall(FunctionCall::new(
+                    call_id.into(),
+                    name.into(),
+                    arguments(function.arguments),
+                )));
             }
             "custom" => {
                 let custom = call
@@ -229,12 +229,13 @@ impl<'a> Builder<'a> {
                 let input = custom
                     .input
                     .ok_or_else(|| ConvertError::MissingField(format!("{path}.custom.input")))?;
-                self.custom_calls.push(call_id.clone());
-                self.items.push(InputItem::CustomToolCall(CustomToolCall {
-                    call_id,
-                    name,
-                    input: input.into(),
-                }));
+                self.custom_calls.push(call_id.clone().into());
+                self.items
+                    .push(InputItem::CustomToolCall(CustomToolCall::new(
+                        call_id.into(),
+                        name.into(),
+                        input.into(),
+                    )));
             }
             other => {
                 return Err(ConvertError::invalid(
@@ -257,7 +258,10 @@ impl<'a> Builder<'a> {
             .clone()
             .ok_or_else(|| ConvertError::MissingField(format!("{path}.tool_call_id")))?;
         let output = tool_output(message.content, &format!("{path}.content"), losses)?;
-        let result = ToolCallOutput { call_id, output };
+        let result = ToolCallOutput {
+            call_id: call_id.into(),
+            output,
+        };
         let custom = self.custom_calls.contains(&result.call_id);
         self.items.push(if custom {
             InputItem::CustomToolCallOutput(result)
@@ -306,7 +310,7 @@ fn is_empty(content: &MessageContent<'_>) -> bool {
     match content {
         MessageContent::Text(text) => text.is_empty(),
         MessageContent::Input(parts) => parts.iter().all(|p| {
-            matches!(p, wirebridge_wire::responses::create::InputPart::InputText { text, .. } if text.is_empty())
+            matches!(p, wirebridge_wire::responses::strict::InputPart::InputText { text, .. } if text.is_empty())
         }),
         MessageContent::Output(parts) => parts.is_empty(),
     }

@@ -4,13 +4,13 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::chunk::{CompletionDetails, CompletionUsage, PromptDetails};
+use wirebridge_wire::chat::strict::{CompletionDetails, CompletionUsage, PromptDetails};
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::raw::JsonStr;
-use wirebridge_wire::responses::stream::{ResponseUsage, StreamEvent};
+use wirebridge_wire::responses::lenient::{StreamEvent, Usage};
 
 /// Responses usage in Chat terms.
-pub(super) fn usage(u: &ResponseUsage) -> CompletionUsage {
+pub(super) fn usage(u: &Usage) -> CompletionUsage {
     let prompt = u.input_tokens.unwrap_or_default();
     let completion = u.output_tokens.unwrap_or_default();
     CompletionUsage {
@@ -114,11 +114,7 @@ impl Failure {
                 .as_deref()
                 .unwrap_or("the upstream reported an error")
                 .to_owned(),
-            error_type: err
-                .error_type
-                .as_deref()
-                .unwrap_or("server_error")
-                .to_owned(),
+            error_type: err.kind.as_deref().unwrap_or("server_error").to_owned(),
             code: err.code_text().map(Cow::into_owned),
             param: err.param.as_deref().map(str::to_owned),
         })
@@ -145,11 +141,7 @@ impl Failure {
                 .or(event.message.as_deref())
                 .unwrap_or("the upstream reported an error")
                 .to_owned(),
-            error_type: nested
-                .error_type
-                .as_deref()
-                .unwrap_or("server_error")
-                .to_owned(),
+            error_type: nested.kind.as_deref().unwrap_or("server_error").to_owned(),
             code: nested
                 .code_text()
                 .or_else(|| flat_code.code_text())

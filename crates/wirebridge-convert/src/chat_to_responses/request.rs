@@ -3,10 +3,11 @@
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::create::{CreateChatCompletion, ResponseFormat};
-use wirebridge_wire::responses::create::{
+use wirebridge_wire::chat::lenient::{CreateChatCompletion, ResponseFormat};
+use wirebridge_wire::responses::strict::{
     Reasoning, ResponsesRequest, StreamOptions, TextFormat, TextParam,
 };
+use wirebridge_wire::Str;
 
 use super::messages::translate_messages;
 use super::tools::translate_tools;
@@ -77,7 +78,7 @@ pub fn translate_request(
 
     let logprobs = request.logprobs == Some(true);
     let mut out = ResponsesRequest {
-        model: model.clone(),
+        model: model.clone().into(),
         input,
         tools: (!tools.tools.is_empty()).then_some(tools.tools),
         tool_choice: tools.choice,
@@ -86,15 +87,15 @@ pub fn translate_request(
         top_p: request.top_p,
         top_logprobs: request.top_logprobs,
         include: logprobs.then(|| vec![Cow::Borrowed(INCLUDE_LOGPROBS)]),
-        user: request.user.clone(),
-        safety_identifier: request.safety_identifier.clone(),
-        prompt_cache_key: request.prompt_cache_key.clone(),
+        user: request.user.clone().map(Str::into_cow),
+        safety_identifier: request.safety_identifier.clone().map(Str::into_cow),
+        prompt_cache_key: request.prompt_cache_key.clone().map(Str::into_cow),
         prompt_cache_retention: non_null(request.prompt_cache_retention),
         prompt_cache_options: non_null(request.prompt_cache_options),
         metadata: non_null(request.metadata),
         // Chat stores nothing unless asked; Responses stores by default.
         store: Some(request.store.unwrap_or(false)),
-        service_tier: request.service_tier.clone(),
+        service_tier: request.service_tier.clone().map(Str::into_cow),
         moderation: non_null(request.moderation),
         ..ResponsesRequest::default()
     };
@@ -106,7 +107,7 @@ pub fn translate_request(
         let summary = (options.reasoning != ChatReasoning::Omit && effort != "none")
             .then_some(Cow::Borrowed("auto"));
         Reasoning {
-            effort: Some(effort),
+            effort: Some(effort.into()),
             summary,
         }
     });
@@ -167,13 +168,13 @@ fn text<'a>(request: &CreateChatCompletion<'a>) -> Result<Option<TextParam<'a>>,
         Some(format) => Some(text_format(format)?),
         None => None,
     };
-    let verbosity = request.verbosity.clone();
+    let verbosity = request.verbosity.clone().map(Str::into_cow);
     Ok((format.is_some() || verbosity.is_some()).then_some(TextParam { format, verbosity }))
 }
 
 /// Chat nests a JSON schema under `json_schema`; Responses has it flat.
 fn text_format<'a>(format: &ResponseFormat<'a>) -> Result<TextFormat<'a>, ConvertError> {
-    Ok(match format.format_type.as_deref() {
+    Ok(match format.kind.as_deref() {
         Some("text") => TextFormat::Text,
         Some("json_object") => TextFormat::JsonObject,
         Some("json_schema") => {

@@ -1,12 +1,12 @@
 //! Responses event stream → Chat chunk stream.
 
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::chunk::{
+use wirebridge_wire::chat::strict::{
     ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, CustomChunk, Delta,
     FunctionChunk, ToolCallChunk,
 };
 use wirebridge_wire::raw::{JsonStr, JsonText};
-use wirebridge_wire::responses::stream::{OutputItem, ResponseBody, StreamEvent};
+use wirebridge_wire::responses::lenient::{OutputItem, ResponseBody, StreamEvent};
 
 use super::body::arguments;
 use super::reply::{finish_reason, usage, Failure};
@@ -402,7 +402,7 @@ impl StreamTranslator {
         let call = ToolCallChunk {
             index: chat_index,
             id: item.call_id.as_deref(),
-            call_type: Some(if custom { "custom" } else { "function" }),
+            kind: Some(if custom { "custom" } else { "function" }),
             function: (!custom).then(|| FunctionChunk {
                 name,
                 arguments: empty.clone(),
@@ -432,7 +432,7 @@ impl StreamTranslator {
         let fragment = ToolCallChunk {
             index: slot as u32,
             id: None,
-            call_type: None,
+            kind: None,
             function: (!custom).then(|| FunctionChunk {
                 name: None,
                 arguments: text.clone(),

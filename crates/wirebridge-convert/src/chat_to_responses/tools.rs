@@ -3,14 +3,15 @@
 
 use std::borrow::Cow;
 
-use wirebridge_wire::chat::create::{
+use wirebridge_wire::chat::lenient::{
     CreateChatCompletion, CustomFormat as ChatFormat, FunctionChoice, FunctionDef,
     ToolChoice as ChatChoice, ToolChoiceObject, WebSearchOptions,
 };
-use wirebridge_wire::responses::create::{
+use wirebridge_wire::responses::strict::{
     AllowedTools, CustomFormat, CustomTool, FunctionTool, Tool, ToolChoice, ToolRef, UserLocation,
     WebSearchTool,
 };
+use wirebridge_wire::Str;
 
 use super::content::locate;
 use crate::error::ConvertError;
@@ -53,7 +54,7 @@ pub(super) fn translate_tools<'a>(
                     None => None,
                 };
                 tools.push(Tool::Custom(CustomTool {
-                    name,
+                    name: name.into(),
                     description: def.description.map(Into::into),
                     format,
                 }));
@@ -89,11 +90,12 @@ pub(super) fn translate_tools<'a>(
         (None, Some(raw)) => match FunctionChoice::from_raw(raw)
             .map_err(|e| ConvertError::from_parse_at("function_call", e))?
         {
-            Some(FunctionChoice::Mode(mode)) => Some(mode_choice(mode, "function_call")?),
+            Some(FunctionChoice::Mode(mode)) => Some(mode_choice(mode.into(), "function_call")?),
             Some(FunctionChoice::Named(named)) => Some(ToolChoice::Tool(ToolRef::Function {
                 name: named
                     .name
-                    .ok_or_else(|| ConvertError::MissingField("function_call.name".into()))?,
+                    .ok_or_else(|| ConvertError::MissingField("function_call.name".into()))?
+                    .into(),
             })),
             None => None,
         },
@@ -109,7 +111,7 @@ fn function<'a>(def: &FunctionDef<'a>, path: &str) -> Result<FunctionTool<'a>, C
         .clone()
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.name")))?;
     Ok(FunctionTool {
-        name,
+        name: name.into(),
         description: def.description.map(Into::into),
         parameters: def.parameters.filter(|p| p.get() != "null"),
         // Chat functions are non-strict unless asked; Responses makes an
@@ -123,7 +125,7 @@ fn custom_format<'a>(
     format: &ChatFormat<'a>,
     path: &str,
 ) -> Result<CustomFormat<'a>, ConvertError> {
-    match format.format_type.as_deref() {
+    match format.kind.as_deref() {
         Some("text") => Ok(CustomFormat::Text),
         Some("grammar") => {
             let grammar = format.grammar.as_ref();
@@ -136,7 +138,7 @@ fn custom_format<'a>(
                 .or_else(|| format.syntax.clone())
                 .ok_or_else(|| ConvertError::MissingField(format!("{path}.grammar.syntax")))?;
             Ok(CustomFormat::Grammar {
-                syntax,
+                syntax: syntax.into(),
                 definition: definition.into(),
             })
         }
@@ -156,7 +158,7 @@ fn web_search<'a>(options: &WebSearchOptions<'a>) -> WebSearchTool<'a> {
         .as_ref()
         .and_then(|l| l.approximate.as_ref())
         .map(|a| UserLocation {
-            location_type: "approximate",
+            kind: "approximate",
             country: a.country.map(Into::into),
             region: a.region.map(Into::into),
             city: a.city.map(Into::into),
@@ -164,7 +166,7 @@ fn web_search<'a>(options: &WebSearchOptions<'a>) -> WebSearchTool<'a> {
         });
     WebSearchTool {
         user_location,
-        search_context_size: options.search_context_size.clone(),
+        search_context_size: options.search_context_size.clone().map(Str::into_cow),
     }
 }
 
@@ -180,7 +182,7 @@ fn mode_choice<'a>(mode: Cow<'a, str>, param: &str) -> Result<ToolChoice<'a>, Co
 
 fn tool_choice(choice: ChatChoice<'_>) -> Result<ToolChoice<'_>, ConvertError> {
     let object = match choice {
-        ChatChoice::Mode(mode) => return mode_choice(mode, "tool_choice"),
+        ChatChoice::Mode(mode) => return mode_choice(mode.into(), "tool_choice"),
         ChatChoice::Object(object) => object,
     };
     match object.kind() {
@@ -188,7 +190,7 @@ fn tool_choice(choice: ChatChoice<'_>) -> Result<ToolChoice<'_>, ConvertError> {
             let allowed = object
                 .allowed_tools
                 .ok_or_else(|| ConvertError::MissingField("tool_choice.allowed_tools".into()))?;
-            let mode = allowed.mode.unwrap_or(Cow::Borrowed("auto"));
+            let mode = allowed.mode.unwrap_or(Str::from("auto"));
             if !matches!(mode.as_ref(), "auto" | "required") {
                 return Err(ConvertError::invalid(
                     "tool_choice.allowed_tools.mode",
@@ -203,8 +205,8 @@ fn tool_choice(choice: ChatChoice<'_>) -> Result<ToolChoice<'_>, ConvertError> {
                 .map(|(k, tool)| tool_ref(tool, &format!("tool_choice.allowed_tools.tools[{k}]")))
                 .collect::<Result<_, _>>()?;
             Ok(ToolChoice::Allowed(AllowedTools {
-                choice_type: "allowed_tools",
-                mode,
+                kind: "allowed_tools",
+                mode: mode.into(),
                 tools,
             }))
         }
@@ -237,7 +239,7 @@ fn tool_ref<'a>(object: ToolChoiceObject<'a>, path: &str) -> Result<ToolRef<'a>,
         .or(object.name)
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.{kind}.name")))?;
     Ok(match kind {
-        "function" => ToolRef::Function { name },
-        _ => ToolRef::Custom { name },
+        "function" => ToolRef::Function { name: name.into() },
+        _ => ToolRef::Custom { name: name.into() },
     })
 }

@@ -3,12 +3,12 @@
 use std::borrow::Cow;
 
 use serde_json::value::{to_raw_value, RawValue};
-use wirebridge_wire::chat::completion::{ChatCompletion, Message};
+use wirebridge_wire::chat::lenient::{ChatCompletion, ChoiceMessage};
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::raw::JsonText;
-use wirebridge_wire::responses::response::{
-    CustomToolCall, FunctionCall, ItemStatus, OutputContent, OutputItem, OutputMessage,
-    ReasoningItem, ReasoningPart, Response, ResponseStatus, ToolSearchCall,
+use wirebridge_wire::responses::strict::{
+    CustomToolCall, FunctionCall, ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem,
+    ReasoningPart, Response, ResponseStatus, ToolSearchCall,
 };
 
 use super::reply::{
@@ -87,7 +87,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
                 .as_deref()
                 .unwrap_or("the upstream reported an error")
                 .to_owned(),
-            error_type: parsed.error_type.as_deref().map(str::to_owned),
+            error_type: parsed.kind.as_deref().map(str::to_owned),
             code: parsed.code_text().map(Cow::into_owned),
         });
     }
@@ -143,7 +143,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
 }
 
 fn push_items(
-    message: &Message<'_>,
+    message: &ChoiceMessage<'_>,
     logprobs: Option<&RawValue>,
     ctx: &ResponsesContext,
     ids: &ResponseIds,
@@ -176,7 +176,7 @@ fn push_items(
     if let Some(reasoning) = reasoning {
         let id = ids.item("rs", output.len());
         let part = |part_type| ReasoningPart {
-            part_type,
+            kind: part_type,
             text: reasoning.clone(),
         };
         let (summary, content) = if ctx.summary_output() {
@@ -200,14 +200,14 @@ fn push_items(
     let annotations = annotations(message.annotations);
     let mut content = Vec::new();
     if let Some(text) = text {
-        content.push(OutputContent::OutputText {
+        content.push(OutputPart::OutputText {
             text,
             annotations: &annotations,
             logprobs: logprobs.unwrap_or(empty_array()),
         });
     }
     if let Some(refusal) = message.refusal {
-        content.push(OutputContent::Refusal {
+        content.push(OutputPart::Refusal {
             refusal: refusal.into(),
         });
     }
@@ -258,11 +258,11 @@ fn push_items(
                 .unwrap_or_else(|| ids.call(output.len()));
             let id = ids.item("ctc", output.len());
             let item = OutputItem::CustomToolCall(CustomToolCall {
-                id: &id,
-                status,
-                name,
+                id: Some(id.as_str().into()),
+                status: Some(status),
+                name: name.into(),
                 namespace: None,
-                call_id: &call_id,
+                call_id: call_id.as_str().into(),
                 input: custom
                     .input
                     .map(JsonText::from)
@@ -275,7 +275,7 @@ fn push_items(
 }
 
 fn tool_call_summaries(
-    message: &Message<'_>,
+    message: &ChoiceMessage<'_>,
     ctx: &ResponsesContext,
 ) -> Vec<crate::summary::ToolCallSummary> {
     message
@@ -330,21 +330,21 @@ pub(super) fn push_call(
         let input = custom_input(&arguments_text(&arguments));
         let id = ids.item("ctc", output.len());
         to_raw_value(&OutputItem::CustomToolCall(CustomToolCall {
-            id: &id,
-            status,
-            name,
-            namespace,
-            call_id,
+            id: Some(id.as_str().into()),
+            status: Some(status),
+            name: name.into(),
+            namespace: namespace.map(Into::into),
+            call_id: call_id.into(),
             input,
         }))
     } else {
         let id = ids.item("fc", output.len());
         to_raw_value(&OutputItem::FunctionCall(FunctionCall {
-            id: &id,
-            status,
-            name,
-            namespace,
-            call_id,
+            id: Some(id.as_str().into()),
+            status: Some(status),
+            name: name.into(),
+            namespace: namespace.map(Into::into),
+            call_id: call_id.into(),
             arguments,
         }))
     };

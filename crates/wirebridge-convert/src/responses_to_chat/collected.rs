@@ -4,7 +4,7 @@
 //! by the stream translator, exactly as for a streaming client, and the
 //! finished `Response` it ends with becomes the body.
 
-use wirebridge_wire::responses::response::ResponseStatus;
+use wirebridge_wire::responses::strict::ResponseStatus;
 
 use super::body::TranslatedBody;
 use super::stream::StreamTranslator;

@@ -8,13 +8,14 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::request::{
-    ChatMessage, ChatPart, ChatToolCall, FileRef, FunctionCall, ImageUrl, MessageContent, Role,
+use wirebridge_wire::chat::strict::{
+    ChatMessage, ChatPart, FileRef, FunctionCall, ImageUrl, MessageContent, Role, ToolCall,
 };
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
-use wirebridge_wire::responses::request::{
+use wirebridge_wire::responses::lenient::{
     Content, ContentPart, CreateResponse, Input, InputItem, ItemKind,
 };
+use wirebridge_wire::Str;
 
 pub(super) use super::replay::{current_turn_start, Replay};
 use super::Options;
@@ -107,7 +108,7 @@ impl<'a> Builder<'a, '_> {
             index: i,
             field: "",
         };
-        match item.kind() {
+        match item.classify() {
             ItemKind::Message => self.message(item, &path, losses),
             ItemKind::FunctionCall => self.function_call(item, &path),
             ItemKind::CustomToolCall => self.custom_tool_call(item, &path),
@@ -241,10 +242,9 @@ impl<'a> Builder<'a, '_> {
             .names
             .chat_name(name, item.namespace.as_deref())
             .map(|n| Cow::Owned(n.to_owned()))
-            .unwrap_or_else(|| item.name.clone().unwrap_or_default());
-        self.push_tool_call(ChatToolCall {
+            .unwrap_or_else(|| item.name.clone().unwrap_or_default().into());
+        self.push_tool_call(ToolCall::Function {
             id: call_id,
-            call_type: "function",
             function: FunctionCall {
                 name: chat_name,
                 arguments,
@@ -273,9 +273,8 @@ impl<'a> Builder<'a, '_> {
             .chat_name(name, item.namespace.as_deref())
             .unwrap_or(name)
             .to_owned();
-        self.push_tool_call(ChatToolCall {
+        self.push_tool_call(ToolCall::Function {
             id: call_id,
-            call_type: "function",
             function: FunctionCall {
                 name: Cow::Owned(chat_name),
                 arguments: JsonText::Owned(json_as_string_literal(&arguments)),
@@ -286,7 +285,7 @@ impl<'a> Builder<'a, '_> {
 
     /// Adds a call to the assistant message right before it (its text, or the
     /// calls of the same turn), or starts a new assistant message.
-    pub(super) fn push_tool_call(&mut self, call: ChatToolCall<'a>) {
+    pub(super) fn push_tool_call(&mut self, call: ToolCall<'a>) {
         match self.messages.last_mut() {
             Some(last) if last.role == Role::Assistant && self.deferred.is_empty() => {
                 if last.content.is_absent() {
@@ -376,6 +375,7 @@ pub(super) fn call_id<'a>(
 ) -> Result<Cow<'a, str>, ConvertError> {
     item.call_id
         .clone()
+        .map(Str::into_cow)
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.call_id")))
 }
 
@@ -465,7 +465,7 @@ fn input_part<'a>(
             ChatPart::ImageUrl {
                 image_url: ImageUrl {
                     url: url.into(),
-                    detail: part.detail.clone(),
+                    detail: part.detail.clone().map(Str::into_cow),
                 },
             }
         }

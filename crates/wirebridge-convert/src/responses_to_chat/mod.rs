@@ -46,7 +46,7 @@ pub use stream::StreamTranslator;
 
 use std::sync::Arc;
 
-use wirebridge_wire::responses::response::ResponseEcho;
+use wirebridge_wire::responses::strict::ResponseEcho;
 
 use crate::loss::LossPolicy;
 use crate::profile::BackendProfile;

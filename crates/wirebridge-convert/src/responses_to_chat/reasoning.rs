@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use wirebridge_wire::responses::request::{CreateResponse, Reasoning};
+use wirebridge_wire::responses::lenient::{CreateResponse, Reasoning};
 
 use super::{Options, ReasoningOutput};
 use crate::error::ConvertError;
@@ -48,7 +48,7 @@ pub(super) fn plan<'a>(
             None
         }
         Some(requested) => match profile.clamp_effort(&requested) {
-            None => Some(requested),
+            None => Some(requested.into_cow()),
             Some(nearest) => {
                 losses.record(
                     LossKind::ReasoningSetting,

@@ -6,11 +6,9 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
-use wirebridge_wire::chat::request::{
-    ChatMessage, ChatToolCall, FunctionCall, MessageContent, Role,
-};
+use wirebridge_wire::chat::strict::{ChatMessage, FunctionCall, MessageContent, Role, ToolCall};
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
-use wirebridge_wire::responses::request::{Content, InputItem, ItemKind};
+use wirebridge_wire::responses::lenient::{Content, InputItem, ItemKind};
 
 use super::items::{call_id, Builder, ItemPath};
 use crate::error::ConvertError;
@@ -32,7 +30,9 @@ pub(in crate::responses_to_chat) struct Replay {
 pub(in crate::responses_to_chat) fn current_turn_start(items: &[InputItem<'_>]) -> usize {
     items
         .iter()
-        .rposition(|item| item.kind() == ItemKind::Message && item.role.as_deref() == Some("user"))
+        .rposition(|item| {
+            item.classify() == ItemKind::Message && item.role.as_deref() == Some("user")
+        })
         .unwrap_or(0)
 }
 
@@ -139,9 +139,8 @@ impl<'a> Builder<'a, '_> {
             .chat_name(TOOL_SEARCH, None)
             .unwrap_or(TOOL_SEARCH)
             .to_owned();
-        self.push_tool_call(ChatToolCall {
+        self.push_tool_call(ToolCall::Function {
             id: call_id,
-            call_type: "function",
             function: FunctionCall {
                 name: Cow::Owned(name),
                 arguments,

@@ -2,15 +2,15 @@
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::completion::{ChatUsage, Message};
+use wirebridge_wire::chat::lenient::{self as chat, ChoiceMessage};
 use wirebridge_wire::raw::{JsonStr, JsonText};
-use wirebridge_wire::responses::response::{
+use wirebridge_wire::responses::strict::{
     IncompleteDetails, IncompleteReason, InputTokensDetails, OutputTokensDetails, ResponseStatus,
     Usage,
 };
 
 /// Chat usage in Responses terms.
-pub(super) fn usage(chat: &ChatUsage) -> Usage {
+pub(super) fn usage(chat: &chat::Usage) -> Usage {
     let input = chat.prompt_tokens.unwrap_or_default();
     let output = chat.completion_tokens.unwrap_or_default();
     let prompt = chat.prompt_tokens_details.unwrap_or_default();
@@ -61,7 +61,7 @@ pub(super) fn status_for(
 
 /// Reasoning text of a message or delta: `reasoning_content`, or `reasoning`
 /// as a string or as an object holding the text.
-pub(super) fn reasoning_text<'a>(message: &Message<'a>) -> Option<JsonStr<'a>> {
+pub(super) fn reasoning_text<'a>(message: &ChoiceMessage<'a>) -> Option<JsonStr<'a>> {
     if let Some(text) = message.reasoning_content {
         return Some(text);
     }
@@ -282,9 +282,9 @@ mod tests {
 
     #[test]
     fn reasoning_from_any_field() {
-        let m: Message<'_> = serde_json::from_str(r#"{"reasoning":{"text":"hm"}}"#).unwrap();
+        let m: ChoiceMessage<'_> = serde_json::from_str(r#"{"reasoning":{"text":"hm"}}"#).unwrap();
         assert_eq!(reasoning_text(&m).unwrap().escaped(), "hm");
-        let m: Message<'_> =
+        let m: ChoiceMessage<'_> =
             serde_json::from_str(r#"{"reasoning_content":"a","reasoning":"b"}"#).unwrap();
         assert_eq!(reasoning_text(&m).unwrap().escaped(), "a");
     }

@@ -1,11 +1,9 @@
 //! Responses request → Chat request: the top-level parameters.
 
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::request::{
-    ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions,
-};
-use wirebridge_wire::responses::request::{CreateResponse, TextParam};
-use wirebridge_wire::responses::response::ResponseEcho;
+use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
+use wirebridge_wire::responses::lenient::{CreateResponse, TextParam};
+use wirebridge_wire::responses::strict::ResponseEcho;
 
 use super::items::{translate_input, Replay};
 use super::reasoning;
@@ -66,7 +64,7 @@ pub fn translate_request(
     )?;
 
     let mut chat = ChatRequest {
-        model: model.clone(),
+        model: model.clone().into(),
         messages,
         tools: (!translated_tools.tools.is_empty()).then_some(translated_tools.tools),
         tool_choice: translated_tools.choice,
@@ -88,7 +86,7 @@ pub fn translate_request(
     chat.response_format = response_format(&text)?;
     if let Some(verbosity) = text.verbosity.clone() {
         if profile.passes("verbosity") {
-            chat.verbosity = Some(verbosity);
+            chat.verbosity = Some(verbosity.into());
         } else {
             losses.record(
                 LossKind::UnsupportedParameter,
@@ -154,7 +152,7 @@ fn response_format<'a>(text: &TextParam<'a>) -> Result<Option<ResponseFormat<'a>
     let Some(format) = &text.format else {
         return Ok(None);
     };
-    Ok(match format.format_type.as_deref() {
+    Ok(match format.kind.as_deref() {
         None | Some("text") => None,
         Some("json_object") => Some(ResponseFormat::JsonObject),
         Some("json_schema") => {
@@ -194,14 +192,14 @@ fn passthrough<'a>(
 
     if let Some(user) = &request.user {
         if profile.passes("user") {
-            chat.user = Some(user.clone());
+            chat.user = Some(user.clone().into());
         } else {
             losses.record(LossKind::UnsupportedParameter, "user", unsupported)?;
         }
     }
     if let Some(id) = &request.safety_identifier {
         if profile.passes("safety_identifier") {
-            chat.safety_identifier = Some(id.clone());
+            chat.safety_identifier = Some(id.clone().into());
         } else {
             losses.record(
                 LossKind::UnsupportedParameter,
@@ -230,7 +228,7 @@ fn passthrough<'a>(
     }
     if let Some(key) = &request.prompt_cache_key {
         if profile.passes("prompt_cache_key") {
-            chat.prompt_cache_key = Some(key.clone());
+            chat.prompt_cache_key = Some(key.clone().into());
         } else {
             losses.record(
                 LossKind::UnsupportedParameter,
@@ -252,7 +250,7 @@ fn passthrough<'a>(
     }
     if let Some(tier) = &request.service_tier {
         if profile.passes("service_tier") {
-            chat.service_tier = Some(tier.clone());
+            chat.service_tier = Some(tier.clone().into());
         } else {
             losses.record(LossKind::UnsupportedParameter, "service_tier", unsupported)?;
         }
@@ -323,9 +321,9 @@ fn passthrough<'a>(
 /// default, not strict), `parameters: null` and `description: null`.
 fn echoed_tools(
     raw: Option<&RawValue>,
-    tools: &[wirebridge_wire::responses::request::Tool<'_>],
+    tools: &[wirebridge_wire::responses::lenient::Tool<'_>],
 ) -> Option<Box<RawValue>> {
-    fn complete(tools: &[wirebridge_wire::responses::request::Tool<'_>]) -> bool {
+    fn complete(tools: &[wirebridge_wire::responses::lenient::Tool<'_>]) -> bool {
         tools.iter().all(|t| match t.kind() {
             "function" => t.strict.is_some() && t.parameters.is_some() && t.description.is_some(),
             "namespace" => t.tools.as_deref().is_none_or(complete),
@@ -375,8 +373,8 @@ fn owned(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
 
 fn echo(
     request: &CreateResponse<'_>,
-    reasoning: &wirebridge_wire::responses::request::Reasoning<'_>,
-    tools: &[wirebridge_wire::responses::request::Tool<'_>],
+    reasoning: &wirebridge_wire::responses::lenient::Reasoning<'_>,
+    tools: &[wirebridge_wire::responses::lenient::Tool<'_>],
 ) -> ResponseEcho {
     let defaults = ResponseEcho::default();
     let reasoning_echo = request.reasoning.filter(|r| r.get() != "null").map(|_| {

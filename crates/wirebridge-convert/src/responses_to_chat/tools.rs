@@ -4,11 +4,12 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::request::{
+use wirebridge_wire::chat::strict::{
     ChatTool, ChatToolChoice, FunctionDef, NamedFunction, WebSearchOptions,
 };
 use wirebridge_wire::raw::JsonText;
-use wirebridge_wire::responses::request::{CreateResponse, Input, ItemKind, Tool};
+use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, Tool};
+use wirebridge_wire::Str;
 
 use super::replay::TOOL_SEARCH;
 use crate::error::ConvertError;
@@ -50,7 +51,7 @@ pub(super) fn tool_lists<'a>(
         return Ok(lists);
     };
     for (i, item) in items.iter().enumerate() {
-        let loaded = match item.kind() {
+        let loaded = match item.classify() {
             ItemKind::AdditionalTools => false,
             ItemKind::ToolSearchOutput => true,
             _ => continue,
@@ -229,7 +230,7 @@ impl<'a> TranslatedTools<'a> {
             .map(Into::into)
             .unwrap_or_else(|| JsonText::from_text(DEFAULT_SEARCH_DESCRIPTION));
         self.tools.push(ChatTool {
-            tool_type: "function",
+            kind: "function",
             function: FunctionDef {
                 name: Cow::Owned(chat_name),
                 description: Some(description),
@@ -277,7 +278,7 @@ fn function<'a>(
         },
     });
     let chat_name = if chat_name == name {
-        tool.name.clone().unwrap_or_default()
+        tool.name.clone().map(Str::into_cow).unwrap_or_default()
     } else {
         Cow::Owned(chat_name)
     };
@@ -300,7 +301,7 @@ fn function<'a>(
         }
     };
     Ok(ChatTool {
-        tool_type: "function",
+        kind: "function",
         function: def,
     })
 }
@@ -438,7 +439,7 @@ fn choice<'a>(
 
 fn named<'a>(name: String) -> ChatToolChoice<'a> {
     ChatToolChoice::Function {
-        choice_type: "function",
+        kind: "function",
         function: NamedFunction {
             name: Cow::Owned(name),
         },

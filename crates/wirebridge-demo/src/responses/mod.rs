@@ -165,7 +165,7 @@ fn echo_tools(raw: &Value) -> Value {
     Value::Array(tools.collect())
 }
 
-/// A `ResponseUsage` object.
+/// A `Usage` object.
 fn usage(u: &Usage) -> Obj {
     Obj::new()
         .with("input_tokens", u.input)

@@ -1,6 +1,7 @@
 //! The Chat Completions API (`POST /v1/chat/completions`).
+//!
+//! [`lenient`] reads what clients and servers send; [`strict`] writes what
+//! the bridge sends. A concept has one type on each side.
 
-pub mod chunk;
-pub mod completion;
-pub mod create;
-pub mod request;
+pub mod lenient;
+pub mod strict;

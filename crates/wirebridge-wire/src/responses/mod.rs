@@ -1,7 +1,7 @@
 //! The Responses API (`POST /v1/responses`).
+//!
+//! [`lenient`] reads what clients and servers send; [`strict`] writes what
+//! the bridge sends. A concept has one type on each side.
 
-pub mod create;
-pub mod event;
-pub mod request;
-pub mod response;
-pub mod stream;
+pub mod lenient;
+pub mod strict;

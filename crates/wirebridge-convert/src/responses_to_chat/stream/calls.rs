@@ -1,10 +1,10 @@
 //! Tool calls: fragments keyed by index, live or buffered, closed in order.
 
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::completion::ToolCall;
+use wirebridge_wire::chat::lenient::ToolCall;
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
-use wirebridge_wire::responses::event::{ArgumentsEvent, CustomInputEvent, ItemEvent};
-use wirebridge_wire::responses::response::{
+use wirebridge_wire::responses::strict::{ArgumentsEvent, CustomInputEvent, ItemEvent};
+use wirebridge_wire::responses::strict::{
     CustomToolCall, FunctionCall, ItemStatus, OutputItem, ToolSearchCall,
 };
 
@@ -210,11 +210,11 @@ impl StreamTranslator {
         } else if kind == ToolKind::Custom {
             let id = self.ids.item("ctc", output_index);
             let item = OutputItem::CustomToolCall(CustomToolCall {
-                id: &id,
-                status: ItemStatus::InProgress,
-                name,
-                namespace,
-                call_id,
+                id: Some(id.as_str().into()),
+                status: Some(ItemStatus::InProgress),
+                name: name.into(),
+                namespace: namespace.map(Into::into),
+                call_id: call_id.into(),
                 input: empty,
             });
             emit(
@@ -227,11 +227,11 @@ impl StreamTranslator {
         } else {
             let id = self.ids.item("fc", output_index);
             let item = OutputItem::FunctionCall(FunctionCall {
-                id: &id,
-                status: ItemStatus::InProgress,
-                name,
-                namespace,
-                call_id,
+                id: Some(id.as_str().into()),
+                status: Some(ItemStatus::InProgress),
+                name: name.into(),
+                namespace: namespace.map(Into::into),
+                call_id: call_id.into(),
                 arguments: empty,
             });
             emit(
@@ -305,11 +305,11 @@ impl StreamTranslator {
                 body,
             );
             OutputItem::CustomToolCall(CustomToolCall {
-                id: &item_id,
-                status,
-                name,
-                namespace,
-                call_id,
+                id: Some(item_id.as_str().into()),
+                status: Some(status),
+                name: name.into(),
+                namespace: namespace.map(Into::into),
+                call_id: call_id.into(),
                 input,
             })
         } else {
@@ -328,11 +328,11 @@ impl StreamTranslator {
                 body,
             );
             OutputItem::FunctionCall(FunctionCall {
-                id: &item_id,
-                status,
-                name,
-                namespace,
-                call_id,
+                id: Some(item_id.as_str().into()),
+                status: Some(status),
+                name: name.into(),
+                namespace: namespace.map(Into::into),
+                call_id: call_id.into(),
                 arguments,
             })
         };

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;
-use wirebridge_wire::responses::event::Event;
+use wirebridge_wire::responses::strict::Event;
 
 /// Why a stream ends in failure.
 #[derive(Debug)]
@@ -60,11 +60,7 @@ pub(super) fn empty_array() -> &'static RawValue {
 pub(super) fn upstream_failure(raw: &RawValue) -> Failure {
     match UpstreamError::parse(raw) {
         Some(err) => Failure {
-            error_type: err
-                .error_type
-                .as_deref()
-                .unwrap_or("server_error")
-                .to_owned(),
+            error_type: err.kind.as_deref().unwrap_or("server_error").to_owned(),
             code: err.code_text().map(|c| c.into_owned()),
             message: err
                 .message

@@ -2,8 +2,8 @@
 //! event (completed, incomplete, or an `error` event and failed).
 
 use serde_json::value::RawValue;
-use wirebridge_wire::responses::event::{ErrorEvent, ErrorPayload, Lifecycle};
-use wirebridge_wire::responses::response::{ItemStatus, ResponseError, ResponseStatus};
+use wirebridge_wire::responses::strict::{ErrorEvent, ErrorPayload, Lifecycle};
+use wirebridge_wire::responses::strict::{ItemStatus, ResponseError, ResponseStatus};
 
 use super::emit::{emit, to_raw, Failure, RESPONSE_ERROR_CODES};
 use super::{CallPhase, Open, State, StreamTranslator};
@@ -122,7 +122,7 @@ impl StreamTranslator {
             message: &failure.message,
             param: failure.param.as_deref(),
             error: ErrorPayload {
-                error_type: &failure.error_type,
+                kind: &failure.error_type,
                 code,
                 message: &failure.message,
                 param: failure.param.as_deref(),

@@ -1,10 +1,10 @@
 //! Chat chunk stream → Responses event stream.
 
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::completion::{ChatCompletion, Choice, ToolCall};
+use wirebridge_wire::chat::lenient::{ChatCompletion, Choice, ToolCall};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
-use wirebridge_wire::responses::event::Lifecycle;
-use wirebridge_wire::responses::response::{
+use wirebridge_wire::responses::strict::Lifecycle;
+use wirebridge_wire::responses::strict::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
 };
 
@@ -372,7 +372,7 @@ impl StreamTranslator {
             if let Some(function) = &delta.function_call {
                 let legacy = ToolCall {
                     index: Some(0),
-                    function: Some(wirebridge_wire::chat::completion::FunctionCall {
+                    function: Some(wirebridge_wire::chat::lenient::FunctionCall {
                         name: function.name.clone(),
                         arguments: function.arguments,
                     }),

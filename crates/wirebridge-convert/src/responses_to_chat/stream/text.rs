@@ -2,12 +2,12 @@
 
 use serde_json::value::RawValue;
 use wirebridge_wire::raw::{EscapedText, JsonText};
-use wirebridge_wire::responses::event::{
+use wirebridge_wire::responses::strict::{
     ContentPartEvent, ItemEvent, OutputTextEvent, ReasoningTextEvent, RefusalEvent,
     SummaryPartEvent, SummaryTextEvent,
 };
-use wirebridge_wire::responses::response::{
-    ItemStatus, OutputContent, OutputItem, OutputMessage, ReasoningItem, ReasoningPart,
+use wirebridge_wire::responses::strict::{
+    ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem, ReasoningPart,
 };
 
 use super::emit::{emit, empty_array, to_raw};
@@ -37,7 +37,7 @@ impl StreamTranslator {
             );
             if summary {
                 let part = ReasoningPart {
-                    part_type: "summary_text",
+                    kind: "summary_text",
                     text: JsonText::from_text(""),
                 };
                 let body = SummaryPartEvent {
@@ -135,9 +135,9 @@ impl StreamTranslator {
         if state.current.is_none() {
             let empty = JsonText::from_text("");
             let part = if refusal {
-                OutputContent::Refusal { refusal: empty }
+                OutputPart::Refusal { refusal: empty }
             } else {
-                OutputContent::OutputText {
+                OutputPart::OutputText {
                     text: empty,
                     annotations: empty_array(),
                     logprobs: empty_array(),
@@ -209,7 +209,7 @@ impl StreamTranslator {
                 body,
             );
             let part = ReasoningPart {
-                part_type: "summary_text",
+                kind: "summary_text",
                 text: text.clone(),
             };
             let body = SummaryPartEvent {
@@ -235,7 +235,7 @@ impl StreamTranslator {
             emit(out, &mut self.seq, "response.reasoning_text.done", body);
         }
         let part = |part_type| ReasoningPart {
-            part_type,
+            kind: part_type,
             text: text.clone(),
         };
         let (summary_parts, content) = if summary {
@@ -276,9 +276,9 @@ impl StreamTranslator {
         for (part, logprobs) in state.closed.iter_mut().zip(&logprobs) {
             let text = JsonText::from(part.text.literal());
             content.push(if part.refusal {
-                OutputContent::Refusal { refusal: text }
+                OutputPart::Refusal { refusal: text }
             } else {
-                OutputContent::OutputText {
+                OutputPart::OutputText {
                     text,
                     annotations: empty_array(),
                     logprobs,
@@ -321,7 +321,7 @@ fn close_part(state: &mut MessageState, seq: &mut u64, out: &mut Vec<u8>) {
             refusal: Some(text.clone()),
         };
         emit(out, seq, "response.refusal.done", body);
-        OutputContent::Refusal { refusal: text }
+        OutputPart::Refusal { refusal: text }
     } else {
         let body = OutputTextEvent {
             item_id,
@@ -332,7 +332,7 @@ fn close_part(state: &mut MessageState, seq: &mut u64, out: &mut Vec<u8>) {
             logprobs: &logprobs,
         };
         emit(out, seq, "response.output_text.done", body);
-        OutputContent::OutputText {
+        OutputPart::OutputText {
             text,
             annotations: empty_array(),
             logprobs: &logprobs,

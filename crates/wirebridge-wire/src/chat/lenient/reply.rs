@@ -1,36 +1,36 @@
-//! Chat completion bodies and stream chunks, parsed leniently.
+//! What a Chat Completions server sends, parsed leniently: `chat.completion`
+//! bodies and `chat.completion.chunk` stream chunks.
 //!
 //! One set of types serves both: a non-streaming choice has a `message`, a
 //! streaming one a `delta`, and both have the same fields inside.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::{FunctionCall, ToolCall};
 use crate::items::Items;
 use crate::raw::JsonStr;
+use crate::Str;
 
 /// A `chat.completion` body or a `chat.completion.chunk`.
 #[derive(Debug, Default, Deserialize)]
 pub struct ChatCompletion<'a> {
     /// `chatcmpl-…` id (some servers send `""` on a first chunk).
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub id: Option<Str<'a>>,
     /// Unix seconds.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub created: Option<u64>,
     /// Model id.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub model: Option<Str<'a>>,
     /// The choices; only index 0 is translated.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub choices: Option<Items<Choice<'a>>>,
     /// Token usage.
-    #[serde(default)]
-    pub usage: Option<ChatUsage>,
+    pub usage: Option<Usage>,
     /// An error reported in-band (`data: {"error": …}` mid-stream).
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub error: Option<&'a RawValue>,
 }
 
@@ -38,19 +38,18 @@ pub struct ChatCompletion<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct Choice<'a> {
     /// Choice index (absent means 0).
-    #[serde(default)]
     pub index: Option<u32>,
     /// The message of a non-streaming choice.
-    #[serde(borrow, default)]
-    pub message: Option<Message<'a>>,
+    #[serde(borrow)]
+    pub message: Option<ChoiceMessage<'a>>,
     /// The fragment of a streaming choice.
-    #[serde(borrow, default)]
-    pub delta: Option<Message<'a>>,
+    #[serde(borrow)]
+    pub delta: Option<ChoiceMessage<'a>>,
     /// Why generation stopped; `null` until it has.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub finish_reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub finish_reason: Option<Str<'a>>,
     /// Token log probabilities.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub logprobs: Option<ChoiceLogprobs<'a>>,
 }
 
@@ -58,109 +57,60 @@ pub struct Choice<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ChoiceLogprobs<'a> {
     /// Per-token entries of the content.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub content: Option<&'a RawValue>,
     /// Per-token entries of the refusal.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub refusal: Option<&'a RawValue>,
 }
 
-/// A message or a delta.
+/// The `message` of a body's choice, or the `delta` of a chunk's.
 #[derive(Debug, Default, Deserialize)]
-pub struct Message<'a> {
+pub struct ChoiceMessage<'a> {
     /// Role (first delta only).
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub role: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub role: Option<Str<'a>>,
     /// Text: a string; some servers send a part array in bodies.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub content: Option<&'a RawValue>,
     /// Refusal text.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub refusal: Option<JsonStr<'a>>,
     /// Reasoning, as vLLM, DeepSeek and llama.cpp name it.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub reasoning_content: Option<JsonStr<'a>>,
     /// Reasoning, as Ollama and OpenRouter name it: a string or an object.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub reasoning: Option<&'a RawValue>,
     /// Tool calls (complete in bodies, fragments in deltas).
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub tool_calls: Option<Items<ToolCall<'a>>>,
     /// The legacy single function call.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub function_call: Option<FunctionCall<'a>>,
     /// URL citations.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub annotations: Option<&'a RawValue>,
-}
-
-/// A tool call, or a fragment of one.
-#[derive(Debug, Default, Deserialize)]
-pub struct ToolCall<'a> {
-    /// Position among the calls of a choice (fragments only).
-    #[serde(default)]
-    pub index: Option<u32>,
-    /// Call id (first fragment only).
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub id: Option<Cow<'a, str>>,
-    /// `function` or `custom`.
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::borrow::opt_cow"
-    )]
-    pub call_type: Option<Cow<'a, str>>,
-    /// Function name and arguments.
-    #[serde(borrow, default)]
-    pub function: Option<FunctionCall<'a>>,
-    /// Custom tool name and input.
-    #[serde(borrow, default)]
-    pub custom: Option<CustomCall<'a>>,
-}
-
-/// `function` of a tool call.
-#[derive(Debug, Default, Deserialize)]
-pub struct FunctionCall<'a> {
-    /// Function name.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub name: Option<Cow<'a, str>>,
-    /// Arguments: a JSON string, or an object from some servers.
-    #[serde(borrow, default)]
-    pub arguments: Option<&'a RawValue>,
-}
-
-/// `custom` of a custom tool call.
-#[derive(Debug, Default, Deserialize)]
-pub struct CustomCall<'a> {
-    /// Tool name.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub name: Option<Cow<'a, str>>,
-    /// Freeform input.
-    #[serde(borrow, default)]
-    pub input: Option<JsonStr<'a>>,
 }
 
 /// `usage` of a completion.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-pub struct ChatUsage {
+pub struct Usage {
     /// Prompt tokens.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub prompt_tokens: Option<u64>,
     /// Generated tokens.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub completion_tokens: Option<u64>,
     /// Both.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub total_tokens: Option<u64>,
     /// Prompt breakdown.
-    #[serde(default)]
     pub prompt_tokens_details: Option<PromptTokensDetails>,
     /// Completion breakdown.
-    #[serde(default)]
     pub completion_tokens_details: Option<CompletionTokensDetails>,
     /// Reasoning tokens reported at the top level (some DeepSeek hosts).
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub reasoning_tokens: Option<u64>,
 }
 
@@ -168,10 +118,10 @@ pub struct ChatUsage {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct PromptTokensDetails {
     /// Tokens served from the prompt cache.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub cached_tokens: Option<u64>,
     /// Tokens written to the prompt cache.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub cache_write_tokens: Option<u64>,
 }
 
@@ -179,7 +129,7 @@ pub struct PromptTokensDetails {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct CompletionTokensDetails {
     /// Tokens spent reasoning.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub reasoning_tokens: Option<u64>,
 }
 

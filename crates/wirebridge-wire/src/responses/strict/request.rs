@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::{CustomToolCall, FunctionCall, OutputPart};
 use crate::raw::JsonText;
 
 /// A `CreateResponse` request body.
@@ -224,70 +225,6 @@ pub enum InputPart<'a> {
     },
 }
 
-/// An output content part of assistant history.
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum OutputPart<'a> {
-    /// Text the model wrote.
-    OutputText {
-        /// The text.
-        text: JsonText<'a>,
-        /// Citations (none are known for history from Chat).
-        annotations: EmptyList,
-        /// Log probabilities (none are known for history from Chat).
-        logprobs: EmptyList,
-    },
-    /// A refusal.
-    Refusal {
-        /// The refusal text.
-        refusal: JsonText<'a>,
-    },
-}
-
-impl<'a> OutputPart<'a> {
-    /// An `output_text` part without annotations or log probabilities.
-    pub fn text(text: JsonText<'a>) -> Self {
-        OutputPart::OutputText {
-            text,
-            annotations: EmptyList,
-            logprobs: EmptyList,
-        }
-    }
-}
-
-/// An empty JSON array.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EmptyList;
-
-impl Serialize for EmptyList {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        s.serialize_seq(Some(0))?.end()
-    }
-}
-
-/// A function call from assistant history.
-#[derive(Debug, Serialize)]
-pub struct FunctionCall<'a> {
-    /// The call id that links the call and its output.
-    pub call_id: Cow<'a, str>,
-    /// Function name.
-    pub name: Cow<'a, str>,
-    /// Arguments as a JSON text, exactly as the client sent them.
-    pub arguments: JsonText<'a>,
-}
-
-/// A custom tool call from assistant history.
-#[derive(Debug, Serialize)]
-pub struct CustomToolCall<'a> {
-    /// The call id that links the call and its output.
-    pub call_id: Cow<'a, str>,
-    /// Tool name.
-    pub name: Cow<'a, str>,
-    /// Free-form input.
-    pub input: JsonText<'a>,
-}
-
 /// The result of a function or custom tool call.
 #[derive(Debug, Serialize)]
 pub struct ToolCallOutput<'a> {
@@ -385,7 +322,7 @@ pub struct WebSearchTool<'a> {
 pub struct UserLocation<'a> {
     /// Always `approximate`.
     #[serde(rename = "type")]
-    pub location_type: &'static str,
+    pub kind: &'static str,
     /// Two-letter ISO country code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub country: Option<JsonText<'a>>,
@@ -433,7 +370,7 @@ pub enum ToolRef<'a> {
 pub struct AllowedTools<'a> {
     /// Always `allowed_tools`.
     #[serde(rename = "type")]
-    pub choice_type: &'static str,
+    pub kind: &'static str,
     /// `auto` or `required`.
     pub mode: Cow<'a, str>,
     /// The tools the model may call.

@@ -5,81 +5,72 @@
 //! carry are optional, and fields whose shape varies stay raw. Events of
 //! types this crate does not know still parse.
 
-use std::borrow::Cow;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::ContentPart;
 use crate::raw::JsonStr;
+use crate::Str;
 
 /// A stream event.
 #[derive(Debug, Default, Deserialize)]
 pub struct StreamEvent<'a> {
     /// Event type, such as `response.output_text.delta`.
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::borrow::opt_cow"
-    )]
-    pub kind: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Str<'a>>,
     /// Position in the stream.
-    #[serde(default)]
     pub sequence_number: Option<u64>,
     /// The response, on lifecycle events.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub response: Option<&'a RawValue>,
     /// The item, on `output_item.added` / `.done`.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub item: Option<OutputItem<'a>>,
     /// Item position.
-    #[serde(default)]
     pub output_index: Option<u32>,
     /// Item id.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub item_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub item_id: Option<Str<'a>>,
     /// Content part position.
-    #[serde(default)]
     pub content_index: Option<u32>,
     /// Summary part position.
-    #[serde(default)]
     pub summary_index: Option<u32>,
     /// A text fragment (a string on the events translated here).
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub delta: Option<&'a RawValue>,
     /// Full text, on `*.done` events.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub text: Option<JsonStr<'a>>,
     /// Full refusal, on `refusal.done`.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub refusal: Option<JsonStr<'a>>,
     /// Full arguments, on `function_call_arguments.done`.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub arguments: Option<&'a RawValue>,
     /// Function name, on `function_call_arguments.done`.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub name: Option<Str<'a>>,
     /// Full input, on `custom_tool_call_input.done`.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub input: Option<JsonStr<'a>>,
     /// Token log probabilities of a text delta.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub logprobs: Option<&'a RawValue>,
     /// An annotation, on `output_text.annotation.added`.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub annotation: Option<&'a RawValue>,
     /// The error of an `error` event: nested (as OpenAI sends it) ...
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub error: Option<&'a RawValue>,
     /// ... or flat (as the OpenAPI spec defines it).
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub message: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub message: Option<Str<'a>>,
     /// Flat error code.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub code: Option<&'a RawValue>,
     /// Flat error parameter.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub param: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub param: Option<Str<'a>>,
 }
 
 impl StreamEvent<'_> {
@@ -93,39 +84,34 @@ impl StreamEvent<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct OutputItem<'a> {
     /// Item type.
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::borrow::opt_cow"
-    )]
-    pub kind: Option<Cow<'a, str>>,
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Str<'a>>,
     /// Item id.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub id: Option<Str<'a>>,
     /// Item status.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub status: Option<Str<'a>>,
     /// Message or reasoning content parts (raw: shapes vary by item type).
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub content: Option<&'a RawValue>,
     /// Reasoning summary parts.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub summary: Option<&'a RawValue>,
     /// Tool call id.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub call_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub call_id: Option<Str<'a>>,
     /// Tool name.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub name: Option<Str<'a>>,
     /// Tool namespace.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub namespace: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub namespace: Option<Str<'a>>,
     /// Function-call arguments (a JSON string).
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub arguments: Option<&'a RawValue>,
     /// Custom tool call input.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub input: Option<JsonStr<'a>>,
 }
 
@@ -151,65 +137,31 @@ fn parse_parts(raw: Option<&RawValue>) -> Vec<ContentPart<'_>> {
         .unwrap_or_default()
 }
 
-/// A content part of an output item (`output_text`, `refusal`,
-/// `reasoning_text`, `summary_text`).
-#[derive(Debug, Default, Deserialize)]
-pub struct ContentPart<'a> {
-    /// Part type.
-    #[serde(
-        rename = "type",
-        borrow,
-        default,
-        deserialize_with = "crate::borrow::opt_cow"
-    )]
-    pub kind: Option<Cow<'a, str>>,
-    /// Text.
-    #[serde(borrow, default)]
-    pub text: Option<JsonStr<'a>>,
-    /// Refusal.
-    #[serde(borrow, default)]
-    pub refusal: Option<JsonStr<'a>>,
-    /// Citations.
-    #[serde(borrow, default)]
-    pub annotations: Option<&'a RawValue>,
-    /// Token log probabilities.
-    #[serde(borrow, default)]
-    pub logprobs: Option<&'a RawValue>,
-}
-
-impl ContentPart<'_> {
-    /// The part type, or `""`.
-    pub fn kind(&self) -> &str {
-        self.kind.as_deref().unwrap_or("")
-    }
-}
-
 /// A `Response` (a body, or the `response` of a lifecycle event).
 #[derive(Debug, Default, Deserialize)]
 pub struct ResponseBody<'a> {
     /// `resp_…` id.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub id: Option<Str<'a>>,
     /// Unix seconds.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub created_at: Option<u64>,
     /// Model id.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub model: Option<Str<'a>>,
     /// Status.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub status: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub status: Option<Str<'a>>,
     /// Output items.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub output: Option<Vec<OutputItem<'a>>>,
     /// Token usage.
-    #[serde(default)]
-    pub usage: Option<ResponseUsage>,
+    pub usage: Option<Usage>,
     /// The error of a failed response.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub error: Option<&'a RawValue>,
     /// Why the response is incomplete.
-    #[serde(borrow, default)]
+    #[serde(borrow)]
     pub incomplete_details: Option<IncompleteDetails<'a>>,
 }
 
@@ -217,27 +169,25 @@ pub struct ResponseBody<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct IncompleteDetails<'a> {
     /// `max_output_tokens` or `content_filter`.
-    #[serde(borrow, default, deserialize_with = "crate::borrow::opt_cow")]
-    pub reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub reason: Option<Str<'a>>,
 }
 
 /// `usage` of a response.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-pub struct ResponseUsage {
+pub struct Usage {
     /// Prompt tokens.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub input_tokens: Option<u64>,
     /// Generated tokens.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub output_tokens: Option<u64>,
     /// Both.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub total_tokens: Option<u64>,
     /// Prompt breakdown.
-    #[serde(default)]
     pub input_tokens_details: Option<InputDetails>,
     /// Output breakdown.
-    #[serde(default)]
     pub output_tokens_details: Option<OutputDetails>,
 }
 
@@ -245,7 +195,7 @@ pub struct ResponseUsage {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct InputDetails {
     /// Tokens served from the prompt cache.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub cached_tokens: Option<u64>,
 }
 
@@ -253,7 +203,7 @@ pub struct InputDetails {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 pub struct OutputDetails {
     /// Tokens spent reasoning.
-    #[serde(default, deserialize_with = "crate::lenient::count")]
+    #[serde(default, deserialize_with = "crate::count::count")]
     pub reasoning_tokens: Option<u64>,
 }
 

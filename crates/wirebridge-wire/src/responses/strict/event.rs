@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 #[cfg(doc)]
-use super::response::Response;
-use super::response::{OutputContent, ReasoningPart};
+use super::Response;
+use super::{OutputPart, ReasoningPart};
 use crate::raw::JsonText;
 
 /// An event: its type, its sequence number and its body.
@@ -51,7 +51,7 @@ pub struct ContentPartEvent<'a> {
     /// Part position in the message.
     pub content_index: usize,
     /// The part.
-    pub part: OutputContent<'a>,
+    pub part: OutputPart<'a>,
 }
 
 /// `response.output_text.delta` / `.done`.
@@ -192,7 +192,7 @@ pub struct ErrorEvent<'a> {
 pub struct ErrorPayload<'a> {
     /// Error type (`server_error`, `invalid_request_error`, ...).
     #[serde(rename = "type")]
-    pub error_type: &'a str,
+    pub kind: &'a str,
     /// Error code, if any.
     pub code: Option<&'a str>,
     /// Human-readable message.

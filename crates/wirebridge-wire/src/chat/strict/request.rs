@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::ToolCall;
 use crate::raw::JsonText;
 
 /// A `CreateChatCompletionRequest`.
@@ -101,7 +102,7 @@ pub struct ChatMessage<'a> {
     pub refusal: Option<JsonText<'a>>,
     /// Assistant tool calls.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ChatToolCall<'a>>,
+    pub tool_calls: Vec<ToolCall<'a>>,
     /// The call a `tool` message answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<Cow<'a, str>>,
@@ -230,33 +231,12 @@ pub struct FileRef<'a> {
     pub filename: Option<JsonText<'a>>,
 }
 
-/// An assistant tool call in history.
-#[derive(Debug, Serialize)]
-pub struct ChatToolCall<'a> {
-    /// Call id.
-    pub id: Cow<'a, str>,
-    /// Always `function`.
-    #[serde(rename = "type")]
-    pub call_type: &'static str,
-    /// Name and arguments.
-    pub function: FunctionCall<'a>,
-}
-
-/// `function` of a tool call.
-#[derive(Debug, Serialize)]
-pub struct FunctionCall<'a> {
-    /// Function name.
-    pub name: Cow<'a, str>,
-    /// Arguments as a JSON text.
-    pub arguments: JsonText<'a>,
-}
-
 /// A function tool.
 #[derive(Debug, Serialize)]
 pub struct ChatTool<'a> {
     /// Always `function`.
     #[serde(rename = "type")]
-    pub tool_type: &'static str,
+    pub kind: &'static str,
     /// The function.
     pub function: FunctionDef<'a>,
 }
@@ -287,7 +267,7 @@ pub enum ChatToolChoice<'a> {
     Function {
         /// Always `function`.
         #[serde(rename = "type")]
-        choice_type: &'static str,
+        kind: &'static str,
         /// The function.
         function: NamedFunction<'a>,
     },

@@ -4,6 +4,7 @@
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::ToolCall;
 use crate::raw::JsonText;
 
 /// A `chat.completion.chunk`.
@@ -108,7 +109,7 @@ pub struct ToolCallChunk<'a> {
     pub id: Option<&'a str>,
     /// `function` or `custom` (first fragment).
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub call_type: Option<&'static str>,
+    pub kind: Option<&'static str>,
     /// Function name and argument fragment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub function: Option<FunctionChunk<'a>>,
@@ -208,7 +209,7 @@ pub struct ReplyMessage<'a> {
     pub refusal: Option<JsonText<'a>>,
     /// Tool calls.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ReplyToolCall<'a>>,
+    pub tool_calls: Vec<ToolCall<'a>>,
     /// URL citations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Box<RawValue>>,
@@ -218,42 +219,4 @@ pub struct ReplyMessage<'a> {
     /// Reasoning, as Ollama and OpenRouter name it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<JsonText<'a>>,
-}
-
-/// A complete tool call of a body.
-#[derive(Debug, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ReplyToolCall<'a> {
-    /// A function call.
-    Function {
-        /// Call id.
-        id: &'a str,
-        /// Name and arguments.
-        function: ReplyFunction<'a>,
-    },
-    /// A custom tool call.
-    Custom {
-        /// Call id.
-        id: &'a str,
-        /// Name and input.
-        custom: ReplyCustom<'a>,
-    },
-}
-
-/// `function` of a body tool call.
-#[derive(Debug, Serialize)]
-pub struct ReplyFunction<'a> {
-    /// Name.
-    pub name: &'a str,
-    /// Arguments as a JSON text.
-    pub arguments: JsonText<'a>,
-}
-
-/// `custom` of a body tool call.
-#[derive(Debug, Serialize)]
-pub struct ReplyCustom<'a> {
-    /// Name.
-    pub name: &'a str,
-    /// Input.
-    pub input: JsonText<'a>,
 }

@@ -1,0 +1,199 @@
+//! Conversation items and their content parts, parsed leniently: the input
+//! items of a request, and the content parts of any item, in requests and in
+//! replies.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::raw::JsonStr;
+use crate::Str;
+
+/// One input item. [`classify`](Self::classify) tells what it is.
+#[derive(Debug, Default, Deserialize)]
+pub struct InputItem<'a> {
+    /// Item type; messages may omit it.
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Str<'a>>,
+    /// Message role.
+    #[serde(borrow)]
+    pub role: Option<Str<'a>>,
+    /// Message or reasoning content: a string or a part array.
+    #[serde(borrow)]
+    pub content: Option<&'a RawValue>,
+    /// Item id.
+    #[serde(borrow)]
+    pub id: Option<Str<'a>>,
+    /// Item status.
+    #[serde(borrow)]
+    pub status: Option<Str<'a>>,
+    /// Tool call id linking calls and outputs.
+    #[serde(borrow)]
+    pub call_id: Option<Str<'a>>,
+    /// Tool name.
+    #[serde(borrow)]
+    pub name: Option<Str<'a>>,
+    /// Tool namespace.
+    #[serde(borrow)]
+    pub namespace: Option<Str<'a>>,
+    /// Function-call arguments: a JSON string, or (from some clients) an object.
+    #[serde(borrow)]
+    pub arguments: Option<&'a RawValue>,
+    /// Tool output: a string or a part array.
+    #[serde(borrow)]
+    pub output: Option<&'a RawValue>,
+    /// Custom tool call input.
+    #[serde(borrow)]
+    pub input: Option<&'a RawValue>,
+    /// Reasoning summary parts.
+    #[serde(borrow)]
+    pub summary: Option<&'a RawValue>,
+    /// Opaque reasoning state.
+    #[serde(borrow)]
+    pub encrypted_content: Option<&'a RawValue>,
+    /// Message phase (`commentary`, `final_answer`).
+    #[serde(borrow)]
+    pub phase: Option<Str<'a>>,
+    /// Tools an `additional_tools` item declares, or a `tool_search_output`
+    /// item loaded.
+    #[serde(borrow)]
+    pub tools: Option<&'a RawValue>,
+    /// Who runs a tool search (`client` or `server`).
+    #[serde(borrow)]
+    pub execution: Option<Str<'a>>,
+}
+
+/// What an [`InputItem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemKind {
+    /// A message (with or without `"type":"message"`).
+    Message,
+    /// `function_call`.
+    FunctionCall,
+    /// `function_call_output`.
+    FunctionCallOutput,
+    /// `custom_tool_call`.
+    CustomToolCall,
+    /// `custom_tool_call_output`.
+    CustomToolCallOutput,
+    /// `reasoning`.
+    Reasoning,
+    /// `item_reference`: a pointer to a stored item.
+    ItemReference,
+    /// `additional_tools`: tools declared in the conversation rather than
+    /// in `tools` (Codex's code-mode models).
+    AdditionalTools,
+    /// `tool_search_call`: the model searching for deferred tools.
+    ToolSearchCall,
+    /// `tool_search_output`: the tools a search loaded.
+    ToolSearchOutput,
+    /// Anything else (hosted tool calls and outputs, compaction, ...).
+    Other,
+}
+
+impl InputItem<'_> {
+    /// Classifies the item.
+    pub fn classify(&self) -> ItemKind {
+        match self.kind.as_deref() {
+            Some("message") => ItemKind::Message,
+            None if self.role.is_some() => ItemKind::Message,
+            Some("function_call") => ItemKind::FunctionCall,
+            Some("function_call_output") => ItemKind::FunctionCallOutput,
+            Some("custom_tool_call") => ItemKind::CustomToolCall,
+            Some("custom_tool_call_output") => ItemKind::CustomToolCallOutput,
+            Some("reasoning") => ItemKind::Reasoning,
+            Some("item_reference") => ItemKind::ItemReference,
+            Some("additional_tools") => ItemKind::AdditionalTools,
+            Some("tool_search_call") => ItemKind::ToolSearchCall,
+            Some("tool_search_output") => ItemKind::ToolSearchOutput,
+            None if self.id.is_some() => ItemKind::ItemReference,
+            _ => ItemKind::Other,
+        }
+    }
+
+    /// The `type` as written, or a description when it is absent.
+    pub fn type_name(&self) -> &str {
+        self.kind.as_deref().unwrap_or("(no type)")
+    }
+}
+
+/// A string or a list of content parts.
+#[derive(Debug)]
+pub enum Content<'a> {
+    /// Plain text.
+    Text(JsonStr<'a>),
+    /// Typed parts.
+    Parts(Vec<ContentPart<'a>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let raw = <&'a RawValue>::deserialize(d)?;
+        Content::from_raw(raw).map_err(D::Error::custom)
+    }
+}
+
+impl<'a> Content<'a> {
+    /// Parses a raw string-or-parts value.
+    pub fn from_raw(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
+        if let Some(text) = JsonStr::new(raw) {
+            return Ok(Content::Text(text));
+        }
+        serde_json::from_str(raw.get()).map(Content::Parts)
+    }
+}
+
+/// One content part: `input_text`, `output_text`, `input_image`, `input_file`,
+/// `input_audio`, `refusal`, `summary_text`, `reasoning_text`, ...
+#[derive(Debug, Default, Deserialize)]
+pub struct ContentPart<'a> {
+    /// Part type.
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Str<'a>>,
+    /// Text of text-like parts.
+    #[serde(borrow)]
+    pub text: Option<JsonStr<'a>>,
+    /// Refusal text.
+    #[serde(borrow)]
+    pub refusal: Option<JsonStr<'a>>,
+    /// Image URL or data URL (a string; some clients send `{url}`).
+    #[serde(borrow)]
+    pub image_url: Option<&'a RawValue>,
+    /// Uploaded file id.
+    #[serde(borrow)]
+    pub file_id: Option<JsonStr<'a>>,
+    /// Image or file detail level.
+    #[serde(borrow)]
+    pub detail: Option<Str<'a>>,
+    /// Inline file contents (a data URL or base64).
+    #[serde(borrow)]
+    pub file_data: Option<JsonStr<'a>>,
+    /// File URL.
+    #[serde(borrow)]
+    pub file_url: Option<JsonStr<'a>>,
+    /// File name.
+    #[serde(borrow)]
+    pub filename: Option<JsonStr<'a>>,
+    /// Audio payload `{data, format}`, or the data string itself.
+    #[serde(borrow)]
+    pub input_audio: Option<&'a RawValue>,
+    /// Audio data when sent flat.
+    #[serde(borrow)]
+    pub data: Option<JsonStr<'a>>,
+    /// Audio format when sent flat.
+    #[serde(borrow)]
+    pub format: Option<Str<'a>>,
+    /// Output-text annotations (citations).
+    #[serde(borrow)]
+    pub annotations: Option<&'a RawValue>,
+    /// Output-text token log probabilities.
+    #[serde(borrow)]
+    pub logprobs: Option<&'a RawValue>,
+}
+
+impl ContentPart<'_> {
+    /// The part type, or `""` when absent.
+    pub fn kind(&self) -> &str {
+        self.kind.as_deref().unwrap_or("")
+    }
+}

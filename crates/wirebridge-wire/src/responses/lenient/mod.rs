@@ -1,0 +1,17 @@
+//! What Responses clients and servers send, parsed leniently.
+//!
+//! Items, content parts, tools and stream events are each one flat struct
+//! holding the union of the fields their variants use; fields whose shape
+//! differs between variants stay raw until the item's kind is known, so an
+//! item or event type this crate has never heard of still parses. Strings
+//! borrow the input ([`Str`](crate::Str), [`JsonStr`](crate::JsonStr)).
+
+mod item;
+mod reply;
+mod request;
+
+pub use item::{Content, ContentPart, InputItem, ItemKind};
+pub use reply::{
+    IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,
+};
+pub use request::{CreateResponse, Input, Reasoning, TextFormat, TextParam, Tool};

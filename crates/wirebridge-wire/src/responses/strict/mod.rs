@@ -1,0 +1,27 @@
+//! What the bridge sends as Responses, written strictly: request bodies,
+//! `Response` objects and stream events, with exactly the fields the API
+//! defines (a key the schema requires is always written).
+
+mod event;
+mod item;
+mod request;
+mod response;
+
+pub use event::{
+    ArgumentsEvent, ContentPartEvent, CustomInputEvent, ErrorEvent, ErrorPayload, Event, ItemEvent,
+    Lifecycle, OutputTextEvent, ReasoningTextEvent, RefusalEvent, SummaryPartEvent,
+    SummaryTextEvent,
+};
+pub use item::{
+    CustomToolCall, FunctionCall, ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem,
+    ReasoningPart, ToolSearchCall,
+};
+pub use request::{
+    AllowedTools, CustomFormat, CustomTool, FunctionTool, InputItem, InputPart, Message,
+    MessageContent, Reasoning, ResponsesRequest, Role, StreamOptions, TextFormat, TextParam, Tool,
+    ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
+};
+pub use response::{
+    IncompleteDetails, IncompleteReason, InputTokensDetails, OutputTokensDetails, Response,
+    ResponseEcho, ResponseError, ResponseStatus, Usage,
+};
