@@ -1,9 +1,12 @@
 //! `wirebridge convert`: offline translation of a captured body or stream.
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::PathBuf;
 
-use wirebridge_convert::{chat_to_responses, responses_to_chat, LossReport};
+use wirebridge_convert::{
+    chat_to_responses, responses_to_chat, LossReport, SseTranslator, StreamTranslate,
+};
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -131,14 +134,10 @@ pub fn convert(from: Kind, to: Kind, bytes: &[u8]) -> Result<Converted, ConvertC
             }
         }
         Kind::ChatStream => {
-            let mut translator = responses_to_chat::StreamTranslator::new(
+            let translator = responses_to_chat::StreamTranslator::new(
                 responses_to_chat::ResponsesContext::default(),
             );
-            let mut output = Vec::new();
-            for data in events(bytes) {
-                translator.push(&data, &mut output);
-            }
-            translator.finish(&mut output);
+            let (output, translator) = translate_stream(translator, bytes);
             let failed = translator.summary().outcome.as_deref() == Some("failed");
             finish_stream(output, translator.losses().clone(), failed)?
         }
@@ -147,16 +146,21 @@ pub fn convert(from: Kind, to: Kind, bytes: &[u8]) -> Result<Converted, ConvertC
                 include_usage: true,
                 ..Default::default()
             };
-            let mut translator = chat_to_responses::StreamTranslator::new(ctx);
-            let mut output = Vec::new();
-            for data in events(bytes) {
-                translator.push(&data, &mut output);
-            }
-            translator.finish(&mut output);
+            let translator = chat_to_responses::StreamTranslator::new(ctx);
+            let (output, translator) = translate_stream(translator, bytes);
             let failed = translator.summary().outcome.as_deref() == Some("error");
             finish_stream(output, translator.losses().clone(), failed)?
         }
     })
+}
+
+/// Runs a whole captured stream through the translator, as the proxy does.
+fn translate_stream<T: StreamTranslate>(translator: T, bytes: &[u8]) -> (Vec<u8>, T) {
+    let mut stream = SseTranslator::new(translator);
+    let mut output = Vec::new();
+    stream.feed(&sse_framed(bytes), &mut output);
+    stream.finish(&mut output);
+    (output, stream.into_translator())
 }
 
 fn finish_stream(
@@ -172,33 +176,19 @@ fn finish_stream(
     Ok(Converted { output, losses })
 }
 
-/// The `data` of each event: from SSE text, or from one JSON document per
-/// line (a capture with the SSE framing stripped).
-fn events(bytes: &[u8]) -> Vec<String> {
+/// The capture as SSE: as given, or, for one JSON document per line (a
+/// capture with the SSE framing stripped), each line framed as an event.
+fn sse_framed(bytes: &[u8]) -> Cow<'_, [u8]> {
     let text = String::from_utf8_lossy(bytes);
     let framed = text
         .lines()
         .any(|l| l.starts_with("data:") || l.starts_with("event:"));
-    if !framed {
-        return text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(str::to_owned)
-            .collect();
+    if framed {
+        return Cow::Borrowed(bytes);
     }
-    let mut decoder = wirebridge_sse::Decoder::new();
-    decoder.feed(bytes);
     let mut out = Vec::new();
-    while let Some(event) = decoder.next_event() {
-        if let Ok(event) = event {
-            out.push(event.data.to_owned());
-        }
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        wirebridge_sse::encode_data(&mut out, line);
     }
-    while let Some(event) = decoder.finish() {
-        if let Ok(event) = event {
-            out.push(event.data.to_owned());
-        }
-    }
-    out
+    Cow::Owned(out)
 }

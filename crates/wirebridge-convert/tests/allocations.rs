@@ -15,7 +15,8 @@ use std::cell::Cell;
 
 use wirebridge_convert::chat_to_responses::{self as c2r, ChatContext};
 use wirebridge_convert::responses_to_chat::{self as r2c, ResponsesContext};
-use wirebridge_sse::{encode_data, encode_event, Decoder};
+use wirebridge_convert::{SseTranslator, StreamTranslate};
+use wirebridge_sse::{encode_data, encode_event};
 use wirebridge_testkit::fixtures;
 
 struct Counting;
@@ -138,41 +139,38 @@ fn responses_stream() -> Stream {
     }
 }
 
-fn feed(decoder: &mut Decoder, bytes: &[u8], push: &mut impl FnMut(&str)) {
-    decoder.feed(bytes);
-    while let Some(event) = decoder.next_event() {
-        push(event.unwrap().data);
-    }
-}
-
-/// Allocations per chunk: (steady state, whole stream). The output buffer
-/// is cleared after every upstream read, as a body adapter does when it
-/// hands the frames on.
-fn budget(stream: &Stream, mut translator: impl FnMut(&str, &mut Vec<u8>)) -> (f64, f64) {
-    let mut decoder = Decoder::new();
+/// Allocations per chunk: (steady state, whole stream), through the
+/// [`SseTranslator`] every caller uses. The output buffer is cleared after
+/// every upstream read, as the tower body does when it hands the frames on.
+fn budget<T: StreamTranslate>(stream: &Stream, translator: T) -> (f64, f64, T) {
+    let mut sse = SseTranslator::new(translator);
     let mut out = Vec::new();
     let start = allocations();
-    let mut run = |events: &[Vec<u8>], out: &mut Vec<u8>| {
+    let mut run = |events: &[Vec<u8>], sse: &mut SseTranslator<T>| {
         for event in events {
-            feed(&mut decoder, event, &mut |data| translator(data, out));
+            sse.feed(event, &mut out);
             out.clear();
         }
     };
-    run(&stream.opening, &mut out);
+    run(&stream.opening, &mut sse);
     let steady_start = allocations();
-    run(&stream.content, &mut out);
+    run(&stream.content, &mut sse);
     let steady = allocations() - steady_start;
-    run(&stream.closing, &mut out);
+    run(&stream.closing, &mut sse);
     let total = allocations() - start;
     let chunks = (stream.opening.len() + stream.content.len() + stream.closing.len()) as f64;
-    (steady as f64 / CHUNKS as f64, total as f64 / chunks)
+    (
+        steady as f64 / CHUNKS as f64,
+        total as f64 / chunks,
+        sse.into_translator(),
+    )
 }
 
 #[test]
 fn chat_chunks_to_responses_events_allocate_at_most_once_per_chunk() {
     let stream = chat_stream();
-    let mut translator = r2c::StreamTranslator::new(ResponsesContext::default());
-    let (steady, whole) = budget(&stream, |data, out| translator.push(data, out));
+    let translator = r2c::StreamTranslator::new(ResponsesContext::default());
+    let (steady, whole, translator) = budget(&stream, translator);
     assert!(translator.is_finished());
     assert!(
         steady <= 1.0,
@@ -188,8 +186,8 @@ fn responses_events_to_chat_chunks_allocate_at_most_once_per_chunk() {
         include_usage: true,
         ..ChatContext::default()
     };
-    let mut translator = c2r::StreamTranslator::new(context);
-    let (steady, whole) = budget(&stream, |data, out| translator.push(data, out));
+    let translator = c2r::StreamTranslator::new(context);
+    let (steady, whole, translator) = budget(&stream, translator);
     assert!(translator.is_finished());
     assert!(
         steady <= 1.0,

@@ -1,16 +1,14 @@
 //! Responses → Chat stream edge cases.
 
+mod common;
+
 use serde_json::Value;
 use wirebridge_convert::chat_to_responses::{ChatContext, StreamTranslator};
 use wirebridge_testkit::{chat_grammar, parse_sse, ChatTranscript};
 
 fn run(events: &[&str], ctx: ChatContext) -> (Vec<Value>, ChatTranscript, StreamTranslator) {
-    let mut translator = StreamTranslator::new(ctx.clone());
-    let mut out = Vec::new();
-    for event in events {
-        translator.push(event, &mut out);
-    }
-    translator.finish(&mut out);
+    let (out, translator) =
+        common::drive(StreamTranslator::new(ctx.clone()), &common::sse(events), 0);
     let frames = parse_sse(&out);
     let t = chat_grammar::check(&frames, ctx.include_usage)
         .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&out)));

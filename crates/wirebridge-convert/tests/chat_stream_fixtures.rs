@@ -156,11 +156,9 @@ fn reasoning_is_omitted_and_reported_unless_asked_for() {
     let t = chat_grammar::check(&parse_sse(&out), false).unwrap();
     assert!(t.reasoning.is_empty());
     assert!(!t.text.is_empty());
-    let mut translator = StreamTranslator::new(ChatContext::default());
-    let mut sink = Vec::new();
-    for frame in stream.frames() {
-        translator.push(&frame.data, &mut sink);
-    }
+    let mut translator = SseTranslator::new(StreamTranslator::new(ChatContext::default()));
+    translator.feed(&stream.sse, &mut Vec::new());
+    let translator = translator.into_translator();
     assert!(
         translator.losses().iter().any(|l| l.path == "reasoning"),
         "{:?}",

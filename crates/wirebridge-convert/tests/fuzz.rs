@@ -83,19 +83,8 @@ fn mutated_responses_streams_end_with_done_or_an_error() {
     for round in 0..600 {
         let stream = &streams[round % streams.len()];
         let input = mutate(&stream.sse, &mut rng);
-        let mut decoder = wirebridge_sse::Decoder::new();
-        let mut translator = chat_to_responses::StreamTranslator::new(ChatContext::default());
-        let mut out = Vec::new();
-        for piece in wirebridge_testkit::split_random(&input, round as u64) {
-            decoder.feed(&piece);
-            while let Some(event) = decoder.next_event() {
-                match event {
-                    Ok(event) => translator.push(event.data, &mut out),
-                    Err(e) => translator.fail(&e.to_string(), &mut out),
-                }
-            }
-        }
-        translator.finish(&mut out);
+        let translator = chat_to_responses::StreamTranslator::new(ChatContext::default());
+        let (out, translator) = common::drive(translator, &input, round as u64);
         assert!(translator.is_finished());
         let frames = parse_sse(&out);
         let last = &frames.last().unwrap().data;

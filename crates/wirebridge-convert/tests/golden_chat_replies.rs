@@ -22,12 +22,7 @@ fn stream_golden(name: &str, fixture: &str, ctx: ChatContext) {
         .into_iter()
         .find(|s| s.name == fixture)
         .expect(fixture);
-    let mut translator = StreamTranslator::new(ctx);
-    let mut out = Vec::new();
-    for frame in stream.frames() {
-        translator.push(&frame.data, &mut out);
-    }
-    translator.finish(&mut out);
+    let (out, translator) = common::drive(StreamTranslator::new(ctx), &stream.sse, 0);
     let mut text = String::new();
     for frame in parse_sse(&out) {
         text.push_str("data: ");

@@ -49,6 +49,42 @@ pub fn encode_event(out: &mut Vec<u8>, event: Option<&str>, data: &str) {
     out.push(b'\n');
 }
 
+/// Appends an event whose data `write` appends to `out` itself, so a
+/// serializer writes straight into the frame with no buffer in between.
+///
+/// Framing is the same as [`encode_event`]'s: if `write` emits line breaks
+/// (compact JSON never does), the data is split into `data:` lines after
+/// the fact.
+///
+/// ```
+/// use wirebridge_sse::encoder::encode_event_with;
+///
+/// let mut out = Vec::new();
+/// encode_event_with(&mut out, Some("ping"), |out| out.extend_from_slice(b"{}"));
+/// encode_event_with(&mut out, None, |out| out.extend_from_slice(b"a\nb"));
+/// assert_eq!(out, b"event: ping\ndata: {}\n\ndata: a\ndata: b\n\n");
+/// ```
+pub fn encode_event_with(out: &mut Vec<u8>, event: Option<&str>, write: impl FnOnce(&mut Vec<u8>)) {
+    if let Some(name) = event {
+        out.reserve(name.len() + 8);
+        out.extend_from_slice(b"event: ");
+        put_single_line(out, name.as_bytes());
+        out.push(b'\n');
+    }
+    const DATA: &[u8] = b"data: ";
+    out.extend_from_slice(DATA);
+    let start = out.len();
+    write(out);
+    if find_line_end(&out[start..]).is_some() {
+        let data = out.split_off(start);
+        out.truncate(start - DATA.len());
+        put_lines(out, DATA, &data);
+    } else {
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+}
+
 /// Appends a nameless event, the framing of Chat Completions streams:
 /// `data: ...\n\n`.
 pub fn encode_data(out: &mut Vec<u8>, data: &str) {
@@ -155,6 +191,21 @@ mod tests {
         out.clear();
         encode_comment(&mut out, "a\r\nb");
         assert_eq!(out, b": a\n: b\n");
+    }
+
+    #[test]
+    fn written_data_is_framed_like_given_data() {
+        for data in ["", "{}", "a\nb", "a\r\nb\r", "\n"] {
+            for name in [None, Some("x")] {
+                let mut written = b"before".to_vec();
+                encode_event_with(&mut written, name, |out| {
+                    out.extend_from_slice(data.as_bytes())
+                });
+                let mut given = b"before".to_vec();
+                encode_event(&mut given, name, data);
+                assert_eq!(written, given, "{name:?} {data:?}");
+            }
+        }
     }
 
     #[test]

@@ -33,5 +33,5 @@ mod error;
 mod scan;
 
 pub use decoder::{Decoder, Event, DEFAULT_MAX_EVENT_SIZE};
-pub use encoder::{encode_comment, encode_data, encode_done, encode_event};
+pub use encoder::{encode_comment, encode_data, encode_done, encode_event, encode_event_with};
 pub use error::DecodeError;

@@ -1,6 +1,7 @@
 //! Responses event stream → Chat chunk stream.
 
 use serde_json::value::RawValue;
+use wirebridge_sse::{encode_done, encode_event_with};
 use wirebridge_wire::chat::strict::{
     ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, CustomChunk, Delta,
     FunctionChunk, ToolCallChunk,
@@ -289,9 +290,9 @@ impl StreamTranslator {
             choices,
             usage,
         };
-        out.extend_from_slice(b"data: ");
-        serde_json::to_writer(&mut *out, &chunk).expect("chunks always serialize");
-        out.extend_from_slice(b"\n\n");
+        encode_event_with(out, None, |out| {
+            serde_json::to_writer(out, &chunk).expect("chunks always serialize")
+        });
     }
 
     fn text(
@@ -527,7 +528,7 @@ impl StreamTranslator {
             let usage = self.usage.unwrap_or_default();
             self.write_chunk(out, &[], ChunkUsage::Usage(&usage));
         }
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        encode_done(out);
         self.finished = true;
         self.outcome = Some(finish);
     }
@@ -536,9 +537,9 @@ impl StreamTranslator {
         if self.finished {
             return;
         }
-        out.extend_from_slice(b"data: ");
-        serde_json::to_writer(&mut *out, &failure.to_json()).expect("values serialize");
-        out.extend_from_slice(b"\n\n");
+        encode_event_with(out, None, |out| {
+            serde_json::to_writer(out, &failure.to_json()).expect("values serialize")
+        });
         self.finished = true;
         self.outcome = Some("error");
     }

@@ -5,15 +5,15 @@ use std::borrow::Cow;
 use serde_json::value::{to_raw_value, RawValue};
 use wirebridge_wire::chat::lenient::{ChatCompletion, ChoiceMessage};
 use wirebridge_wire::error::UpstreamError;
-use wirebridge_wire::raw::JsonText;
+use wirebridge_wire::raw::{empty_array, JsonText};
 use wirebridge_wire::responses::strict::{
     CustomToolCall, FunctionCall, ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem,
     ReasoningPart, Response, ResponseStatus, ToolSearchCall,
 };
 
 use super::reply::{
-    annotations, arguments_literal, content_pieces, custom_input, empty_array, reasoning_text,
-    status_for, tool_search_arguments, usage, Piece,
+    annotations, arguments_literal, content_pieces, custom_input, reasoning_text, status_for,
+    tool_search_arguments, usage, Piece,
 };
 use super::think::split_all;
 use super::ResponsesContext;

@@ -219,10 +219,6 @@ pub(super) fn annotations(raw: Option<&RawValue>) -> Box<RawValue> {
 }
 
 /// The JSON `[]`.
-pub(super) fn empty_array() -> &'static RawValue {
-    serde_json::from_str("[]").expect("constant")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

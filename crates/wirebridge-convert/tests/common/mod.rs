@@ -3,36 +3,42 @@
 
 use serde_json::Value;
 use wirebridge_convert::responses_to_chat::{ResponsesContext, StreamTranslator};
-use wirebridge_sse::Decoder;
+use wirebridge_convert::{SseTranslator, StreamTranslate};
 use wirebridge_testkit::split_random;
 
-/// Drives upstream SSE bytes, received in pieces split at pseudo-random
-/// boundaries, through the real SSE decoder and the stream translator, the
-/// way the tower body adapter does.
+/// Drives `translator` over upstream SSE bytes received in pieces split at
+/// pseudo-random boundaries, through [`SseTranslator`]: the same decoder,
+/// error handling and end of stream as the tower body.
+pub fn drive<T: StreamTranslate>(translator: T, upstream: &[u8], seed: u64) -> (Vec<u8>, T) {
+    let mut stream = SseTranslator::new(translator);
+    let mut out = Vec::new();
+    for piece in split_random(upstream, seed) {
+        stream.feed(&piece, &mut out);
+    }
+    stream.finish(&mut out);
+    (out, stream.into_translator())
+}
+
+/// A Chat upstream's stream, through the Chat → Responses translator.
 pub fn translate_stream(
     upstream: &[u8],
     ctx: ResponsesContext,
     seed: u64,
 ) -> (Vec<u8>, StreamTranslator) {
-    let mut decoder = Decoder::new();
-    let mut translator = StreamTranslator::new(ctx);
+    drive(StreamTranslator::new(ctx), upstream, seed)
+}
+
+/// Event payloads framed as an upstream sends them: each named by its
+/// `type` when it has one (Responses), nameless otherwise (Chat).
+pub fn sse(events: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
-    for piece in split_random(upstream, seed) {
-        decoder.feed(&piece);
-        while let Some(event) = decoder.next_event() {
-            match event {
-                Ok(event) => translator.push(event.data, &mut out),
-                Err(e) => translator.fail(&e.to_string(), &mut out),
-            }
-        }
+    for data in events {
+        let kind = serde_json::from_str::<Value>(data)
+            .ok()
+            .and_then(|v| v.get("type")?.as_str().map(str::to_owned));
+        wirebridge_sse::encode_event(&mut out, kind.as_deref(), data);
     }
-    while let Some(event) = decoder.finish() {
-        if let Ok(event) = event {
-            translator.push(event.data, &mut out);
-        }
-    }
-    translator.finish(&mut out);
-    (out, translator)
+    out
 }
 
 /// Replaces what differs between runs (generated ids, completion times) so

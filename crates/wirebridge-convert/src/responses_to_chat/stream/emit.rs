@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use wirebridge_sse::encode_event_with;
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::responses::strict::Event;
 
@@ -36,25 +37,19 @@ pub(super) const RESPONSE_ERROR_CODES: [&str; 5] = [
 ];
 
 pub(super) fn emit<B: Serialize>(out: &mut Vec<u8>, seq: &mut u64, kind: &'static str, body: B) {
-    out.extend_from_slice(b"event: ");
-    out.extend_from_slice(kind.as_bytes());
-    out.extend_from_slice(b"\ndata: ");
     let event = Event {
         kind,
         sequence_number: *seq,
         body,
     };
-    serde_json::to_writer(&mut *out, &event).expect("events always serialize");
-    out.extend_from_slice(b"\n\n");
+    encode_event_with(out, Some(kind), |out| {
+        serde_json::to_writer(out, &event).expect("events always serialize")
+    });
     *seq += 1;
 }
 
 pub(super) fn to_raw<T: Serialize>(value: &T) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).expect("items and responses always serialize")
-}
-
-pub(super) fn empty_array() -> &'static RawValue {
-    serde_json::from_str("[]").expect("constant")
 }
 
 pub(super) fn upstream_failure(raw: &RawValue) -> Failure {

@@ -1,7 +1,7 @@
 //! Reasoning and message items: opening, streaming text, closing.
 
 use serde_json::value::RawValue;
-use wirebridge_wire::raw::{EscapedText, JsonText};
+use wirebridge_wire::raw::{empty_array, EscapedText, JsonText};
 use wirebridge_wire::responses::strict::{
     ContentPartEvent, ItemEvent, OutputTextEvent, ReasoningTextEvent, RefusalEvent,
     SummaryPartEvent, SummaryTextEvent,
@@ -10,7 +10,7 @@ use wirebridge_wire::responses::strict::{
     ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem, ReasoningPart,
 };
 
-use super::emit::{emit, empty_array, to_raw};
+use super::emit::{emit, to_raw};
 use super::{MessageState, Open, Part, ReasoningState, StreamTranslator};
 
 impl StreamTranslator {
