@@ -6,6 +6,14 @@ use std::str;
 use crate::error::DecodeError;
 use crate::scan::find_line_end;
 
+use fields::{parse_retry, set_id};
+use pending::{Data, PendingEvent};
+
+mod fields;
+mod pending;
+#[cfg(test)]
+mod tests;
+
 /// The event size limit used by [`Decoder::new`]: 16 MiB.
 pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
 
@@ -36,84 +44,6 @@ impl Event<'_> {
     /// Completions stream.
     pub fn is_done(&self) -> bool {
         self.data == "[DONE]"
-    }
-}
-
-/// Where the data of the event being assembled lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Data {
-    /// No `data:` line yet.
-    Absent,
-    /// Exactly one `data:` line, still inside the input buffer. Most events
-    /// have a single data line, and this spares copying it.
-    Input { start: usize, end: usize },
-    /// Several lines, joined in `PendingEvent::joined`.
-    Joined,
-}
-
-/// The fields of the event being assembled.
-#[derive(Debug)]
-struct PendingEvent {
-    data: Data,
-    joined: Vec<u8>,
-    name: Vec<u8>,
-    retry: Option<u64>,
-}
-
-impl PendingEvent {
-    fn new() -> Self {
-        PendingEvent {
-            data: Data::Absent,
-            joined: Vec::new(),
-            name: Vec::new(),
-            retry: None,
-        }
-    }
-
-    fn data_len(&self) -> usize {
-        match self.data {
-            Data::Absent => 0,
-            Data::Input { start, end } => end - start,
-            Data::Joined => self.joined.len(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.data_len() + self.name.len()
-    }
-
-    fn is_dispatchable(&self) -> bool {
-        self.data != Data::Absent || !self.name.is_empty()
-    }
-
-    /// Copies single-line data out of `input`, which is about to move.
-    fn detach(&mut self, input: &[u8]) {
-        if let Data::Input { start, end } = self.data {
-            self.joined.clear();
-            self.joined.extend_from_slice(&input[start..end]);
-            self.data = Data::Joined;
-        }
-    }
-
-    fn push_data(&mut self, input: &[u8], start: usize, end: usize) {
-        match self.data {
-            Data::Absent => self.data = Data::Input { start, end },
-            Data::Input { .. } => {
-                self.detach(input);
-                self.push_data(input, start, end);
-            }
-            Data::Joined => {
-                self.joined.push(b'\n');
-                self.joined.extend_from_slice(&input[start..end]);
-            }
-        }
-    }
-
-    fn clear(&mut self) {
-        self.data = Data::Absent;
-        self.joined.clear();
-        self.name.clear();
-        self.retry = None;
     }
 }
 
@@ -541,106 +471,5 @@ impl fmt::Debug for Decoder {
             .field("finished", &self.eof)
             .field("poisoned", &self.poisoned)
             .finish_non_exhaustive()
-    }
-}
-
-/// Replaces the last event ID, reusing the string's allocation.
-fn set_id(id: &mut String, value: &[u8]) {
-    id.clear();
-    match str::from_utf8(value) {
-        Ok(s) => id.push_str(s),
-        // The specification decodes the whole stream with replacement
-        // characters; IDs are opaque tokens, so doing it here is harmless.
-        Err(_) => id.push_str(&String::from_utf8_lossy(value)),
-    }
-}
-
-/// Parses a `retry:` value: ASCII digits only, and it must fit in a `u64`.
-fn parse_retry(value: &[u8]) -> Option<u64> {
-    if value.is_empty() {
-        return None;
-    }
-    value.iter().try_fold(0u64, |acc, &b| {
-        if b.is_ascii_digit() {
-            acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-        } else {
-            None
-        }
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn collect(decoder: &mut Decoder) -> Vec<String> {
-        let mut out = Vec::new();
-        while let Some(event) = decoder.next_event() {
-            out.push(event.unwrap().data.to_owned());
-        }
-        out
-    }
-
-    #[test]
-    fn retry_parsing() {
-        assert_eq!(parse_retry(b"0"), Some(0));
-        assert_eq!(parse_retry(b"3000"), Some(3000));
-        assert_eq!(parse_retry(b"18446744073709551615"), Some(u64::MAX));
-        assert_eq!(parse_retry(b"18446744073709551616"), None);
-        assert_eq!(parse_retry(b""), None);
-        assert_eq!(parse_retry(b" 1"), None);
-        assert_eq!(parse_retry(b"1.5"), None);
-        assert_eq!(parse_retry(b"-1"), None);
-    }
-
-    #[test]
-    fn single_line_data_is_not_copied() {
-        let mut decoder = Decoder::new();
-        decoder.feed(b"data: abc\n");
-        assert!(decoder.next_event().is_none());
-        assert!(matches!(decoder.pending.data, Data::Input { .. }));
-        assert!(decoder.pending.joined.is_empty());
-    }
-
-    #[test]
-    fn single_line_data_survives_compaction() {
-        let mut decoder = Decoder::new();
-        decoder.feed(b"data: abc\n");
-        assert!(decoder.next_event().is_none());
-        decoder.feed(b"\n");
-        assert_eq!(decoder.pending.data, Data::Joined);
-        assert_eq!(collect(&mut decoder), ["abc"]);
-    }
-
-    #[test]
-    fn consumed_input_is_dropped_on_feed() {
-        let mut decoder = Decoder::new();
-        decoder.feed(b"data: one\n\ndata: tw");
-        assert_eq!(collect(&mut decoder), ["one"]);
-        decoder.feed(b"o\n\n");
-        assert_eq!(decoder.buf, b"data: two\n\n");
-        assert_eq!(collect(&mut decoder), ["two"]);
-    }
-
-    #[test]
-    fn long_line_is_scanned_once() {
-        let mut decoder = Decoder::new();
-        decoder.feed(b"data: ");
-        for _ in 0..100 {
-            decoder.feed(b"xxxxxxxxxx");
-            assert!(decoder.next_event().is_none());
-            assert_eq!(decoder.scanned, decoder.buf.len());
-        }
-        decoder.feed(b"\n\n");
-        assert_eq!(collect(&mut decoder), ["x".repeat(1000)]);
-    }
-
-    #[test]
-    fn poisoning_releases_memory() {
-        let mut decoder = Decoder::with_max_event_size(8);
-        decoder.feed(b"data: 0123456789");
-        assert!(decoder.next_event().unwrap().is_err());
-        assert_eq!(decoder.buf.capacity(), 0);
-        assert_eq!(decoder.buffered_len(), 0);
     }
 }
