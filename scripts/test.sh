@@ -49,6 +49,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+echo "== module circles"
+python3 scripts/module_cycles.py crates/*/src
+
 echo "== cargo test"
 cargo test --workspace --quiet
 

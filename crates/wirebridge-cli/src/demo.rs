@@ -36,5 +36,5 @@ pub async fn run(
     }
     let listener = tokio::net::TcpListener::bind(listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
-    wirebridge_demo::serve(listener, config, crate::serve::shutdown_signal()).await
+    wirebridge_demo::serve(listener, config, crate::signal::shutdown_signal()).await
 }

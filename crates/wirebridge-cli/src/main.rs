@@ -9,6 +9,7 @@ mod convert_cmd;
 mod demo;
 mod logging;
 mod serve;
+mod signal;
 mod upstream;
 
 use std::io::Write;

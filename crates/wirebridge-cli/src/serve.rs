@@ -22,6 +22,7 @@ use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
 
 use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
 use crate::logging::log_exchange;
+use crate::signal::shutdown_signal;
 use crate::upstream::{Upstream, UpstreamBody};
 
 type App = BoxCloneService<Request<Incoming>, Response<UpstreamBody>, Infallible>;
@@ -222,23 +223,4 @@ where
     S::Future: Send + 'static,
 {
     BoxCloneService::new(service.map_response(|response| response.map(|body| body.boxed_unsync())))
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub(crate) async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(signal) => signal,
-                Err(_) => return std::future::pending().await,
-            };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
 }

@@ -36,6 +36,9 @@ pub enum ConvertError {
         /// The upstream's code, if it gave one.
         code: Option<String>,
     },
+    /// The stored conversation a request continues cannot be read.
+    #[error("the stored conversation cannot be read: {0}")]
+    UnreadableHistory(String),
 }
 
 fn at(param: &Option<String>) -> String {
@@ -78,10 +81,12 @@ impl ConvertError {
     }
 
     /// The HTTP status a client should get: 400 for its own mistakes and
-    /// refusals, 502 when the upstream misbehaved.
+    /// refusals, 502 when the upstream misbehaved, 500 when stored state is
+    /// unreadable.
     pub fn status(&self) -> u16 {
         match self {
             ConvertError::InvalidUpstream(_) | ConvertError::UpstreamFailed { .. } => 502,
+            ConvertError::UnreadableHistory(_) => 500,
             _ => 400,
         }
     }
@@ -92,6 +97,7 @@ impl ConvertError {
             ConvertError::InvalidBody { param, .. } => param.as_deref(),
             ConvertError::MissingField(p) => Some(p),
             ConvertError::Rejected(loss) => Some(&loss.path),
+            ConvertError::UnreadableHistory(_) => Some("previous_response_id"),
             ConvertError::InvalidUpstream(_) | ConvertError::UpstreamFailed { .. } => None,
         }
     }
@@ -106,6 +112,7 @@ impl ConvertError {
             ConvertError::MissingField(_) => "missing_required_parameter",
             ConvertError::Rejected(_) => "unsupported_parameter",
             ConvertError::InvalidUpstream(_) => "bad_upstream_response",
+            ConvertError::UnreadableHistory(_) => "stored_state_unreadable",
         }
     }
 
@@ -118,9 +125,9 @@ impl ConvertError {
                     error_type: Some(t),
                     ..
                 } => t,
-                ConvertError::InvalidUpstream(_) | ConvertError::UpstreamFailed { .. } => {
-                    "server_error"
-                }
+                ConvertError::InvalidUpstream(_)
+                | ConvertError::UpstreamFailed { .. }
+                | ConvertError::UnreadableHistory(_) => "server_error",
                 _ => "invalid_request_error",
             }),
             param: self.param().map(Cow::Borrowed),

@@ -17,6 +17,7 @@ pub mod error;
 pub mod ids;
 pub mod loss;
 pub mod profile;
+mod recorder;
 pub mod responses_to_chat;
 pub mod seal;
 pub mod stream;

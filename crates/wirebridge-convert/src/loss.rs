@@ -5,8 +5,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ConvertError;
-
 /// A kind of loss. The [`LossPolicy`] decides per kind whether to drop the
 /// field and report it, or to reject the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -212,47 +210,6 @@ impl<'a> IntoIterator for &'a LossReport {
     }
 }
 
-/// Collects losses during a translation, applying the policy.
-#[derive(Debug)]
-pub(crate) struct LossRecorder<'p> {
-    policy: &'p LossPolicy,
-    report: LossReport,
-}
-
-impl<'p> LossRecorder<'p> {
-    pub(crate) fn new(policy: &'p LossPolicy) -> Self {
-        Self {
-            policy,
-            report: LossReport::default(),
-        }
-    }
-
-    /// Records a loss, or fails if the policy rejects its kind.
-    pub(crate) fn record(
-        &mut self,
-        kind: LossKind,
-        path: impl Into<String>,
-        reason: impl Into<String>,
-    ) -> Result<(), ConvertError> {
-        let loss = Loss {
-            kind,
-            path: path.into(),
-            reason: reason.into(),
-        };
-        match self.policy.action(kind) {
-            LossAction::Drop => {
-                self.report.push(loss);
-                Ok(())
-            }
-            LossAction::Reject => Err(ConvertError::Rejected(loss)),
-        }
-    }
-
-    pub(crate) fn finish(self) -> LossReport {
-        self.report
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,22 +231,5 @@ mod tests {
         let policy: LossPolicy = serde_json::from_str(r#"{"hosted_tool":"reject"}"#).unwrap();
         assert_eq!(policy.action(LossKind::HostedTool), LossAction::Reject);
         assert!(serde_json::from_str::<LossPolicy>(r#"{"nope":"drop"}"#).is_err());
-    }
-
-    #[test]
-    fn recorder_rejects_per_policy() {
-        let policy = LossPolicy::default();
-        let mut rec = LossRecorder::new(&policy);
-        rec.record(LossKind::HostedTool, "tools[1]", "web_search is hosted")
-            .unwrap();
-        let err = rec
-            .record(
-                LossKind::StatefulFeature,
-                "previous_response_id",
-                "no store",
-            )
-            .unwrap_err();
-        assert_eq!(err.param(), Some("previous_response_id"));
-        assert_eq!(rec.finish().paths(), "tools[1]");
     }
 }

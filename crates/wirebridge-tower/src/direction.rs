@@ -1,217 +1,305 @@
-//! The two directions, as one interface the service is generic over.
+//! The two directions: which requests each intercepts, and how it
+//! translates them and their replies.
 
+use std::fmt;
+use std::sync::Arc;
+
+use http::HeaderMap;
+use wirebridge_convert::responses_to_chat::{self, Finished, History, Turn};
 use wirebridge_convert::{
-    chat_to_responses, responses_to_chat, ConvertError, LossReport, ReplySummary, StreamTranslate,
+    chat_to_responses, ConvertError, LossPolicy, LossReport, ReplySummary, StreamTranslate,
 };
 
-use crate::observer::Direction;
-use crate::options::Options;
+use crate::observer;
+use crate::settings::{ChatSettings, ResponsesSettings};
+use crate::stateful::Stateful;
 
-/// A translated request, as the service needs it.
-#[derive(Debug)]
-pub struct TranslatedRequest<C> {
-    /// Upstream request body.
-    pub body: Vec<u8>,
-    /// What translating the reply needs.
-    pub context: C,
-    /// What was dropped.
-    pub losses: LossReport,
-    /// Whether the client asked for a stream.
-    pub stream: bool,
-    /// The model the client asked for.
-    pub model: String,
-}
-
-/// A translated reply body.
-#[derive(Debug)]
-pub struct TranslatedReply {
-    /// Client response body.
-    pub body: Vec<u8>,
-    /// What was dropped.
-    pub losses: LossReport,
-    /// Outcome, usage and tool calls.
-    pub summary: ReplySummary,
-}
-
-/// One translation direction: which requests it intercepts and how it
-/// translates them and their replies.
+/// A translation direction: [`ResponsesOverChat`] or [`ChatOverResponses`].
 ///
-/// Implemented by [`ResponsesOverChat`] and [`ChatOverResponses`]; the trait
-/// is public only so the service types can name it.
-pub trait Translation: Send + Sync + 'static {
-    /// What translating the reply needs.
-    type Context: Send + Sync + 'static;
-    /// The stream translator.
-    type Stream: StreamTranslate + Send + 'static;
-    /// For observers and logs.
-    const DIRECTION: Direction;
-    /// The endpoint the client calls (`/responses`, `/chat/completions`).
-    const CLIENT_ENDPOINT: &'static str;
-    /// The endpoint the upstream is called on.
-    const UPSTREAM_ENDPOINT: &'static str;
+/// The layer and service types are generic over it; it cannot be
+/// implemented outside this crate.
+pub trait Translation: sealed::Direction {}
 
-    /// Translates a request body for a tenant (see
-    /// [`tenant_header`](crate::TranslateLayer::tenant_header)).
-    fn translate_request(
-        body: &[u8],
-        options: &Options,
-        tenant: &str,
-    ) -> Result<TranslatedRequest<Self::Context>, ConvertError>;
-    /// Translates a non-streaming reply body.
-    fn translate_reply(
-        body: &[u8],
-        context: &Self::Context,
-    ) -> Result<TranslatedReply, ConvertError>;
-    /// Translates a whole event stream into the body a client that did not
-    /// ask for a stream expects.
-    fn translate_stream_reply(
-        body: &[u8],
-        context: &Self::Context,
-    ) -> Result<TranslatedReply, ConvertError>;
-    /// A stream translator for a reply.
-    fn stream(context: Self::Context) -> Self::Stream;
-
-    /// Whether the client asked for the response to be stored (Responses
-    /// clients: `store`, true by default).
-    fn wants_store(_context: &Self::Context) -> bool {
-        false
-    }
-
-    /// Sets the `previous_response_id` the reply repeats, after the store
-    /// replaced it with the history it stands for.
-    fn set_previous_response_id(_context: &mut Self::Context, _id: &str) {}
-}
-
-/// Responses clients, Chat Completions upstream.
+/// Responses clients, a Chat Completions upstream.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponsesOverChat;
 
-/// Chat Completions clients, Responses upstream.
+/// Chat Completions clients, a Responses upstream.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ChatOverResponses;
 
-impl Translation for ResponsesOverChat {
+impl Translation for ResponsesOverChat {}
+impl Translation for ChatOverResponses {}
+
+/// A translated request, ready to send.
+pub struct Prepared<C> {
+    /// The upstream request body.
+    pub(crate) body: Vec<u8>,
+    /// What translating the reply needs.
+    pub(crate) context: C,
+    /// What was dropped.
+    pub(crate) losses: LossReport,
+    /// Whether the client asked for a stream.
+    pub(crate) stream: bool,
+    /// The model the client asked for.
+    pub(crate) model: String,
+    /// The turn to store once the response is done.
+    pub(crate) turn: Option<Turn>,
+}
+
+/// A translated reply body, in parts.
+pub struct ReplyParts {
+    pub(crate) body: Vec<u8>,
+    pub(crate) losses: LossReport,
+    pub(crate) summary: ReplySummary,
+}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// What a direction does. Public in a private module: nameable by no
+    /// one outside the crate, so [`Translation`] is sealed.
+    pub trait Direction: Send + Sync + 'static {
+        /// Settings that exist in this direction only.
+        type Settings: Clone + Default + fmt::Debug + Send + Sync + 'static;
+        /// A parsed request, borrowing its body.
+        type Parsed<'a>: Send;
+        /// What translating the reply needs.
+        type Context: Send + Sync + 'static;
+        /// A translated reply body.
+        type Reply: Send;
+        /// The stream translator.
+        type Stream: StreamTranslate + Send + 'static;
+
+        /// For observers and logs.
+        const KIND: observer::Direction;
+        /// The endpoint the client calls.
+        const CLIENT_ENDPOINT: &'static str;
+        /// The endpoint the upstream is called on.
+        const UPSTREAM_ENDPOINT: &'static str;
+
+        /// The loss policy in the settings.
+        fn policy_mut(settings: &mut Self::Settings) -> &mut LossPolicy;
+
+        /// Parses a request body.
+        fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError>;
+
+        /// The stored response the request continues.
+        fn continues<'p>(_parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
+            None
+        }
+
+        /// Translates a parsed request, the stored history before it.
+        fn translate<'a>(
+            parsed: Self::Parsed<'a>,
+            history: &History<'a>,
+            settings: &Self::Settings,
+            tenant: &str,
+        ) -> Result<Prepared<Self::Context>, ConvertError>;
+
+        /// Translates a non-streaming reply body.
+        fn translate_reply(
+            body: &[u8],
+            context: &Self::Context,
+        ) -> Result<Self::Reply, ConvertError>;
+
+        /// Translates a whole event stream into the body a client that did
+        /// not ask for a stream expects.
+        fn translate_stream_reply(
+            body: &[u8],
+            context: &Self::Context,
+        ) -> Result<Self::Reply, ConvertError>;
+
+        /// A stream translator for a reply.
+        fn stream(context: Self::Context) -> Self::Stream;
+
+        /// A reply body's parts.
+        fn into_parts(reply: Self::Reply) -> ReplyParts;
+
+        /// A finished reply body, as a store keeps it.
+        fn finished_reply(_reply: &Self::Reply) -> Option<Finished<'_>> {
+            None
+        }
+
+        /// A finished stream, as a store keeps it.
+        fn finished_stream(_stream: &Self::Stream) -> Option<Finished<'_>> {
+            None
+        }
+
+        /// The response store, if one is set.
+        fn stateful(_settings: &Self::Settings) -> Option<&Stateful> {
+            None
+        }
+
+        /// The tenant of a request, when anything is kept per tenant (an
+        /// empty string otherwise).
+        fn tenant(_settings: &Self::Settings, _headers: &HeaderMap) -> String {
+            String::new()
+        }
+    }
+}
+
+impl sealed::Direction for ResponsesOverChat {
+    type Settings = ResponsesSettings;
+    type Parsed<'a> = responses_to_chat::ParsedRequest<'a>;
     type Context = responses_to_chat::ResponsesContext;
+    type Reply = responses_to_chat::TranslatedBody;
     type Stream = responses_to_chat::StreamTranslator;
-    const DIRECTION: Direction = Direction::ResponsesToChat;
+
+    const KIND: observer::Direction = observer::Direction::ResponsesToChat;
     const CLIENT_ENDPOINT: &'static str = "/responses";
     const UPSTREAM_ENDPOINT: &'static str = "/chat/completions";
 
-    fn translate_request(
-        body: &[u8],
-        options: &Options,
+    fn policy_mut(settings: &mut ResponsesSettings) -> &mut LossPolicy {
+        &mut settings.convert.policy
+    }
+
+    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+        responses_to_chat::ParsedRequest::parse(body)
+    }
+
+    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
+        parsed.previous_response_id()
+    }
+
+    fn translate<'a>(
+        parsed: Self::Parsed<'a>,
+        history: &History<'a>,
+        settings: &ResponsesSettings,
         tenant: &str,
-    ) -> Result<TranslatedRequest<Self::Context>, ConvertError> {
-        let convert_options = responses_to_chat::Options {
-            profile: options.profile.clone(),
-            policy: options.policy.clone(),
-            reasoning_output: options.reasoning_output,
-            seal: options
-                .sealer
-                .clone()
-                .map(|sealer| responses_to_chat::Seal {
-                    sealer,
-                    scope: tenant.to_owned(),
-                }),
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let sealed;
+        let options = match &settings.sealer {
+            // The seal is bound to the tenant: set per request.
+            Some(sealer) => {
+                sealed = responses_to_chat::Options {
+                    seal: Some(responses_to_chat::Seal {
+                        sealer: Arc::clone(sealer),
+                        scope: tenant.to_owned(),
+                    }),
+                    ..settings.convert.clone()
+                };
+                &sealed
+            }
+            None => &settings.convert,
         };
-        let t = responses_to_chat::translate_request(body, &convert_options)?;
-        Ok(TranslatedRequest {
+        let t = parsed.translate(history, options)?;
+        Ok(Prepared {
             stream: t.context.stream,
             model: t.context.model.clone(),
             body: t.body,
             context: t.context,
             losses: t.losses,
+            turn: t.turn,
         })
     }
 
-    fn translate_reply(
-        body: &[u8],
-        context: &Self::Context,
-    ) -> Result<TranslatedReply, ConvertError> {
-        let t = responses_to_chat::translate_body(body, context)?;
-        Ok(TranslatedReply {
-            body: t.body,
-            losses: t.losses,
-            summary: t.summary,
-        })
+    fn translate_reply(body: &[u8], context: &Self::Context) -> Result<Self::Reply, ConvertError> {
+        responses_to_chat::translate_body(body, context)
     }
 
     fn translate_stream_reply(
         body: &[u8],
         context: &Self::Context,
-    ) -> Result<TranslatedReply, ConvertError> {
-        let t = responses_to_chat::translate_stream_body(body, context)?;
-        Ok(TranslatedReply {
-            body: t.body,
-            losses: t.losses,
-            summary: t.summary,
-        })
+    ) -> Result<Self::Reply, ConvertError> {
+        responses_to_chat::translate_stream_body(body, context)
     }
 
     fn stream(context: Self::Context) -> Self::Stream {
         responses_to_chat::StreamTranslator::new(context)
     }
 
-    fn wants_store(context: &Self::Context) -> bool {
-        context.echo.store
+    fn into_parts(reply: Self::Reply) -> ReplyParts {
+        ReplyParts {
+            body: reply.body,
+            losses: reply.losses,
+            summary: reply.summary,
+        }
     }
 
-    fn set_previous_response_id(context: &mut Self::Context, id: &str) {
-        context.echo.previous_response_id = Some(id.to_owned());
+    fn finished_reply(reply: &Self::Reply) -> Option<Finished<'_>> {
+        Some(reply.finished())
+    }
+
+    fn finished_stream(stream: &Self::Stream) -> Option<Finished<'_>> {
+        stream.finished()
+    }
+
+    fn stateful(settings: &ResponsesSettings) -> Option<&Stateful> {
+        settings.stateful.as_ref()
+    }
+
+    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> String {
+        if settings.stateful.is_none() && settings.sealer.is_none() {
+            return String::new();
+        }
+        // A configured tenant header, else a hash of the credential: one key
+        // never sees another's state.
+        let header = match &settings.tenant_header {
+            Some(name) => headers.get(name),
+            None => headers.get(http::header::AUTHORIZATION),
+        };
+        wirebridge_store::tenant_key(header.and_then(|v| v.to_str().ok()))
     }
 }
 
-impl Translation for ChatOverResponses {
+impl sealed::Direction for ChatOverResponses {
+    type Settings = ChatSettings;
+    type Parsed<'a> = &'a [u8];
     type Context = chat_to_responses::ChatContext;
+    type Reply = chat_to_responses::TranslatedBody;
     type Stream = chat_to_responses::StreamTranslator;
-    const DIRECTION: Direction = Direction::ChatToResponses;
+
+    const KIND: observer::Direction = observer::Direction::ChatToResponses;
     const CLIENT_ENDPOINT: &'static str = "/chat/completions";
     const UPSTREAM_ENDPOINT: &'static str = "/responses";
 
-    fn translate_request(
-        body: &[u8],
-        options: &Options,
+    fn policy_mut(settings: &mut ChatSettings) -> &mut LossPolicy {
+        &mut settings.convert.policy
+    }
+
+    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+        // Nothing to resolve before translating: parsed once, there.
+        Ok(body)
+    }
+
+    fn translate<'a>(
+        body: &'a [u8],
+        _history: &History<'a>,
+        settings: &ChatSettings,
         _tenant: &str,
-    ) -> Result<TranslatedRequest<Self::Context>, ConvertError> {
-        let convert_options = chat_to_responses::Options {
-            policy: options.policy.clone(),
-            reasoning: options.chat_reasoning,
-        };
-        let t = chat_to_responses::translate_request(body, &convert_options)?;
-        Ok(TranslatedRequest {
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let t = chat_to_responses::translate_request(body, &settings.convert)?;
+        Ok(Prepared {
             stream: t.context.stream,
             model: t.context.model.clone(),
             body: t.body,
             context: t.context,
             losses: t.losses,
+            turn: None,
         })
     }
 
-    fn translate_reply(
-        body: &[u8],
-        context: &Self::Context,
-    ) -> Result<TranslatedReply, ConvertError> {
-        let t = chat_to_responses::translate_body(body, context)?;
-        Ok(TranslatedReply {
-            body: t.body,
-            losses: t.losses,
-            summary: t.summary,
-        })
+    fn translate_reply(body: &[u8], context: &Self::Context) -> Result<Self::Reply, ConvertError> {
+        chat_to_responses::translate_body(body, context)
     }
 
     fn translate_stream_reply(
         body: &[u8],
         context: &Self::Context,
-    ) -> Result<TranslatedReply, ConvertError> {
-        let t = chat_to_responses::translate_stream_body(body, context)?;
-        Ok(TranslatedReply {
-            body: t.body,
-            losses: t.losses,
-            summary: t.summary,
-        })
+    ) -> Result<Self::Reply, ConvertError> {
+        chat_to_responses::translate_stream_body(body, context)
     }
 
     fn stream(context: Self::Context) -> Self::Stream {
         chat_to_responses::StreamTranslator::new(context)
+    }
+
+    fn into_parts(reply: Self::Reply) -> ReplyParts {
+        ReplyParts {
+            body: reply.body,
+            losses: reply.losses,
+            summary: reply.summary,
+        }
     }
 }

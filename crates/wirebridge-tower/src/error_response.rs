@@ -4,7 +4,7 @@ use http::{header, HeaderValue, Response, StatusCode};
 use wirebridge_wire::error::{ApiError, ErrorBody, UpstreamError};
 use wirebridge_wire::Str;
 
-use crate::response_body::ResponseBody;
+use crate::body::ResponseBody;
 
 /// An error reply: `{"error":{"message","type","param","code"}}`.
 pub(crate) fn error_response<B>(

@@ -1,98 +1,283 @@
-//! Timing and reporting of one exchange.
+//! One translated exchange, in four steps: read the client's body, prepare
+//! the upstream request (the stored history resolved, the request
+//! translated), call the upstream, and reply in the client's API.
 
+use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use wirebridge_convert::{LossReport, ReplySummary};
+use bytes::Bytes;
+use http::{header, HeaderMap, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use tower::Service;
+use wirebridge_convert::responses_to_chat::Turn;
 
-use crate::observer::{Direction, Exchange, Observer};
+use crate::body::{HoldFuture, ResponseBody, StreamState};
+use crate::direction::sealed::Direction;
+use crate::direction::Prepared;
+use crate::error_response::{api_error, reshape_upstream_error};
+use crate::headers::{clean_headers, is_event_stream, upstream_request};
+use crate::replies::{finish_error, finish_reply, Refused};
+use crate::request_body::{BoxError, RequestBody};
+use crate::shared::Shared;
+use crate::stateful::Stateful;
+use crate::tracker::Tracker;
 
-/// What is known about an exchange while it runs.
-pub(crate) struct Tracker {
-    observer: Arc<dyn Observer>,
-    direction: Direction,
-    started: Instant,
-    pub(crate) path: String,
-    pub(crate) model: String,
-    pub(crate) stream: bool,
-    pub(crate) status: u16,
-    pub(crate) time_to_first_byte: Option<Duration>,
-    pub(crate) translation_time: Duration,
-    pub(crate) losses: LossReport,
-    reported: bool,
-}
+/// Largest upstream body read whole (a non-streaming reply).
+const MAX_UPSTREAM_BODY: usize = 64 * 1024 * 1024;
 
-impl Tracker {
-    pub(crate) fn new(observer: Arc<dyn Observer>, direction: Direction) -> Self {
-        Self {
-            observer,
-            direction,
-            started: Instant::now(),
-            path: String::new(),
-            model: String::new(),
-            stream: false,
-            status: 0,
-            time_to_first_byte: None,
-            translation_time: Duration::ZERO,
-            losses: LossReport::default(),
-            reported: false,
-        }
-    }
+/// Largest upstream error body read.
+const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
 
-    /// Runs `f`, counting its time as translation time.
-    pub(crate) fn timed<T>(&mut self, f: impl FnOnce() -> T) -> T {
-        let start = Instant::now();
-        let result = f();
-        self.translation_time += start.elapsed();
-        result
-    }
+/// Runs one exchange: `prefix` is the path before the client endpoint.
+pub(crate) async fn run<S, D, ReqB, ResB>(
+    mut inner: S,
+    shared: Arc<Shared<D>>,
+    request: Request<ReqB>,
+    prefix: String,
+) -> Result<Response<ResponseBody<ResB>>, S::Error>
+where
+    D: Direction,
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+    ReqB: Body<Data = Bytes> + Send + 'static,
+    ReqB::Error: Into<BoxError>,
+    ResB: Body<Data = Bytes> + Send + 'static,
+    ResB::Error: fmt::Display + Into<BoxError>,
+{
+    let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
+    let (parts, body) = request.into_parts();
+    tracker.path = parts.uri.path().to_owned();
 
-    pub(crate) fn first_byte(&mut self) {
-        if self.time_to_first_byte.is_none() {
-            self.time_to_first_byte = Some(self.started.elapsed());
-        }
-    }
+    let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return Ok(refused.send(&mut tracker)),
+    };
+    let tenant = D::tenant(&shared.direction, &parts.headers);
+    let prepared = match prepare::<D>(&bytes, &tenant, &shared, &mut tracker).await {
+        Ok(prepared) => prepared,
+        Err(refused) => return Ok(refused.send(&mut tracker)),
+    };
+    tracker.model = prepared.model.clone();
+    tracker.stream = prepared.stream;
+    tracker.losses = prepared.losses.clone();
 
-    /// Reports the exchange, once.
-    pub(crate) fn report(&mut self, reply: ReplySummary) {
-        if self.reported {
-            return;
-        }
-        self.reported = true;
-        let exchange = Exchange {
-            direction: self.direction,
-            path: std::mem::take(&mut self.path),
-            model: std::mem::take(&mut self.model),
-            stream: self.stream,
-            status: self.status,
-            reply,
-            time_to_first_byte: self.time_to_first_byte,
-            total_time: self.started.elapsed(),
-            translation_time: self.translation_time,
-            losses: std::mem::take(&mut self.losses),
-        };
-        log(&exchange);
-        self.observer.on_exchange(&exchange);
-    }
-}
-
-fn log(exchange: &Exchange) {
-    let dropped = exchange.losses.paths();
-    if !dropped.is_empty() {
-        tracing::warn!(
-            direction = exchange.direction.as_str(),
-            model = %exchange.model,
-            dropped = %dropped,
-            "fields could not be translated and were dropped"
-        );
-    }
-    tracing::debug!(
-        direction = exchange.direction.as_str(),
-        model = %exchange.model,
-        status = exchange.status,
-        outcome = exchange.reply.outcome.as_deref().unwrap_or("-"),
-        total_ms = exchange.total_time.as_secs_f64() * 1e3,
-        translation_us = exchange.translation_time.as_secs_f64() * 1e6,
-        "exchange finished"
+    let upstream = upstream_request(
+        &parts,
+        &prefix,
+        D::UPSTREAM_ENDPOINT,
+        prepared.body,
+        prepared.stream,
     );
+    // `inner` was polled ready before it was moved here.
+    let response = inner.call(upstream).await?;
+    tracker.first_byte();
+    let keep = D::stateful(&shared.direction)
+        .cloned()
+        .zip(prepared.turn)
+        .map(|(stateful, turn)| Keep {
+            stateful,
+            tenant,
+            turn,
+        });
+    let step = Reply {
+        context: prepared.context,
+        stream: prepared.stream,
+        keep,
+        max_event_size: shared.common.max_event_size,
+    };
+    Ok(step.send::<D, ResB>(response, tracker).await)
+}
+
+/// Reads the client's body, within the limit.
+async fn read<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, Refused>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|len| len > limit) {
+        return Err(Refused::too_large(limit));
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(Refused::too_large(limit)),
+        Err(e) => Err(Refused::new(
+            StatusCode::BAD_REQUEST,
+            api_error(
+                format!("the request body could not be read: {e}"),
+                "invalid_request_error",
+                "body_read_error",
+            ),
+        )),
+    }
+}
+
+/// Parses the request, resolves the stored conversation it continues, and
+/// translates it.
+async fn prepare<D: Direction>(
+    bytes: &[u8],
+    tenant: &str,
+    shared: &Shared<D>,
+    tracker: &mut Tracker,
+) -> Result<Prepared<D::Context>, Refused> {
+    // Declared before the parsed request, which borrows from it once
+    // translated: it must be dropped after it.
+    #[allow(clippy::needless_late_init)]
+    let stored;
+    let parsed = tracker
+        .timed(|| D::parse(bytes))
+        .map_err(Refused::from_convert)?;
+    stored = match (D::stateful(&shared.direction), D::continues(&parsed)) {
+        (Some(stateful), Some(id)) => Some(stateful.conversation(tenant, id).await?),
+        _ => None,
+    };
+    let history = stored.as_ref().map(|c| c.history()).unwrap_or_default();
+    tracker
+        .timed(|| D::translate(parsed, &history, &shared.direction, tenant))
+        .map_err(Refused::from_convert)
+}
+
+/// What to store once the response is done.
+struct Keep {
+    stateful: Stateful,
+    tenant: String,
+    turn: Turn,
+}
+
+/// The upstream answered: what the reply needs.
+struct Reply<C> {
+    context: C,
+    stream: bool,
+    keep: Option<Keep>,
+    max_event_size: usize,
+}
+
+impl<C: Send + Sync + 'static> Reply<C> {
+    /// The client's reply to the upstream's response.
+    async fn send<D, B>(
+        self,
+        response: Response<B>,
+        mut tracker: Tracker,
+    ) -> Response<ResponseBody<B>>
+    where
+        D: Direction<Context = C>,
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: fmt::Display + Into<BoxError>,
+    {
+        let (mut head, body) = response.into_parts();
+        if head.status.is_redirection() {
+            // Following it, or passing it on for the client to follow, would
+            // send the prompt wherever the upstream points.
+            let error = api_error(
+                format!(
+                    "the upstream answered {} (a redirect); redirects are not followed",
+                    head.status
+                ),
+                "server_error",
+                "upstream_redirect",
+            );
+            return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+        }
+        if !head.status.is_success() {
+            let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
+            let reshaped = reshape_upstream_error(head.status, &bytes);
+            let body = ResponseBody::full(reshaped);
+            return finish_reply(&mut tracker, head, body, "application/json", None);
+        }
+        if let Some(encoding) = head
+            .headers
+            .get(header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .filter(|e| !e.eq_ignore_ascii_case("identity"))
+        {
+            let error = api_error(
+                format!("the upstream sent a '{encoding}'-encoded body although identity was requested; it cannot be translated"),
+                "server_error",
+                "unsupported_upstream_encoding",
+            );
+            return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+        }
+
+        let event_stream = is_event_stream(&head.headers);
+        if event_stream && self.stream {
+            tracker.status = head.status.as_u16();
+            clean_headers(
+                &mut head.headers,
+                "text/event-stream",
+                Some(&tracker.losses),
+            );
+            let mut state = StreamState::new(D::stream(self.context), self.max_event_size, tracker);
+            if let Some(keep) = self.keep {
+                state =
+                    state.hold_terminal(move |stream: &D::Stream| keep.save_stream::<D>(stream));
+            }
+            return Response::from_parts(head, ResponseBody::stream(body, Box::new(state)));
+        }
+
+        let bytes = match Limited::new(body, MAX_UPSTREAM_BODY).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) => {
+                let error = api_error(
+                    format!("the upstream reply could not be read: {e}"),
+                    "server_error",
+                    "upstream_read_error",
+                );
+                return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+            }
+        };
+        // A stream the client did not ask for is translated as a stream,
+        // then answered as the body the client expects.
+        let reply = tracker.timed(|| match event_stream {
+            true => D::translate_stream_reply(&bytes, &self.context),
+            false => D::translate_reply(&bytes, &self.context),
+        });
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) => return Refused::from_convert(e).send(&mut tracker),
+        };
+        if let Some(keep) = self.keep {
+            if let Some(finished) = D::finished_reply(&reply) {
+                keep.stateful.save(&keep.tenant, keep.turn, finished).await;
+            }
+        }
+        let parts = D::into_parts(reply);
+        tracker.losses.extend(parts.losses);
+        let body = ResponseBody::full(parts.body);
+        finish_reply(
+            &mut tracker,
+            head,
+            body,
+            "application/json",
+            Some(parts.summary),
+        )
+    }
+}
+
+impl Keep {
+    /// Work to finish before the stream's terminal event is released: the
+    /// response is stored first, so a client that chains on it at once
+    /// finds it.
+    fn save_stream<D: Direction>(self, stream: &D::Stream) -> Option<HoldFuture> {
+        let finished = D::finished_stream(stream)?;
+        let record = self.stateful.record(self.turn, finished)?;
+        let (stateful, tenant) = (self.stateful, self.tenant);
+        Some(Box::pin(async move {
+            stateful.save_record(&tenant, record).await
+        }))
+    }
+}
+
+async fn read_limited<B>(body: B, limit: usize) -> Bytes
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    Limited::new(body, limit)
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default()
 }

@@ -52,24 +52,31 @@
 
 #![deny(unsafe_code)]
 
+mod body;
 mod direction;
 mod error_response;
 mod exchange;
+mod future;
+mod headers;
+mod layer;
 pub mod observer;
-mod options;
+mod replies;
 mod request_body;
-mod response_body;
 mod service;
+mod settings;
+mod shared;
 mod stateful;
+mod tracker;
 
-pub use direction::{
-    ChatOverResponses, ResponsesOverChat, TranslatedReply, TranslatedRequest, Translation,
-};
+pub use body::ResponseBody;
+pub use direction::{ChatOverResponses, ResponsesOverChat, Translation};
+pub use future::ResponseFuture;
+pub use headers::DROPPED_HEADER;
+pub use layer::TranslateLayer;
 pub use observer::{Exchange, NoopObserver, Observer};
-pub use options::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE};
 pub use request_body::{BoxError, RequestBody};
-pub use response_body::{ResponseBody, StreamState};
-pub use service::{ResponseFuture, Translate, TranslateLayer, DROPPED_HEADER};
+pub use service::Translate;
+pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE};
 pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;
 

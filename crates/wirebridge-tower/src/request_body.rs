@@ -1,5 +1,6 @@
-//! The body the inner service receives.
+//! [`RequestBody`]: the body the inner service receives.
 
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -10,32 +11,51 @@ use pin_project::pin_project;
 /// A boxed error, as request bodies report them.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A request body: the client's own (requests that pass through, streamed
-/// untouched), or a translated one.
-#[pin_project(project = RequestBodyProj)]
-pub enum RequestBody<B> {
-    /// The client's body, unchanged.
+/// The body of a request to the inner service: the client's own for
+/// requests that pass through (streamed untouched), or a translated one.
+#[pin_project]
+pub struct RequestBody<B> {
+    #[pin]
+    kind: Kind<B>,
+}
+
+#[pin_project(project = KindProj)]
+enum Kind<B> {
     Original {
         #[pin]
-        /// The body.
         body: B,
     },
-    /// A translated body.
     Translated {
-        /// The bytes, until sent.
         data: Option<Bytes>,
     },
 }
 
 impl<B> RequestBody<B> {
-    /// Wraps the client's body.
+    /// The client's body, unchanged.
     pub fn original(body: B) -> Self {
-        RequestBody::Original { body }
+        Self {
+            kind: Kind::Original { body },
+        }
     }
 
-    /// A translated body.
+    /// A complete body built by the layer.
     pub fn translated(data: Bytes) -> Self {
-        RequestBody::Translated { data: Some(data) }
+        Self {
+            kind: Kind::Translated { data: Some(data) },
+        }
+    }
+}
+
+impl<B> fmt::Debug for RequestBody<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("RequestBody");
+        match &self.kind {
+            Kind::Original { .. } => d.field("kind", &"original"),
+            Kind::Translated { data } => d
+                .field("kind", &"translated")
+                .field("len", &data.as_ref().map(Bytes::len)),
+        };
+        d.finish()
     }
 }
 
@@ -51,25 +71,23 @@ where
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        match self.project() {
-            RequestBodyProj::Original { body } => body.poll_frame(cx).map_err(Into::into),
-            RequestBodyProj::Translated { data } => {
-                Poll::Ready(data.take().map(|d| Ok(Frame::data(d))))
-            }
+        match self.project().kind.project() {
+            KindProj::Original { body } => body.poll_frame(cx).map_err(Into::into),
+            KindProj::Translated { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        match self {
-            RequestBody::Original { body } => body.is_end_stream(),
-            RequestBody::Translated { data } => data.is_none(),
+        match &self.kind {
+            Kind::Original { body } => body.is_end_stream(),
+            Kind::Translated { data } => data.is_none(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
-        match self {
-            RequestBody::Original { body } => body.size_hint(),
-            RequestBody::Translated { data } => {
+        match &self.kind {
+            Kind::Original { body } => body.size_hint(),
+            Kind::Translated { data } => {
                 SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
             }
         }

@@ -10,7 +10,8 @@ use wirebridge_wire::responses::strict::{InputPart, ToolOutput};
 use wirebridge_wire::Str;
 
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
 
 /// Parses a raw `content`, naming the failing part in the error.
 pub(super) fn parse_content<'a>(

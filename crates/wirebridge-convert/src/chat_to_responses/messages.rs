@@ -14,7 +14,8 @@ use wirebridge_wire::responses::strict::{
 
 use super::content::{arguments, input_parts, parse_content, required_text, tool_output};
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
 
 /// Translates the conversation into input items.
 pub(super) fn translate_messages<'a>(

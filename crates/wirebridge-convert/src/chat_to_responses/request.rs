@@ -13,7 +13,8 @@ use super::messages::translate_messages;
 use super::tools::translate_tools;
 use super::{ChatContext, ChatReasoning, Options};
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder, LossReport};
+use crate::loss::{LossKind, LossReport};
+use crate::recorder::LossRecorder;
 
 /// A translated request.
 #[derive(Debug)]

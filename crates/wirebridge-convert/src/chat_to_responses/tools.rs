@@ -15,7 +15,8 @@ use wirebridge_wire::Str;
 
 use super::content::locate;
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
 
 pub(super) struct TranslatedTools<'a> {
     pub(super) tools: Vec<Tool<'a>>,

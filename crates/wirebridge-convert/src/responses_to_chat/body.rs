@@ -16,7 +16,7 @@ use super::reply::{
     tool_search_arguments, usage, Piece,
 };
 use super::think::split_all;
-use super::ResponsesContext;
+use super::{Finished, ResponsesContext};
 use crate::error::ConvertError;
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
@@ -31,10 +31,29 @@ pub struct TranslatedBody {
     pub response_id: String,
     /// Final status.
     pub status: ResponseStatus,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// The output items, each a JSON object.
+    pub output: Vec<Box<RawValue>>,
     /// What was dropped.
     pub losses: LossReport,
     /// Outcome, usage and tool calls.
     pub summary: crate::summary::ReplySummary,
+}
+
+impl TranslatedBody {
+    /// The response as a store keeps it.
+    pub fn finished(&self) -> Finished<'_> {
+        Finished {
+            id: &self.response_id,
+            created_at: self.created_at,
+            status: self.status,
+            output: &self.output,
+            // Written by serde_json just above, or copied from a response
+            // it wrote: always UTF-8.
+            response: std::str::from_utf8(&self.body).unwrap_or_default(),
+        }
+    }
 }
 
 /// Translates a `chat.completion` body into a `Response`.
@@ -103,13 +122,14 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         .as_deref()
         .filter(|m| !m.is_empty())
         .unwrap_or(&ctx.model);
+    let created_at = completion
+        .created
+        .filter(|c| *c > 0)
+        .unwrap_or_else(unix_now);
     let response = Response {
         id: &response_id,
         object: "response",
-        created_at: completion
-            .created
-            .filter(|c| *c > 0)
-            .unwrap_or_else(unix_now),
+        created_at,
         status,
         completed_at: (status == ResponseStatus::Completed).then(unix_now),
         error: None,
@@ -137,6 +157,8 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         body: serde_json::to_vec(&response).expect("responses always serialize"),
         response_id,
         status,
+        created_at,
+        output,
         losses,
         summary,
     })

@@ -4,8 +4,6 @@
 //! by the stream translator, exactly as for a streaming client, and the
 //! finished `Response` it ends with becomes the body.
 
-use wirebridge_wire::responses::strict::ResponseStatus;
-
 use super::body::TranslatedBody;
 use super::stream::StreamTranslator;
 use super::ResponsesContext;
@@ -52,15 +50,16 @@ pub fn translate_stream_body(
             code: failure.code.clone(),
         });
     }
-    let response = translator.finished_response().ok_or_else(|| {
+    let finished = translator.finished().ok_or_else(|| {
         ConvertError::InvalidUpstream("the upstream stream did not finish".into())
     })?;
-    let summary = translator.summary();
     Ok(TranslatedBody {
-        body: response.get().as_bytes().to_vec(),
-        response_id: translator.response_id().to_owned(),
-        status: translator.status().unwrap_or(ResponseStatus::Completed),
+        body: finished.response.as_bytes().to_vec(),
+        response_id: finished.id.to_owned(),
+        status: finished.status,
+        created_at: finished.created_at,
+        output: finished.output.to_vec(),
         losses: translator.losses().clone(),
-        summary,
+        summary: translator.summary(),
     })
 }

@@ -1,104 +1,23 @@
-//! Responses `input` items → Chat `messages`.
-//!
-//! Chat backends insist on a shape Responses does not: the tool calls of one
-//! turn in ONE assistant message, directly followed by one `tool` message per
-//! call. The builder below keeps that shape while walking the items in order.
+//! Responses `input` items → Chat `messages`: messages and their content
+//! parts, function and custom tool calls, and tool outputs.
 
 use std::borrow::Cow;
-use std::fmt;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{
     ChatMessage, ChatPart, FileRef, FunctionCall, ImageUrl, MessageContent, Role, ToolCall,
 };
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
-use wirebridge_wire::responses::lenient::{
-    Content, ContentPart, CreateResponse, Input, InputItem, ItemKind,
-};
+use wirebridge_wire::responses::lenient::{Content, ContentPart, InputItem, ItemKind};
 use wirebridge_wire::Str;
 
-pub(super) use super::replay::{current_turn_start, Replay};
-use super::Options;
+use super::builder::{call_id, empty_user_message, Builder, ItemPath};
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
-use crate::tool_names::ToolNameMap;
-
-/// Translates `instructions` and `input` into messages.
-pub(super) fn translate_input<'a>(
-    request: &CreateResponse<'a>,
-    names: &ToolNameMap,
-    options: &Options,
-    replay: Replay,
-    losses: &mut LossRecorder<'_>,
-) -> Result<Vec<ChatMessage<'a>>, ConvertError> {
-    let mut builder = Builder {
-        messages: Vec::new(),
-        deferred: Vec::new(),
-        pending_reasoning: Vec::new(),
-        options,
-        names,
-        replay,
-        turn_start: 0,
-    };
-    if let Some(instructions) = request.instructions {
-        builder.push(ChatMessage::new(
-            Role::System,
-            MessageContent::Text(instructions.into()),
-        ));
-    }
-    match &request.input {
-        None => {}
-        Some(Input::Text(text)) => {
-            if text.is_empty() {
-                return Err(empty_user_message("input".into()));
-            }
-            builder.push(ChatMessage::new(
-                Role::User,
-                MessageContent::Text((*text).into()),
-            ));
-        }
-        Some(Input::Items(items)) => {
-            builder.turn_start = current_turn_start(items);
-            for (i, item) in items.iter().enumerate() {
-                builder.item(item, i, losses)?;
-            }
-        }
-    }
-    builder.flush_deferred();
-    if builder.messages.is_empty() {
-        return Err(ConvertError::MissingField("input".into()));
-    }
-    Ok(builder.messages)
-}
-
-pub(super) struct Builder<'a, 'o> {
-    pub(super) messages: Vec<ChatMessage<'a>>,
-    /// User messages carrying tool-output images, held back until the run of
-    /// `tool` messages they belong to has ended.
-    pub(super) deferred: Vec<ChatMessage<'a>>,
-    /// Reasoning text to replay on the next assistant message.
-    pub(super) pending_reasoning: Vec<JsonText<'a>>,
-    pub(super) options: &'o Options,
-    pub(super) names: &'o ToolNameMap,
-    /// Which reasoning is replayed.
-    pub(super) replay: Replay,
-    /// Where the current turn starts: the last user message.
-    pub(super) turn_start: usize,
-}
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
 
 impl<'a> Builder<'a, '_> {
-    pub(super) fn push(&mut self, message: ChatMessage<'a>) {
-        if message.role != Role::Tool {
-            self.flush_deferred();
-        }
-        self.messages.push(message);
-    }
-
-    fn flush_deferred(&mut self) {
-        self.messages.append(&mut self.deferred);
-    }
-
-    fn item(
+    pub(super) fn item(
         &mut self,
         item: &InputItem<'a>,
         i: usize,
@@ -283,25 +202,6 @@ impl<'a> Builder<'a, '_> {
         Ok(())
     }
 
-    /// Adds a call to the assistant message right before it (its text, or the
-    /// calls of the same turn), or starts a new assistant message.
-    pub(super) fn push_tool_call(&mut self, call: ToolCall<'a>) {
-        match self.messages.last_mut() {
-            Some(last) if last.role == Role::Assistant && self.deferred.is_empty() => {
-                if last.content.is_absent() {
-                    last.content = MessageContent::Null;
-                }
-                last.tool_calls.push(call);
-            }
-            _ => {
-                let mut message = ChatMessage::new(Role::Assistant, MessageContent::Null);
-                message.tool_calls.push(call);
-                self.attach_reasoning(&mut message);
-                self.push(message);
-            }
-        }
-    }
-
     fn tool_output(
         &mut self,
         item: &InputItem<'a>,
@@ -360,23 +260,6 @@ fn is_empty(content: &MessageContent<'_>) -> bool {
             .all(|p| matches!(p, ChatPart::Text { text } if text.is_empty())),
         _ => false,
     }
-}
-
-fn empty_user_message(param: String) -> ConvertError {
-    ConvertError::invalid(
-        param,
-        "a user message must have content; this one is empty (or holds only empty text)",
-    )
-}
-
-pub(super) fn call_id<'a>(
-    item: &InputItem<'a>,
-    path: &ItemPath,
-) -> Result<Cow<'a, str>, ConvertError> {
-    item.call_id
-        .clone()
-        .map(Str::into_cow)
-        .ok_or_else(|| ConvertError::MissingField(format!("{path}.call_id")))
 }
 
 fn join_texts<'a>(
@@ -536,32 +419,4 @@ fn image_url(raw: Option<&RawValue>) -> Option<JsonStr<'_>> {
     serde_json::from_str::<Nested<'_>>(raw.get())
         .ok()
         .map(|n| n.url)
-}
-
-/// Where an item (or one of its fields) is in `input`: `input[3].content`.
-///
-/// Written out only when a loss or an error names it, so translating an
-/// item costs no string formatting.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct ItemPath {
-    pub(super) index: usize,
-    pub(super) field: &'static str,
-}
-
-impl fmt::Display for ItemPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "input[{}]{}", self.index, self.field)
-    }
-}
-
-impl From<ItemPath> for String {
-    fn from(path: ItemPath) -> String {
-        path.to_string()
-    }
-}
-
-impl From<&ItemPath> for String {
-    fn from(path: &ItemPath) -> String {
-        path.to_string()
-    }
 }

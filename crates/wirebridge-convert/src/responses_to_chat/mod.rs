@@ -29,7 +29,9 @@
 //! ```
 
 mod body;
+mod builder;
 mod collected;
+mod history;
 mod items;
 mod reasoning;
 mod replay;
@@ -41,7 +43,8 @@ mod tools;
 
 pub use body::{translate_body, TranslatedBody};
 pub use collected::translate_stream_body;
-pub use request::{translate_request, TranslatedRequest};
+pub use history::{Finished, History, Turn};
+pub use request::{translate_request, ParsedRequest, TranslatedRequest};
 pub use stream::StreamTranslator;
 
 use std::sync::Arc;
@@ -69,6 +72,10 @@ pub struct Options {
     /// `include: ["reasoning.encrypted_content"]`, and opens what they send
     /// back so it can be replayed. Without it, that `include` is lost.
     pub seal: Option<Seal>,
+    /// A response store keeps the responses (see [`History`]): `store` is
+    /// honoured rather than lost, and each translation carries the
+    /// [`Turn`] to keep.
+    pub store: bool,
 }
 
 /// A sealer and the tenant it seals for.

@@ -8,8 +8,9 @@ use wirebridge_wire::responses::lenient::{CreateResponse, Reasoning};
 
 use super::{Options, ReasoningOutput};
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
+use crate::loss::LossKind;
 use crate::profile::BackendProfile;
+use crate::recorder::LossRecorder;
 
 /// The `include` value that asks for sealed reasoning.
 pub(super) const INCLUDE_ENCRYPTED: &str = "reasoning.encrypted_content";

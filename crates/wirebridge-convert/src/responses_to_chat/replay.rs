@@ -8,33 +8,14 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use wirebridge_wire::chat::strict::{ChatMessage, FunctionCall, MessageContent, Role, ToolCall};
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
-use wirebridge_wire::responses::lenient::{Content, InputItem, ItemKind};
+use wirebridge_wire::responses::lenient::{Content, InputItem};
 
-use super::items::{call_id, Builder, ItemPath};
+use super::builder::{call_id, Builder, ItemPath};
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
+use crate::loss::LossKind;
 use crate::profile::ReasoningField;
+use crate::recorder::LossRecorder;
 use crate::seal::{OpenError, PREFIX};
-
-/// Which reasoning of the history is replayed (when the profile replays
-/// reasoning at all).
-#[derive(Debug, Clone, Copy, Default)]
-pub(in crate::responses_to_chat) struct Replay {
-    /// Every turn's (`reasoning.context: all_turns`), not only the current
-    /// turn's (after the last user message): backends with interleaved
-    /// thinking need the reasoning of the tool loop under way.
-    pub(in crate::responses_to_chat) all_turns: bool,
-}
-
-/// Where the current turn starts: the index of the last user message.
-pub(in crate::responses_to_chat) fn current_turn_start(items: &[InputItem<'_>]) -> usize {
-    items
-        .iter()
-        .rposition(|item| {
-            item.classify() == ItemKind::Message && item.role.as_deref() == Some("user")
-        })
-        .unwrap_or(0)
-}
 
 impl<'a> Builder<'a, '_> {
     pub(super) fn reasoning(

@@ -5,13 +5,15 @@ use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseForma
 use wirebridge_wire::responses::lenient::{CreateResponse, TextParam};
 use wirebridge_wire::responses::strict::ResponseEcho;
 
-use super::items::{translate_input, Replay};
+use super::builder::{translate_input, Conversation, Replay};
+use super::history::{turn_input, History, Turn};
 use super::reasoning;
 use super::tools::{tool_lists, translate_tools};
 use super::{Options, ResponsesContext};
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder, LossReport};
+use crate::loss::{LossKind, LossReport};
 use crate::profile::MaxTokensField;
+use crate::recorder::LossRecorder;
 
 /// A translated request.
 #[derive(Debug)]
@@ -22,20 +24,67 @@ pub struct TranslatedRequest {
     pub context: ResponsesContext,
     /// What was dropped.
     pub losses: LossReport,
+    /// The turn to keep once the response is done, when a store keeps
+    /// responses ([`Options::store`]) and the client did not send
+    /// `store: false`.
+    pub turn: Option<Turn>,
 }
 
 /// The include value that asks for output-text log probabilities.
 const INCLUDE_LOGPROBS: &str = "message.output_text.logprobs";
 
 /// Translates a `POST /v1/responses` body into a `POST /v1/chat/completions`
-/// body.
+/// body. A `previous_response_id` is a loss here: with a response store,
+/// parse with [`ParsedRequest`] and translate with the stored [`History`].
 pub fn translate_request(
     body: &[u8],
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
-    let request_len = body.len();
-    let request: CreateResponse<'_> = serde_json::from_slice(body)
-        .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
+    ParsedRequest::parse(body)?.translate(&History::default(), options)
+}
+
+/// A `POST /v1/responses` body, parsed (borrowing it) and ready to
+/// translate once the conversation it continues is known.
+#[derive(Debug)]
+pub struct ParsedRequest<'a> {
+    request: CreateResponse<'a>,
+    len: usize,
+}
+
+impl<'a> ParsedRequest<'a> {
+    /// Parses a request body; an invalid one is an error naming the field.
+    pub fn parse(body: &'a [u8]) -> Result<Self, ConvertError> {
+        let request: CreateResponse<'a> = serde_json::from_slice(body)
+            .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
+        Ok(Self {
+            request,
+            len: body.len(),
+        })
+    }
+
+    /// The response the request continues (`previous_response_id`), which
+    /// a store resolves into the [`History`] to translate with.
+    pub fn previous_response_id(&self) -> Option<&str> {
+        self.request.previous_response_id.as_deref()
+    }
+
+    /// Translates the request, the stored `history` coming before its own
+    /// input (instructions are not inherited, as the API specifies).
+    pub fn translate(
+        self,
+        history: &History<'a>,
+        options: &Options,
+    ) -> Result<TranslatedRequest, ConvertError> {
+        translate(self.request, self.len, history, options)
+    }
+}
+
+fn translate<'a>(
+    mut request: CreateResponse<'a>,
+    request_len: usize,
+    history: &History<'a>,
+    options: &Options,
+) -> Result<TranslatedRequest, ConvertError> {
     let mut losses = LossRecorder::new(&options.policy);
     let profile = &options.profile;
 
@@ -43,7 +92,16 @@ pub fn translate_request(
         .model
         .clone()
         .ok_or_else(|| ConvertError::MissingField("model".into()))?;
-    let lists = tool_lists(&request)?;
+    let keeps = options.store && request.store != Some(false);
+    let turn = match keeps {
+        true => Some(Turn {
+            previous_response_id: history.previous_response_id().map(str::to_owned),
+            input: turn_input(request.input.as_ref())?,
+        }),
+        false => None,
+    };
+    let input = Conversation::new(request.input.take(), history)?;
+    let lists = tool_lists(&request, &input.items)?;
     let text = request
         .parse_text()
         .map_err(|e| ConvertError::from_parse_at("text", e))?;
@@ -56,7 +114,8 @@ pub fn translate_request(
         all_turns: reasoning::replays_all_turns(&reasoning, profile),
     };
     let messages = translate_input(
-        &request,
+        request.instructions,
+        &input,
         &translated_tools.names,
         options,
         replay,
@@ -117,7 +176,7 @@ pub fn translate_request(
         }
     }
 
-    passthrough(&request, &mut chat, options, &mut losses)?;
+    passthrough(&request, history, &mut chat, options, &mut losses)?;
 
     let stream = request.stream.unwrap_or(false);
     if stream {
@@ -130,7 +189,8 @@ pub fn translate_request(
     }
 
     // The translation is about as long as the request: one allocation.
-    let mut body = Vec::with_capacity(request_len + request_len / 4);
+    let input_len = request_len + history.text_len();
+    let mut body = Vec::with_capacity(input_len + input_len / 4);
     serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
@@ -145,6 +205,7 @@ pub fn translate_request(
         body,
         context,
         losses: losses.finish(),
+        turn,
     })
 }
 
@@ -183,6 +244,7 @@ fn response_format<'a>(text: &TextParam<'a>) -> Result<Option<ResponseFormat<'a>
 /// them, otherwise dropped or rejected per the policy.
 fn passthrough<'a>(
     request: &CreateResponse<'a>,
+    history: &History<'_>,
     chat: &mut ChatRequest<'a>,
     options: &Options,
     losses: &mut LossRecorder<'_>,
@@ -218,7 +280,7 @@ fn passthrough<'a>(
     if let Some(store) = request.store {
         if profile.passes("store") {
             chat.store = Some(store);
-        } else if store {
+        } else if store && !options.store {
             losses.record(
                 LossKind::UnsupportedParameter,
                 "store",
@@ -256,7 +318,7 @@ fn passthrough<'a>(
         }
     }
 
-    if request.previous_response_id.is_some() {
+    if request.previous_response_id.is_some() && history.previous_response_id().is_none() {
         losses.record(
             LossKind::StatefulFeature,
             "previous_response_id",

@@ -8,13 +8,14 @@ use wirebridge_wire::chat::strict::{
     ChatTool, ChatToolChoice, FunctionDef, NamedFunction, WebSearchOptions,
 };
 use wirebridge_wire::raw::JsonText;
-use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, Tool};
+use wirebridge_wire::responses::lenient::{CreateResponse, InputItem, ItemKind, Tool};
 use wirebridge_wire::Str;
 
 use super::replay::TOOL_SEARCH;
 use crate::error::ConvertError;
-use crate::loss::{LossKind, LossRecorder};
+use crate::loss::LossKind;
 use crate::profile::BackendProfile;
+use crate::recorder::LossRecorder;
 use crate::tool_names::{ToolKind, ToolNameMap, ToolOrigin};
 
 pub(super) struct TranslatedTools<'a> {
@@ -39,6 +40,7 @@ pub(super) struct ToolList<'a> {
 /// `tool_search_output` items (tools a search loaded), in input order.
 pub(super) fn tool_lists<'a>(
     request: &CreateResponse<'a>,
+    items: &[InputItem<'a>],
 ) -> Result<Vec<ToolList<'a>>, ConvertError> {
     let mut lists = vec![ToolList {
         path: "tools".into(),
@@ -47,9 +49,6 @@ pub(super) fn tool_lists<'a>(
             .map_err(|e| ConvertError::from_parse_at("tools", e))?,
         loaded: false,
     }];
-    let Some(Input::Items(items)) = &request.input else {
-        return Ok(lists);
-    };
     for (i, item) in items.iter().enumerate() {
         let loaded = match item.classify() {
             ItemKind::AdditionalTools => false,

@@ -3,8 +3,8 @@
 //! to the rule that owns it.
 
 use super::fields::{req_array, req_obj, req_str, req_str_or_null, req_u64, v_err, R};
-use super::items::OpenItem;
 use super::options::CheckOptions;
+use super::state::OpenItem;
 use super::vocabulary::{KNOWN_EVENT_TYPES, REQUIRED_RESPONSE_KEYS};
 use crate::sse::SseFrame;
 use crate::transcript::ResponsesTranscript;

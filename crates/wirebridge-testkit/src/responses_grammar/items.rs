@@ -4,41 +4,13 @@
 
 use super::checker::Checker;
 use super::fields::{req_array, req_obj, req_str, req_u64, short, v_err, R};
-use super::message::{message_event, Part, PartKind};
-use super::reasoning::{reasoning_event, TextPart};
+use super::message::message_event;
+use super::reasoning::reasoning_event;
+use super::state::{Kind, OpenItem, PartKind};
 use super::tool_call::tool_call_event;
 use super::vocabulary::{CUSTOM_EVENTS, FUNCTION_EVENTS, MESSAGE_EVENTS, REASONING_EVENTS};
 use crate::transcript::{str_field, ToolCallRecord};
 use serde_json::Value;
-
-/// The item types whose sub-events have rules of their own; hosted items
-/// (`web_search_call`, …) are `Other` and only need added/done pairing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Message,
-    Reasoning,
-    FunctionCall,
-    CustomToolCall,
-    Other,
-}
-
-/// The item between its `output_item.added` and `output_item.done`, with
-/// what its sub-events have accumulated so far.
-#[derive(Debug)]
-pub(super) struct OpenItem {
-    pub(super) output_index: u64,
-    pub(super) id: String,
-    pub(super) item_type: String,
-    pub(super) kind: Kind,
-    /// The item as added, which the done item must agree with.
-    pub(super) added: Value,
-    pub(super) parts: Vec<Part>,
-    pub(super) summaries: Vec<TextPart>,
-    pub(super) reasoning_texts: Vec<TextPart>,
-    /// Function call arguments or custom tool call input so far.
-    pub(super) args: String,
-    pub(super) args_done: bool,
-}
 
 impl Checker<'_> {
     /// Opens an item: the next `output_index`, and partial.

@@ -2,44 +2,9 @@
 //! their deltas, annotations and done events.
 
 use super::fields::{req_array, req_obj, req_str, req_u64, short, v_err, R};
-use super::items::OpenItem;
+use super::state::{OpenItem, Part, PartKind};
 use crate::transcript::ResponsesTranscript;
 use serde_json::Value;
-
-/// The two content part types a message item streams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum PartKind {
-    OutputText,
-    Refusal,
-}
-
-impl PartKind {
-    /// The part's `type`.
-    pub(super) fn type_name(self) -> &'static str {
-        match self {
-            PartKind::OutputText => "output_text",
-            PartKind::Refusal => "refusal",
-        }
-    }
-    /// The key that holds the part's text.
-    pub(super) fn text_key(self) -> &'static str {
-        match self {
-            PartKind::OutputText => "text",
-            PartKind::Refusal => "refusal",
-        }
-    }
-}
-
-/// A message content part: its deltas so far, its done text and
-/// annotations, and whether `content_part.done` closed it.
-#[derive(Debug)]
-pub(super) struct Part {
-    pub(super) kind: PartKind,
-    pub(super) acc: String,
-    pub(super) done: Option<String>,
-    pub(super) annotations: Vec<Value>,
-    pub(super) closed: bool,
-}
 
 /// Applies a content part event to the open message item, adding its text
 /// to the transcript.

@@ -32,6 +32,7 @@ mod message;
 mod options;
 mod reasoning;
 mod recorded;
+mod state;
 mod terminal;
 mod tool_call;
 mod vocabulary;

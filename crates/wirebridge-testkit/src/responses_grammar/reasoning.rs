@@ -2,18 +2,9 @@
 //! text indexed by `content_index`, each in order.
 
 use super::fields::{req_obj, req_str, req_u64, short, v_err, R};
-use super::items::OpenItem;
+use super::state::{OpenItem, TextPart};
 use crate::transcript::ResponsesTranscript;
 use serde_json::Value;
-
-/// A reasoning summary part or reasoning text: its deltas so far, its done
-/// text, and whether its part was closed.
-#[derive(Debug, Default)]
-pub(super) struct TextPart {
-    pub(super) acc: String,
-    pub(super) done: Option<String>,
-    pub(super) closed: bool,
-}
 
 /// Applies a summary or reasoning text event to the open reasoning item,
 /// adding its text to the transcript.

@@ -2,8 +2,8 @@
 //! deltas, then exactly one done event equal to their concatenation.
 
 use super::fields::{req_str, short, v_err, R};
-use super::items::{Kind, OpenItem};
 use super::options::CheckOptions;
+use super::state::{Kind, OpenItem};
 use crate::transcript::str_field;
 use serde_json::Value;
 

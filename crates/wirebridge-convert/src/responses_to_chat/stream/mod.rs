@@ -10,7 +10,7 @@ use wirebridge_wire::responses::strict::{
 
 use super::reply::{content_pieces, reasoning_text, usage, Piece};
 use super::think::{Side, ThinkSplitter};
-use super::ResponsesContext;
+use super::{Finished, ResponsesContext};
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
 
@@ -206,6 +206,18 @@ impl StreamTranslator {
     /// (`response.completed`, `response.incomplete` or `response.failed`).
     pub fn finished_response(&self) -> Option<&RawValue> {
         self.finished.as_deref()
+    }
+
+    /// The finished response as a store keeps it, once the terminal event
+    /// is written.
+    pub fn finished(&self) -> Option<Finished<'_>> {
+        Some(Finished {
+            id: &self.response_id,
+            created_at: self.created_at,
+            status: self.outcome?,
+            output: &self.output,
+            response: self.finished.as_deref()?.get(),
+        })
     }
 
     /// Why the stream failed, once it has.

@@ -8,6 +8,59 @@ use serde_json::value::RawValue;
 use crate::raw::JsonStr;
 use crate::Str;
 
+/// The items of an `input` array, and the array's JSON text.
+///
+/// Dereferences to the parsed items. The text is kept so that each item can
+/// be written back exactly as sent (a response store lists a turn's input
+/// items as the client gave them) without parsing anything twice.
+#[derive(Debug, Default)]
+pub struct InputItems<'a> {
+    items: Vec<InputItem<'a>>,
+    raw: Option<&'a RawValue>,
+}
+
+impl<'a> InputItems<'a> {
+    /// Parses a JSON array of items.
+    pub fn parse(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
+        Ok(Self {
+            items: serde_json::from_str(raw.get())?,
+            raw: Some(raw),
+        })
+    }
+
+    /// Items built here, with no JSON text behind them.
+    pub fn from_items(items: Vec<InputItem<'a>>) -> Self {
+        Self { items, raw: None }
+    }
+
+    /// The array as sent, if the items were parsed from one.
+    pub fn raw(&self) -> Option<&'a RawValue> {
+        self.raw
+    }
+
+    /// Each item's JSON text, in order: one more scan over the array, for
+    /// the callers that need it.
+    pub fn raw_items(&self) -> Result<Vec<&'a RawValue>, serde_json::Error> {
+        match self.raw {
+            Some(raw) => serde_json::from_str(raw.get()),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The parsed items.
+    pub fn into_vec(self) -> Vec<InputItem<'a>> {
+        self.items
+    }
+}
+
+impl<'a> std::ops::Deref for InputItems<'a> {
+    type Target = [InputItem<'a>];
+
+    fn deref(&self) -> &[InputItem<'a>] {
+        &self.items
+    }
+}
+
 /// One input item. [`classify`](Self::classify) tells what it is.
 #[derive(Debug, Default, Deserialize)]
 pub struct InputItem<'a> {

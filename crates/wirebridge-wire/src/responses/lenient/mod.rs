@@ -10,7 +10,7 @@ mod item;
 mod reply;
 mod request;
 
-pub use item::{Content, ContentPart, InputItem, ItemKind};
+pub use item::{Content, ContentPart, InputItem, InputItems, ItemKind};
 pub use reply::{
     IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,
 };

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::InputItem;
+use super::InputItems;
 use crate::raw::JsonStr;
 use crate::Str;
 
@@ -141,7 +141,7 @@ pub enum Input<'a> {
     /// One user message.
     Text(JsonStr<'a>),
     /// Conversation items.
-    Items(Vec<InputItem<'a>>),
+    Items(InputItems<'a>),
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
@@ -151,13 +151,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
         if let Some(text) = JsonStr::new(raw) {
             return Ok(Input::Text(text));
         }
-        serde_json::from_str(raw.get())
-            .map(Input::Items)
-            .map_err(|e| {
-                D::Error::custom(format_args!(
-                    "`input` must be a string or an array of items: {e}"
-                ))
-            })
+        InputItems::parse(raw).map(Input::Items).map_err(|e| {
+            D::Error::custom(format_args!(
+                "`input` must be a string or an array of items: {e}"
+            ))
+        })
     }
 }
 

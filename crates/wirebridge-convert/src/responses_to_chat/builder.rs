@@ -1,0 +1,220 @@
+//! The Chat conversation under construction, and the Responses
+//! conversation it is built from.
+//!
+//! Chat backends insist on a shape Responses does not: the tool calls of one
+//! turn in ONE assistant message, directly followed by one `tool` message per
+//! call. The [`Builder`] keeps that shape while walking the items in order;
+//! `items` translates each kind of item, `replay` the history that has no
+//! Chat item of its own.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use wirebridge_wire::chat::strict::{ChatMessage, MessageContent, Role, ToolCall};
+use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
+use wirebridge_wire::Str;
+
+use super::{History, Options};
+use crate::error::ConvertError;
+use crate::recorder::LossRecorder;
+use crate::tool_names::ToolNameMap;
+
+/// What the model is to read: the stored history (when the request continues
+/// a stored response) and the request's own `input`.
+pub(super) struct Conversation<'a> {
+    /// A string `input`, with no history before it.
+    pub(super) text: Option<JsonStr<'a>>,
+    /// The items: the history's, then the request's own. Error paths index
+    /// into this list.
+    pub(super) items: Vec<InputItem<'a>>,
+}
+
+impl<'a> Conversation<'a> {
+    pub(super) fn new(
+        input: Option<Input<'a>>,
+        history: &History<'a>,
+    ) -> Result<Self, ConvertError> {
+        let mut items = history.items()?;
+        let text = match input {
+            None => None,
+            Some(Input::Items(own)) => {
+                if items.is_empty() {
+                    items = own.into_vec();
+                } else {
+                    items.extend(own.into_vec());
+                }
+                None
+            }
+            Some(Input::Text(text)) if items.is_empty() => Some(text),
+            Some(Input::Text(text)) => {
+                if text.is_empty() {
+                    return Err(empty_user_message("input".into()));
+                }
+                items.push(InputItem {
+                    role: Some("user".into()),
+                    content: Some(text.raw()),
+                    ..InputItem::default()
+                });
+                None
+            }
+        };
+        Ok(Self { text, items })
+    }
+}
+
+/// Translates `instructions` and the conversation into messages.
+pub(super) fn translate_input<'a>(
+    instructions: Option<JsonStr<'a>>,
+    input: &Conversation<'a>,
+    names: &ToolNameMap,
+    options: &Options,
+    replay: Replay,
+    losses: &mut LossRecorder<'_>,
+) -> Result<Vec<ChatMessage<'a>>, ConvertError> {
+    let mut builder = Builder {
+        messages: Vec::new(),
+        deferred: Vec::new(),
+        pending_reasoning: Vec::new(),
+        options,
+        names,
+        replay,
+        turn_start: 0,
+    };
+    if let Some(instructions) = instructions {
+        builder.push(ChatMessage::new(
+            Role::System,
+            MessageContent::Text(instructions.into()),
+        ));
+    }
+    if let Some(text) = input.text {
+        if text.is_empty() {
+            return Err(empty_user_message("input".into()));
+        }
+        builder.push(ChatMessage::new(
+            Role::User,
+            MessageContent::Text(text.into()),
+        ));
+    }
+    builder.turn_start = current_turn_start(&input.items);
+    for (i, item) in input.items.iter().enumerate() {
+        builder.item(item, i, losses)?;
+    }
+    builder.flush_deferred();
+    if builder.messages.is_empty() {
+        return Err(ConvertError::MissingField("input".into()));
+    }
+    Ok(builder.messages)
+}
+
+pub(super) struct Builder<'a, 'o> {
+    pub(super) messages: Vec<ChatMessage<'a>>,
+    /// User messages carrying tool-output images, held back until the run of
+    /// `tool` messages they belong to has ended.
+    pub(super) deferred: Vec<ChatMessage<'a>>,
+    /// Reasoning text to replay on the next assistant message.
+    pub(super) pending_reasoning: Vec<JsonText<'a>>,
+    pub(super) options: &'o Options,
+    pub(super) names: &'o ToolNameMap,
+    /// Which reasoning is replayed.
+    pub(super) replay: Replay,
+    /// Where the current turn starts: the last user message.
+    pub(super) turn_start: usize,
+}
+
+impl<'a> Builder<'a, '_> {
+    pub(super) fn push(&mut self, message: ChatMessage<'a>) {
+        if message.role != Role::Tool {
+            self.flush_deferred();
+        }
+        self.messages.push(message);
+    }
+
+    fn flush_deferred(&mut self) {
+        self.messages.append(&mut self.deferred);
+    }
+
+    /// Adds a call to the assistant message right before it (its text, or the
+    /// calls of the same turn), or starts a new assistant message.
+    pub(super) fn push_tool_call(&mut self, call: ToolCall<'a>) {
+        match self.messages.last_mut() {
+            Some(last) if last.role == Role::Assistant && self.deferred.is_empty() => {
+                if last.content.is_absent() {
+                    last.content = MessageContent::Null;
+                }
+                last.tool_calls.push(call);
+            }
+            _ => {
+                let mut message = ChatMessage::new(Role::Assistant, MessageContent::Null);
+                message.tool_calls.push(call);
+                self.attach_reasoning(&mut message);
+                self.push(message);
+            }
+        }
+    }
+}
+
+/// Which reasoning of the history is replayed (when the profile replays
+/// reasoning at all).
+#[derive(Debug, Clone, Copy, Default)]
+pub(in crate::responses_to_chat) struct Replay {
+    /// Every turn's (`reasoning.context: all_turns`), not only the current
+    /// turn's (after the last user message): backends with interleaved
+    /// thinking need the reasoning of the tool loop under way.
+    pub(in crate::responses_to_chat) all_turns: bool,
+}
+
+/// Where the current turn starts: the index of the last user message.
+pub(in crate::responses_to_chat) fn current_turn_start(items: &[InputItem<'_>]) -> usize {
+    items
+        .iter()
+        .rposition(|item| {
+            item.classify() == ItemKind::Message && item.role.as_deref() == Some("user")
+        })
+        .unwrap_or(0)
+}
+
+pub(super) fn empty_user_message(param: String) -> ConvertError {
+    ConvertError::invalid(
+        param,
+        "a user message must have content; this one is empty (or holds only empty text)",
+    )
+}
+
+pub(super) fn call_id<'a>(
+    item: &InputItem<'a>,
+    path: &ItemPath,
+) -> Result<Cow<'a, str>, ConvertError> {
+    item.call_id
+        .clone()
+        .map(Str::into_cow)
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.call_id")))
+}
+
+/// Where an item (or one of its fields) is in `input`: `input[3].content`.
+///
+/// Written out only when a loss or an error names it, so translating an
+/// item costs no string formatting.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ItemPath {
+    pub(super) index: usize,
+    pub(super) field: &'static str,
+}
+
+impl fmt::Display for ItemPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "input[{}]{}", self.index, self.field)
+    }
+}
+
+impl From<ItemPath> for String {
+    fn from(path: ItemPath) -> String {
+        path.to_string()
+    }
+}
+
+impl From<&ItemPath> for String {
+    fn from(path: &ItemPath) -> String {
+        path.to_string()
+    }
+}

@@ -1,0 +1,259 @@
+//! Stored conversations: the history a request continues, and the turn a
+//! store keeps once the response is done.
+//!
+//! A response store (kept by the caller: this crate does no IO) resolves
+//! `previous_response_id` into the items of the earlier turns and hands them
+//! over as [`History`]: JSON arrays of items, borrowed as stored. They are
+//! translated exactly as if the client had sent them in `input`. What to
+//! keep of the new turn comes back as a [`Turn`], and what to keep of the
+//! reply as a [`Finished`](super::Finished).
+
+use std::fmt::Write as _;
+
+use serde_json::value::RawValue;
+use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
+use wirebridge_wire::responses::strict::ResponseStatus;
+use wirebridge_wire::JsonStr;
+
+use crate::error::ConvertError;
+use crate::ids::ResponseIds;
+
+/// The conversation a request continues, as a response store keeps it.
+///
+/// ```
+/// use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest};
+///
+/// let stored_input = r#"[{"type":"message","id":"msg_1","role":"user","content":"My name is Ada."}]"#;
+/// let stored_output = r#"[{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hello Ada!","annotations":[]}]}]"#;
+/// let body = br#"{"model":"m","previous_response_id":"resp_1","input":"What is my name?"}"#;
+///
+/// let request = ParsedRequest::parse(body).unwrap();
+/// assert_eq!(request.previous_response_id(), Some("resp_1"));
+/// let history = History::new("resp_1", [stored_input, stored_output]);
+/// let translated = request.translate(&history, &Options::default()).unwrap();
+/// let chat: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
+/// assert_eq!(chat["messages"][0]["content"], "My name is Ada.");
+/// assert_eq!(chat["messages"][1]["content"], "Hello Ada!");
+/// assert_eq!(chat["messages"][2]["content"], "What is my name?");
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct History<'h> {
+    previous_response_id: Option<&'h str>,
+    arrays: Vec<&'h str>,
+}
+
+impl<'h> History<'h> {
+    /// The conversation that ended with response `id`: the items of its
+    /// turns, oldest first, each a JSON array (a turn's input items, then
+    /// its output items).
+    pub fn new(id: &'h str, arrays: impl IntoIterator<Item = &'h str>) -> Self {
+        Self {
+            previous_response_id: Some(id),
+            arrays: arrays.into_iter().collect(),
+        }
+    }
+
+    /// The response the request continues, when a store resolved it.
+    pub fn previous_response_id(&self) -> Option<&'h str> {
+        self.previous_response_id
+    }
+
+    /// Bytes of stored items.
+    pub(super) fn text_len(&self) -> usize {
+        self.arrays.iter().map(|a| a.len()).sum()
+    }
+
+    /// The stored items, parsed (borrowing the stored text).
+    pub(super) fn items(&self) -> Result<Vec<InputItem<'h>>, ConvertError> {
+        let mut items = Vec::new();
+        for array in &self.arrays {
+            let turn: Vec<InputItem<'h>> = serde_json::from_str(array)
+                .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
+            items.extend(turn);
+        }
+        Ok(items)
+    }
+}
+
+/// A turn as a response store keeps it: the response it continued and the
+/// input items the client sent for it (not the history).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// The response this turn continued.
+    pub previous_response_id: Option<String>,
+    /// This turn's own input items as a JSON array, each with a `type` and
+    /// an `id` (`GET /v1/responses/{id}/input_items` lists them by id).
+    pub input: String,
+}
+
+/// A finished response, as a response store keeps it: what the stream
+/// translator or the body translator already holds, typed, so nothing is
+/// parsed again to store it.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished<'r> {
+    /// The response id.
+    pub id: &'r str,
+    /// Unix seconds.
+    pub created_at: u64,
+    /// Its final status.
+    pub status: ResponseStatus,
+    /// Its output items, each a JSON object.
+    pub output: &'r [Box<RawValue>],
+    /// The whole `Response` object, as sent to the client.
+    pub response: &'r str,
+}
+
+impl Finished<'_> {
+    /// The output items as one JSON array.
+    pub fn output_array(&self) -> String {
+        let len = self.output.iter().map(|i| i.get().len() + 1).sum::<usize>();
+        let mut out = String::with_capacity(len + 2);
+        out.push('[');
+        for (n, item) in self.output.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(item.get());
+        }
+        out.push(']');
+        out
+    }
+}
+
+/// The turn's own input as items with ids: each item as the client wrote
+/// it, with `"type":"message"` and an `id` spliced in where it had none.
+pub(super) fn turn_input(input: Option<&Input<'_>>) -> Result<String, ConvertError> {
+    let ids = ResponseIds::new();
+    let mut out = String::from("[");
+    match input {
+        None => {}
+        Some(Input::Text(text)) => user_message(&mut out, &ids.item("msg", 0), *text),
+        Some(Input::Items(items)) => {
+            let raws = items
+                .raw_items()
+                .map_err(|e| ConvertError::invalid("input", e.to_string()))?;
+            for (n, (raw, item)) in raws.iter().zip(items.iter()).enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                let id = item.id.is_none().then(|| ids.item(prefix(item), n));
+                let kind = (item.kind.is_none() && item.role.is_some()).then_some("message");
+                with_fields(&mut out, raw, kind, id.as_deref());
+            }
+        }
+    }
+    out.push(']');
+    Ok(out)
+}
+
+/// A string `input` as the message item it stands for.
+fn user_message(out: &mut String, id: &str, text: JsonStr<'_>) {
+    let _ = write!(
+        out,
+        r#"{{"type":"message","id":"{id}","role":"user","content":[{{"type":"input_text","text":{}}}]}}"#,
+        text.raw().get()
+    );
+}
+
+/// Writes the item `raw` (a JSON object) with `type` and `id` added in
+/// front when given.
+fn with_fields(out: &mut String, raw: &RawValue, kind: Option<&str>, id: Option<&str>) {
+    let text = raw.get();
+    if kind.is_none() && id.is_none() {
+        out.push_str(text);
+        return;
+    }
+    // Items are objects (the parse above read them as such): the fields go
+    // right after the opening brace.
+    let rest = text
+        .trim_start()
+        .strip_prefix('{')
+        .unwrap_or(text)
+        .trim_start();
+    out.push('{');
+    let mut first = true;
+    for (key, value) in [("type", kind), ("id", id)] {
+        if let Some(value) = value {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            // Ids and types are generated here: no characters to escape.
+            let _ = write!(out, r#""{key}":"{value}""#);
+        }
+    }
+    if !rest.starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(rest);
+}
+
+/// The id prefix for an item of this kind, as the API names them.
+fn prefix(item: &InputItem<'_>) -> &'static str {
+    match item.classify() {
+        ItemKind::Message => "msg",
+        ItemKind::FunctionCall => "fc",
+        ItemKind::FunctionCallOutput => "fco",
+        ItemKind::CustomToolCall => "ctc",
+        ItemKind::CustomToolCallOutput => "ctco",
+        _ => "item",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirebridge_wire::responses::lenient::CreateResponse;
+
+    fn turn(body: &str) -> serde_json::Value {
+        let request: CreateResponse<'_> = serde_json::from_str(body).unwrap();
+        serde_json::from_str(&turn_input(request.input.as_ref()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_string_input_is_one_user_message() {
+        let items = turn(r#"{"input":"Say \"hi\""}"#);
+        assert_eq!(items[0]["type"], "message");
+        assert_eq!(items[0]["role"], "user");
+        assert_eq!(items[0]["content"][0]["text"], "Say \"hi\"");
+        assert!(items[0]["id"].as_str().unwrap().starts_with("msg_"));
+    }
+
+    #[test]
+    fn items_keep_their_fields_and_gain_a_type_and_an_id() {
+        let items = turn(
+            r#"{"input":[
+                { "role" : "user", "content": "a", "id": "keep" },
+                {"role":"user","content":[{"type":"input_text","text":"b"}]},
+                {"type":"function_call_output","call_id":"c","output":"o"},
+                {"type":"function_call","call_id":"c","name":"f","arguments":"{}"},
+                {"type":"mystery"},
+                {}
+            ]}"#,
+        );
+        assert_eq!(items[0]["id"], "keep");
+        assert_eq!(items[0]["type"], "message");
+        assert_eq!(items[1]["content"][0]["text"], "b");
+        assert!(items[1]["id"].as_str().unwrap().starts_with("msg_"));
+        assert!(items[2]["id"].as_str().unwrap().starts_with("fco_"));
+        assert_eq!(items[2]["output"], "o");
+        assert!(items[3]["id"].as_str().unwrap().starts_with("fc_"));
+        assert!(items[4]["id"].as_str().unwrap().starts_with("item_"));
+        assert!(items[5]["id"].as_str().unwrap().starts_with("item_"));
+        assert_eq!(items.as_array().unwrap().len(), 6);
+    }
+
+    #[test]
+    fn no_input_is_an_empty_list() {
+        assert_eq!(turn("{}"), serde_json::json!([]));
+    }
+
+    #[test]
+    fn unreadable_history_is_an_error() {
+        let history = History::new("resp_1", ["[{\"role\":"]);
+        assert!(matches!(
+            history.items(),
+            Err(ConvertError::UnreadableHistory(_))
+        ));
+    }
+}

@@ -1,0 +1,125 @@
+//! [`ResponseBody`]: the body the client receives.
+
+mod stream;
+
+use std::fmt;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use pin_project::pin_project;
+
+use stream::Driver;
+pub(crate) use stream::{HoldFuture, StreamState};
+
+/// The body of a response from [`Translate`](crate::Translate): the
+/// upstream's own body for requests that pass through, a translated JSON
+/// body, or an upstream event stream translated frame by frame as it
+/// arrives.
+#[pin_project]
+pub struct ResponseBody<B> {
+    #[pin]
+    kind: Kind<B>,
+}
+
+#[pin_project(project = KindProj)]
+enum Kind<B> {
+    Passthrough {
+        #[pin]
+        inner: B,
+    },
+    Full {
+        data: Option<Bytes>,
+    },
+    Stream {
+        #[pin]
+        inner: B,
+        state: Box<dyn Driver>,
+    },
+}
+
+impl<B> ResponseBody<B> {
+    /// The upstream's body, unchanged.
+    pub fn passthrough(inner: B) -> Self {
+        Self {
+            kind: Kind::Passthrough { inner },
+        }
+    }
+
+    /// A complete body.
+    pub fn full(data: impl Into<Bytes>) -> Self {
+        Self {
+            kind: Kind::Full {
+                data: Some(data.into()),
+            },
+        }
+    }
+
+    /// An upstream event stream, translated as it is read.
+    pub(crate) fn stream(inner: B, state: Box<dyn Driver>) -> Self {
+        Self {
+            kind: Kind::Stream { inner, state },
+        }
+    }
+
+    /// The length of a complete body.
+    pub(crate) fn full_len(&self) -> Option<usize> {
+        match &self.kind {
+            Kind::Full { data } => Some(data.as_ref().map_or(0, Bytes::len)),
+            _ => None,
+        }
+    }
+}
+
+impl<B> fmt::Debug for ResponseBody<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("ResponseBody");
+        match &self.kind {
+            Kind::Passthrough { .. } => d.field("kind", &"passthrough"),
+            Kind::Full { data } => d
+                .field("kind", &"full")
+                .field("len", &data.as_ref().map(Bytes::len)),
+            Kind::Stream { state, .. } => d.field("kind", &"stream").field("state", state),
+        };
+        d.finish()
+    }
+}
+
+impl<B> Body for ResponseBody<B>
+where
+    B: Body<Data = Bytes>,
+    B::Error: fmt::Display,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        match self.project().kind.project() {
+            KindProj::Passthrough { inner } => inner.poll_frame(cx),
+            KindProj::Full { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            KindProj::Stream { inner, state } => stream::poll_frame(inner, state.as_mut(), cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.kind {
+            Kind::Passthrough { inner } => inner.is_end_stream(),
+            Kind::Full { data } => data.is_none(),
+            Kind::Stream { state, .. } => state.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Passthrough { inner } => inner.size_hint(),
+            Kind::Full { data } => {
+                SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
+            }
+            Kind::Stream { .. } => SizeHint::default(),
+        }
+    }
+}

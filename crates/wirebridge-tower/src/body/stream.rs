@@ -1,0 +1,196 @@
+//! A translated event stream: upstream frames in, client frames out, with
+//! the terminal frames held back while a response is stored.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame};
+use wirebridge_convert::{SseTranslator, StreamTranslate};
+
+use crate::tracker::Tracker;
+
+/// Work that must finish before a stream's terminal frames are released.
+pub(crate) type HoldFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Given the finished translator, the work to do before its terminal frames
+/// are released, or `None` to release them at once.
+type HoldHook<T> = Box<dyn FnOnce(&T) -> Option<HoldFuture> + Send>;
+
+/// A translated stream's state, whatever the translator's type.
+pub(crate) trait Driver: fmt::Debug + Send {
+    /// The upstream sent its first bytes.
+    fn first_byte(&mut self);
+    /// Translates the events `bytes` complete.
+    fn feed(&mut self, bytes: &[u8]);
+    /// The upstream ended, or failed with `error`.
+    fn end(&mut self, error: Option<String>);
+    /// The next frames to send: `Ready(None)` when there are none yet,
+    /// `Pending` while terminal frames are held.
+    fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>>;
+    /// Whether nothing more will be read from the upstream.
+    fn is_done(&self) -> bool;
+    /// Whether nothing more will be sent.
+    fn is_end_stream(&self) -> bool;
+}
+
+/// A translated stream's state over translator `T`.
+pub(crate) struct StreamState<T: StreamTranslate> {
+    stream: SseTranslator<T>,
+    out: Vec<u8>,
+    upstream_done: bool,
+    tracker: Tracker,
+    hold_terminal: Option<HoldHook<T>>,
+    holding: Option<(Bytes, HoldFuture)>,
+}
+
+impl<T: StreamTranslate> StreamState<T> {
+    pub(crate) fn new(translator: T, max_event_size: usize, tracker: Tracker) -> Self {
+        Self {
+            stream: SseTranslator::with_max_event_size(translator, max_event_size),
+            out: Vec::new(),
+            upstream_done: false,
+            tracker,
+            hold_terminal: None,
+            holding: None,
+        }
+    }
+
+    /// Runs `hook` on the finished translator; the frames written by the
+    /// call that finished it are released only once the work it returns is
+    /// done.
+    pub(crate) fn hold_terminal(
+        mut self,
+        hook: impl FnOnce(&T) -> Option<HoldFuture> + Send + 'static,
+    ) -> Self {
+        self.hold_terminal = Some(Box::new(hook));
+        self
+    }
+
+    fn check_terminal(&mut self) {
+        if !self.stream.is_finished() {
+            return;
+        }
+        let Some(hook) = self.hold_terminal.take() else {
+            return;
+        };
+        if let Some(work) = hook(self.stream.translator()) {
+            let frames = Bytes::from(std::mem::take(&mut self.out));
+            self.holding = Some((frames, work));
+        }
+    }
+}
+
+impl<T: StreamTranslate + Send> Driver for StreamState<T> {
+    fn first_byte(&mut self) {
+        self.tracker.first_byte();
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        let Self {
+            stream,
+            out,
+            tracker,
+            ..
+        } = self;
+        tracker.timed(|| stream.feed(bytes, out));
+        self.check_terminal();
+    }
+
+    fn end(&mut self, error: Option<String>) {
+        let Self {
+            stream,
+            out,
+            tracker,
+            ..
+        } = self;
+        tracker.timed(|| match error {
+            Some(message) => stream.fail(&message, out),
+            None => stream.finish(out),
+        });
+        self.upstream_done = true;
+        self.check_terminal();
+    }
+
+    fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some((_, work)) = &mut self.holding {
+            ready!(work.as_mut().poll(cx));
+            let (frames, _) = self.holding.take().expect("checked above");
+            if !frames.is_empty() {
+                return Poll::Ready(Some(frames));
+            }
+        }
+        if self.out.is_empty() {
+            return Poll::Ready(None);
+        }
+        Poll::Ready(Some(Bytes::from(std::mem::take(&mut self.out))))
+    }
+
+    fn is_done(&self) -> bool {
+        // An upstream that keeps the connection open after its last event
+        // is not waited on.
+        self.upstream_done || self.stream.is_finished()
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.out.is_empty() && self.holding.is_none() && self.is_done()
+    }
+}
+
+impl<T: StreamTranslate> fmt::Debug for StreamState<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamState")
+            .field("upstream_done", &self.upstream_done)
+            .field("pending", &self.out.len())
+            .field("holding", &self.holding.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: StreamTranslate> Drop for StreamState<T> {
+    fn drop(&mut self) {
+        // Reports once: at the end, or when the client went away before it.
+        let translator = self.stream.translator();
+        let mut summary = translator.summary();
+        if summary.outcome.is_none() {
+            summary.outcome = Some("client_closed".into());
+        }
+        self.tracker.losses.extend(translator.losses().clone());
+        self.tracker.report(summary);
+    }
+}
+
+/// Polls a translated stream: frames ready to send first, then the
+/// upstream.
+pub(super) fn poll_frame<B>(
+    mut inner: Pin<&mut B>,
+    state: &mut dyn Driver,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Frame<Bytes>, B::Error>>>
+where
+    B: Body<Data = Bytes>,
+    B::Error: fmt::Display,
+{
+    loop {
+        if let Some(frames) = ready!(state.poll_output(cx)) {
+            return Poll::Ready(Some(Ok(Frame::data(frames))));
+        }
+        if state.is_done() {
+            return Poll::Ready(None);
+        }
+        match ready!(inner.as_mut().poll_frame(cx)) {
+            Some(Ok(frame)) => {
+                state.first_byte();
+                if let Ok(data) = frame.into_data() {
+                    state.feed(&data);
+                }
+            }
+            Some(Err(e)) => state.end(Some(format!(
+                "the upstream connection failed mid-stream: {e}"
+            ))),
+            None => state.end(None),
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! [`TranslateLayer`]: the settings, and the [`Layer`] that applies them.
+
+use std::fmt;
+use std::sync::Arc;
+
+use tower::Layer;
+use wirebridge_convert::chat_to_responses::ChatReasoning;
+use wirebridge_convert::responses_to_chat::ReasoningOutput;
+use wirebridge_convert::seal::Sealer;
+use wirebridge_convert::{BackendProfile, LossPolicy};
+use wirebridge_store::ResponseStore;
+
+use crate::direction::{ChatOverResponses, ResponsesOverChat, Translation};
+use crate::observer::Observer;
+use crate::service::Translate;
+use crate::shared::Shared;
+use crate::stateful::Stateful;
+
+/// Applies [`Translate`] to a service, with its settings.
+///
+/// Settings that exist in one direction only are methods of that direction:
+/// a store, a sealer and a backend profile for
+/// [`ResponsesToChatLayer`](crate::ResponsesToChatLayer), where Responses
+/// clients meet a Chat backend; reasoning placement for
+/// [`ChatToResponsesLayer`](crate::ChatToResponsesLayer).
+///
+/// ```
+/// use wirebridge_tower::ResponsesToChatLayer;
+/// use wirebridge_tower::store::MemoryStore;
+/// use wirebridge_convert::BackendProfile;
+///
+/// let layer = ResponsesToChatLayer::new()
+///     .profile(BackendProfile::vllm())
+///     .store(MemoryStore::new())
+///     .body_limit(8 << 20);
+/// # let _ = layer;
+/// ```
+pub struct TranslateLayer<D: Translation> {
+    shared: Arc<Shared<D>>,
+}
+
+impl<D: Translation> Clone for TranslateLayer<D> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<D: Translation> fmt::Debug for TranslateLayer<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TranslateLayer")
+            .field("settings", &self.shared)
+            .finish()
+    }
+}
+
+impl<D: Translation> Default for TranslateLayer<D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<D: Translation> TranslateLayer<D> {
+    /// Default settings: 32 MiB request bodies, 16 MiB SSE events, the
+    /// default loss policy (and for Responses clients, the `generic` backend
+    /// profile and no store).
+    pub fn new() -> Self {
+        Self {
+            shared: Arc::new(Shared::default()),
+        }
+    }
+
+    fn settings(&mut self) -> &mut Shared<D> {
+        Arc::make_mut(&mut self.shared)
+    }
+
+    /// Largest request body read; larger ones get a 413 without being read.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.settings().common.body_limit = bytes;
+        self
+    }
+
+    /// Largest upstream SSE event; a larger one fails the stream.
+    pub fn max_event_size(mut self, bytes: usize) -> Self {
+        self.settings().common.max_event_size = bytes;
+        self
+    }
+
+    /// What to do with what cannot be translated.
+    pub fn policy(mut self, policy: LossPolicy) -> Self {
+        *D::policy_mut(&mut self.settings().direction) = policy;
+        self
+    }
+
+    /// Receives one record per exchange.
+    pub fn observer(mut self, observer: impl Observer) -> Self {
+        self.settings().common.observer = Arc::new(observer);
+        self
+    }
+
+    /// The path suffix of intercepted requests, instead of the API's own
+    /// (`/responses` or `/chat/completions`). Whatever precedes it is kept as
+    /// the prefix of the upstream path.
+    pub fn client_endpoint(mut self, suffix: impl Into<String>) -> Self {
+        self.settings().common.client_endpoint = Some(suffix.into());
+        self
+    }
+}
+
+impl TranslateLayer<ResponsesOverChat> {
+    /// What the Chat Completions backend accepts.
+    pub fn profile(mut self, profile: BackendProfile) -> Self {
+        self.settings().direction.convert.profile = profile;
+        self
+    }
+
+    /// How backend reasoning is shown to Responses clients.
+    pub fn reasoning_output(mut self, output: ReasoningOutput) -> Self {
+        self.settings().direction.convert.reasoning_output = output;
+        self
+    }
+
+    /// Keeps finished responses, so Responses clients can use `store`,
+    /// `previous_response_id`, `GET /v1/responses/{id}`, `DELETE` and
+    /// `input_items` against a stateless Chat backend.
+    pub fn store(self, store: impl ResponseStore) -> Self {
+        self.store_arc(Arc::new(store))
+    }
+
+    /// [`store`](Self::store), with a store shared elsewhere too.
+    pub fn store_arc(mut self, store: Arc<dyn ResponseStore>) -> Self {
+        let direction = &mut self.settings().direction;
+        direction.stateful = Some(Stateful::new(store));
+        direction.convert.store = true;
+        self
+    }
+
+    /// Seals the backend's reasoning into `encrypted_content` for clients
+    /// that ask for it (`include: ["reasoning.encrypted_content"]`, as Codex
+    /// does with `store: false`), and opens it when they send it back, so
+    /// reasoning is replayed across a stateless tool loop (for profiles
+    /// that replay reasoning). Carriers are bound to the tenant that
+    /// received them.
+    pub fn sealer(mut self, sealer: Sealer) -> Self {
+        self.settings().direction.sealer = Some(Arc::new(sealer));
+        self
+    }
+
+    /// Tells tenants apart by this header (set by a gateway in front)
+    /// instead of by a hash of the `authorization` header: stored responses
+    /// and sealed reasoning are each visible only to their tenant.
+    pub fn tenant_header(mut self, name: http::HeaderName) -> Self {
+        self.settings().direction.tenant_header = Some(name);
+        self
+    }
+}
+
+impl TranslateLayer<ChatOverResponses> {
+    /// Where Chat clients receive reasoning from the Responses backend.
+    pub fn chat_reasoning(mut self, reasoning: ChatReasoning) -> Self {
+        self.settings().direction.convert.reasoning = reasoning;
+        self
+    }
+}
+
+impl<S, D: Translation> Layer<S> for TranslateLayer<D> {
+    type Service = Translate<S, D>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Translate::from_shared(inner, Arc::clone(&self.shared))
+    }
+}
+
+impl<S, D: Translation> Translate<S, D> {
+    /// A layer with default settings, to configure with its methods.
+    pub fn layer() -> TranslateLayer<D> {
+        TranslateLayer::new()
+    }
+}

@@ -1,0 +1,125 @@
+//! Finishing an exchange: the reply the client gets, and its report.
+
+use http::{header, HeaderValue, Response, StatusCode};
+use wirebridge_convert::{ConvertError, ReplySummary};
+use wirebridge_wire::error::ApiError;
+
+use crate::body::ResponseBody;
+use crate::error_response::{api_error, error_response};
+use crate::headers::{clean_headers, insert_dropped};
+use crate::tracker::Tracker;
+
+/// A request refused before reaching the upstream (or a reply that could
+/// not be translated): an error status and body in the client's API.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    status: StatusCode,
+    error: ApiError<'static>,
+    retry_after: bool,
+}
+
+impl Refused {
+    pub(crate) fn new(status: StatusCode, error: ApiError<'static>) -> Self {
+        Self {
+            status,
+            error,
+            retry_after: false,
+        }
+    }
+
+    /// Asks the client to retry soon (the store is unavailable).
+    pub(crate) fn retry_soon(mut self) -> Self {
+        self.retry_after = true;
+        self
+    }
+
+    /// Over the body limit.
+    pub(crate) fn too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            api_error(
+                format!("the request body is larger than the {limit}-byte limit"),
+                "invalid_request_error",
+                "request_too_large",
+            ),
+        )
+    }
+
+    /// A translation error, with the status it calls for.
+    pub(crate) fn from_convert(e: ConvertError) -> Self {
+        let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_REQUEST);
+        let error = e.to_api_error();
+        let error = ApiError {
+            message: error.message.into_owned().into(),
+            kind: error.kind.into_owned().into(),
+            param: error.param.map(|p| p.into_owned().into()),
+            code: error.code.map(|c| c.into_owned().into()),
+        };
+        Self::new(status, error)
+    }
+
+    /// The response on its own, for exchanges no tracker follows.
+    pub(crate) fn response<B>(self) -> Response<ResponseBody<B>> {
+        let mut response = error_response(self.status, self.error);
+        if self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+
+    /// The response, reported.
+    pub(crate) fn send<B>(self, tracker: &mut Tracker) -> Response<ResponseBody<B>> {
+        let (status, code) = (self.status, self.error.code.clone());
+        let mut response = self.response();
+        finish(tracker, status, code.as_deref(), &mut response);
+        response
+    }
+}
+
+/// An error reply, reported.
+pub(crate) fn finish_error<B>(
+    tracker: &mut Tracker,
+    status: StatusCode,
+    error: ApiError<'_>,
+) -> Response<ResponseBody<B>> {
+    let code = error.code.as_deref().map(str::to_owned);
+    let mut response = error_response(status, error);
+    finish(tracker, status, code.as_deref(), &mut response);
+    response
+}
+
+fn finish<B>(
+    tracker: &mut Tracker,
+    status: StatusCode,
+    code: Option<&str>,
+    response: &mut Response<ResponseBody<B>>,
+) {
+    tracker.status = status.as_u16();
+    if !tracker.losses.is_empty() {
+        insert_dropped(response.headers_mut(), &tracker.losses);
+    }
+    tracker.report(ReplySummary {
+        outcome: code.map(str::to_owned),
+        ..ReplySummary::default()
+    });
+}
+
+/// A translated (or re-shaped) reply with a complete body, reported.
+pub(crate) fn finish_reply<B>(
+    tracker: &mut Tracker,
+    mut head: http::response::Parts,
+    body: ResponseBody<B>,
+    content_type: &'static str,
+    summary: Option<ReplySummary>,
+) -> Response<ResponseBody<B>> {
+    tracker.status = head.status.as_u16();
+    clean_headers(&mut head.headers, content_type, Some(&tracker.losses));
+    if let Some(len) = body.full_len() {
+        head.headers
+            .insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    }
+    tracker.report(summary.unwrap_or_default());
+    Response::from_parts(head, body)
+}

@@ -1,0 +1,67 @@
+//! What a layer is configured with: settings both directions have, and
+//! each direction's own.
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::HeaderName;
+use wirebridge_convert::seal::Sealer;
+use wirebridge_convert::{chat_to_responses, responses_to_chat};
+
+use crate::observer::{NoopObserver, Observer};
+use crate::stateful::Stateful;
+
+/// Default request body limit: large enough for image-bearing agent turns.
+pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// Default limit on one upstream SSE event.
+pub const DEFAULT_MAX_EVENT_SIZE: usize = wirebridge_sse::DEFAULT_MAX_EVENT_SIZE;
+
+/// Settings of both directions.
+#[derive(Clone)]
+pub(crate) struct Common {
+    pub(crate) body_limit: usize,
+    pub(crate) max_event_size: usize,
+    pub(crate) observer: Arc<dyn Observer>,
+    pub(crate) client_endpoint: Option<String>,
+}
+
+impl Default for Common {
+    fn default() -> Self {
+        Self {
+            body_limit: DEFAULT_BODY_LIMIT,
+            max_event_size: DEFAULT_MAX_EVENT_SIZE,
+            observer: Arc::new(NoopObserver),
+            client_endpoint: None,
+        }
+    }
+}
+
+/// Settings of Responses clients over a Chat upstream.
+#[derive(Clone, Default)]
+pub struct ResponsesSettings {
+    /// How to translate (the seal is set per request: it is per tenant).
+    pub(crate) convert: responses_to_chat::Options,
+    pub(crate) sealer: Option<Arc<Sealer>>,
+    pub(crate) stateful: Option<Stateful>,
+    pub(crate) tenant_header: Option<HeaderName>,
+}
+
+impl fmt::Debug for ResponsesSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponsesSettings")
+            .field("profile", &self.convert.profile.name)
+            .field("policy", &self.convert.policy)
+            .field("reasoning_output", &self.convert.reasoning_output)
+            .field("store", &self.stateful.is_some())
+            .field("sealer", &self.sealer.is_some())
+            .field("tenant_header", &self.tenant_header)
+            .finish()
+    }
+}
+
+/// Settings of Chat clients over a Responses upstream.
+#[derive(Debug, Clone, Default)]
+pub struct ChatSettings {
+    pub(crate) convert: chat_to_responses::Options,
+}

@@ -1,0 +1,98 @@
+//! Timing and reporting of one exchange.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wirebridge_convert::{LossReport, ReplySummary};
+
+use crate::observer::{Direction, Exchange, Observer};
+
+/// What is known about an exchange while it runs.
+pub(crate) struct Tracker {
+    observer: Arc<dyn Observer>,
+    direction: Direction,
+    started: Instant,
+    pub(crate) path: String,
+    pub(crate) model: String,
+    pub(crate) stream: bool,
+    pub(crate) status: u16,
+    pub(crate) time_to_first_byte: Option<Duration>,
+    pub(crate) translation_time: Duration,
+    pub(crate) losses: LossReport,
+    reported: bool,
+}
+
+impl Tracker {
+    pub(crate) fn new(observer: Arc<dyn Observer>, direction: Direction) -> Self {
+        Self {
+            observer,
+            direction,
+            started: Instant::now(),
+            path: String::new(),
+            model: String::new(),
+            stream: false,
+            status: 0,
+            time_to_first_byte: None,
+            translation_time: Duration::ZERO,
+            losses: LossReport::default(),
+            reported: false,
+        }
+    }
+
+    /// Runs `f`, counting its time as translation time.
+    pub(crate) fn timed<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let result = f();
+        self.translation_time += start.elapsed();
+        result
+    }
+
+    pub(crate) fn first_byte(&mut self) {
+        if self.time_to_first_byte.is_none() {
+            self.time_to_first_byte = Some(self.started.elapsed());
+        }
+    }
+
+    /// Reports the exchange, once.
+    pub(crate) fn report(&mut self, reply: ReplySummary) {
+        if self.reported {
+            return;
+        }
+        self.reported = true;
+        let exchange = Exchange {
+            direction: self.direction,
+            path: std::mem::take(&mut self.path),
+            model: std::mem::take(&mut self.model),
+            stream: self.stream,
+            status: self.status,
+            reply,
+            time_to_first_byte: self.time_to_first_byte,
+            total_time: self.started.elapsed(),
+            translation_time: self.translation_time,
+            losses: std::mem::take(&mut self.losses),
+        };
+        log(&exchange);
+        self.observer.on_exchange(&exchange);
+    }
+}
+
+fn log(exchange: &Exchange) {
+    let dropped = exchange.losses.paths();
+    if !dropped.is_empty() {
+        tracing::warn!(
+            direction = exchange.direction.as_str(),
+            model = %exchange.model,
+            dropped = %dropped,
+            "fields could not be translated and were dropped"
+        );
+    }
+    tracing::debug!(
+        direction = exchange.direction.as_str(),
+        model = %exchange.model,
+        status = exchange.status,
+        outcome = exchange.reply.outcome.as_deref().unwrap_or("-"),
+        total_ms = exchange.total_time.as_secs_f64() * 1e3,
+        translation_us = exchange.translation_time.as_secs_f64() * 1e6,
+        "exchange finished"
+    );
+}
