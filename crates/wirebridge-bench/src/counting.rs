@@ -1,14 +1,14 @@
 //! A global allocator that counts allocations, for the allocations-per-item
-//! column of `wirebridge bench`.
+//! column of `wirebridge-bench`.
 //!
-//! Implementing `GlobalAlloc` is the one use of `unsafe` in the binary: the
+//! Implementing `GlobalAlloc` is the one use of `unsafe` in this crate: the
 //! trait is unsafe to implement, and counting needs it. Every call is
 //! forwarded unchanged to the system allocator; the only addition is a
-//! relaxed atomic increment per allocation. Measured with `wirebridge bench`
-//! against a build without this allocator, interleaved runs on a 2-core VM:
-//! the difference was below the run-to-run noise on every case (the 3 KB
-//! request, with some 60 allocations, took 8.6-8.7 µs both ways), so the
-//! counter stays on in the served binary too.
+//! relaxed atomic increment per allocation. The counter is on while the
+//! cases are timed too: measured against a build without it, interleaved
+//! runs on a 2-core VM, the difference was below the run-to-run noise on
+//! every case (the 3 KB request, with some 60 allocations, took 8.6-8.7 µs
+//! both ways).
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -22,8 +22,9 @@ pub fn allocations() -> u64 {
 }
 
 /// Counts one allocation: a relaxed load and store rather than a locked
-/// read-modify-write, so the count is exact for the one thread `wirebridge
-/// bench` measures on, and may miss increments that race on other threads.
+/// read-modify-write, so the count is exact for the one thread
+/// `wirebridge-bench` measures on, and may miss increments that race on
+/// other threads.
 fn count() {
     ALLOCATIONS.store(ALLOCATIONS.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
