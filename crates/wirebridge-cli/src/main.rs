@@ -3,7 +3,6 @@
 
 #![deny(unsafe_code)]
 
-mod bench;
 mod config;
 mod convert_cmd;
 mod demo;
@@ -57,9 +56,6 @@ enum Command {
         /// The input file, or - for stdin.
         input: Option<PathBuf>,
     },
-    /// Measure translation against plain JSON, or (--proxy) the proxy
-    /// against a direct call to the demo upstream.
-    Bench(bench::BenchFlags),
     /// Print a new random seal key (for `seal_key` / WIREBRIDGE_SEAL_KEY;
     /// share it between replicas).
     Keygen,
@@ -69,7 +65,6 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(flags) => serve(flags),
-        Command::Bench(flags) => bench::run(flags),
         Command::Keygen => {
             println!(
                 "{}",

@@ -4,7 +4,7 @@
 //! in both directions.
 //!
 //! Allocation counts are deterministic, unlike timings, so they are
-//! asserted here; `wirebridge bench` reports the same counts.
+//! asserted here; `wirebridge-bench` reports the same counts.
 
 // Counting allocations needs a `GlobalAlloc` implementation, which is an
 // unsafe trait; it only forwards to the system allocator.

@@ -1,6 +1,5 @@
-//! The translation cases measured by `wirebridge bench` and by the criterion
-//! benches of the `wirebridge` package (which include this file), so both
-//! measure the same work.
+//! The translation cases measured by `wirebridge-bench` and by the
+//! criterion benches of this crate, so both measure the same work.
 //!
 //! Every case runs in both directions and has a baseline: parsing the same
 //! input JSON into a `serde_json::Value` and writing it back with `to_vec`.
@@ -12,8 +11,8 @@
 //! - `stream_500`, `stream_5000`: whole recorded streams, extended by
 //!   repeating their recorded deltas, decoded, translated and encoded.
 //!
-//! The inputs come from the recorded fixtures in the shared directory:
-//! `$WIREBRIDGE_SHARED_DIR`, or `shared/` beside the repository checkout.
+//! The inputs come from the recorded fixtures in the shared directory (the
+//! one holding `fixtures/`), found by [`shared_dir`].
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -129,23 +128,23 @@ fn codex_body(shared: &Path) -> Result<Value, String> {
     Ok(codex.get("body").cloned().unwrap_or(codex))
 }
 
-/// The ~3 KB Codex turn of the `request_3k` cases, as a Responses request.
-#[allow(dead_code)]
-pub fn codex_turn() -> Result<Vec<u8>, String> {
-    Ok(to_bytes(&small_request(&codex_body(&shared_dir()?)?)))
+/// The ~3 KB Codex turn of the `request_3k` cases, as a Responses request,
+/// from the fixtures in `shared`.
+pub fn codex_turn(shared: &Path) -> Result<Vec<u8>, String> {
+    Ok(to_bytes(&small_request(&codex_body(shared)?)))
 }
 
-/// The Codex instructions: recorded prose, for requests that need text.
-#[allow(dead_code)]
-pub fn codex_prose() -> Result<String, String> {
-    let body = codex_body(&shared_dir()?)?;
+/// The Codex instructions from the fixtures in `shared`: recorded prose,
+/// for requests that need text.
+pub fn codex_prose(shared: &Path) -> Result<String, String> {
+    let body = codex_body(shared)?;
     Ok(first_text(&body["input"][0]).to_owned())
 }
 
-/// Every case, both directions, in a stable order.
-pub fn all_cases() -> Result<Vec<Case>, String> {
-    let shared = shared_dir()?;
-    let body = codex_body(&shared)?;
+/// Every case, both directions, in a stable order, built from the fixtures
+/// in `shared`.
+pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
+    let body = codex_body(shared)?;
     let small_responses = to_bytes(&small_request(&body));
     let large_responses = to_bytes(&large_request(&body));
     let small = r2c_request(&small_responses)?;
@@ -157,8 +156,8 @@ pub fn all_cases() -> Result<Vec<Case>, String> {
         responses: small.context,
         chat: chat_context,
     };
-    let chat_lines = lines(&load(&shared, CHAT_STREAM)?);
-    let responses_lines = lines(&load(&shared, RESPONSES_STREAM)?);
+    let chat_lines = lines(&load(shared, CHAT_STREAM)?);
+    let responses_lines = lines(&load(shared, RESPONSES_STREAM)?);
 
     let mut cases = Vec::new();
     for direction in Direction::ALL {

@@ -2,7 +2,7 @@
 //! conversation, each against parsing and writing the same JSON as a
 //! `serde_json::Value`.
 //!
-//! `cargo bench -p wirebridge --bench requests`
+//! `cargo bench -p wirebridge-bench --bench requests`
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]

@@ -3,7 +3,7 @@
 //! included), each against parsing and writing every event's JSON as a
 //! `serde_json::Value`. Throughput is in chunks.
 //!
-//! `cargo bench -p wirebridge --bench streams`
+//! `cargo bench -p wirebridge-bench --bench streams`
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]

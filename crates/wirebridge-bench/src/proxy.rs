@@ -1,16 +1,17 @@
-//! `wirebridge bench --proxy`: the same requests sent straight to the demo
+//! `wirebridge-bench --proxy`: the same requests sent straight to the demo
 //! upstream and through `wirebridge serve`, on loopback.
 //!
 //! The demo upstream runs in this process and speaks both APIs. The proxy
-//! is this binary started as a subprocess (`serve --upstream-api chat`, logs
-//! at `warn`), so what is measured is the proxy as deployed: hyper server,
-//! translation layer, hyper client. A Responses request goes either to the
-//! demo's own `/v1/responses`, or to the proxy, which translates it to Chat
-//! Completions for the demo and translates the reply back. A third route,
-//! `chat`, sends the translated Chat request straight to the demo: the
-//! upstream's own share of the proxied time.
+//! is the `wirebridge` binary started as a subprocess (`serve
+//! --upstream-api chat`, logs at `warn`), so what is measured is the proxy
+//! as deployed: hyper server, translation layer, hyper client. A Responses
+//! request goes either to the demo's own `/v1/responses`, or to the proxy,
+//! which translates it to Chat Completions for the demo and translates the
+//! reply back. A third route, `chat`, sends the translated Chat request
+//! straight to the demo: the upstream's own share of the proxied time.
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,9 +21,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde::Serialize;
+use wirebridge_bench::cases;
 use wirebridge_demo::{Api, DemoConfig, DemoServer};
 
-use super::cases;
+use crate::fail;
 
 type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
@@ -76,9 +78,10 @@ impl Drop for Proxy {
     }
 }
 
-/// Runs the proxy benchmark.
-pub fn run(json: bool, filter: Option<&str>) -> ExitCode {
-    let requests = match requests() {
+/// Runs the proxy benchmark: the requests come from the fixtures in
+/// `shared`, and the proxy is `binary`.
+pub fn run(json: bool, filter: Option<&str>, shared: &Path, binary: &Path) -> ExitCode {
+    let requests = match requests(shared) {
         Ok(requests) => requests,
         Err(e) => return fail(&e),
     };
@@ -86,7 +89,7 @@ pub fn run(json: bool, filter: Option<&str>) -> ExitCode {
         .enable_all()
         .build()
         .expect("the runtime starts");
-    let result = runtime.block_on(measure(requests, json, filter));
+    let result = runtime.block_on(measure(requests, binary, json, filter));
     match result {
         Ok(report) => {
             if json {
@@ -103,18 +106,13 @@ pub fn run(json: bool, filter: Option<&str>) -> ExitCode {
     }
 }
 
-fn fail(message: &str) -> ExitCode {
-    eprintln!("wirebridge: {message}");
-    ExitCode::from(2)
-}
-
 /// The non-streaming ~3 KB Codex turn, and a streaming request whose reply
 /// has about 500 chunks.
-fn requests() -> Result<[(&'static str, bool, Bytes); 2], String> {
-    let turn = cases::codex_turn()?;
+fn requests(shared: &Path) -> Result<[(&'static str, bool, Bytes); 2], String> {
+    let turn = cases::codex_turn(shared)?;
     let mut plain: serde_json::Value = serde_json::from_slice(&turn).map_err(|e| e.to_string())?;
     plain["stream"] = false.into();
-    let prose = cases::codex_prose()?;
+    let prose = cases::codex_prose(shared)?;
     let words: Vec<&str> = prose.split_whitespace().take(STREAM_WORDS).collect();
     let streaming = serde_json::json!({
         "model": "wirebridge-demo",
@@ -130,6 +128,7 @@ fn requests() -> Result<[(&'static str, bool, Bytes); 2], String> {
 
 async fn measure(
     requests: [(&'static str, bool, Bytes); 2],
+    binary: &Path,
     json: bool,
     filter: Option<&str>,
 ) -> Result<Report, String> {
@@ -137,7 +136,7 @@ async fn measure(
         .await
         .map_err(|e| format!("cannot start the demo upstream: {e}"))?;
     let demo_url = demo.url();
-    let proxy = start_proxy(&demo_url)?;
+    let proxy = start_proxy(binary, &demo_url)?;
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(64)
         .build_http();
@@ -198,10 +197,9 @@ async fn measure(
     Ok(report)
 }
 
-/// Starts `wirebridge serve` in front of the demo and waits for its address.
-fn start_proxy(demo_url: &str) -> Result<Proxy, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
-    let mut command = Command::new(exe);
+/// Starts `binary serve` in front of the demo and waits for its address.
+fn start_proxy(binary: &Path, demo_url: &str) -> Result<Proxy, String> {
+    let mut command = Command::new(binary);
     command
         .args(["serve", "--listen", "127.0.0.1:0", "--upstream-api", "chat"])
         .arg("--upstream")
@@ -217,7 +215,7 @@ fn start_proxy(demo_url: &str) -> Result<Proxy, String> {
     }
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot start the proxy: {e}"))?;
+        .map_err(|e| format!("cannot start the proxy {}: {e}", binary.display()))?;
     let stdout = child.stdout.take().expect("piped");
     let mut proxy = Proxy {
         child,

@@ -1,22 +1,30 @@
-//! `wirebridge bench`: what translating costs, measured against plain JSON
-//! in the same run, and (`--proxy`) what the proxy adds to a direct call.
+//! `wirebridge-bench`: what translating costs, measured against plain JSON
+//! in the same run, and (`--proxy`) what the `wirebridge` proxy adds to a
+//! direct call.
 //!
 //! The machine may be shared and noisy, so every number is the median of
 //! several samples, and the translation cases are reported as ratios to a
 //! baseline timed in alternation with them.
 
-mod cases;
+#![deny(unsafe_code)]
+
 mod counting;
 mod proxy;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use serde::Serialize;
+use wirebridge_bench::cases;
 
-/// Flags of `wirebridge bench`.
-#[derive(Debug, clap::Args)]
-pub struct BenchFlags {
+/// Measures wirebridge's translation against parsing and writing the same
+/// JSON, or (--proxy) the `wirebridge` proxy against a direct call to the
+/// demo upstream.
+#[derive(Debug, Parser)]
+#[command(name = "wirebridge-bench", version)]
+struct Flags {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -30,7 +38,22 @@ pub struct BenchFlags {
     /// Only cases whose name contains this.
     #[arg(long)]
     filter: Option<String>,
+    /// The `wirebridge` binary that --proxy starts, built beforehand
+    /// (`cargo build --release -p wirebridge-cli`). Default:
+    /// $WIREBRIDGE_BIN, else `wirebridge` beside this binary, where cargo
+    /// puts it for the same target directory and profile.
+    #[arg(long = "bin", value_name = "PATH")]
+    proxy_bin: Option<PathBuf>,
+    /// The shared directory, holding `fixtures/`. Default:
+    /// $WIREBRIDGE_SHARED_DIR, else `shared` beside the checkout this was
+    /// built from, else beside the current directory or one of its parents.
+    #[arg(long, value_name = "DIR")]
+    shared: Option<PathBuf>,
 }
+
+/// Names the `wirebridge` binary the proxy benchmark starts when `--bin`
+/// is not given (the same variable the client conformance suite reads).
+const PROXY_BIN_ENV: &str = "WIREBRIDGE_BIN";
 
 /// One translation case's result.
 #[derive(Debug, Serialize)]
@@ -51,17 +74,25 @@ struct Report {
     cases: Vec<Row>,
 }
 
-/// Runs the benchmark the flags ask for.
-pub fn run(flags: BenchFlags) -> ExitCode {
+fn main() -> ExitCode {
+    let flags = Flags::parse();
+    let shared = match flags.shared {
+        Some(dir) => dir,
+        None => match cases::shared_dir() {
+            Ok(dir) => dir,
+            Err(e) => return fail(&format!("{e}, or pass --shared DIR")),
+        },
+    };
     if flags.proxy {
-        return proxy::run(flags.json, flags.filter.as_deref());
+        let binary = match proxy_binary(flags.proxy_bin) {
+            Ok(binary) => binary,
+            Err(e) => return fail(&e),
+        };
+        return proxy::run(flags.json, flags.filter.as_deref(), &shared, &binary);
     }
-    let cases = match cases::all_cases() {
+    let cases = match cases::all_cases(&shared) {
         Ok(cases) => cases,
-        Err(e) => {
-            eprintln!("wirebridge: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return fail(&e),
     };
     let samples = flags.samples.max(1);
     let mut rows = Vec::new();
@@ -90,6 +121,36 @@ pub fn run(flags: BenchFlags) -> ExitCode {
         );
     }
     ExitCode::SUCCESS
+}
+
+/// The `wirebridge` binary to measure: the one named by `--bin`, else by
+/// `$WIREBRIDGE_BIN` (empty counts as unset, as for the shared directory),
+/// else the one beside this binary. Cargo builds only the package it is
+/// asked for, so a missing sibling is reported with the command that
+/// builds it rather than as a failed start.
+fn proxy_binary(named: Option<PathBuf>) -> Result<PathBuf, String> {
+    let from_env = std::env::var_os(PROXY_BIN_ENV).filter(|path| !path.is_empty());
+    if let Some(binary) = named.or(from_env.map(PathBuf::from)) {
+        return Ok(binary);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let sibling = exe.with_file_name(format!("wirebridge{}", std::env::consts::EXE_SUFFIX));
+    if sibling.is_file() {
+        Ok(sibling)
+    } else {
+        Err(format!(
+            "no wirebridge binary at {}: build it with the same profile \
+             (`cargo build --release -p wirebridge-cli`), or pass --bin PATH",
+            sibling.display()
+        ))
+    }
+}
+
+/// Reports a setup error: the fixtures or the proxy binary are missing, or
+/// the proxy cannot be started.
+fn fail(message: &str) -> ExitCode {
+    eprintln!("wirebridge-bench: {message}");
+    ExitCode::from(2)
 }
 
 /// Time one sample aims at.

@@ -1,18 +1,17 @@
-//! What both criterion benches share: the cases of `wirebridge bench`, and
-//! a group per case holding the translation and its plain-JSON baseline.
+//! What both criterion benches share: the cases of `wirebridge-bench`
+//! (the same work, so both report the same thing), and a group per case
+//! holding the translation and its plain-JSON baseline.
 
 use criterion::{Criterion, Throughput};
-
-// The same cases `wirebridge bench` runs, so both report the same work.
-#[allow(dead_code)]
-#[path = "../crates/wirebridge-cli/src/bench/cases.rs"]
-pub mod cases;
+use wirebridge_bench::cases;
 
 /// Benchmarks every case whose name ends with one of `kinds`: one group
 /// per case, with `wirebridge` (the translation) and `baseline`
 /// (`serde_json::from_slice::<Value>` + `to_vec` of the same input).
 pub fn bench_cases(c: &mut Criterion, kinds: &[&str]) {
-    let cases = cases::all_cases().unwrap_or_else(|e| panic!("{e}"));
+    let cases = cases::shared_dir()
+        .and_then(|shared| cases::all_cases(&shared))
+        .unwrap_or_else(|e| panic!("{e}"));
     for case in cases
         .iter()
         .filter(|case| kinds.iter().any(|k| case.name.ends_with(k)))
