@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use wirebridge_convert::chat_to_responses as c2r;
 use wirebridge_convert::responses_to_chat as r2c;
-use wirebridge_sse::Decoder;
+use wirebridge_convert::{SseTranslator, StreamTranslate};
 
 /// Overrides where the shared directory (holding `fixtures/`) is.
 pub const SHARED_DIR_ENV: &str = "WIREBRIDGE_SHARED_DIR";
@@ -450,54 +450,16 @@ fn chunk_case(direction: Direction, events: &[String]) -> Case {
     }
 }
 
-/// A stream translator of either direction.
-enum Translator {
-    ResponsesToChat(Box<r2c::StreamTranslator>),
-    ChatToResponses(Box<c2r::StreamTranslator>),
-}
+/// A stream translator of either direction, driven as the proxy drives it.
+type Stream = SseTranslator<Box<dyn StreamTranslate>>;
 
-impl Translator {
-    fn new(direction: Direction, contexts: &Contexts) -> Self {
-        match direction {
-            Direction::ResponsesToChat => Translator::ResponsesToChat(Box::new(
-                r2c::StreamTranslator::new(contexts.responses.clone()),
-            )),
-            Direction::ChatToResponses => Translator::ChatToResponses(Box::new(
-                c2r::StreamTranslator::new(contexts.chat.clone()),
-            )),
+fn stream(direction: Direction, contexts: &Contexts) -> Stream {
+    SseTranslator::new(match direction {
+        Direction::ResponsesToChat => {
+            Box::new(r2c::StreamTranslator::new(contexts.responses.clone()))
         }
-    }
-
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
-        match self {
-            Translator::ResponsesToChat(t) => t.push(data, out),
-            Translator::ChatToResponses(t) => t.push(data, out),
-        }
-    }
-
-    fn finish(&mut self, out: &mut Vec<u8>) {
-        match self {
-            Translator::ResponsesToChat(t) => t.finish(out),
-            Translator::ChatToResponses(t) => t.finish(out),
-        }
-    }
-
-    fn is_finished(&self) -> bool {
-        match self {
-            Translator::ResponsesToChat(t) => t.is_finished(),
-            Translator::ChatToResponses(t) => t.is_finished(),
-        }
-    }
-}
-
-/// Feeds `bytes` and translates the events they complete.
-fn feed(decoder: &mut Decoder, translator: &mut Translator, bytes: &[u8], out: &mut Vec<u8>) {
-    decoder.feed(bytes);
-    while let Some(event) = decoder.next_event() {
-        if let Ok(event) = event {
-            translator.push(event.data, out);
-        }
-    }
+        Direction::ChatToResponses => Box::new(c2r::StreamTranslator::new(contexts.chat.clone())),
+    })
 }
 
 /// A case ready to run: the output buffer and, for the chunk case, the
@@ -505,7 +467,7 @@ fn feed(decoder: &mut Decoder, translator: &mut Translator, bytes: &[u8], out: &
 pub struct Runner<'a> {
     case: &'a Case,
     out: Vec<u8>,
-    steady: Option<(Decoder, Translator)>,
+    steady: Option<Stream>,
     pushed: u32,
     finished: bool,
 }
@@ -552,41 +514,29 @@ impl Runner<'_> {
                 written.unwrap_or(0)
             }
             Work::Stream { sse, events } => {
-                let mut decoder = Decoder::new();
-                let mut translator = Translator::new(case.direction, &case.contexts);
+                let mut stream = stream(case.direction, &case.contexts);
                 let mut written = 0;
                 for range in events {
-                    feed(
-                        &mut decoder,
-                        &mut translator,
-                        &sse[range.clone()],
-                        &mut self.out,
-                    );
+                    stream.feed(&sse[range.clone()], &mut self.out);
                     written += self.out.len();
                     self.out.clear();
                 }
-                while let Some(event) = decoder.finish() {
-                    if let Ok(event) = event {
-                        translator.push(event.data, &mut self.out);
-                    }
-                }
-                translator.finish(&mut self.out);
+                stream.finish(&mut self.out);
                 written += self.out.len();
                 self.out.clear();
-                self.finished = translator.is_finished();
+                self.finished = stream.is_finished();
                 written
             }
             Work::Chunk { prologue, chunk } => {
                 if self.pushed.is_multiple_of(CHUNKS_PER_TRANSLATOR) {
-                    let mut decoder = Decoder::new();
-                    let mut translator = Translator::new(case.direction, &case.contexts);
-                    feed(&mut decoder, &mut translator, prologue, &mut self.out);
+                    let mut stream = stream(case.direction, &case.contexts);
+                    stream.feed(prologue, &mut self.out);
                     self.out.clear();
-                    self.steady = Some((decoder, translator));
+                    self.steady = Some(stream);
                 }
                 self.pushed = self.pushed.wrapping_add(1);
-                let (decoder, translator) = self.steady.as_mut().expect("set above");
-                feed(decoder, translator, chunk, &mut self.out);
+                let stream = self.steady.as_mut().expect("set above");
+                stream.feed(chunk, &mut self.out);
                 let written = self.out.len();
                 self.out.clear();
                 self.finished = true;

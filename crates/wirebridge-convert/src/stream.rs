@@ -1,8 +1,8 @@
 //! The stream contract: [`StreamTranslate`], implemented by both stream
 //! translators, and [`SseTranslator`], which drives one over SSE bytes.
 //!
-//! Every caller that translates a stream (the tower body, the `convert`
-//! and `bench` commands, the tests and the fuzzers) goes through
+//! Every caller that translates a stream (the tower body, `wirebridge
+//! convert`, the benchmarks, the tests and the fuzzers) goes through
 //! [`SseTranslator`], so all of them handle split events, decoding errors
 //! and the end of the upstream body the same way.
 
