@@ -38,10 +38,12 @@ pub mod chat;
 mod count;
 pub mod error;
 pub mod items;
+mod object;
 pub mod raw;
 pub mod responses;
 mod str;
 
 pub use items::Items;
+pub use object::RawObject;
 pub use raw::{compact, EscapedText, JsonStr, JsonText};
 pub use str::Str;

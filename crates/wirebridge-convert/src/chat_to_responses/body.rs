@@ -1,6 +1,6 @@
 //! Responses body → Chat completion body.
 
-use serde_json::value::{to_raw_value, RawValue};
+use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{
     BodyChoice, ChoiceLogprobs, CompletionBody, CustomCall, FunctionCall, ReplyMessage, ToolCall,
 };
@@ -121,8 +121,7 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
         role: "assistant",
         content: (!texts.is_empty()).then(|| JsonText::join(texts, "")),
         refusal: (!refusals.is_empty()).then(|| JsonText::join(refusals, "")),
-        annotations: (!annotations.is_empty())
-            .then(|| to_raw_value(&annotations).expect("values serialize")),
+        annotations,
         reasoning_content: reasoning_text
             .clone()
             .filter(|_| ctx.reasoning == ChatReasoning::ReasoningContent),

@@ -222,7 +222,7 @@ impl Fold {
             content,
             refusal,
             tool_calls,
-            annotations: None,
+            annotations: Vec::new(),
             reasoning_content: reasoning
                 .clone()
                 .filter(|_| ctx.reasoning == ChatReasoning::ReasoningContent),

@@ -4,10 +4,13 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use wirebridge_wire::chat::strict::{CompletionDetails, CompletionUsage, PromptDetails};
-use wirebridge_wire::error::UpstreamError;
-use wirebridge_wire::raw::JsonStr;
+use wirebridge_wire::chat::strict::{
+    Annotation, CompletionDetails, CompletionUsage, PromptDetails, UrlCitation,
+};
+use wirebridge_wire::error::{ApiError, ErrorBody, UpstreamError};
+use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{StreamEvent, Usage};
+use wirebridge_wire::Str;
 
 /// Responses usage in Chat terms.
 pub(super) fn usage(u: &Usage) -> CompletionUsage {
@@ -58,11 +61,11 @@ pub(super) fn finish_reason(
 
 /// A Responses `url_citation` annotation in Chat shape, or `None` for other
 /// kinds (file citations have no Chat form).
-pub(super) fn chat_annotation(raw: &RawValue) -> Option<serde_json::Value> {
+pub(super) fn chat_annotation(raw: &RawValue) -> Option<Annotation<'_>> {
     #[derive(Deserialize)]
-    struct Annotation<'b> {
+    struct Responses<'b> {
         #[serde(rename = "type", borrow)]
-        kind: Cow<'b, str>,
+        kind: Str<'b>,
         #[serde(borrow, default)]
         url: Option<JsonStr<'b>>,
         #[serde(borrow, default)]
@@ -72,19 +75,18 @@ pub(super) fn chat_annotation(raw: &RawValue) -> Option<serde_json::Value> {
         #[serde(default)]
         end_index: u64,
     }
-    let a: Annotation<'_> = serde_json::from_str(raw.get()).ok()?;
+    let a: Responses<'_> = serde_json::from_str(raw.get()).ok()?;
     if a.kind != "url_citation" {
         return None;
     }
-    Some(serde_json::json!({
-        "type": "url_citation",
-        "url_citation": {
-            "url": a.url?.decode(),
-            "title": a.title.map(|t| t.decode().into_owned()).unwrap_or_default(),
-            "start_index": a.start_index,
-            "end_index": a.end_index,
-        }
-    }))
+    Some(Annotation::UrlCitation {
+        url_citation: UrlCitation {
+            url: a.url?.into(),
+            title: a.title.map_or_else(|| JsonText::from_text(""), Into::into),
+            start_index: a.start_index,
+            end_index: a.end_index,
+        },
+    })
 }
 
 /// An upstream failure, read from a nested or flat error.
@@ -155,14 +157,14 @@ impl Failure {
     }
 
     /// The Chat error object `{"error":{…}}`.
-    pub(super) fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "error": {
-                "message": self.message,
-                "type": self.error_type,
-                "param": self.param,
-                "code": self.code,
-            }
-        })
+    pub(super) fn to_body(&self) -> ErrorBody<'_> {
+        ErrorBody {
+            error: ApiError {
+                message: Cow::Borrowed(&self.message),
+                kind: Cow::Borrowed(&self.error_type),
+                param: self.param.as_deref().map(Cow::Borrowed),
+                code: self.code.as_deref().map(Cow::Borrowed),
+            },
+        }
     }
 }

@@ -538,7 +538,7 @@ impl StreamTranslator {
             return;
         }
         encode_event_with(out, None, |out| {
-            serde_json::to_writer(out, &failure.to_json()).expect("values serialize")
+            serde_json::to_writer(out, &failure.to_body()).expect("errors always serialize")
         });
         self.finished = true;
         self.outcome = Some("error");

@@ -373,9 +373,17 @@ fn input_part<'a>(
             let audio = match (part.input_audio, part.data) {
                 (Some(raw), _) if raw.get().starts_with('{') => Cow::Borrowed(raw),
                 (_, Some(data)) => {
-                    let format = part.format.as_deref().unwrap_or("wav");
-                    let object = serde_json::json!({ "data": data.decode(), "format": format });
-                    Cow::Owned(serde_json::value::to_raw_value(&object).expect("values serialize"))
+                    // The audio, base64 and often large, is copied as sent.
+                    #[derive(serde::Serialize)]
+                    struct Audio<'a> {
+                        data: JsonText<'a>,
+                        format: &'a str,
+                    }
+                    let audio = Audio {
+                        data: data.into(),
+                        format: part.format.as_deref().unwrap_or("wav"),
+                    };
+                    Cow::Owned(serde_json::value::to_raw_value(&audio).expect("audio serializes"))
                 }
                 _ => {
                     return Err(ConvertError::MissingField(format!(

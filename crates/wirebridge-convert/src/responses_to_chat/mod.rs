@@ -31,6 +31,7 @@
 mod body;
 mod builder;
 mod collected;
+mod echo;
 mod history;
 mod items;
 mod reasoning;

@@ -5,9 +5,10 @@ use serde_json::value::RawValue;
 use wirebridge_wire::chat::lenient::{self as chat, ChoiceMessage};
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::strict::{
-    IncompleteDetails, IncompleteReason, InputTokensDetails, OutputTokensDetails, ResponseStatus,
-    Usage,
+    Annotation, IncompleteDetails, IncompleteReason, InputTokensDetails, OutputTokensDetails,
+    ResponseStatus, Usage,
 };
+use wirebridge_wire::Str;
 
 /// Chat usage in Responses terms.
 pub(super) fn usage(chat: &chat::Usage) -> Usage {
@@ -104,7 +105,7 @@ pub(super) fn content_pieces(raw: &RawValue) -> Option<Vec<(Piece, JsonStr<'_>)>
     #[derive(Deserialize)]
     struct Part<'b> {
         #[serde(rename = "type", borrow, default)]
-        kind: Option<std::borrow::Cow<'b, str>>,
+        kind: Option<Str<'b>>,
         #[serde(borrow, default)]
         text: Option<JsonStr<'b>>,
         #[serde(borrow, default)]
@@ -156,8 +157,14 @@ pub(super) fn tool_search_arguments(arguments: &str) -> Box<RawValue> {
     match serde_json::from_str::<Box<RawValue>>(arguments) {
         // Compact: the item ends up inside an SSE `data:` line.
         Ok(raw) if raw.get().starts_with('{') => wirebridge_wire::compact(&raw).into_owned(),
-        _ => serde_json::value::to_raw_value(&serde_json::json!({ "query": arguments }))
-            .expect("values serialize"),
+        _ => {
+            #[derive(serde::Serialize)]
+            struct Query<'a> {
+                query: &'a str,
+            }
+            serde_json::value::to_raw_value(&Query { query: arguments })
+                .expect("queries always serialize")
+        }
     }
 }
 
@@ -183,11 +190,11 @@ pub(super) fn annotations(raw: Option<&RawValue>) -> Box<RawValue> {
     #[derive(Deserialize)]
     struct ChatAnnotation<'b> {
         #[serde(rename = "type", borrow)]
-        kind: std::borrow::Cow<'b, str>,
+        kind: Str<'b>,
         #[serde(borrow, default)]
         url_citation: Option<UrlCitation<'b>>,
     }
-    #[derive(Deserialize, serde::Serialize)]
+    #[derive(Deserialize)]
     struct UrlCitation<'b> {
         #[serde(borrow)]
         url: JsonStr<'b>,
@@ -201,21 +208,18 @@ pub(super) fn annotations(raw: Option<&RawValue>) -> Box<RawValue> {
     let parsed: Vec<ChatAnnotation<'_>> = raw
         .and_then(|r| serde_json::from_str(r.get()).ok())
         .unwrap_or_default();
-    let out: Vec<serde_json::Value> = parsed
+    let out: Vec<Annotation<'_>> = parsed
         .into_iter()
         .filter(|a| a.kind == "url_citation")
         .filter_map(|a| a.url_citation)
-        .map(|c| {
-            serde_json::json!({
-                "type": "url_citation",
-                "url": c.url.decode(),
-                "title": c.title.map(|t| t.decode().into_owned()).unwrap_or_default(),
-                "start_index": c.start_index,
-                "end_index": c.end_index,
-            })
+        .map(|c| Annotation::UrlCitation {
+            url: c.url.into(),
+            title: c.title.map_or_else(|| JsonText::from_text(""), Into::into),
+            start_index: c.start_index,
+            end_index: c.end_index,
         })
         .collect();
-    serde_json::value::to_raw_value(&out).expect("values serialize")
+    serde_json::value::to_raw_value(&out).expect("annotations always serialize")
 }
 
 /// The JSON `[]`.

@@ -3,9 +3,9 @@
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, TextParam};
-use wirebridge_wire::responses::strict::ResponseEcho;
 
 use super::builder::{translate_input, Conversation, Replay};
+use super::echo::echo;
 use super::history::{turn_input, History, Turn};
 use super::reasoning;
 use super::tools::{tool_lists, translate_tools};
@@ -378,120 +378,6 @@ fn passthrough<'a>(
     Ok(())
 }
 
-/// The tools as sent, with what the specs require of a function tool filled
-/// in where a client left it out: `strict` as the backend applied it (Chat's
-/// default, not strict), `parameters: null` and `description: null`.
-fn echoed_tools(
-    raw: Option<&RawValue>,
-    tools: &[wirebridge_wire::responses::lenient::Tool<'_>],
-) -> Option<Box<RawValue>> {
-    fn complete(tools: &[wirebridge_wire::responses::lenient::Tool<'_>]) -> bool {
-        tools.iter().all(|t| match t.kind() {
-            "function" => t.strict.is_some() && t.parameters.is_some() && t.description.is_some(),
-            "namespace" => t.tools.as_deref().is_none_or(complete),
-            _ => true,
-        })
-    }
-    fn fill(tools: &mut [serde_json::Value]) {
-        for tool in tools {
-            match tool["type"].as_str() {
-                Some("function") => {
-                    if let Some(map) = tool.as_object_mut() {
-                        map.entry("strict")
-                            .or_insert(serde_json::Value::Bool(false));
-                        map.entry("parameters").or_insert(serde_json::Value::Null);
-                        map.entry("description").or_insert(serde_json::Value::Null);
-                        if map["strict"].is_null() {
-                            map.insert("strict".into(), serde_json::Value::Bool(false));
-                        }
-                    }
-                }
-                Some("namespace") => {
-                    if let Some(inner) = tool["tools"].as_array_mut() {
-                        fill(inner);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    let raw = non_null(raw)?;
-    if complete(tools) {
-        return Some(wirebridge_wire::compact(raw).into_owned());
-    }
-    let mut values: Vec<serde_json::Value> = serde_json::from_str(raw.get()).ok()?;
-    fill(&mut values);
-    serde_json::value::to_raw_value(&values).ok()
-}
-
 fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")
-}
-
-/// An owned, compacted copy: echoes end up inside SSE `data:` lines.
-fn owned(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
-    non_null(raw).map(|r| wirebridge_wire::compact(r).into_owned())
-}
-
-fn echo(
-    request: &CreateResponse<'_>,
-    reasoning: &wirebridge_wire::responses::lenient::Reasoning<'_>,
-    tools: &[wirebridge_wire::responses::lenient::Tool<'_>],
-) -> ResponseEcho {
-    let defaults = ResponseEcho::default();
-    let reasoning_echo = request.reasoning.filter(|r| r.get() != "null").map(|_| {
-        let mut value = serde_json::json!({
-            "effort": reasoning.effort.as_deref(),
-            "summary": reasoning.summary.as_deref().or(reasoning.generate_summary.as_deref()),
-        });
-        if let Some(context) = reasoning.context.as_deref() {
-            value["context"] = context.into();
-        }
-        serde_json::value::to_raw_value(&value).expect("values always serialize")
-    });
-    ResponseEcho {
-        background: false,
-        frequency_penalty: request
-            .frequency_penalty
-            .unwrap_or(defaults.frequency_penalty),
-        instructions: request.instructions.map(|i| i.raw().to_owned()),
-        max_output_tokens: request.max_output_tokens,
-        max_tool_calls: request.max_tool_calls,
-        parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
-        presence_penalty: request
-            .presence_penalty
-            .unwrap_or(defaults.presence_penalty),
-        previous_response_id: request.previous_response_id.as_deref().map(str::to_owned),
-        prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
-        reasoning: reasoning_echo,
-        safety_identifier: request.safety_identifier.as_deref().map(str::to_owned),
-        service_tier: request
-            .service_tier
-            .as_deref()
-            .unwrap_or(ResponseEcho::DEFAULT_SERVICE_TIER)
-            .to_owned(),
-        store: request.store.unwrap_or(true),
-        temperature: request.temperature.unwrap_or(defaults.temperature),
-        text: echoed_text(request.text).unwrap_or(defaults.text),
-        tool_choice: owned(request.tool_choice).unwrap_or(defaults.tool_choice),
-        tools: echoed_tools(request.tools, tools).unwrap_or(defaults.tools),
-        top_logprobs: request.top_logprobs.unwrap_or(defaults.top_logprobs),
-        top_p: request.top_p.unwrap_or(defaults.top_p),
-        truncation: owned(request.truncation).unwrap_or(defaults.truncation),
-        user: request.user.as_deref().map(str::to_owned),
-        metadata: owned(request.metadata).unwrap_or(defaults.metadata),
-    }
-}
-
-/// `text` as sent, with `format` filled in when only `verbosity` was given:
-/// both specs require it in a `Response`.
-fn echoed_text(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
-    let raw = non_null(raw)?;
-    let mut text: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(raw.get()).ok()?;
-    if text.get("format").is_some_and(|f| !f.is_null()) {
-        return owned(Some(raw));
-    }
-    text.insert("format".into(), serde_json::json!({"type": "text"}));
-    serde_json::value::to_raw_value(&text).ok()
 }

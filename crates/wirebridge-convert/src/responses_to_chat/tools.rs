@@ -2,14 +2,14 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{
-    ChatTool, ChatToolChoice, FunctionDef, NamedFunction, WebSearchOptions,
+    ChatTool, ChatToolChoice, FunctionDef, NamedFunction, UserLocation, WebSearchOptions,
 };
 use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::lenient::{CreateResponse, InputItem, ItemKind, Tool};
-use wirebridge_wire::Str;
+use wirebridge_wire::{RawObject, Str};
 
 use super::replay::TOOL_SEARCH;
 use crate::error::ConvertError;
@@ -247,12 +247,13 @@ const DEFAULT_SEARCH_DESCRIPTION: &str =
 
 /// A Responses location (`{type, city, country, region, timezone}`) in
 /// Chat's nesting (`{type: "approximate", approximate: {city, …}}`).
-fn chat_user_location(raw: &RawValue) -> Option<Box<RawValue>> {
-    let mut location: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(raw.get()).ok()?;
-    location.remove("type");
-    let nested = serde_json::json!({ "type": "approximate", "approximate": location });
-    serde_json::value::to_raw_value(&nested).ok()
+fn chat_user_location(raw: &RawValue) -> Option<UserLocation<'_>> {
+    let mut approximate = RawObject::parse(raw).ok()?;
+    approximate.remove("type");
+    Some(UserLocation {
+        kind: "approximate",
+        approximate,
+    })
 }
 
 fn function<'a>(
@@ -316,11 +317,11 @@ fn custom_parameters(
     #[derive(Deserialize, Default)]
     struct Format<'b> {
         #[serde(rename = "type", borrow, default)]
-        kind: Option<Cow<'b, str>>,
+        kind: Option<Str<'b>>,
         #[serde(borrow, default)]
-        syntax: Option<Cow<'b, str>>,
+        syntax: Option<Str<'b>>,
         #[serde(borrow, default)]
-        definition: Option<Cow<'b, str>>,
+        definition: Option<Str<'b>>,
     }
     let format: Format<'_> = match format.filter(|f| f.get() != "null") {
         Some(raw) => serde_json::from_str(raw.get())
@@ -341,23 +342,52 @@ fn custom_parameters(
         }
         _ => "The raw input for this tool, as free-form text.".to_owned(),
     };
-    let schema = serde_json::json!({
-        "type": "object",
-        "properties": { "input": { "type": "string", "description": description } },
-        "required": ["input"],
-        "additionalProperties": false,
-    });
-    Ok(serde_json::value::to_raw_value(&schema).expect("values serialize"))
+    Ok(input_schema(&description))
+}
+
+/// The JSON Schema of `{"input": string}`, the input described.
+fn input_schema(description: &str) -> Box<RawValue> {
+    #[derive(Serialize)]
+    struct Schema<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        properties: Properties<'a>,
+        required: [&'static str; 1],
+        #[serde(rename = "additionalProperties")]
+        additional_properties: bool,
+    }
+    #[derive(Serialize)]
+    struct Properties<'a> {
+        input: Property<'a>,
+    }
+    #[derive(Serialize)]
+    struct Property<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        description: &'a str,
+    }
+    let schema = Schema {
+        kind: "object",
+        properties: Properties {
+            input: Property {
+                kind: "string",
+                description,
+            },
+        },
+        required: ["input"],
+        additional_properties: false,
+    };
+    serde_json::value::to_raw_value(&schema).expect("schemas always serialize")
 }
 
 #[derive(Deserialize)]
 struct ChoiceObject<'b> {
     #[serde(rename = "type", borrow)]
-    kind: Cow<'b, str>,
+    kind: Str<'b>,
     #[serde(borrow, default)]
-    name: Option<Cow<'b, str>>,
+    name: Option<Str<'b>>,
     #[serde(borrow, default)]
-    mode: Option<Cow<'b, str>>,
+    mode: Option<Str<'b>>,
     #[serde(borrow, default)]
     tools: Option<Vec<ChoiceObject<'b>>>,
     #[serde(borrow, default)]
@@ -367,7 +397,7 @@ struct ChoiceObject<'b> {
 #[derive(Deserialize)]
 struct NamedChoice<'b> {
     #[serde(borrow)]
-    name: Cow<'b, str>,
+    name: Str<'b>,
 }
 
 impl ChoiceObject<'_> {

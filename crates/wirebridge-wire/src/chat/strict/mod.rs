@@ -7,12 +7,12 @@ mod request;
 
 pub use call::{CustomCall, FunctionCall, ToolCall};
 pub use reply::{
-    BodyChoice, ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionBody,
+    Annotation, BodyChoice, ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionBody,
     CompletionDetails, CompletionUsage, CustomChunk, Delta, FunctionChunk, PromptDetails,
-    ReplyMessage, ToolCallChunk,
+    ReplyMessage, ToolCallChunk, UrlCitation,
 };
 pub use request::{
     ChatMessage, ChatPart, ChatRequest, ChatTool, ChatToolChoice, FileRef, FunctionDef, ImageUrl,
     JsonSchemaFormat, MessageContent, NamedFunction, ResponseFormat, Role, StreamOptions,
-    WebSearchOptions,
+    UserLocation, WebSearchOptions,
 };

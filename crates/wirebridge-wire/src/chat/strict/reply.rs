@@ -211,12 +211,36 @@ pub struct ReplyMessage<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall<'a>>,
     /// URL citations.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Box<RawValue>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub annotations: Vec<Annotation<'a>>,
     /// Reasoning, as vLLM and DeepSeek name it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<JsonText<'a>>,
     /// Reasoning, as Ollama and OpenRouter name it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<JsonText<'a>>,
+}
+
+/// A citation of a reply message.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Annotation<'a> {
+    /// A web page the text cites.
+    UrlCitation {
+        /// The citation.
+        url_citation: UrlCitation<'a>,
+    },
+}
+
+/// `url_citation` of an annotation.
+#[derive(Debug, Serialize)]
+pub struct UrlCitation<'a> {
+    /// The page.
+    pub url: JsonText<'a>,
+    /// Its title.
+    pub title: JsonText<'a>,
+    /// Where the citing text starts in the message content.
+    pub start_index: u64,
+    /// Where it ends.
+    pub end_index: u64,
 }

@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 
 use super::ToolCall;
 use crate::raw::JsonText;
+use crate::RawObject;
 
 /// A `CreateChatCompletionRequest`.
 #[derive(Debug, Default, Serialize)]
@@ -314,12 +315,23 @@ pub struct JsonSchemaFormat<'a> {
 /// `web_search_options`.
 #[derive(Debug, Default, Serialize)]
 pub struct WebSearchOptions<'a> {
-    /// Approximate user location, `{"type":"approximate","approximate":{…}}`.
+    /// Approximate user location.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user_location: Option<Box<RawValue>>,
+    pub user_location: Option<UserLocation<'a>>,
     /// `low`, `medium` or `high`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search_context_size: Option<&'a RawValue>,
+}
+
+/// `web_search_options.user_location`:
+/// `{"type":"approximate","approximate":{…}}`.
+#[derive(Debug, Serialize)]
+pub struct UserLocation<'a> {
+    /// Always `approximate`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// `city`, `country`, `region`, `timezone`, as the client wrote them.
+    pub approximate: RawObject<'a>,
 }
 
 /// `stream_options`.

@@ -70,6 +70,23 @@ pub enum OutputPart<'a> {
     },
 }
 
+/// A citation in an `output_text` part.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Annotation<'a> {
+    /// A web page the text cites.
+    UrlCitation {
+        /// The page.
+        url: JsonText<'a>,
+        /// Its title.
+        title: JsonText<'a>,
+        /// Where the citing text starts in the part's text.
+        start_index: u64,
+        /// Where it ends.
+        end_index: u64,
+    },
+}
+
 impl<'a> OutputPart<'a> {
     /// An `output_text` part without annotations or log probabilities.
     pub fn text(text: JsonText<'a>) -> Self {

@@ -1,0 +1,183 @@
+//! [`RawObject`]: a JSON object patched without decoding its values.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use crate::Str;
+
+/// A JSON object as its keys and raw values, in order.
+///
+/// Echoing what a client sent with a key filled in or removed needs no
+/// `serde_json::Value`: the values stay the borrowed JSON text they were,
+/// and only the keys are read.
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// use wirebridge_wire::RawObject;
+///
+/// let raw: &RawValue = serde_json::from_str(r#"{"type":"function","name":"f","strict":null}"#).unwrap();
+/// let mut tool = RawObject::parse(raw).unwrap();
+/// assert_eq!(tool.str("type"), Some("function"));
+/// tool.set_if_null("strict", "false");
+/// tool.set_if_absent("parameters", "null");
+/// assert_eq!(
+///     tool.to_raw().get(),
+///     r#"{"type":"function","name":"f","strict":false,"parameters":null}"#
+/// );
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RawObject<'a> {
+    fields: Vec<(Str<'a>, Cow<'a, RawValue>)>,
+}
+
+impl<'a> RawObject<'a> {
+    /// Reads an object; anything else is an error.
+    pub fn parse(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(raw.get())
+    }
+
+    /// The raw value of `key` (the first, if the key is repeated).
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_ref())
+    }
+
+    /// The value of `key`, if it is a string without escapes.
+    pub fn str(&self, key: &str) -> Option<&str> {
+        let value = self.get(key)?.get();
+        let inner = value.strip_prefix('"')?.strip_suffix('"')?;
+        (!inner.contains('\\')).then_some(inner)
+    }
+
+    /// Sets `key` to `json` (a JSON text, such as `false` or `{}`),
+    /// replacing its value or adding it at the end.
+    ///
+    /// # Panics
+    ///
+    /// If `json` is not valid JSON: values come from the code, not input.
+    pub fn set(&mut self, key: &'a str, json: &str) {
+        let value = Cow::Owned(RawValue::from_string(json.to_owned()).expect("valid JSON"));
+        match self.fields.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = value,
+            None => self.fields.push((Str::from(key), value)),
+        }
+    }
+
+    /// Sets `key` to `json` unless it is there already.
+    pub fn set_if_absent(&mut self, key: &'a str, json: &str) {
+        if self.get(key).is_none() {
+            self.set(key, json);
+        }
+    }
+
+    /// Sets `key` to `json` when it is absent or `null`.
+    pub fn set_if_null(&mut self, key: &'a str, json: &str) {
+        if self.get(key).is_none_or(|v| v.get() == "null") {
+            self.set(key, json);
+        }
+    }
+
+    /// Sets `key` to a value written elsewhere.
+    pub fn set_raw(&mut self, key: &'a str, value: Box<RawValue>) {
+        match self.fields.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = Cow::Owned(value),
+            None => self.fields.push((Str::from(key), Cow::Owned(value))),
+        }
+    }
+
+    /// Removes every `key`.
+    pub fn remove(&mut self, key: &str) {
+        self.fields.retain(|(k, _)| k != key);
+    }
+
+    /// The object as JSON text.
+    pub fn to_raw(&self) -> Box<RawValue> {
+        serde_json::value::to_raw_value(self).expect("raw objects always serialize")
+    }
+}
+
+impl Serialize for RawObject<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.fields.len()))?;
+        for (key, value) in &self.fields {
+            map.serialize_entry(key.as_str(), value.as_ref())?;
+        }
+        map.end()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+
+        impl<'de> Visitor<'de> for Fields {
+            type Value = RawObject<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some((key, value)) = map.next_entry::<Str<'de>, &'de RawValue>()? {
+                    fields.push((key, Cow::Borrowed(value)));
+                }
+                Ok(RawObject { fields })
+            }
+        }
+
+        d.deserialize_map(Fields)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(json: &str) -> RawObject<'_> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn keeps_order_values_and_escapes() {
+        let o = object(r#"{ "b" : [1, 2], "a\"k": {"x": "y\n"}, "n": null }"#);
+        assert_eq!(
+            o.to_raw().get(),
+            r#"{"b":[1, 2],"a\"k":{"x": "y\n"},"n":null}"#
+        );
+        assert_eq!(o.get("n").map(RawValue::get), Some("null"));
+        assert_eq!(o.str("b"), None);
+    }
+
+    #[test]
+    fn patches_keys() {
+        let mut o = object(r#"{"type":"approximate","city":"Paris","strict":null}"#);
+        o.remove("type");
+        o.set_if_null("strict", "false");
+        o.set_if_absent("city", "\"Lyon\"");
+        o.set("extra", "{}");
+        assert_eq!(
+            o.to_raw().get(),
+            r#"{"city":"Paris","strict":false,"extra":{}}"#
+        );
+    }
+
+    #[test]
+    fn only_objects_parse() {
+        assert!(serde_json::from_str::<RawObject<'_>>("[1]").is_err());
+        assert!(
+            serde_json::from_str::<RawObject<'_>>("{}")
+                .unwrap()
+                .to_raw()
+                .get()
+                == "{}"
+        );
+    }
+}
