@@ -1,6 +1,7 @@
 //! Ids for generated objects, with the prefixes the APIs use.
 
 use std::collections::hash_map::RandomState;
+use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -18,11 +19,16 @@ fn token() -> String {
     let mut high = RandomState::new().build_hasher();
     high.write_u64(nanos);
     high.write_u64(count);
-    format!(
+    // Sized up front: zero-padding is written a digit at a time, so a
+    // token with leading zeros would otherwise grow the string more often.
+    let mut token = String::with_capacity(32);
+    let _ = write!(
+        token,
         "{:016x}{:016x}",
         high.finish(),
         count ^ nanos.rotate_left(17)
-    )
+    );
+    token
 }
 
 /// The ids of one translated response: the response id, and item ids derived
