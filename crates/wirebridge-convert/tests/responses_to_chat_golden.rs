@@ -1,6 +1,6 @@
 //! Whole translations of representative inputs, compared with golden files
 //! in `tests/golden/` (ids and completion times redacted). Regenerate with
-//! `UPDATE_GOLDEN=1 cargo test -p wirebridge-convert --test golden` and review
+//! `UPDATE_GOLDEN=1 cargo test -p wirebridge-convert --test responses_to_chat_golden` and review
 //! the diff. CI also validates every golden file against the official
 //! OpenAPI schema of its kind (the suffix of its name).
 

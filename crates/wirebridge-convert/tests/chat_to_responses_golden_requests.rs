@@ -1,7 +1,7 @@
 //! Whole Chat-to-Responses request translations, compared with golden files
 //! in `tests/golden/`: `<name>.responses-request.json` and, for what was
 //! dropped, `<name>.losses.txt`. Regenerate with
-//! `UPDATE_GOLDEN=1 cargo test -p wirebridge-convert --test golden_chat_requests`
+//! `UPDATE_GOLDEN=1 cargo test -p wirebridge-convert --test chat_to_responses_golden_requests`
 //! and review the diff. CI validates every `*.responses-request.json` against
 //! the official `CreateResponse` schema.
 
