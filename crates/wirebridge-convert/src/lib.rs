@@ -5,10 +5,41 @@
 //! translators are state machines fed one upstream event at a time. The tower
 //! layers, a fuzzer or a benchmark can drive them alike.
 //!
+//! | | request | reply body | reply stream |
+//! |---|---|---|---|
+//! | **Responses clients, Chat backend** ([`responses_to_chat`]) | [`translate_request`](responses_to_chat::translate_request), or [`ParsedRequest`](responses_to_chat::ParsedRequest) with a stored [`History`](responses_to_chat::History) | [`translate_body`](responses_to_chat::translate_body): `chat.completion` → `Response` | [`StreamTranslator`](responses_to_chat::StreamTranslator): Chat chunk → Responses events |
+//! | **Chat clients, Responses backend** ([`chat_to_responses`]) | [`translate_request`](chat_to_responses::translate_request) | [`translate_body`](chat_to_responses::translate_body): `Response` → `chat.completion` | [`StreamTranslator`](chat_to_responses::StreamTranslator): Responses event → Chat chunks |
+//!
+//! Both stream translators implement [`StreamTranslate`]; an
+//! [`SseTranslator`] drives one over upstream bytes (SSE decoding in, SSE
+//! frames out), and every caller uses it. A backend that streams to a client
+//! that asked for a body is answered with `translate_stream_body` in either
+//! module.
+//!
 //! What cannot be translated is never dropped silently: every translation
 //! returns a [`LossReport`], and a [`LossPolicy`] decides per [`LossKind`]
 //! whether a loss is dropped and reported, or the request is rejected with an
 //! error naming the field.
+//!
+//! ```
+//! use wirebridge_convert::responses_to_chat::{ResponsesContext, StreamTranslator};
+//! use wirebridge_convert::SseTranslator;
+//!
+//! // A Chat backend's stream, as bytes from the network.
+//! let upstream = concat!(
+//!     "data: {\"id\":\"c\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,",
+//!     "\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+//! );
+//! let mut stream = SseTranslator::new(StreamTranslator::new(ResponsesContext::default()));
+//! let mut out = Vec::new();
+//! stream.feed(upstream.as_bytes(), &mut out);
+//! stream.finish(&mut out);
+//! // The Responses client's stream.
+//! let events = String::from_utf8(out).unwrap();
+//! assert!(events.starts_with("event: response.created\n"));
+//! assert!(events.contains("\"delta\":\"Hi\""));
+//! assert!(events.contains("event: response.completed\n"));
+//! ```
 
 #![deny(unsafe_code)]
 
