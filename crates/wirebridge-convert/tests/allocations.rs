@@ -6,64 +6,14 @@
 //! Allocation counts are deterministic, unlike timings, so they are
 //! asserted here; `wirebridge-bench` reports the same counts.
 
-// Counting allocations needs a `GlobalAlloc` implementation, which is an
-// unsafe trait; it only forwards to the system allocator.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use wirebridge_convert::chat_to_responses::{self as c2r, ChatContext};
 use wirebridge_convert::responses_to_chat::{self as r2c, ResponsesContext};
 use wirebridge_convert::{SseTranslator, StreamTranslate};
 use wirebridge_sse::{encode_data, encode_event};
-use wirebridge_testkit::fixtures;
-
-struct Counting;
-
-thread_local! {
-    /// Allocations made by this thread: tests run in parallel threads, and
-    /// each counts only its own.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds the
-// `GlobalAlloc` contract; the counter has no effect on the memory returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use wirebridge_testkit::{allocations, fixtures, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Chunks in the steady-state part of each stream.
 const CHUNKS: usize = 5000;

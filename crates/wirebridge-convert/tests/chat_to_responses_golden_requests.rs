@@ -12,15 +12,6 @@ use serde_json::{json, Value};
 use wirebridge_convert::chat_to_responses::{translate_request, ChatReasoning, Options};
 use wirebridge_testkit::fixtures;
 
-fn input(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/inputs")
-            .join(name),
-    )
-    .unwrap()
-}
-
 fn golden(name: &str, body: &[u8], options: &Options) {
     let translated = translate_request(body, options).unwrap_or_else(|e| panic!("{name}: {e}"));
     let responses: Value = serde_json::from_slice(&translated.body).unwrap();
@@ -39,12 +30,16 @@ fn hand_written_requests() {
         "chat-request-defaults",
         "chat-request-legacy-functions",
     ] {
-        golden(name, &input(&format!("{name}.json")), &Options::default());
+        golden(
+            name,
+            &common::input(&format!("{name}.json")),
+            &Options::default(),
+        );
     }
     // A client that reads reasoning also asks for the summaries.
     golden(
         "chat-request-custom-tools.reasoning-content",
-        &input("chat-request-custom-tools.json"),
+        &common::input("chat-request-custom-tools.json"),
         &Options {
             reasoning: ChatReasoning::ReasoningContent,
             ..Options::default()

@@ -3,18 +3,11 @@
 //! every recorded stream, folded into the body it amounts to, translate to
 //! the same reply both ways (ids aside).
 
+mod common;
+
 use serde_json::{json, Value};
 use wirebridge_convert::{chat_to_responses, responses_to_chat, ConvertError};
 use wirebridge_testkit::{fixtures, parse_sse, reshape};
-
-fn input(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/inputs")
-            .join(name),
-    )
-    .unwrap()
-}
 
 /// What a `Response` says, without what differs between two translations
 /// of it (generated ids, timestamps).
@@ -73,7 +66,7 @@ fn chat_cases() -> Vec<(String, Vec<u8>, bool)> {
         ("reasoning-then-tool.chat-stream.sse", true),
         ("error-midstream.chat-stream.sse", true),
     ] {
-        cases.push((name.to_owned(), input(name), stream));
+        cases.push((name.to_owned(), common::input(name), stream));
     }
     cases
 }
@@ -112,9 +105,11 @@ fn chat_bodies_and_streams_translate_alike_both_ways() {
 #[test]
 fn mistral_thinking_parts_are_reasoning_and_text_parts_are_the_answer() {
     let ctx = responses_to_chat::ResponsesContext::default();
-    let reply =
-        responses_to_chat::translate_body(&input("mistral-thinking.chat-response.json"), &ctx)
-            .unwrap();
+    let reply = responses_to_chat::translate_body(
+        &common::input("mistral-thinking.chat-response.json"),
+        &ctx,
+    )
+    .unwrap();
     let r: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(r["output"][0]["type"], "reasoning");
     assert_eq!(

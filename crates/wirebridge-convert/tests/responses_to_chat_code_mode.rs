@@ -11,18 +11,12 @@ use wirebridge_convert::responses_to_chat::{
 use wirebridge_convert::LossKind;
 use wirebridge_testkit::{parse_sse, responses_grammar};
 
-fn input(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/inputs")
-            .join(name),
-    )
-    .unwrap()
-}
-
 fn code_mode() -> (Value, ResponsesContext) {
-    let translated =
-        translate_request(&input("code-mode-request.json"), &Options::default()).unwrap();
+    let translated = translate_request(
+        &common::input("code-mode-request.json"),
+        &Options::default(),
+    )
+    .unwrap();
     (
         serde_json::from_slice(&translated.body).unwrap(),
         translated.context,
@@ -70,8 +64,11 @@ fn tools_of_an_additional_tools_item_reach_the_backend() {
         ]
     );
     // The item itself sends nothing else, and is not reported as lost.
-    let translated =
-        translate_request(&input("code-mode-request.json"), &Options::default()).unwrap();
+    let translated = translate_request(
+        &common::input("code-mode-request.json"),
+        &Options::default(),
+    )
+    .unwrap();
     assert!(!translated
         .losses
         .iter()

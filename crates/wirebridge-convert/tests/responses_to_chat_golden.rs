@@ -14,15 +14,6 @@ use wirebridge_convert::responses_to_chat::{
 };
 use wirebridge_testkit::fixtures;
 
-fn input(name: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/inputs")
-            .join(name),
-    )
-    .unwrap()
-}
-
 fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap() + "\n"
 }
@@ -69,7 +60,7 @@ fn codex_requests() {
 
 #[test]
 fn request_with_every_feature() {
-    let body = input("request-features.json");
+    let body = common::input("request-features.json");
     request_golden("request-features.generic", &body, &Options::default());
     let openai = Options {
         profile: BackendProfile::openai(),
@@ -95,10 +86,14 @@ fn code_mode_request_with_a_tool_search() {
         },
         ..Options::default()
     };
-    let ctx = request_golden("code-mode", &input("code-mode-request.json"), &options);
+    let ctx = request_golden(
+        "code-mode",
+        &common::input("code-mode-request.json"),
+        &options,
+    );
     stream_golden(
         "code-mode-tool-search",
-        &input("code-mode-tool-search.chat-stream.sse"),
+        &common::input("code-mode-tool-search.chat-stream.sse"),
         ctx,
     );
 }
@@ -120,13 +115,13 @@ fn streams() {
     }
     stream_golden(
         "reasoning-then-tool",
-        &input("reasoning-then-tool.chat-stream.sse"),
+        &common::input("reasoning-then-tool.chat-stream.sse"),
         ctx.clone(),
     );
     // Content as a part array (Mistral): thinking parts are reasoning.
     stream_golden(
         "mistral-thinking",
-        &input("mistral-thinking.chat-stream.sse"),
+        &common::input("mistral-thinking.chat-stream.sse"),
         ctx.clone(),
     );
     // Failures keep what was said: the open item is closed as incomplete
@@ -138,7 +133,7 @@ fn streams() {
     ] {
         stream_golden(
             name,
-            &input(&format!("{name}.chat-stream.sse")),
+            &common::input(&format!("{name}.chat-stream.sse")),
             ctx.clone(),
         );
     }
@@ -164,7 +159,7 @@ fn bodies() {
     }
     body_golden(
         "mistral-thinking",
-        &input("mistral-thinking.chat-response.json"),
+        &common::input("mistral-thinking.chat-response.json"),
         &ctx,
     );
 }

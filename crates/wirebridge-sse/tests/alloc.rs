@@ -1,47 +1,10 @@
 //! Steady-state decoding must not allocate per event.
 
-// Counting allocations needs a `GlobalAlloc` implementation, which is an
-// unsafe trait; it only forwards to the system allocator.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use wirebridge_sse::{encode_comment, encode_data, encode_done, encode_event, Decoder};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds the
-// `GlobalAlloc` contract; the counter has no effect on the memory returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use wirebridge_testkit::{allocations, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 const EVENTS: usize = 10_000;
 
@@ -126,13 +89,10 @@ fn steady_state_decoding_does_not_allocate() {
     let warm_up = decode(&mut decoder, &stream, &lengths);
     assert_eq!(warm_up.0, EVENTS);
 
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = allocations();
     let measured = decode(&mut decoder, &stream, &lengths);
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    let made = allocations() - before;
 
     assert_eq!(measured, warm_up);
-    assert_eq!(
-        allocations, 0,
-        "{allocations} allocations for {EVENTS} events"
-    );
+    assert_eq!(made, 0, "{made} allocations for {EVENTS} events");
 }

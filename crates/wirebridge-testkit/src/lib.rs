@@ -7,6 +7,8 @@
 //! * [`responses_grammar`]: a strict checker for the Responses event stream a
 //!   translator emits, plus a lenient content extractor for recorded streams.
 //! * [`chat_grammar`]: the same for Chat Completions chunk streams.
+//! * [`CountingAllocator`] and [`allocations`]: heap allocations counted per
+//!   thread, for the tests that assert them and the benchmarks.
 //! * [`reshape`]: a reply in the other transport (a body as a stream, a
 //!   stream folded into a body), to check that both paths of a translator
 //!   agree.
@@ -40,6 +42,7 @@
 
 #![deny(unsafe_code)]
 
+mod alloc;
 pub mod chat_grammar;
 pub mod fixtures;
 mod json;
@@ -50,6 +53,7 @@ mod split;
 mod sse;
 mod transcript;
 
+pub use alloc::{allocations, CountingAllocator};
 pub use split::{split_points, split_random};
 pub use sse::{encode_sse, parse_sse, SseFrame};
 pub use transcript::{ChatTranscript, ResponsesTranscript, ToolCallRecord, Violation};

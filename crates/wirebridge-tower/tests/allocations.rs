@@ -7,12 +7,6 @@
 //! what the same conversation costs sent whole, plus the store's own work
 //! (copying the records out of the memory store, keeping the new one).
 
-// Counting allocations needs a `GlobalAlloc` implementation, which is an
-// unsafe trait; it only forwards to the system allocator.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 
 use bytes::Bytes;
@@ -20,42 +14,12 @@ use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
 use tower::{Layer, Service, ServiceExt};
+use wirebridge_testkit::{allocations, CountingAllocator};
 use wirebridge_tower::store::MemoryStore;
 use wirebridge_tower::{RequestBody, ResponseBody, ResponsesToChatLayer};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds the
-// `GlobalAlloc` contract; the counter has no effect on the memory returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 /// Answers every request with the same short completion, as a body or a
 /// stream.

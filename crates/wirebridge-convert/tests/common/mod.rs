@@ -65,6 +65,16 @@ fn redact_inner(value: &mut Value, stem: &str) {
     }
 }
 
+/// A request or reply from `tests/inputs/`.
+pub fn input(name: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/inputs")
+            .join(name),
+    )
+    .unwrap()
+}
+
 /// Compares `actual` with the golden file `tests/golden/NAME`, or writes it
 /// when `UPDATE_GOLDEN=1`. Goldens are committed and reviewed by eye.
 pub fn assert_golden(name: &str, actual: &str) {

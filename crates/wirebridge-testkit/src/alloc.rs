@@ -1,42 +1,54 @@
-//! A global allocator that counts allocations, for the allocations-per-item
-//! column of `wirebridge-bench`.
+//! Counting heap allocations, for the tests that assert them and the
+//! benchmarks that report them (counts are deterministic, unlike timings).
 //!
-//! Implementing `GlobalAlloc` is the one use of `unsafe` in this crate: the
-//! trait is unsafe to implement, and counting needs it. Every call is
-//! forwarded unchanged to the system allocator; the only addition is a
-//! relaxed atomic increment per allocation. The counter is on while the
-//! cases are timed too: measured against a build without it, interleaved
-//! runs on a 2-core VM, the difference was below the run-to-run noise on
-//! every case (the 3 KB request, with some 60 allocations, took 8.6-8.7 µs
-//! both ways).
+//! Install [`CountingAllocator`] as the global allocator of a test binary
+//! or benchmark, then read [`allocations`] before and after the work:
+//!
+//! ```
+//! use wirebridge_testkit::{allocations, CountingAllocator};
+//!
+//! #[global_allocator]
+//! static ALLOCATOR: CountingAllocator = CountingAllocator;
+//!
+//! fn main() {
+//!     let before = allocations();
+//!     let v: Vec<u64> = Vec::with_capacity(3);
+//!     assert_eq!(allocations() - before, 1);
+//!     # drop(v);
+//! }
+//! ```
+//!
+//! Counts are per thread: tests run on parallel threads, and each counts
+//! only its own work.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
 
-/// Allocations (including reallocations) made by this process so far.
+/// Allocations (reallocations included) this thread has made so far, when
+/// [`CountingAllocator`] is the global allocator; always 0 otherwise.
 pub fn allocations() -> u64 {
-    ALLOCATIONS.load(Ordering::Relaxed)
+    ALLOCATIONS.with(Cell::get)
 }
 
-/// Counts one allocation: a relaxed load and store rather than a locked
-/// read-modify-write, so the count is exact for the one thread
-/// `wirebridge-bench` measures on, and may miss increments that race on
-/// other threads. It neither allocates (the allocator would recurse) nor
-/// panics (a global allocator must not unwind), hence the wrapping add.
+/// Counts one allocation of this thread. Neither allocates (the allocator
+/// would recurse) nor panics (a global allocator must not unwind): a
+/// thread-local `Cell` with a constant initializer, skipped while the
+/// thread's locals are being torn down, and a wrapping add.
 fn count() {
-    ALLOCATIONS.store(
-        ALLOCATIONS.load(Ordering::Relaxed).wrapping_add(1),
-        Ordering::Relaxed,
-    );
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get().wrapping_add(1)));
 }
 
-struct Counting;
+/// The system allocator, counting the allocations of each thread.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CountingAllocator;
 
 // `GlobalAlloc` is an unsafe trait, so implementing it needs `unsafe`; the
 // allowance covers this impl and nothing else in the crate.
-#[allow(unsafe_code)]
+//
 // SAFETY: `GlobalAlloc` asks that the memory returned fits the layout, stays
 // valid until freed, and that no method unwinds. Every method passes the
 // caller's arguments unchanged to `System`, which upholds the first two, and
@@ -44,7 +56,8 @@ struct Counting;
 // gives out or takes back is a `System` block. The one addition, `count`,
 // touches neither the memory nor the arguments, never allocates and never
 // panics.
-unsafe impl GlobalAlloc for Counting {
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count();
         // SAFETY: our caller guarantees `layout` has a non-zero size, which
@@ -76,6 +89,3 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
 }
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
