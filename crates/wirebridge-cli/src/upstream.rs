@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use wirebridge_tower::{BoxError, RequestBody};
+use wirebridge_wire::error::{ApiError, ErrorBody};
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -164,11 +165,17 @@ fn origin(uri: &Uri) -> String {
 
 /// A 502 in the shape both APIs use.
 pub fn bad_gateway(message: &str, code: &str) -> Response<UpstreamBody> {
-    let body = serde_json::json!({
-        "error": { "message": message, "type": "server_error", "param": null, "code": code }
-    });
+    let body = ErrorBody {
+        error: ApiError {
+            message: message.into(),
+            kind: "server_error".into(),
+            param: None,
+            code: Some(code.into()),
+        },
+    };
+    let body = serde_json::to_vec(&body).expect("error bodies always serialize");
     let mut response = Response::new(
-        Full::new(Bytes::from(body.to_string()))
+        Full::new(Bytes::from(body))
             .map_err(|e| match e {})
             .boxed_unsync(),
     );
