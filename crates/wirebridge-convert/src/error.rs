@@ -72,6 +72,20 @@ impl ConvertError {
         }
     }
 
+    /// Refuses a body that nests deeper than
+    /// [`MAX_DEPTH`](wirebridge_wire::depth::MAX_DEPTH) anywhere, pass-through
+    /// JSON (schemas, metadata) included, naming where.
+    pub fn check_depth(body: &[u8]) -> Result<(), ConvertError> {
+        use wirebridge_wire::depth::{too_deep, MAX_DEPTH};
+        match too_deep(body, MAX_DEPTH) {
+            None => Ok(()),
+            Some(path) => Err(ConvertError::InvalidBody {
+                param: Some(path),
+                message: format!("JSON nested more than {MAX_DEPTH} levels deep"),
+            }),
+        }
+    }
+
     /// A field with a bad value.
     pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> Self {
         ConvertError::InvalidBody {

@@ -81,6 +81,8 @@ impl<T: StreamTranslate + ?Sized> StreamTranslate for Box<T> {
 pub struct SseTranslator<T> {
     decoder: Decoder,
     translator: T,
+    /// Events dispatched, comments included: how far the upstream has got.
+    progress: u64,
 }
 
 impl<T: StreamTranslate> SseTranslator<T> {
@@ -96,18 +98,36 @@ impl<T: StreamTranslate> SseTranslator<T> {
         Self {
             decoder: Decoder::with_max_event_size(max_event_size),
             translator,
+            progress: 0,
         }
     }
 
     /// Feeds upstream bytes, translating every event they complete. An
     /// unreadable stream (an event over the size limit) fails the
     /// translation; after the terminal frame, input is ignored.
+    ///
+    /// Upstream comments (`: keepalive`, sent by servers during a long
+    /// prefill) are passed on as one `: keepalive` comment when they are all
+    /// the bytes brought, so that whatever sits in front of the client
+    /// (a load balancer, a proxy with an idle timeout) sees the stream is
+    /// alive.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
         if self.translator.is_finished() {
             return;
         }
+        let (written, comments) = (out.len(), self.decoder.comments_seen());
+        self.decode(bytes, out);
+        let new_comments = self.decoder.comments_seen() - comments;
+        self.progress += new_comments;
+        if new_comments > 0 && out.len() == written && !self.translator.is_finished() {
+            write_keepalive(out);
+        }
+    }
+
+    fn decode(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
         self.decoder.feed(bytes);
         while let Some(event) = self.decoder.next_event() {
+            self.progress += 1;
             match event {
                 Ok(event) => self.translator.push(event.data, out),
                 Err(e) if e.is_fatal() => {
@@ -147,6 +167,13 @@ impl<T: StreamTranslate> SseTranslator<T> {
         self.translator.is_finished()
     }
 
+    /// How many events (comments included) the upstream has completed: a
+    /// stream whose count stops moving is idle, however many bytes trickle
+    /// in.
+    pub fn progress(&self) -> u64 {
+        self.progress
+    }
+
     /// The translator.
     pub fn translator(&self) -> &T {
         &self.translator
@@ -161,4 +188,12 @@ impl<T: StreamTranslate> SseTranslator<T> {
     pub fn into_translator(self) -> T {
         self.translator
     }
+}
+
+/// Writes a keep-alive comment: `: keepalive`, and a blank line so that
+/// line-buffering intermediaries pass it on at once (a comment dispatches
+/// no event).
+pub fn write_keepalive(out: &mut Vec<u8>) {
+    wirebridge_sse::encode_comment(out, "keepalive");
+    out.push(b'\n');
 }

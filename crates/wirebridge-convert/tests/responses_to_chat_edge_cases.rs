@@ -428,3 +428,46 @@ fn think_tags_in_a_body() {
     assert_eq!(response["output"][0]["content"][0]["text"], "two plus two");
     assert_eq!(response["output"][1]["content"][0]["text"], "4");
 }
+
+#[test]
+fn upstream_keepalive_comments_reach_the_client_when_nothing_else_does() {
+    use wirebridge_convert::responses_to_chat::StreamTranslator;
+    use wirebridge_convert::SseTranslator;
+
+    let mut stream = SseTranslator::new(StreamTranslator::new(ResponsesContext::default()));
+    let mut all = Vec::new();
+    let mut feed = |stream: &mut SseTranslator<StreamTranslator>, bytes: &[u8]| {
+        let mut out = Vec::new();
+        stream.feed(bytes, &mut out);
+        all.extend_from_slice(&out);
+        String::from_utf8(out).unwrap()
+    };
+    // A long prefill: the backend's comments are all there is to pass on,
+    // one per read however many arrived.
+    assert_eq!(feed(&mut stream, b": keepalive\n\n"), ": keepalive\n\n");
+    assert_eq!(
+        feed(&mut stream, b": PROCESSING\n\n: PROCESSING\n\n"),
+        ": keepalive\n\n"
+    );
+    // Events carry their own liveness: a comment among them adds nothing.
+    let text = chunk(r#"{"role":"assistant","content":"Hi"}"#, "null") + ": ping\n\n";
+    let sent = feed(&mut stream, text.as_bytes());
+    assert!(sent.contains("response.output_text.delta"), "{sent}");
+    assert!(!sent.contains(": keepalive"), "{sent}");
+    // A byte at a time completes no event and no comment: no progress.
+    let before = stream.progress();
+    assert_eq!(feed(&mut stream, b": tri"), "");
+    assert_eq!(stream.progress(), before);
+    assert_eq!(feed(&mut stream, b"ckle\n\n"), ": keepalive\n\n");
+    assert_eq!(stream.progress(), before + 1);
+
+    feed(
+        &mut stream,
+        (chunk("{}", r#""stop""#) + "data: [DONE]\n\n").as_bytes(),
+    );
+    let mut out = Vec::new();
+    stream.finish(&mut out);
+    all.extend_from_slice(&out);
+    let t = responses_grammar::check(&parse_sse(&all)).unwrap();
+    assert_eq!(t.text, "Hi");
+}

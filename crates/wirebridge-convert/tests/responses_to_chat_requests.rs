@@ -189,6 +189,37 @@ fn garbage_is_an_error_not_a_panic() {
 }
 
 #[test]
+fn pass_through_json_nested_too_deep_is_refused_naming_where() {
+    // Tool schemas are forwarded as sent, never parsed: only the depth
+    // check stands between a 100,000-deep schema and the backend's parser.
+    let schema = "[".repeat(100_000) + &"]".repeat(100_000);
+    let body = format!(
+        r#"{{"model":"m","input":"hi","tools":[{{"type":"function","name":"f","parameters":{schema}}}]}}"#
+    );
+    let err = translate_request(body.as_bytes(), &Options::default()).unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert!(
+        err.param()
+            .unwrap()
+            .starts_with("tools[0].parameters[0][0]"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("128 levels"), "{err}");
+    let metadata = format!(
+        r#"{{"model":"m","input":"hi","metadata":{{"k":{}}}}}"#,
+        "[".repeat(129) + &"]".repeat(129)
+    );
+    let err = translate_request(metadata.as_bytes(), &Options::default()).unwrap_err();
+    assert!(err.param().unwrap().starts_with("metadata.k"), "{err}");
+    // 128 levels in all is still fine.
+    let fine = format!(
+        r#"{{"model":"m","input":"hi","metadata":{{"k":{}}}}}"#,
+        "[".repeat(126) + &"]".repeat(126)
+    );
+    assert!(translate_request(fine.as_bytes(), &Options::default()).is_ok());
+}
+
+#[test]
 fn the_policy_decides_drop_or_reject() {
     let body =
         r#"{"model":"m","input":"x","tools":[{"type":"file_search","vector_store_ids":["vs"]}]}"#;

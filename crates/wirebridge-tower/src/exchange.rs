@@ -19,12 +19,10 @@ use crate::error_response::{api_error, reshape_upstream_error};
 use crate::headers::{clean_headers, is_event_stream, upstream_request};
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
+use crate::settings::Common;
 use crate::shared::Shared;
 use crate::stateful::Stateful;
 use crate::tracker::Tracker;
-
-/// Largest upstream body read whole (a non-streaming reply).
-const MAX_UPSTREAM_BODY: usize = 64 * 1024 * 1024;
 
 /// Largest upstream error body read.
 const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
@@ -83,7 +81,7 @@ where
         context: prepared.context,
         stream: prepared.stream,
         keep,
-        max_event_size: shared.common.max_event_size,
+        common: &shared.common,
     };
     Ok(step.send::<D, ResB>(response, tracker).await)
 }
@@ -148,14 +146,14 @@ struct Keep {
 }
 
 /// The upstream answered: what the reply needs.
-struct Reply<C> {
+struct Reply<'s, C> {
     context: C,
     stream: bool,
     keep: Option<Keep>,
-    max_event_size: usize,
+    common: &'s Common,
 }
 
-impl<C: Send + Sync + 'static> Reply<C> {
+impl<C: Send + Sync + 'static> Reply<'_, C> {
     /// The client's reply to the upstream's response.
     async fn send<D, B>(
         self,
@@ -209,7 +207,11 @@ impl<C: Send + Sync + 'static> Reply<C> {
                 "text/event-stream",
                 Some(&tracker.losses),
             );
-            let mut state = StreamState::new(D::stream(self.context), self.max_event_size, tracker);
+            let common = self.common;
+            let mut state =
+                StreamState::new(D::stream(self.context), common.max_event_size, tracker)
+                    .idle_timeout(common.stream_idle_timeout)
+                    .keepalive(common.keepalive_interval);
             if let Some(keep) = self.keep {
                 state =
                     state.hold_terminal(move |stream: &D::Stream| keep.save_stream::<D>(stream));
@@ -217,14 +219,22 @@ impl<C: Send + Sync + 'static> Reply<C> {
             return Response::from_parts(head, ResponseBody::stream(body, Box::new(state)));
         }
 
-        let bytes = match Limited::new(body, MAX_UPSTREAM_BODY).collect().await {
+        let limit = self.common.max_reply_size;
+        let bytes = match Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) => {
-                let error = api_error(
-                    format!("the upstream reply could not be read: {e}"),
-                    "server_error",
-                    "upstream_read_error",
-                );
+                let error = match e.downcast_ref::<LengthLimitError>() {
+                    Some(_) => api_error(
+                        format!("the upstream reply is larger than the {limit}-byte limit"),
+                        "server_error",
+                        "upstream_reply_too_large",
+                    ),
+                    None => api_error(
+                        format!("the upstream reply could not be read: {e}"),
+                        "server_error",
+                        "upstream_read_error",
+                    ),
+                };
                 return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
             }
         };

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tower::Layer;
 use wirebridge_convert::chat_to_responses::ChatReasoning;
@@ -84,6 +85,33 @@ impl<D: Translation> TranslateLayer<D> {
     /// Largest upstream SSE event; a larger one fails the stream.
     pub fn max_event_size(mut self, bytes: usize) -> Self {
         self.settings().common.max_event_size = bytes;
+        self
+    }
+
+    /// Largest non-streaming upstream reply (read whole to be translated);
+    /// a larger one is a 502 in the client's API. Streams are bounded by
+    /// [`max_event_size`](Self::max_event_size) instead.
+    pub fn max_reply_size(mut self, bytes: usize) -> Self {
+        self.settings().common.max_reply_size = bytes;
+        self
+    }
+
+    /// Fails a translated stream whose upstream completes no event for this
+    /// long: the client gets the stream's own failure event. Bytes that
+    /// trickle in without completing an event do not count; comments do.
+    /// Allow for the backend's longest prefill. Off by default; needs a
+    /// tokio runtime.
+    pub fn stream_idle_timeout(mut self, period: Duration) -> Self {
+        self.settings().common.stream_idle_timeout = Some(period);
+        self
+    }
+
+    /// Sends a `: keepalive` comment on a translated stream that has sent
+    /// the client nothing for this long, so that load balancers and proxies
+    /// in front of the client do not cut it during a long prefill. Off by
+    /// default; needs a tokio runtime.
+    pub fn keepalive_interval(mut self, period: Duration) -> Self {
+        self.settings().common.keepalive_interval = Some(period);
         self
     }
 

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::HeaderName;
 use wirebridge_convert::seal::Sealer;
@@ -17,11 +18,18 @@ pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 /// Default limit on one upstream SSE event.
 pub const DEFAULT_MAX_EVENT_SIZE: usize = wirebridge_sse::DEFAULT_MAX_EVENT_SIZE;
 
+/// Default limit on a non-streaming upstream reply, read whole to be
+/// translated.
+pub const DEFAULT_MAX_REPLY_SIZE: usize = 64 * 1024 * 1024;
+
 /// Settings of both directions.
 #[derive(Clone)]
 pub(crate) struct Common {
     pub(crate) body_limit: usize,
     pub(crate) max_event_size: usize,
+    pub(crate) max_reply_size: usize,
+    pub(crate) stream_idle_timeout: Option<Duration>,
+    pub(crate) keepalive_interval: Option<Duration>,
     pub(crate) observer: Arc<dyn Observer>,
     pub(crate) client_endpoint: Option<String>,
 }
@@ -31,6 +39,9 @@ impl Default for Common {
         Self {
             body_limit: DEFAULT_BODY_LIMIT,
             max_event_size: DEFAULT_MAX_EVENT_SIZE,
+            max_reply_size: DEFAULT_MAX_REPLY_SIZE,
+            stream_idle_timeout: None,
+            keepalive_interval: None,
             observer: Arc::new(NoopObserver),
             client_endpoint: None,
         }

@@ -36,6 +36,7 @@
 
 pub mod chat;
 mod count;
+pub mod depth;
 pub mod error;
 pub mod items;
 mod object;

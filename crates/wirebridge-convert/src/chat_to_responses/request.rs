@@ -54,6 +54,7 @@ pub fn translate_request(
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
     let request_len = body.len();
+    ConvertError::check_depth(body)?;
     let request: CreateChatCompletion<'_> = serde_json::from_slice(body)
         .map_err(|e| ConvertError::from_parse::<CreateChatCompletion<'_>>(body, e))?;
     let mut losses = LossRecorder::new(&options.policy);

@@ -54,6 +54,7 @@ pub struct ParsedRequest<'a> {
 impl<'a> ParsedRequest<'a> {
     /// Parses a request body; an invalid one is an error naming the field.
     pub fn parse(body: &'a [u8]) -> Result<Self, ConvertError> {
+        ConvertError::check_depth(body)?;
         let request: CreateResponse<'a> = serde_json::from_slice(body)
             .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
         Ok(Self {

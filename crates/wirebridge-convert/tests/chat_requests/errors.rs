@@ -8,6 +8,22 @@ use wirebridge_testkit::mutate::{mutate, Rng};
 use super::{request, user};
 
 #[test]
+fn a_schema_nested_too_deep_is_refused_naming_where() {
+    let schema = "{\"a\":".repeat(200) + "1" + &"}".repeat(200);
+    let body = format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":"hi"}}],"response_format":{{"type":"json_schema","json_schema":{{"name":"s","schema":{schema}}}}}}}"#
+    );
+    let err = translate_request(body.as_bytes(), &Options::default()).unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert!(
+        err.param()
+            .unwrap()
+            .starts_with("response_format.json_schema.schema.a.a"),
+        "{err}"
+    );
+}
+
+#[test]
 fn errors_name_the_field() {
     let tool_call = |call: Value| {
         request(

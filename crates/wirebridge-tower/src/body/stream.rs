@@ -5,9 +5,12 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame};
+use tokio::time::{Instant, Sleep};
+use wirebridge_convert::stream::write_keepalive;
 use wirebridge_convert::{SseTranslator, StreamTranslate};
 
 use crate::tracker::Tracker;
@@ -30,6 +33,9 @@ pub(crate) trait Driver: fmt::Debug + Send {
     /// The next frames to send: `Ready(None)` when there are none yet,
     /// `Pending` while terminal frames are held.
     fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>>;
+    /// The upstream has nothing for now: `Ready` when a timer fired and did
+    /// its work (a keep-alive comment written, the stream failed as idle).
+    fn poll_timers(&mut self, cx: &mut Context<'_>) -> Poll<()>;
     /// Whether nothing more will be read from the upstream.
     fn is_done(&self) -> bool;
     /// Whether nothing more will be sent.
@@ -44,6 +50,31 @@ pub(crate) struct StreamState<T: StreamTranslate> {
     tracker: Tracker,
     hold_terminal: Option<HoldHook<T>>,
     holding: Option<(Bytes, HoldFuture)>,
+    /// Fails the stream when the upstream completes no event for a while.
+    idle: Option<Timer>,
+    /// Writes a keep-alive comment when nothing was sent for a while.
+    keepalive: Option<Timer>,
+    /// The upstream's progress when the idle timer was last reset.
+    progress: u64,
+}
+
+/// A deadline that moves: `period` after the last reset.
+struct Timer {
+    period: Duration,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl Timer {
+    fn new(period: Duration) -> Self {
+        Self {
+            period,
+            sleep: Box::pin(tokio::time::sleep(period)),
+        }
+    }
+
+    fn reset(&mut self) {
+        self.sleep.as_mut().reset(Instant::now() + self.period);
+    }
 }
 
 impl<T: StreamTranslate> StreamState<T> {
@@ -55,7 +86,24 @@ impl<T: StreamTranslate> StreamState<T> {
             tracker,
             hold_terminal: None,
             holding: None,
+            idle: None,
+            keepalive: None,
+            progress: 0,
         }
+    }
+
+    /// Fails the stream (the client gets its failure event) when the
+    /// upstream completes no event for `period`: bytes that trickle in
+    /// without completing one do not count.
+    pub(crate) fn idle_timeout(mut self, period: Option<Duration>) -> Self {
+        self.idle = period.map(Timer::new);
+        self
+    }
+
+    /// Writes a keep-alive comment whenever nothing was sent for `period`.
+    pub(crate) fn keepalive(mut self, period: Option<Duration>) -> Self {
+        self.keepalive = period.map(Timer::new);
+        self
     }
 
     /// Runs `hook` on the finished translator; the frames written by the
@@ -96,6 +144,12 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
             ..
         } = self;
         tracker.timed(|| stream.feed(bytes, out));
+        if self.stream.progress() != self.progress {
+            self.progress = self.stream.progress();
+            if let Some(idle) = &mut self.idle {
+                idle.reset();
+            }
+        }
         self.check_terminal();
     }
 
@@ -125,7 +179,33 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
         if self.out.is_empty() {
             return Poll::Ready(None);
         }
+        if let Some(keepalive) = &mut self.keepalive {
+            keepalive.reset();
+        }
         Poll::Ready(Some(Bytes::from(std::mem::take(&mut self.out))))
+    }
+
+    fn poll_timers(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(idle) = &mut self.idle {
+            if idle.sleep.as_mut().poll(cx).is_ready() {
+                let message = format!(
+                    "the upstream sent no event for {} s",
+                    idle.period.as_secs_f64()
+                );
+                self.idle = None;
+                self.keepalive = None;
+                self.end(Some(message));
+                return Poll::Ready(());
+            }
+        }
+        if let Some(keepalive) = &mut self.keepalive {
+            if keepalive.sleep.as_mut().poll(cx).is_ready() {
+                write_keepalive(&mut self.out);
+                keepalive.reset();
+                return Poll::Ready(());
+            }
+        }
+        Poll::Pending
     }
 
     fn is_done(&self) -> bool {
@@ -180,7 +260,14 @@ where
         if state.is_done() {
             return Poll::Ready(None);
         }
-        match ready!(inner.as_mut().poll_frame(cx)) {
+        let polled = match inner.as_mut().poll_frame(cx) {
+            Poll::Ready(polled) => polled,
+            Poll::Pending => {
+                ready!(state.poll_timers(cx));
+                continue;
+            }
+        };
+        match polled {
             Some(Ok(frame)) => {
                 state.first_byte();
                 if let Ok(data) = frame.into_data() {

@@ -1,0 +1,190 @@
+//! How deep a JSON text nests, without parsing it.
+//!
+//! serde_json stops at 128 levels for the values it parses into types, but
+//! not for values it keeps raw (a tool's JSON Schema, `metadata`, arguments
+//! sent as objects): those would be forwarded however deep they are, to
+//! upstream parsers that may not stop. [`too_deep`] checks a whole body in
+//! one pass over its bytes.
+
+use std::fmt::Write as _;
+
+/// The nesting limit the translators enforce, as serde_json does for the
+/// values it parses.
+pub const MAX_DEPTH: usize = 128;
+
+/// The path of the first value in `json` that nests deeper than `limit`
+/// arrays and objects (`tools[0].parameters.properties…`), or `None` when
+/// nothing does. The path is built only when the limit is exceeded.
+///
+/// ```
+/// use wirebridge_wire::depth::too_deep;
+///
+/// assert_eq!(too_deep(br#"{"a":[1,{"b":"[[[["}]}"#, 3), None);
+/// let deep = format!(r#"{{"tools":[{{"parameters":{}}}]}}"#, "[".repeat(10) + &"]".repeat(10));
+/// assert_eq!(too_deep(deep.as_bytes(), 8).as_deref(), Some("tools[0].parameters[0][0][0][0][0]"));
+/// ```
+pub fn too_deep(json: &[u8], limit: usize) -> Option<String> {
+    exceeds(json, limit).then(|| path_at_limit(json, limit))
+}
+
+/// Whether `json` nests deeper than `limit`: strings skipped, brackets
+/// counted.
+fn exceeds(json: &[u8], limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut bytes = json.iter();
+    while let Some(&b) = bytes.next() {
+        match b {
+            b'"' => skip_string(&mut bytes),
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Consumes a string's bytes up to and including its closing quote.
+fn skip_string(bytes: &mut std::slice::Iter<'_, u8>) {
+    while let Some(&b) = bytes.next() {
+        match b {
+            b'\\' => {
+                bytes.next();
+            }
+            b'"' => return,
+            _ => {}
+        }
+    }
+}
+
+/// Where a container sits in its parent.
+enum Step {
+    /// In an object, under the last key read (none yet at first).
+    Object(Option<String>),
+    /// In an array, at this element.
+    Array(usize),
+}
+
+/// Walks `json` again, keeping the path, up to the first container past
+/// `limit` (the slow path: only for a body already known to be too deep).
+fn path_at_limit(json: &[u8], limit: usize) -> String {
+    let mut stack: Vec<Step> = Vec::new();
+    let mut i = 0;
+    // In an object, whether the next string is a key.
+    let mut expect_key = false;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                let start = i + 1;
+                let mut end = start;
+                while end < json.len() && json[end] != b'"' {
+                    end += if json[end] == b'\\' { 2 } else { 1 };
+                }
+                if expect_key {
+                    if let Some(Step::Object(key)) = stack.last_mut() {
+                        let raw = &json[start..end.min(json.len())];
+                        *key = Some(String::from_utf8_lossy(raw).into_owned());
+                    }
+                    expect_key = false;
+                }
+                i = end;
+            }
+            open @ (b'{' | b'[') => {
+                if stack.len() == limit {
+                    return render(&stack);
+                }
+                let step = if open == b'{' {
+                    expect_key = true;
+                    Step::Object(None)
+                } else {
+                    Step::Array(0)
+                };
+                stack.push(step);
+            }
+            b'}' | b']' => {
+                stack.pop();
+                expect_key = false;
+            }
+            b',' => match stack.last_mut() {
+                Some(Step::Array(n)) => *n += 1,
+                Some(Step::Object(_)) => expect_key = true,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    render(&stack)
+}
+
+/// A path as a client names a field: `a.b[2].c`, the start of a very deep
+/// one only.
+fn render(stack: &[Step]) -> String {
+    const SHOWN: usize = 12;
+    let mut out = String::new();
+    for step in stack.iter().take(SHOWN) {
+        match step {
+            Step::Object(Some(key)) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Step::Object(None) => {}
+            Step::Array(n) => {
+                let _ = write!(out, "[{n}]");
+            }
+        }
+    }
+    if stack.len() > SHOWN {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brackets_in_strings_and_escapes_do_not_count() {
+        let json = br#"{"s":"{{{{\"[[[[","t":["\\",{"u":1}]}"#;
+        assert!(!exceeds(json, 3));
+        assert!(exceeds(json, 2));
+        assert_eq!(too_deep(json, 2).as_deref(), Some("t[1]"));
+    }
+
+    #[test]
+    fn names_the_path_of_a_deep_schema() {
+        let mut schema = String::from(r#"{"type":"object","properties":{"x":"#);
+        for _ in 0..200 {
+            schema.push_str(r#"{"items":"#);
+        }
+        schema.push_str("null");
+        schema.push_str(&"}".repeat(200));
+        schema.push_str("}}");
+        let body = format!(
+            r#"{{"model":"m","tools":[{{"type":"function","name":"f"}},{{"type":"function","name":"g","parameters":{schema}}}]}}"#
+        );
+        let path = too_deep(body.as_bytes(), MAX_DEPTH).unwrap();
+        assert!(
+            path.starts_with("tools[1].parameters.properties.x.items.items"),
+            "{path}"
+        );
+        assert!(path.ends_with('…'), "{path}");
+        assert_eq!(too_deep(body.as_bytes(), 300), None);
+    }
+
+    #[test]
+    fn a_hundred_thousand_levels_take_one_pass() {
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        assert_eq!(
+            too_deep(deep.as_bytes(), MAX_DEPTH).as_deref(),
+            Some("[0][0][0][0][0][0][0][0][0][0][0][0]…")
+        );
+    }
+}
