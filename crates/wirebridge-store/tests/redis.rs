@@ -156,9 +156,10 @@ async fn a_new_store_on_the_same_server_sees_old_records() {
         .unwrap()
         .expect("kept on the server");
     assert_eq!(
-        chain,
+        chain.records,
         [turn("resp_1", None), turn("resp_2", Some("resp_1"))]
     );
+    assert_eq!(chain.missing, None);
 }
 
 #[tokio::test]

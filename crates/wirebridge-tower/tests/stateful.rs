@@ -357,3 +357,57 @@ async fn input_items_are_listed_and_paginated() {
     assert_eq!(status, 400);
     assert_eq!(error["error"]["param"], "limit");
 }
+
+#[tokio::test]
+async fn a_conversation_with_a_deleted_turn_is_refused_naming_it() {
+    let s = service();
+    let mut previous: Option<String> = None;
+    let mut ids = Vec::new();
+    for input in ["one", "two", "three"] {
+        let (status, response, _) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            "k1",
+            Some(json!({"model": "m", "input": input, "previous_response_id": previous})),
+        )
+        .await;
+        assert_eq!(status, 200, "{response}");
+        let id = response["id"].as_str().unwrap().to_owned();
+        previous = Some(id.clone());
+        ids.push(id);
+    }
+    let (first, middle, last) = (&ids[0], &ids[1], &ids[2]);
+    let (status, _, _) = call(&s, "DELETE", &format!("/v1/responses/{middle}"), "k1", None).await;
+    assert_eq!(status, 200);
+
+    // Continuing would otherwise send turn three without turns one and two.
+    let (status, error, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "four", "previous_response_id": last})),
+    )
+    .await;
+    assert_eq!(status, 404, "{error}");
+    assert_eq!(error["error"]["code"], "previous_response_not_found");
+    assert_eq!(error["error"]["param"], "previous_response_id");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("'{middle}'")), "{message}");
+    assert!(message.contains(&format!("'{last}'")), "{message}");
+
+    // What is left stays readable, and the older part can still be continued.
+    let (status, _, _) = call(&s, "GET", &format!("/v1/responses/{last}"), "k1", None).await;
+    assert_eq!(status, 200);
+    let (status, _, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "again", "previous_response_id": first})),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
