@@ -98,12 +98,21 @@ pub enum StoreError {
     /// A stored record cannot be read.
     #[error("a stored response is corrupt: {0}")]
     Corrupt(String),
+    /// The store refused to keep a record, e.g. because it is larger than
+    /// the store's bounds or the server is out of memory; the message says
+    /// why. Nothing was saved, and nothing else was lost for it.
+    #[error("the response was not kept: {0}")]
+    NotKept(String),
 }
 
 /// Where responses are kept. Every method is scoped to a tenant: a record is
 /// visible only to the tenant that saved it.
 pub trait ResponseStore: Send + Sync + 'static {
-    /// Saves a finished response.
+    /// Saves a finished response, replacing one with the same id.
+    ///
+    /// `Ok` means it was kept. A record the store will not keep is an error,
+    /// [`StoreError::NotKept`], never a silent `Ok`: a later
+    /// `previous_response_id` naming it would find nothing.
     fn save<'a>(
         &'a self,
         tenant: &'a str,

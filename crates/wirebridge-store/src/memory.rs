@@ -27,8 +27,9 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// When a save exceeds a bound, the oldest records are evicted first. An
 /// expired record is invisible at once and its memory is reclaimed on the next
 /// access (there is no background task). A record larger than `max_bytes` on
-/// its own is not kept. Saving an id again replaces the record and makes it
-/// the newest.
+/// its own is not kept: its save fails with [`StoreError::NotKept`] and
+/// evicts nothing. Saving an id again replaces the record and makes it the
+/// newest.
 ///
 /// Records are lost when the process exits, and each process has its own:
 /// several bridge replicas behind a load balancer need a shared store such as
@@ -132,6 +133,18 @@ impl MemoryStore {
         self.lock().live(now).1
     }
 
+    /// Why a record of `size` bytes exceeds the bounds on its own.
+    fn too_large(&self, size: usize) -> String {
+        if self.limits.max_entries == 0 {
+            "the memory store keeps no records (max_entries is 0)".to_owned()
+        } else {
+            format!(
+                "it is {size} bytes, more than the memory store's bound of {} bytes",
+                self.limits.max_bytes
+            )
+        }
+    }
+
     /// The table, even if a thread panicked while holding it: every table
     /// operation leaves it consistent between statements that can panic.
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -163,12 +176,11 @@ impl ResponseStore for MemoryStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let now = (self.clock)();
-            let (id, size) = (response.id.clone(), response.size());
-            if self.lock().insert(tenant, response, now, self.limits) == Inserted::TooLarge {
-                tracing::warn!(%id, size, max_bytes = self.limits.max_bytes, max_entries = self.limits.max_entries,
-                    "response not stored: it exceeds the memory store's bounds on its own");
+            let size = response.size();
+            match self.lock().insert(tenant, response, now, self.limits) {
+                Inserted::Kept { .. } => Ok(()),
+                Inserted::TooLarge => Err(StoreError::NotKept(self.too_large(size))),
             }
-            Ok(())
         })
     }
 

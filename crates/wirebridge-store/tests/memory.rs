@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{tenant, turn, PassOverHalfTheTtl};
-use wirebridge_store::{MemoryStore, ResponseStore, StoredResponse};
+use wirebridge_store::{MemoryStore, ResponseStore, StoreError, StoredResponse};
 
 async fn fixture() -> ((), MemoryStore) {
     ((), MemoryStore::new())
@@ -131,11 +131,25 @@ async fn a_record_over_max_bytes_alone_is_not_kept() {
     let store = MemoryStore::new().max_bytes(150);
     let t = tenant("huge");
     store.save(&t, sized("small", 100)).await.unwrap();
-    store.save(&t, sized("huge", 151)).await.unwrap();
+    let refused = store.save(&t, sized("huge", 151)).await;
+    assert!(
+        matches!(&refused, Err(StoreError::NotKept(m)) if m.contains("151 bytes") && m.contains("150")),
+        "{refused:?}"
+    );
     assert_eq!(
         present(&store, &t, &["small", "huge"]).await,
         ["small"],
         "nothing evicted for it"
+    );
+    // A refused replacement leaves the record it would replace.
+    let refused = store.save(&t, sized("small", 200)).await;
+    assert!(
+        matches!(refused, Err(StoreError::NotKept(_))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store.get(&t, "small").await.unwrap(),
+        Some(sized("small", 100))
     );
     store.save(&t, sized("exact", 150)).await.unwrap();
     assert_eq!(present(&store, &t, &["small", "exact"]).await, ["exact"]);
@@ -144,7 +158,11 @@ async fn a_record_over_max_bytes_alone_is_not_kept() {
 #[tokio::test]
 async fn zero_max_entries_keeps_nothing() {
     let store = MemoryStore::new().max_entries(0);
-    store.save("t", turn("r1", None)).await.unwrap();
+    let refused = store.save("t", turn("r1", None)).await;
+    assert!(
+        matches!(&refused, Err(StoreError::NotKept(m)) if m.contains("max_entries")),
+        "{refused:?}"
+    );
     assert!(store.is_empty());
     assert_eq!(store.get("t", "r1").await.unwrap(), None);
 }

@@ -93,8 +93,18 @@ fn service() -> impl Service<
     Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
     Error = Infallible,
 > + Clone {
+    service_with(MemoryStore::new())
+}
+
+fn service_with(
+    store: MemoryStore,
+) -> impl Service<
+    Request<ScriptedBody>,
+    Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+    Error = Infallible,
+> + Clone {
     ResponsesToChatLayer::new()
-        .store(MemoryStore::new())
+        .store(store)
         .layer(echo_upstream())
 }
 
@@ -410,4 +420,40 @@ async fn a_conversation_with_a_deleted_turn_is_refused_naming_it() {
     )
     .await;
     assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_response_the_store_does_not_keep_is_still_delivered() {
+    // Every record is larger than this store keeps.
+    let s = service_with(MemoryStore::new().max_bytes(10));
+    for stream in [false, true] {
+        let (status, _, bytes) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            "k1",
+            Some(json!({"model": "m", "input": "one", "stream": stream})),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let id = if stream {
+            responses_grammar::check(&parse_sse(&bytes))
+                .unwrap()
+                .response_id
+        } else {
+            let response: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(text(&response), "user:one");
+            response["id"].as_str().unwrap().to_owned()
+        };
+        let (status, error, _) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            "k1",
+            Some(json!({"model": "m", "input": "two", "previous_response_id": id})),
+        )
+        .await;
+        assert_eq!(status, 404, "{error}");
+        assert_eq!(error["error"]["code"], "previous_response_not_found");
+    }
 }

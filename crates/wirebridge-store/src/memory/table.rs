@@ -43,13 +43,15 @@ impl Entry {
 pub(crate) enum Inserted {
     /// Kept, after evicting this many older records.
     Kept { evicted: usize },
-    /// Not kept: it alone exceeds the bounds.
+    /// Not kept, and nothing changed: it alone exceeds the bounds.
     TooLarge,
 }
 
 impl Table {
     /// Stores `record` for `tenant`, replacing a record with the same id, then
-    /// evicts the oldest records until the bounds hold again.
+    /// evicts the oldest records until the bounds hold again. A record that
+    /// exceeds the bounds on its own changes nothing, as a refused write
+    /// leaves a server's value in place.
     pub(crate) fn insert(
         &mut self,
         tenant: &str,
@@ -58,10 +60,10 @@ impl Table {
         limits: Limits,
     ) -> Inserted {
         self.reclaim(now);
-        self.remove(tenant, &record.id);
         if limits.max_entries == 0 || record.size() > limits.max_bytes {
             return Inserted::TooLarge;
         }
+        self.remove(tenant, &record.id);
         let seq = self.next_seq;
         self.next_seq += 1;
         self.bytes += record.size();
@@ -199,6 +201,14 @@ mod tests {
             Inserted::TooLarge
         );
         assert_eq!(table.live(now), (1, 11));
+        assert_eq!(
+            table.insert("t", record("a", 2000), now, LIMITS),
+            Inserted::TooLarge
+        );
+        assert!(
+            table.get("t", "a", now).is_some_and(|r| r.size() == 11),
+            "a refused replacement leaves the record in place"
+        );
     }
 
     #[test]

@@ -108,13 +108,17 @@ impl Stateful {
         }
     }
 
-    /// Stores a record. The answer is good even when it cannot be kept: it
-    /// is delivered, and the failure logged; chaining on it is then refused
-    /// with a 404.
-    pub(crate) async fn save_record(&self, tenant: &str, record: StoredResponse) {
+    /// Stores a record; whether it was kept. The answer is good even when
+    /// it cannot be kept: it is delivered, and the failure logged; chaining
+    /// on it is then refused with a 404.
+    pub(crate) async fn save_record(&self, tenant: &str, record: StoredResponse) -> bool {
         let id = record.id.clone();
-        if let Err(e) = self.store.save(tenant, record).await {
-            tracing::error!(response_id = %id, error = %e, "could not store the response");
+        match self.store.save(tenant, record).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(response_id = %id, error = %e, "could not store the response");
+                false
+            }
         }
     }
 }
