@@ -51,7 +51,7 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), wirebridge_store::StoreError> {
 /// let store = MemoryStore::new().max_entries(1_000).max_bytes(64 << 20).ttl(Duration::from_secs(3600));
-/// let tenant = tenant_key(Some("Bearer sk-example"));
+/// let tenant = tenant_key(Some(b"Bearer sk-example"));
 /// let first = StoredResponse {
 ///     id: "resp_1".into(),
 ///     parent: None,
@@ -68,7 +68,7 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// assert_eq!(chain.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
 /// assert!(chain.is_complete());
 /// // Another credential sees nothing.
-/// assert!(store.get(&tenant_key(Some("Bearer sk-other")), "resp_2").await?.is_none());
+/// assert!(store.get(&tenant_key(Some(b"Bearer sk-other")), "resp_2").await?.is_none());
 /// # Ok(())
 /// # }
 /// ```

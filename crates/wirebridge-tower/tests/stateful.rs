@@ -7,7 +7,8 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use common::{body, read, End, ScriptedBody};
-use http::{Request, Response, StatusCode};
+use http::header::AUTHORIZATION;
+use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::{Layer, Service, ServiceExt};
@@ -77,12 +78,33 @@ where
             Error = Infallible,
         > + Clone,
 {
-    let request = Request::builder()
+    let authorization = HeaderValue::try_from(format!("Bearer {key}")).unwrap();
+    call_as(service, method, path, Some(authorization), json).await
+}
+
+/// [`call`] with any `authorization` header value, or none.
+async fn call_as<S>(
+    service: &S,
+    method: &str,
+    path: &str,
+    authorization: Option<HeaderValue>,
+    json: Option<Value>,
+) -> (StatusCode, Value, Bytes)
+where
+    S: Service<
+            Request<ScriptedBody>,
+            Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+            Error = Infallible,
+        > + Clone,
+{
+    let mut request = Request::builder()
         .method(method)
         .uri(path)
-        .header("authorization", format!("Bearer {key}"))
         .body(body(&json.map(|j| j.to_string()).unwrap_or_default()))
         .unwrap();
+    if let Some(value) = authorization {
+        request.headers_mut().insert(AUTHORIZATION, value);
+    }
     let (status, _, bytes) = read(service.clone().oneshot(request).await.unwrap()).await;
     let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     (status, value, bytes)
@@ -455,5 +477,29 @@ async fn a_response_the_store_does_not_keep_is_still_delivered() {
         .await;
         assert_eq!(status, 404, "{error}");
         assert_eq!(error["error"]["code"], "previous_response_not_found");
+    }
+}
+
+#[tokio::test]
+async fn credentials_that_are_not_visible_ascii_are_tenants_of_their_own() {
+    let s = service();
+    // Latin-1 bytes: valid in a header, but not text `to_str` accepts.
+    let owner = || Some(HeaderValue::from_bytes(b"Bearer caf\xe9").unwrap());
+    let other = || Some(HeaderValue::from_bytes(b"Bearer caf\xe8").unwrap());
+    let (status, created, _) = call_as(
+        &s,
+        "POST",
+        "/v1/responses",
+        owner(),
+        Some(json!({"model": "m", "input": "mine"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let path = format!("/v1/responses/{}", created["id"].as_str().unwrap());
+    let (status, _, _) = call_as(&s, "GET", &path, owner(), None).await;
+    assert_eq!(status, 200, "the owner sees it");
+    for (who, authorization) in [("another such credential", other()), ("anonymous", None)] {
+        let (status, _, _) = call_as(&s, "GET", &path, authorization, None).await;
+        assert_eq!(status, 404, "{who} must not see it");
     }
 }

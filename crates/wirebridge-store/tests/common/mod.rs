@@ -50,7 +50,7 @@ macro_rules! shared_suite {
 
 /// The tenant of a made-up API key.
 pub fn tenant(name: &str) -> String {
-    tenant_key(Some(&format!("Bearer sk-{name}")))
+    tenant_key(Some(format!("Bearer sk-{name}").as_bytes()))
 }
 
 /// A record for turn `id`, continuing `parent`.
