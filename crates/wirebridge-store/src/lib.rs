@@ -5,7 +5,9 @@
 //! A store keeps, per tenant, each finished response with the input items of
 //! its turn, its output items and the id of the response it continued. A
 //! conversation is a chain of such records, followed through parent ids, so
-//! two branches from one parent each see only their own history.
+//! two branches from one parent each see only their own history. A
+//! [`Chain`] whose ancestor has gone (expired, evicted, deleted) says which
+//! one, so a conversation is never silently shortened.
 //!
 //! Two backends:
 //! - [`MemoryStore`], the default: in this process, bounded by entry count
@@ -29,6 +31,7 @@ pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 pub use tenant::{tenant_key, ANONYMOUS_TENANT};
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -65,6 +68,26 @@ impl StoredResponse {
     }
 }
 
+/// A stored conversation, as [`ResponseStore::chain`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chain {
+    /// The records found, oldest first; the last is the response asked for.
+    pub records: Vec<StoredResponse>,
+    /// The id of the nearest ancestor that was not found (expired, evicted or
+    /// deleted), if the walk stopped at one: `records` is then only the
+    /// recent end of the conversation, and continuing it as if it were whole
+    /// would silently drop the earlier turns. `None` when the oldest record
+    /// continued nothing.
+    pub missing: Option<String>,
+}
+
+impl Chain {
+    /// Whether the whole conversation was found: no ancestor is missing.
+    pub fn is_complete(&self) -> bool {
+        self.missing.is_none()
+    }
+}
+
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -75,12 +98,21 @@ pub enum StoreError {
     /// A stored record cannot be read.
     #[error("a stored response is corrupt: {0}")]
     Corrupt(String),
+    /// The store refused to keep a record, e.g. because it is larger than
+    /// the store's bounds or the server is out of memory; the message says
+    /// why. Nothing was saved, and nothing else was lost for it.
+    #[error("the response was not kept: {0}")]
+    NotKept(String),
 }
 
 /// Where responses are kept. Every method is scoped to a tenant: a record is
 /// visible only to the tenant that saved it.
 pub trait ResponseStore: Send + Sync + 'static {
-    /// Saves a finished response.
+    /// Saves a finished response, replacing one with the same id.
+    ///
+    /// `Ok` means it was kept. A record the store will not keep is an error,
+    /// [`StoreError::NotKept`], never a silent `Ok`: a later
+    /// `previous_response_id` naming it would find nothing.
     fn save<'a>(
         &'a self,
         tenant: &'a str,
@@ -101,31 +133,53 @@ pub trait ResponseStore: Send + Sync + 'static {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
-    /// The conversation ending at `id`, oldest first, following parents; `None`
-    /// if the tenant has no response `id`. A parent that has expired ends the
-    /// chain there.
+    /// The conversation ending at `id`, followed through parents; `None` if
+    /// the tenant has no response `id`.
+    ///
+    /// The walk stops at the first response that continued nothing, or at the
+    /// first parent the tenant no longer has (expired, evicted or deleted),
+    /// which [`Chain::missing`] then names: a caller can tell a whole
+    /// conversation from the recent end of a broken one. At most 10,000
+    /// records are followed.
+    ///
+    /// Fails with [`StoreError::Corrupt`] when the parents loop back to a
+    /// response already in the chain (no sequence of saves through the API
+    /// builds one).
     fn chain<'a>(
         &'a self,
         tenant: &'a str,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Vec<StoredResponse>>, StoreError>> {
+    ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
         Box::pin(async move {
             let Some(last) = self.get(tenant, id).await? else {
                 return Ok(None);
             };
-            let mut chain = vec![last];
-            while let Some(parent) = chain.last().and_then(|r| r.parent.clone()) {
-                // A cycle cannot be built through the API; refuse to loop anyway.
-                if chain.len() > 10_000 || chain.iter().any(|r| r.id == parent) {
+            let mut seen = HashSet::from([last.id.clone()]);
+            let mut records = vec![last];
+            let mut missing = None;
+            while let Some(parent) = records.last().and_then(|r| r.parent.clone()) {
+                if records.len() >= MAX_CHAIN {
                     break;
                 }
+                if !seen.insert(parent.clone()) {
+                    return Err(StoreError::Corrupt(format!(
+                        "the parents of response {id} loop back to {parent}"
+                    )));
+                }
                 match self.get(tenant, &parent).await? {
-                    Some(record) => chain.push(record),
-                    None => break,
+                    Some(record) => records.push(record),
+                    None => {
+                        missing = Some(parent);
+                        break;
+                    }
                 }
             }
-            chain.reverse();
-            Ok(Some(chain))
+            records.reverse();
+            Ok(Some(Chain { records, missing }))
         })
     }
 }
+
+/// The most records [`ResponseStore::chain`] follows: a bound on the work one
+/// request can cause, far beyond any conversation a model could take in.
+const MAX_CHAIN: usize = 10_000;

@@ -14,21 +14,31 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 
 /// Keeps responses in this process's memory: the default store.
 ///
-/// Bounded three ways, all configurable:
+/// Bounded, all configurable:
 /// - at most [`max_entries`](Self::max_entries) records (default
 ///   [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES), 10,000);
 /// - at most [`max_bytes`](Self::max_bytes) bytes, counted by
 ///   [`StoredResponse::size`] (default
 ///   [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES), 256 MiB);
+/// - per tenant, at most
+///   [`max_entries_per_tenant`](Self::max_entries_per_tenant) records
+///   (default [`DEFAULT_MAX_ENTRIES_PER_TENANT`](Self::DEFAULT_MAX_ENTRIES_PER_TENANT),
+///   2,500) and [`max_bytes_per_tenant`](Self::max_bytes_per_tenant) bytes
+///   (default [`DEFAULT_MAX_BYTES_PER_TENANT`](Self::DEFAULT_MAX_BYTES_PER_TENANT),
+///   64 MiB): a quarter of the default bounds, so one credential cannot fill
+///   the store alone;
 /// - each record lives [`ttl`](Self::ttl) after it was saved (default
 ///   [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the Responses API
 ///   keeps a stored response).
 ///
-/// When a save exceeds a bound, the oldest records are evicted first. An
-/// expired record is invisible at once and its memory is reclaimed on the next
-/// access (there is no background task). A record larger than `max_bytes` on
-/// its own is not kept. Saving an id again replaces the record and makes it
-/// the newest.
+/// When a save takes its tenant over the quota, that tenant's oldest records
+/// are evicted, never another tenant's; when it takes the store over a global
+/// bound, the oldest records of all tenants are evicted first. An expired
+/// record is invisible at once and its memory is reclaimed on the next access
+/// (there is no background task). A record larger than `max_bytes` or
+/// `max_bytes_per_tenant` on its own is not kept: its save fails with
+/// [`StoreError::NotKept`] and changes nothing. Saving an id again replaces
+/// the record and makes it the newest.
 ///
 /// Records are lost when the process exits, and each process has its own:
 /// several bridge replicas behind a load balancer need a shared store such as
@@ -41,7 +51,7 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), wirebridge_store::StoreError> {
 /// let store = MemoryStore::new().max_entries(1_000).max_bytes(64 << 20).ttl(Duration::from_secs(3600));
-/// let tenant = tenant_key(Some("Bearer sk-example"));
+/// let tenant = tenant_key(Some(b"Bearer sk-example"));
 /// let first = StoredResponse {
 ///     id: "resp_1".into(),
 ///     parent: None,
@@ -55,9 +65,10 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// store.save(&tenant, second).await?;
 ///
 /// let chain = store.chain(&tenant, "resp_2").await?.expect("saved");
-/// assert_eq!(chain.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
+/// assert_eq!(chain.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
+/// assert!(chain.is_complete());
 /// // Another credential sees nothing.
-/// assert!(store.get(&tenant_key(Some("Bearer sk-other")), "resp_2").await?.is_none());
+/// assert!(store.get(&tenant_key(Some(b"Bearer sk-other")), "resp_2").await?.is_none());
 /// # Ok(())
 /// # }
 /// ```
@@ -72,6 +83,12 @@ impl MemoryStore {
     pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
     /// The default bound on the bytes of all records: 256 MiB.
     pub const DEFAULT_MAX_BYTES: usize = 256 << 20;
+    /// The default bound on one tenant's records: 2,500, a quarter of
+    /// [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES).
+    pub const DEFAULT_MAX_ENTRIES_PER_TENANT: usize = Self::DEFAULT_MAX_ENTRIES / 4;
+    /// The default bound on the bytes of one tenant's records: 64 MiB, a
+    /// quarter of [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES).
+    pub const DEFAULT_MAX_BYTES_PER_TENANT: usize = Self::DEFAULT_MAX_BYTES / 4;
     /// The default time a record lives: 30 days.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
@@ -81,6 +98,8 @@ impl MemoryStore {
             limits: Limits {
                 max_entries: Self::DEFAULT_MAX_ENTRIES,
                 max_bytes: Self::DEFAULT_MAX_BYTES,
+                max_entries_per_tenant: Self::DEFAULT_MAX_ENTRIES_PER_TENANT,
+                max_bytes_per_tenant: Self::DEFAULT_MAX_BYTES_PER_TENANT,
                 ttl: Self::DEFAULT_TTL,
             },
             clock: Arc::new(Instant::now),
@@ -98,6 +117,25 @@ impl MemoryStore {
     /// [`StoredResponse::size`].
     pub fn max_bytes(mut self, n: usize) -> Self {
         self.limits.max_bytes = n;
+        self
+    }
+
+    /// Keeps at most `n` records per tenant (0 keeps none): beyond it, the
+    /// tenant's own oldest records are evicted. The default does not follow
+    /// [`max_entries`](Self::max_entries); a quota at or above the global
+    /// bound leaves only the global bound.
+    pub fn max_entries_per_tenant(mut self, n: usize) -> Self {
+        self.limits.max_entries_per_tenant = n;
+        self
+    }
+
+    /// Keeps at most `n` bytes of records per tenant, as counted by
+    /// [`StoredResponse::size`]: beyond it, the tenant's own oldest records
+    /// are evicted, and a larger record alone is not kept. The default does
+    /// not follow [`max_bytes`](Self::max_bytes); a quota at or above the
+    /// global bound leaves only the global bound.
+    pub fn max_bytes_per_tenant(mut self, n: usize) -> Self {
+        self.limits.max_bytes_per_tenant = n;
         self
     }
 
@@ -149,6 +187,11 @@ impl fmt::Debug for MemoryStore {
         f.debug_struct("MemoryStore")
             .field("max_entries", &self.limits.max_entries)
             .field("max_bytes", &self.limits.max_bytes)
+            .field(
+                "max_entries_per_tenant",
+                &self.limits.max_entries_per_tenant,
+            )
+            .field("max_bytes_per_tenant", &self.limits.max_bytes_per_tenant)
             .field("ttl", &self.limits.ttl)
             .finish_non_exhaustive()
     }
@@ -162,12 +205,10 @@ impl ResponseStore for MemoryStore {
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let now = (self.clock)();
-            let (id, size) = (response.id.clone(), response.size());
-            if self.lock().insert(tenant, response, now, self.limits) == Inserted::TooLarge {
-                tracing::warn!(%id, size, max_bytes = self.limits.max_bytes, max_entries = self.limits.max_entries,
-                    "response not stored: it exceeds the memory store's bounds on its own");
+            match self.lock().insert(tenant, response, now, self.limits) {
+                Inserted::Kept { .. } => Ok(()),
+                Inserted::TooLarge(why) => Err(StoreError::NotKept(why)),
             }
-            Ok(())
         })
     }
 

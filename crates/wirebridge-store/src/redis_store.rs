@@ -20,7 +20,9 @@ use crate::{BoxFuture, ResponseStore, StoreError, StoredResponse};
 /// [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days). In the tenant part of the
 /// key, `%` and `:` are written `%25` and `%3A`, so no two (tenant, id) pairs
 /// share a key. Only `SET`, `GET` and `DEL` are used. Eviction under memory
-/// pressure is the server's (`maxmemory-policy`, e.g. `volatile-ttl`).
+/// pressure is the server's (`maxmemory-policy`, e.g. `volatile-ttl`); a
+/// save the server refuses for want of memory (`noeviction`) fails with
+/// [`StoreError::NotKept`].
 ///
 /// The connection reconnects by itself. While the server cannot be reached,
 /// each operation fails with [`StoreError::Unavailable`] within
@@ -202,13 +204,22 @@ fn ttl_seconds(ttl: Duration) -> u64 {
     seconds.max(1)
 }
 
-/// A value of the wrong shape is a corrupt record; anything else means the
-/// store cannot serve now.
+/// A value of the wrong shape is a corrupt record; a write refused for want
+/// of memory was not kept (Redis refuses only writes so); anything else means
+/// the store cannot serve now.
 fn store_error(e: RedisError) -> StoreError {
     if matches!(e.kind(), ErrorKind::UnexpectedReturnType | ErrorKind::Parse)
         || e.code() == Some("WRONGTYPE")
     {
         StoreError::Corrupt(e.to_string())
+    } else if e.code() == Some("OOM") {
+        // `maxmemory` is reached and the policy evicts nothing for this write
+        // (`noeviction`, or a `volatile-*` policy with no key to evict).
+        // Retrying will not help until memory is freed: not "unavailable".
+        StoreError::NotKept(format!(
+            "Redis is out of memory and could evict nothing for it: OOM {}",
+            e.detail().unwrap_or_default()
+        ))
     } else {
         unavailable(e)
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{tenant, turn, PassOverHalfTheTtl};
-use wirebridge_store::{MemoryStore, ResponseStore, StoredResponse};
+use wirebridge_store::{MemoryStore, ResponseStore, StoreError, StoredResponse};
 
 async fn fixture() -> ((), MemoryStore) {
     ((), MemoryStore::new())
@@ -131,11 +131,25 @@ async fn a_record_over_max_bytes_alone_is_not_kept() {
     let store = MemoryStore::new().max_bytes(150);
     let t = tenant("huge");
     store.save(&t, sized("small", 100)).await.unwrap();
-    store.save(&t, sized("huge", 151)).await.unwrap();
+    let refused = store.save(&t, sized("huge", 151)).await;
+    assert!(
+        matches!(&refused, Err(StoreError::NotKept(m)) if m.contains("151 bytes") && m.contains("150")),
+        "{refused:?}"
+    );
     assert_eq!(
         present(&store, &t, &["small", "huge"]).await,
         ["small"],
         "nothing evicted for it"
+    );
+    // A refused replacement leaves the record it would replace.
+    let refused = store.save(&t, sized("small", 200)).await;
+    assert!(
+        matches!(refused, Err(StoreError::NotKept(_))),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store.get(&t, "small").await.unwrap(),
+        Some(sized("small", 100))
     );
     store.save(&t, sized("exact", 150)).await.unwrap();
     assert_eq!(present(&store, &t, &["small", "exact"]).await, ["exact"]);
@@ -144,7 +158,11 @@ async fn a_record_over_max_bytes_alone_is_not_kept() {
 #[tokio::test]
 async fn zero_max_entries_keeps_nothing() {
     let store = MemoryStore::new().max_entries(0);
-    store.save("t", turn("r1", None)).await.unwrap();
+    let refused = store.save("t", turn("r1", None)).await;
+    assert!(
+        matches!(&refused, Err(StoreError::NotKept(m)) if m.contains("max_entries")),
+        "{refused:?}"
+    );
     assert!(store.is_empty());
     assert_eq!(store.get("t", "r1").await.unwrap(), None);
 }
@@ -225,11 +243,127 @@ async fn shared_between_tasks_on_several_threads() {
     assert_eq!((store.len(), store.bytes()), (1_000, 100_000));
 }
 
+#[tokio::test]
+async fn a_tenant_beyond_its_quota_evicts_only_its_own_records() {
+    let store = MemoryStore::new()
+        .max_entries(100)
+        .max_entries_per_tenant(5);
+    let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
+    let quiet_ids = ["q1", "q2", "q3"];
+    for id in quiet_ids {
+        store.save(&quiet, turn(id, None)).await.unwrap();
+    }
+    let heavy_ids: Vec<String> = (0..500).map(|n| format!("h{n:03}")).collect();
+    for id in &heavy_ids {
+        store.save(&heavy, turn(id, None)).await.unwrap();
+    }
+    assert_eq!(present(&store, &quiet, &quiet_ids).await, quiet_ids);
+    let heavy_ids: Vec<&str> = heavy_ids.iter().map(String::as_str).collect();
+    assert_eq!(
+        present(&store, &heavy, &heavy_ids).await,
+        heavy_ids[495..],
+        "its own newest five"
+    );
+    assert_eq!(store.len(), 8);
+}
+
+#[tokio::test]
+async fn a_tenant_beyond_its_byte_quota_evicts_only_its_own_records() {
+    let store = MemoryStore::new()
+        .max_bytes(10_000)
+        .max_bytes_per_tenant(350);
+    let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
+    store.save(&quiet, sized("q1", 300)).await.unwrap();
+    for n in 0..50 {
+        store
+            .save(&heavy, sized(&format!("h{n:02}"), 100))
+            .await
+            .unwrap();
+    }
+    assert_eq!(present(&store, &quiet, &["q1"]).await, ["q1"]);
+    assert_eq!(
+        present(&store, &heavy, &["h46", "h47", "h48", "h49"]).await,
+        ["h47", "h48", "h49"]
+    );
+    assert_eq!((store.len(), store.bytes()), (4, 600));
+
+    // Over the quota on its own: refused, and the tenant's records stay.
+    let refused = store.save(&heavy, sized("huge", 351)).await;
+    assert!(
+        matches!(&refused, Err(StoreError::NotKept(m)) if m.contains("per tenant")),
+        "{refused:?}"
+    );
+    assert_eq!((store.len(), store.bytes()), (4, 600));
+    // Exactly the quota: kept, after the tenant's others made room.
+    store.save(&heavy, sized("whole", 350)).await.unwrap();
+    assert_eq!(
+        present(&store, &heavy, &["h47", "h48", "h49", "whole"]).await,
+        ["whole"]
+    );
+    assert_eq!(present(&store, &quiet, &["q1"]).await, ["q1"]);
+}
+
+#[tokio::test]
+async fn the_global_bound_still_evicts_oldest_first_across_tenants() {
+    let store = MemoryStore::new()
+        .max_entries(8)
+        .max_bytes(10_000)
+        .max_entries_per_tenant(5)
+        .max_bytes_per_tenant(10_000);
+    let tenants = [tenant("a"), tenant("b"), tenant("c")];
+    for (t, name) in tenants.iter().zip(["a", "b", "c"]) {
+        for n in 1..=4 {
+            store
+                .save(t, turn(&format!("{name}{n}"), None))
+                .await
+                .unwrap();
+        }
+    }
+    // Twelve saved, none over its tenant's quota: the four oldest of all go.
+    assert_eq!(store.len(), 8);
+    assert!(present(&store, &tenants[0], &["a1", "a2", "a3", "a4"])
+        .await
+        .is_empty());
+    assert_eq!(
+        present(&store, &tenants[1], &["b1", "b2", "b3", "b4"]).await,
+        ["b1", "b2", "b3", "b4"]
+    );
+
+    let bytes = MemoryStore::new().max_bytes(500).max_bytes_per_tenant(400);
+    for (t, name) in tenants.iter().zip(["a", "b", "c"]) {
+        bytes
+            .save(t, sized(&format!("{name}1"), 200))
+            .await
+            .unwrap();
+    }
+    assert_eq!((bytes.len(), bytes.bytes()), (2, 400));
+    assert!(present(&bytes, &tenants[0], &["a1"]).await.is_empty());
+}
+
+#[tokio::test]
+async fn the_default_quota_keeps_one_tenant_from_filling_the_store() {
+    let store = MemoryStore::new();
+    let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
+    store.save(&quiet, turn("q1", None)).await.unwrap();
+    for n in 0..3_000 {
+        store
+            .save(&heavy, turn(&format!("h{n}"), None))
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.len(), 1 + MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT);
+    assert_eq!(present(&store, &quiet, &["q1"]).await, ["q1"]);
+    assert_eq!(present(&store, &heavy, &["h499", "h500"]).await, ["h500"]);
+}
+
 #[test]
 fn defaults_are_documented_values() {
     assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES, 10_000);
     assert_eq!(MemoryStore::DEFAULT_MAX_BYTES, 256 * 1024 * 1024);
+    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT, 2_500);
+    assert_eq!(MemoryStore::DEFAULT_MAX_BYTES_PER_TENANT, 64 * 1024 * 1024);
     assert_eq!(MemoryStore::DEFAULT_TTL, Duration::from_secs(30 * 86_400));
     let debug = format!("{:?}", MemoryStore::default());
     assert!(debug.contains("max_entries: 10000"), "{debug}");
+    assert!(debug.contains("max_entries_per_tenant: 2500"), "{debug}");
 }

@@ -156,9 +156,10 @@ async fn a_new_store_on_the_same_server_sees_old_records() {
         .unwrap()
         .expect("kept on the server");
     assert_eq!(
-        chain,
+        chain.records,
         [turn("resp_1", None), turn("resp_2", Some("resp_1"))]
     );
+    assert_eq!(chain.missing, None);
 }
 
 #[tokio::test]
@@ -290,4 +291,38 @@ async fn unreadable_values_are_corrupt_not_panics() {
         store.delete(&t, "resp_list").await.unwrap(),
         "a corrupt record can still be deleted"
     );
+}
+
+#[tokio::test]
+async fn a_save_refused_for_memory_is_not_kept() {
+    let server =
+        RedisServer::start_with(&["--maxmemory", "4mb", "--maxmemory-policy", "noeviction"]);
+    let store = RedisStore::connect(&server.url()).await.unwrap();
+    let t = tenant("full");
+    let big = |id: &str| {
+        let mut record = turn(id, None);
+        record.output = "x".repeat(256 << 10);
+        record
+    };
+    let mut kept = Vec::new();
+    let refused = loop {
+        let id = format!("resp_{}", kept.len());
+        match store.save(&t, big(&id)).await {
+            Ok(()) => kept.push(id),
+            Err(e) => break e,
+        }
+        assert!(kept.len() < 100, "25 MiB saved under a 4 MiB maxmemory");
+    };
+    let StoreError::NotKept(message) = &refused else {
+        panic!("{refused:?}");
+    };
+    assert!(message.contains("out of memory"), "{message}");
+    assert!(!message.contains("redis://"), "{message}");
+    // Nothing evicted, and the store still serves reads and deletes.
+    for id in &kept {
+        assert!(store.get(&t, id).await.unwrap().is_some(), "{id}");
+    }
+    let refused_id = format!("resp_{}", kept.len());
+    assert_eq!(store.get(&t, &refused_id).await.unwrap(), None);
+    assert!(store.delete(&t, &kept[0]).await.unwrap());
 }

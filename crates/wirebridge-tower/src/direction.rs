@@ -234,12 +234,14 @@ impl sealed::Direction for ResponsesOverChat {
             return String::new();
         }
         // A configured tenant header, else a hash of the credential: one key
-        // never sees another's state.
+        // never sees another's state. The raw bytes, not `to_str`: a value
+        // that is not visible ASCII would otherwise fall into the anonymous
+        // tenant, shared with every other such value.
         let header = match &settings.tenant_header {
             Some(name) => headers.get(name),
             None => headers.get(http::header::AUTHORIZATION),
         };
-        wirebridge_store::tenant_key(header.and_then(|v| v.to_str().ok()))
+        wirebridge_store::tenant_key(header.map(http::HeaderValue::as_bytes))
     }
 }
 

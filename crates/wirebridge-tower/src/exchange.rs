@@ -275,7 +275,7 @@ impl Keep {
         let record = self.stateful.record(self.turn, finished)?;
         let (stateful, tenant) = (self.stateful, self.tenant);
         Some(Box::pin(async move {
-            stateful.save_record(&tenant, record).await
+            stateful.save_record(&tenant, record).await;
         }))
     }
 }

@@ -7,7 +7,8 @@ use std::convert::Infallible;
 
 use bytes::Bytes;
 use common::{body, read, End, ScriptedBody};
-use http::{Request, Response, StatusCode};
+use http::header::AUTHORIZATION;
+use http::{HeaderValue, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::{Layer, Service, ServiceExt};
@@ -77,12 +78,33 @@ where
             Error = Infallible,
         > + Clone,
 {
-    let request = Request::builder()
+    let authorization = HeaderValue::try_from(format!("Bearer {key}")).unwrap();
+    call_as(service, method, path, Some(authorization), json).await
+}
+
+/// [`call`] with any `authorization` header value, or none.
+async fn call_as<S>(
+    service: &S,
+    method: &str,
+    path: &str,
+    authorization: Option<HeaderValue>,
+    json: Option<Value>,
+) -> (StatusCode, Value, Bytes)
+where
+    S: Service<
+            Request<ScriptedBody>,
+            Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+            Error = Infallible,
+        > + Clone,
+{
+    let mut request = Request::builder()
         .method(method)
         .uri(path)
-        .header("authorization", format!("Bearer {key}"))
         .body(body(&json.map(|j| j.to_string()).unwrap_or_default()))
         .unwrap();
+    if let Some(value) = authorization {
+        request.headers_mut().insert(AUTHORIZATION, value);
+    }
     let (status, _, bytes) = read(service.clone().oneshot(request).await.unwrap()).await;
     let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     (status, value, bytes)
@@ -93,8 +115,18 @@ fn service() -> impl Service<
     Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
     Error = Infallible,
 > + Clone {
+    service_with(MemoryStore::new())
+}
+
+fn service_with(
+    store: MemoryStore,
+) -> impl Service<
+    Request<ScriptedBody>,
+    Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+    Error = Infallible,
+> + Clone {
     ResponsesToChatLayer::new()
-        .store(MemoryStore::new())
+        .store(store)
         .layer(echo_upstream())
 }
 
@@ -356,4 +388,118 @@ async fn input_items_are_listed_and_paginated() {
     let (status, error, _) = call(&s, "GET", &list("?limit=0"), "k1", None).await;
     assert_eq!(status, 400);
     assert_eq!(error["error"]["param"], "limit");
+}
+
+#[tokio::test]
+async fn a_conversation_with_a_deleted_turn_is_refused_naming_it() {
+    let s = service();
+    let mut previous: Option<String> = None;
+    let mut ids = Vec::new();
+    for input in ["one", "two", "three"] {
+        let (status, response, _) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            "k1",
+            Some(json!({"model": "m", "input": input, "previous_response_id": previous})),
+        )
+        .await;
+        assert_eq!(status, 200, "{response}");
+        let id = response["id"].as_str().unwrap().to_owned();
+        previous = Some(id.clone());
+        ids.push(id);
+    }
+    let (first, middle, last) = (&ids[0], &ids[1], &ids[2]);
+    let (status, _, _) = call(&s, "DELETE", &format!("/v1/responses/{middle}"), "k1", None).await;
+    assert_eq!(status, 200);
+
+    // Continuing would otherwise send turn three without turns one and two.
+    let (status, error, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "four", "previous_response_id": last})),
+    )
+    .await;
+    assert_eq!(status, 404, "{error}");
+    assert_eq!(error["error"]["code"], "previous_response_not_found");
+    assert_eq!(error["error"]["param"], "previous_response_id");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("'{middle}'")), "{message}");
+    assert!(message.contains(&format!("'{last}'")), "{message}");
+
+    // What is left stays readable, and the older part can still be continued.
+    let (status, _, _) = call(&s, "GET", &format!("/v1/responses/{last}"), "k1", None).await;
+    assert_eq!(status, 200);
+    let (status, _, _) = call(
+        &s,
+        "POST",
+        "/v1/responses",
+        "k1",
+        Some(json!({"model": "m", "input": "again", "previous_response_id": first})),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_response_the_store_does_not_keep_is_still_delivered() {
+    // Every record is larger than this store keeps.
+    let s = service_with(MemoryStore::new().max_bytes(10));
+    for stream in [false, true] {
+        let (status, _, bytes) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            "k1",
+            Some(json!({"model": "m", "input": "one", "stream": stream})),
+        )
+        .await;
+        assert_eq!(status, 200);
+        let id = if stream {
+            responses_grammar::check(&parse_sse(&bytes))
+                .unwrap()
+                .response_id
+        } else {
+            let response: Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(text(&response), "user:one");
+            response["id"].as_str().unwrap().to_owned()
+        };
+        let (status, error, _) = call(
+            &s,
+            "POST",
+            "/v1/responses",
+            "k1",
+            Some(json!({"model": "m", "input": "two", "previous_response_id": id})),
+        )
+        .await;
+        assert_eq!(status, 404, "{error}");
+        assert_eq!(error["error"]["code"], "previous_response_not_found");
+    }
+}
+
+#[tokio::test]
+async fn credentials_that_are_not_visible_ascii_are_tenants_of_their_own() {
+    let s = service();
+    // Latin-1 bytes: valid in a header, but not text `to_str` accepts.
+    let owner = || Some(HeaderValue::from_bytes(b"Bearer caf\xe9").unwrap());
+    let other = || Some(HeaderValue::from_bytes(b"Bearer caf\xe8").unwrap());
+    let (status, created, _) = call_as(
+        &s,
+        "POST",
+        "/v1/responses",
+        owner(),
+        Some(json!({"model": "m", "input": "mine"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{created}");
+    let path = format!("/v1/responses/{}", created["id"].as_str().unwrap());
+    let (status, _, _) = call_as(&s, "GET", &path, owner(), None).await;
+    assert_eq!(status, 200, "the owner sees it");
+    for (who, authorization) in [("another such credential", other()), ("anonymous", None)] {
+        let (status, _, _) = call_as(&s, "GET", &path, authorization, None).await;
+        assert_eq!(status, 404, "{who} must not see it");
+    }
 }

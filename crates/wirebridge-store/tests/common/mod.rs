@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use wirebridge_store::{tenant_key, ResponseStore, StoredResponse};
+use wirebridge_store::{tenant_key, Chain, ResponseStore, StoreError, StoredResponse};
 
 /// Lets a little more than half the store's TTL pass.
 pub type PassOverHalfTheTtl =
@@ -27,13 +27,14 @@ macro_rules! shared_suite {
             tenants_are_isolated,
             tenant_separators_do_not_collide,
             chain_of_unknown_id_is_none,
-            deleted_parent_ends_the_chain,
+            deleted_parent_is_named_missing,
+            looping_parents_are_corrupt,
         );
 
         #[tokio::test]
-        async fn expired_parent_ends_the_chain() {
+        async fn expired_parent_is_named_missing() {
             let (_guard, store, pass_over_half_the_ttl) = expiring_fixture().await;
-            common::expired_parent_ends_the_chain(&store, pass_over_half_the_ttl).await;
+            common::expired_parent_is_named_missing(&store, pass_over_half_the_ttl).await;
         }
     };
     (@cases $($case:ident),* $(,)?) => {
@@ -49,7 +50,7 @@ macro_rules! shared_suite {
 
 /// The tenant of a made-up API key.
 pub fn tenant(name: &str) -> String {
-    tenant_key(Some(&format!("Bearer sk-{name}")))
+    tenant_key(Some(format!("Bearer sk-{name}").as_bytes()))
 }
 
 /// A record for turn `id`, continuing `parent`.
@@ -66,13 +67,29 @@ pub fn turn(id: &str, parent: Option<&str>) -> StoredResponse {
     }
 }
 
-fn ids(chain: &[StoredResponse]) -> Vec<&str> {
-    chain.iter().map(|r| r.id.as_str()).collect()
+/// The ids of the chain ending at `id`, oldest first, and the missing
+/// ancestor it stopped at.
+async fn chain_ids(
+    store: &dyn ResponseStore,
+    tenant: &str,
+    id: &str,
+) -> Option<(Vec<String>, Option<String>)> {
+    let chain = store.chain(tenant, id).await.expect("chain")?;
+    let ids = chain.records.iter().map(|r| r.id.clone()).collect();
+    Some((ids, chain.missing))
 }
 
-async fn chain_ids(store: &dyn ResponseStore, tenant: &str, id: &str) -> Option<Vec<String>> {
-    let chain = store.chain(tenant, id).await.expect("chain");
-    chain.map(|chain| ids(&chain).into_iter().map(str::to_owned).collect())
+/// A chain of `ids` with no missing ancestor.
+fn whole(ids: &[&str]) -> Option<(Vec<String>, Option<String>)> {
+    Some((ids.iter().map(|id| (*id).to_owned()).collect(), None))
+}
+
+/// A chain of `ids` that stopped at the missing ancestor `missing`.
+fn broken(ids: &[&str], missing: &str) -> Option<(Vec<String>, Option<String>)> {
+    Some((
+        ids.iter().map(|id| (*id).to_owned()).collect(),
+        Some(missing.to_owned()),
+    ))
 }
 
 pub async fn save_and_get(store: &dyn ResponseStore) {
@@ -123,16 +140,16 @@ pub async fn chain_follows_parents(store: &dyn ResponseStore) {
     }
     assert_eq!(
         store.chain(&t, "resp_3").await.expect("chain"),
-        Some(turns.to_vec())
+        Some(Chain {
+            records: turns.to_vec(),
+            missing: None
+        })
     );
     assert_eq!(
         chain_ids(store, &t, "resp_2").await,
-        Some(vec!["resp_1".into(), "resp_2".into()])
+        whole(&["resp_1", "resp_2"])
     );
-    assert_eq!(
-        chain_ids(store, &t, "resp_1").await,
-        Some(vec!["resp_1".into()])
-    );
+    assert_eq!(chain_ids(store, &t, "resp_1").await, whole(&["resp_1"]));
 }
 
 pub async fn branches_see_only_their_own_history(store: &dyn ResponseStore) {
@@ -152,15 +169,15 @@ pub async fn branches_see_only_their_own_history(store: &dyn ResponseStore) {
         .expect("save");
     assert_eq!(
         chain_ids(store, &t, "resp_a").await,
-        Some(vec!["resp_root".into(), "resp_a".into()])
+        whole(&["resp_root", "resp_a"])
     );
     assert_eq!(
         chain_ids(store, &t, "resp_b").await,
-        Some(vec!["resp_root".into(), "resp_b".into()])
+        whole(&["resp_root", "resp_b"])
     );
     assert_eq!(
         chain_ids(store, &t, "resp_a2").await,
-        Some(vec!["resp_root".into(), "resp_a".into(), "resp_a2".into()])
+        whole(&["resp_root", "resp_a", "resp_a2"])
     );
 }
 
@@ -195,14 +212,15 @@ pub async fn tenants_are_isolated(store: &dyn ResponseStore) {
         store.get(&alice, "resp_shared_id").await.expect("get"),
         Some(mine)
     );
-    // Bob's record does not extend Alice's chain, nor the other way round.
+    // Bob's record does not extend Alice's chain, nor the other way round:
+    // to Bob, Alice's record is missing.
     store
         .save(&bob, turn("resp_bob_child", Some("resp_child")))
         .await
         .expect("save");
     assert_eq!(
         chain_ids(store, &bob, "resp_bob_child").await,
-        Some(vec!["resp_bob_child".into()])
+        broken(&["resp_bob_child"], "resp_child")
     );
 }
 
@@ -239,11 +257,14 @@ pub async fn chain_of_unknown_id_is_none(store: &dyn ResponseStore) {
         .expect("save");
     assert_eq!(
         chain_ids(store, &t, "resp_orphan").await,
-        Some(vec!["resp_orphan".into()])
+        broken(&["resp_orphan"], "resp_never_saved"),
+        "a parent never saved is missing too"
     );
 }
 
-pub async fn deleted_parent_ends_the_chain(store: &dyn ResponseStore) {
+/// The nearest missing ancestor is named, not the oldest: the walk cannot see
+/// past it.
+pub async fn deleted_parent_is_named_missing(store: &dyn ResponseStore) {
     let t = tenant("deleted-parent");
     store.save(&t, turn("resp_1", None)).await.expect("save");
     store
@@ -254,17 +275,57 @@ pub async fn deleted_parent_ends_the_chain(store: &dyn ResponseStore) {
         .save(&t, turn("resp_3", Some("resp_2")))
         .await
         .expect("save");
+    store
+        .save(&t, turn("resp_4", Some("resp_3")))
+        .await
+        .expect("save");
     assert!(store.delete(&t, "resp_2").await.expect("delete"));
     assert_eq!(
-        chain_ids(store, &t, "resp_3").await,
-        Some(vec!["resp_3".into()])
+        chain_ids(store, &t, "resp_4").await,
+        broken(&["resp_3", "resp_4"], "resp_2")
     );
+    assert_eq!(
+        chain_ids(store, &t, "resp_3").await,
+        broken(&["resp_3"], "resp_2")
+    );
+    assert_eq!(
+        chain_ids(store, &t, "resp_1").await,
+        whole(&["resp_1"]),
+        "the older part is whole"
+    );
+    assert!(store.delete(&t, "resp_1").await.expect("delete"));
+    assert_eq!(
+        chain_ids(store, &t, "resp_4").await,
+        broken(&["resp_3", "resp_4"], "resp_2")
+    );
+}
+
+/// A record whose parents loop back to it (no sequence of saves through the
+/// API builds one) is corrupt, not an endless or shortened chain.
+pub async fn looping_parents_are_corrupt(store: &dyn ResponseStore) {
+    let t = tenant("loop");
+    store
+        .save(&t, turn("resp_a", Some("resp_b")))
+        .await
+        .expect("save");
+    store
+        .save(&t, turn("resp_b", Some("resp_a")))
+        .await
+        .expect("save");
+    let chain = store.chain(&t, "resp_a").await;
+    assert!(matches!(chain, Err(StoreError::Corrupt(_))), "{chain:?}");
+    store
+        .save(&t, turn("resp_self", Some("resp_self")))
+        .await
+        .expect("save");
+    let chain = store.chain(&t, "resp_self").await;
+    assert!(matches!(chain, Err(StoreError::Corrupt(_))), "{chain:?}");
 }
 
 /// The parent is saved, over half the TTL passes, the child is saved, over
 /// half the TTL passes again: the parent is gone, the child's chain is the
-/// child alone.
-pub async fn expired_parent_ends_the_chain(
+/// child alone, and names the parent as missing.
+pub async fn expired_parent_is_named_missing(
     store: &dyn ResponseStore,
     pass_over_half_the_ttl: PassOverHalfTheTtl,
 ) {
@@ -277,7 +338,7 @@ pub async fn expired_parent_ends_the_chain(
         .expect("save");
     assert_eq!(
         chain_ids(store, &t, "resp_new").await,
-        Some(vec!["resp_old".into(), "resp_new".into()])
+        whole(&["resp_old", "resp_new"])
     );
     pass_over_half_the_ttl().await;
     assert_eq!(
@@ -287,6 +348,6 @@ pub async fn expired_parent_ends_the_chain(
     );
     assert_eq!(
         chain_ids(store, &t, "resp_new").await,
-        Some(vec!["resp_new".into()])
+        broken(&["resp_new"], "resp_old")
     );
 }

@@ -20,9 +20,15 @@ pub struct RedisServer {
 impl RedisServer {
     /// A server on a free port.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A server on a free port, with `config` added to its command line
+    /// (e.g. `["--maxmemory", "2mb"]`).
+    pub fn start_with(config: &[&str]) -> Self {
         let mut last_error = String::new();
         for _ in 0..5 {
-            match Self::try_start(free_port()) {
+            match Self::try_start(free_port(), config) {
                 Ok(server) => return server,
                 // Another process may have taken the port meanwhile.
                 Err(e) => last_error = e,
@@ -33,7 +39,7 @@ impl RedisServer {
 
     /// A server on `port`, e.g. in place of one that was killed.
     pub fn start_on(port: u16) -> Self {
-        Self::try_start(port)
+        Self::try_start(port, &[])
             .unwrap_or_else(|e| panic!("redis-server did not start on port {port}: {e}"))
     }
 
@@ -72,7 +78,7 @@ impl RedisServer {
         assert!(status.success(), "kill {signal} failed");
     }
 
-    fn try_start(port: u16) -> Result<Self, String> {
+    fn try_start(port: u16, config: &[&str]) -> Result<Self, String> {
         let binary = std::env::var("REDIS_SERVER").unwrap_or_else(|_| "redis-server".to_owned());
         let dir = temp_dir(port);
         let log = File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
@@ -89,6 +95,7 @@ impl RedisServer {
             ])
             .arg("--dir")
             .arg(&dir)
+            .args(config)
             .current_dir(&dir)
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(|e| e.to_string())?)

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use http::StatusCode;
 use wirebridge_convert::responses_to_chat::{Finished, History, Turn};
-use wirebridge_store::{ResponseStore, StoreError, StoredResponse};
+use wirebridge_store::{Chain, ResponseStore, StoreError, StoredResponse};
 use wirebridge_wire::error::ApiError;
 use wirebridge_wire::responses::strict::ResponseStatus;
 
@@ -56,27 +56,32 @@ impl Stateful {
     }
 
     /// The conversation ending with response `id`: a 404 in the client's
-    /// API if the tenant has no such response, a 503 if the store cannot
-    /// be reached.
+    /// API if the tenant has no such response or no longer has one of its
+    /// ancestors (continuing without it would silently drop turns), a 503 if
+    /// the store cannot be reached.
     pub(crate) async fn conversation(
         &self,
         tenant: &str,
         id: &str,
     ) -> Result<Conversation, Refused> {
         match self.store.chain(tenant, id).await {
-            Ok(Some(chain)) => Ok(Conversation {
+            Ok(Some(Chain {
+                records,
+                missing: None,
+            })) => Ok(Conversation {
                 id: id.to_owned(),
-                chain,
+                chain: records,
             }),
-            Ok(None) => Err(Refused::new(
-                StatusCode::NOT_FOUND,
-                ApiError {
-                    message: format!("Previous response with id '{id}' not found.").into(),
-                    kind: "invalid_request_error".into(),
-                    param: Some("previous_response_id".into()),
-                    code: Some("previous_response_not_found".into()),
-                },
-            )),
+            Ok(Some(Chain {
+                missing: Some(missing),
+                ..
+            })) => Err(previous_not_found(format!(
+                "Previous response with id '{id}' cannot be continued: its conversation is \
+                 missing the earlier response '{missing}' (expired, evicted or deleted)."
+            ))),
+            Ok(None) => Err(previous_not_found(format!(
+                "Previous response with id '{id}' not found."
+            ))),
             Err(e) => Err(unavailable(&e)),
         }
     }
@@ -103,15 +108,32 @@ impl Stateful {
         }
     }
 
-    /// Stores a record. The answer is good even when it cannot be kept: it
-    /// is delivered, and the failure logged; chaining on it is then refused
-    /// with a 404.
-    pub(crate) async fn save_record(&self, tenant: &str, record: StoredResponse) {
+    /// Stores a record; whether it was kept. The answer is good even when
+    /// it cannot be kept: it is delivered, and the failure logged; chaining
+    /// on it is then refused with a 404.
+    pub(crate) async fn save_record(&self, tenant: &str, record: StoredResponse) -> bool {
         let id = record.id.clone();
-        if let Err(e) = self.store.save(tenant, record).await {
-            tracing::error!(response_id = %id, error = %e, "could not store the response");
+        match self.store.save(tenant, record).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::error!(response_id = %id, error = %e, "could not store the response");
+                false
+            }
         }
     }
+}
+
+/// `previous_response_id` names nothing this tenant can continue: a 404.
+fn previous_not_found(message: String) -> Refused {
+    Refused::new(
+        StatusCode::NOT_FOUND,
+        ApiError {
+            message: message.into(),
+            kind: "invalid_request_error".into(),
+            param: Some("previous_response_id".into()),
+            code: Some("previous_response_not_found".into()),
+        },
+    )
 }
 
 /// The store cannot be reached: a 503 to retry.
