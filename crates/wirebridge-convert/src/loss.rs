@@ -196,7 +196,9 @@ impl LossReport {
         self.losses.extend(other.losses);
     }
 
-    pub(crate) fn push(&mut self, loss: Loss) {
+    /// Adds a loss found outside a translation (a store that could not give
+    /// the whole conversation back, say), reported like the others.
+    pub fn push(&mut self, loss: Loss) {
         self.losses.push(loss);
     }
 }

@@ -11,7 +11,7 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project::pin_project;
 
 use stream::Driver;
-pub(crate) use stream::{HoldFuture, StreamState};
+pub(crate) use stream::{HoldFuture, Release, StreamState};
 
 /// The body of a response from [`Translate`](crate::Translate): the
 /// upstream's own body for requests that pass through, a translated JSON

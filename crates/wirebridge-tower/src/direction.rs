@@ -11,7 +11,7 @@ use wirebridge_convert::{
 };
 
 use crate::observer;
-use crate::settings::{ChatSettings, ResponsesSettings};
+use crate::settings::{ChatSettings, MissingHistory, ResponsesSettings};
 use crate::stateful::Stateful;
 
 /// A translation direction: [`ResponsesOverChat`] or [`ChatOverResponses`].
@@ -45,6 +45,15 @@ pub struct Prepared<C> {
     pub(crate) model: String,
     /// The turn to store once the response is done.
     pub(crate) turn: Option<Turn>,
+}
+
+/// Whose request it is: the namespace of what is kept for it.
+pub struct Tenant {
+    /// The namespace (empty when nothing is kept per tenant).
+    pub(crate) key: String,
+    /// Whether the request's responses may be kept and continued (not for
+    /// a request without credentials, unless an anonymous store is allowed).
+    pub(crate) stores: bool,
 }
 
 /// A translated reply body, in parts.
@@ -131,11 +140,21 @@ pub(crate) mod sealed {
             None
         }
 
-        /// The tenant of a request, when anything is kept per tenant (an
-        /// empty string otherwise).
-        fn tenant(_settings: &Self::Settings, _headers: &HeaderMap) -> String {
-            String::new()
+        /// The tenant of a request.
+        fn tenant(_settings: &Self::Settings, _headers: &HeaderMap) -> Tenant {
+            Tenant {
+                key: String::new(),
+                stores: false,
+            }
         }
+
+        /// What to do with a stored conversation that misses a turn.
+        fn missing_history(_settings: &Self::Settings) -> MissingHistory {
+            MissingHistory::Refuse
+        }
+
+        /// The reply is not kept, whatever the request asked: it says so.
+        fn not_stored(_context: &mut Self::Context) {}
     }
 }
 
@@ -229,9 +248,12 @@ impl sealed::Direction for ResponsesOverChat {
         settings.stateful.as_ref()
     }
 
-    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> String {
+    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {
         if settings.stateful.is_none() && settings.sealer.is_none() {
-            return String::new();
+            return Tenant {
+                key: String::new(),
+                stores: false,
+            };
         }
         // A configured tenant header, else a hash of the credential: one key
         // never sees another's state. The raw bytes, not `to_str`: a value
@@ -241,7 +263,19 @@ impl sealed::Direction for ResponsesOverChat {
             Some(name) => headers.get(name),
             None => headers.get(http::header::AUTHORIZATION),
         };
-        wirebridge_store::tenant_key(header.map(http::HeaderValue::as_bytes))
+        let credential = header.map(http::HeaderValue::as_bytes);
+        Tenant {
+            key: wirebridge_store::tenant_key(credential),
+            stores: credential.is_some() || settings.anonymous_store,
+        }
+    }
+
+    fn missing_history(settings: &ResponsesSettings) -> MissingHistory {
+        settings.missing_history
+    }
+
+    fn not_stored(context: &mut Self::Context) {
+        context.echo.store = false;
     }
 }
 

@@ -11,17 +11,18 @@ use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
 use wirebridge_convert::responses_to_chat::Turn;
+use wirebridge_convert::{Loss, LossKind};
 
-use crate::body::{HoldFuture, ResponseBody, StreamState};
+use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
-use crate::direction::Prepared;
+use crate::direction::{Prepared, Tenant};
 use crate::error_response::{api_error, reshape_upstream_error};
 use crate::headers::{clean_headers, is_event_stream, upstream_request};
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
-use crate::stateful::Stateful;
+use crate::stateful::{needs_credentials, unstored_frames, unstored_response, Stateful};
 use crate::tracker::Tracker;
 
 /// Largest upstream error body read.
@@ -74,7 +75,7 @@ where
         .zip(prepared.turn)
         .map(|(stateful, turn)| Keep {
             stateful,
-            tenant,
+            tenant: tenant.key,
             turn,
         });
     let step = Reply {
@@ -117,7 +118,7 @@ where
 /// translates it.
 async fn prepare<D: Direction>(
     bytes: &[u8],
-    tenant: &str,
+    tenant: &Tenant,
     shared: &Shared<D>,
     tracker: &mut Tracker,
 ) -> Result<Prepared<D::Context>, Refused> {
@@ -128,14 +129,33 @@ async fn prepare<D: Direction>(
     let parsed = tracker
         .timed(|| D::parse(bytes))
         .map_err(Refused::from_convert)?;
-    stored = match (D::stateful(&shared.direction), D::continues(&parsed)) {
-        (Some(stateful), Some(id)) => Some(stateful.conversation(tenant, id).await?),
+    let settings = &shared.direction;
+    stored = match (D::stateful(settings), D::continues(&parsed)) {
+        (Some(_), Some(_)) if !tenant.stores => return Err(needs_credentials()),
+        (Some(stateful), Some(id)) => {
+            let policy = D::missing_history(settings);
+            Some(stateful.conversation(&tenant.key, id, policy).await?)
+        }
         _ => None,
     };
     let history = stored.as_ref().map(|c| c.history()).unwrap_or_default();
-    tracker
-        .timed(|| D::translate(parsed, &history, &shared.direction, tenant))
-        .map_err(Refused::from_convert)
+    let mut prepared = tracker
+        .timed(|| D::translate(parsed, &history, settings, &tenant.key))
+        .map_err(Refused::from_convert)?;
+    if let Some(missing) = stored.as_ref().and_then(|c| c.missing.as_deref()) {
+        prepared.losses.push(Loss {
+            kind: LossKind::StatefulFeature,
+            path: "previous_response_id".into(),
+            reason: format!(
+                "the conversation misses the earlier response '{missing}' (expired, evicted \
+                 or deleted); answered from the turns still kept"
+            ),
+        });
+    }
+    if !tenant.stores && prepared.turn.take().is_some() {
+        D::not_stored(&mut prepared.context);
+    }
+    Ok(prepared)
 }
 
 /// What to store once the response is done.
@@ -248,12 +268,16 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
             Ok(reply) => reply,
             Err(e) => return Refused::from_convert(e).send(&mut tracker),
         };
+        let mut kept = true;
         if let Some(keep) = self.keep {
             if let Some(finished) = D::finished_reply(&reply) {
-                keep.stateful.save(&keep.tenant, keep.turn, finished).await;
+                kept = keep.stateful.save(&keep.tenant, keep.turn, finished).await;
             }
         }
-        let parts = D::into_parts(reply);
+        let mut parts = D::into_parts(reply);
+        if !kept {
+            parts.body = unstored_response(&parts.body);
+        }
         tracker.losses.extend(parts.losses);
         let body = ResponseBody::full(parts.body);
         finish_reply(
@@ -275,7 +299,10 @@ impl Keep {
         let record = self.stateful.record(self.turn, finished)?;
         let (stateful, tenant) = (self.stateful, self.tenant);
         Some(Box::pin(async move {
-            stateful.save_record(&tenant, record).await;
+            match stateful.save_record(&tenant, record).await {
+                true => Release::AsWritten,
+                false => Release::Rewritten(unstored_frames),
+            }
         }))
     }
 }

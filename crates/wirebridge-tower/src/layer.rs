@@ -14,6 +14,7 @@ use wirebridge_store::ResponseStore;
 use crate::direction::{ChatOverResponses, ResponsesOverChat, Translation};
 use crate::observer::Observer;
 use crate::service::Translate;
+use crate::settings::MissingHistory;
 use crate::shared::Shared;
 use crate::stateful::Stateful;
 
@@ -180,6 +181,24 @@ impl TranslateLayer<ResponsesOverChat> {
     /// and sealed reasoning are each visible only to their tenant.
     pub fn tenant_header(mut self, name: http::HeaderName) -> Self {
         self.settings().direction.tenant_header = Some(name);
+        self
+    }
+
+    /// Keeps responses of requests that carry no credential (no
+    /// `authorization`, or no tenant header when one is set), in one tenant
+    /// all such clients share: any of them can read, continue and delete
+    /// the others' responses. Off by default: such requests keep nothing
+    /// (the response says `store: false`) and `previous_response_id` is a
+    /// 400 that says why.
+    pub fn anonymous_store(mut self, shared: bool) -> Self {
+        self.settings().direction.anonymous_store = shared;
+        self
+    }
+
+    /// What to do when a conversation continued with `previous_response_id`
+    /// misses an earlier response (default: [`MissingHistory::Refuse`]).
+    pub fn missing_history(mut self, policy: MissingHistory) -> Self {
+        self.settings().direction.missing_history = policy;
         self
     }
 }

@@ -101,8 +101,11 @@ where
             if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
                 let stateful = stateful.clone();
                 let tenant = D::tenant(&shared.direction, request.headers());
+                // A request that may keep nothing has nothing to read.
+                let tenant = tenant.stores.then_some(tenant.key);
                 return ResponseFuture::exchange(Box::pin(async move {
-                    Ok(stateful.serve(&tenant, route, request.uri().query()).await)
+                    let query = request.uri().query();
+                    Ok(stateful.serve(tenant.as_deref(), route, query).await)
                 }));
             }
         }

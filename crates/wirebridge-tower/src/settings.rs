@@ -56,6 +56,22 @@ pub struct ResponsesSettings {
     pub(crate) sealer: Option<Arc<Sealer>>,
     pub(crate) stateful: Option<Stateful>,
     pub(crate) tenant_header: Option<HeaderName>,
+    pub(crate) anonymous_store: bool,
+    pub(crate) missing_history: MissingHistory,
+}
+
+/// What to do with a conversation whose stored chain misses an earlier
+/// response (expired, evicted or deleted) when a request continues it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissingHistory {
+    /// Refuse the request: a 404 `previous_response_not_found` naming the
+    /// missing response. Nothing is answered on a conversation the model
+    /// would see cut short without knowing.
+    #[default]
+    Refuse,
+    /// Answer from the turns still kept, and report the gap as a loss
+    /// (`x-wirebridge-dropped: previous_response_id`, and the observer).
+    Continue,
 }
 
 impl fmt::Debug for ResponsesSettings {
@@ -67,6 +83,8 @@ impl fmt::Debug for ResponsesSettings {
             .field("store", &self.stateful.is_some())
             .field("sealer", &self.sealer.is_some())
             .field("tenant_header", &self.tenant_header)
+            .field("anonymous_store", &self.anonymous_store)
+            .field("missing_history", &self.missing_history)
             .finish()
     }
 }

@@ -3,139 +3,11 @@
 
 mod common;
 
-use std::convert::Infallible;
-
-use bytes::Bytes;
-use common::{body, read, End, ScriptedBody};
-use http::header::AUTHORIZATION;
-use http::{HeaderValue, Request, Response, StatusCode};
-use http_body_util::BodyExt;
+use common::stateful::{call, call_as, service, service_with, text};
+use http::HeaderValue;
 use serde_json::{json, Value};
-use tower::{Layer, Service, ServiceExt};
 use wirebridge_store::MemoryStore;
 use wirebridge_testkit::{parse_sse, responses_grammar};
-use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
-
-/// Answers with the roles and texts of the messages it received, as JSON or
-/// as a stream.
-fn echo_upstream() -> impl Service<
-    Request<RequestBody<ScriptedBody>>,
-    Response = Response<ScriptedBody>,
-    Error = Infallible,
-    Future = impl Send,
-> + Clone
-       + Send
-       + 'static {
-    tower::service_fn(|request: Request<RequestBody<ScriptedBody>>| async move {
-        let bytes = request.into_body().collect().await.unwrap().to_bytes();
-        let chat: Value = serde_json::from_slice(&bytes).unwrap();
-        let seen: Vec<String> = chat["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                format!(
-                    "{}:{}",
-                    m["role"].as_str().unwrap(),
-                    m["content"].as_str().unwrap_or("")
-                )
-            })
-            .collect();
-        let text = seen.join(" | ");
-        let (content_type, body) = if chat["stream"] == true {
-            let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]});
-            let end = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-            (
-                "text/event-stream",
-                format!("data: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n"),
-            )
-        } else {
-            let reply = json!({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]});
-            ("application/json", reply.to_string())
-        };
-        let mut response = Response::new(ScriptedBody::new(vec![Bytes::from(body)], End::Eof).0);
-        response
-            .headers_mut()
-            .insert("content-type", content_type.parse().unwrap());
-        Ok::<_, Infallible>(response)
-    })
-}
-
-async fn call<S>(
-    service: &S,
-    method: &str,
-    path: &str,
-    key: &str,
-    json: Option<Value>,
-) -> (StatusCode, Value, Bytes)
-where
-    S: Service<
-            Request<ScriptedBody>,
-            Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
-            Error = Infallible,
-        > + Clone,
-{
-    let authorization = HeaderValue::try_from(format!("Bearer {key}")).unwrap();
-    call_as(service, method, path, Some(authorization), json).await
-}
-
-/// [`call`] with any `authorization` header value, or none.
-async fn call_as<S>(
-    service: &S,
-    method: &str,
-    path: &str,
-    authorization: Option<HeaderValue>,
-    json: Option<Value>,
-) -> (StatusCode, Value, Bytes)
-where
-    S: Service<
-            Request<ScriptedBody>,
-            Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
-            Error = Infallible,
-        > + Clone,
-{
-    let mut request = Request::builder()
-        .method(method)
-        .uri(path)
-        .body(body(&json.map(|j| j.to_string()).unwrap_or_default()))
-        .unwrap();
-    if let Some(value) = authorization {
-        request.headers_mut().insert(AUTHORIZATION, value);
-    }
-    let (status, _, bytes) = read(service.clone().oneshot(request).await.unwrap()).await;
-    let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    (status, value, bytes)
-}
-
-fn service() -> impl Service<
-    Request<ScriptedBody>,
-    Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
-    Error = Infallible,
-> + Clone {
-    service_with(MemoryStore::new())
-}
-
-fn service_with(
-    store: MemoryStore,
-) -> impl Service<
-    Request<ScriptedBody>,
-    Response = Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
-    Error = Infallible,
-> + Clone {
-    ResponsesToChatLayer::new()
-        .store(store)
-        .layer(echo_upstream())
-}
-
-fn text(response: &Value) -> String {
-    response["output"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
 
 #[tokio::test]
 async fn a_conversation_continues_from_previous_response_id() {
@@ -445,7 +317,7 @@ async fn a_conversation_with_a_deleted_turn_is_refused_naming_it() {
 }
 
 #[tokio::test]
-async fn a_response_the_store_does_not_keep_is_still_delivered() {
+async fn a_response_the_store_does_not_keep_is_still_delivered_and_says_so() {
     // Every record is larger than this store keeps.
     let s = service_with(MemoryStore::new().max_bytes(10));
     for stream in [false, true] {
@@ -458,13 +330,19 @@ async fn a_response_the_store_does_not_keep_is_still_delivered() {
         )
         .await;
         assert_eq!(status, 200);
+        // The client learns it: the response says `store: false`.
         let id = if stream {
-            responses_grammar::check(&parse_sse(&bytes))
-                .unwrap()
-                .response_id
+            let frames = parse_sse(&bytes);
+            let last: Value = serde_json::from_str(&frames.last().unwrap().data).unwrap();
+            assert_eq!(last["type"], "response.completed");
+            assert_eq!(last["response"]["store"], false, "{last}");
+            let created: Value = serde_json::from_str(&frames[0].data).unwrap();
+            assert_eq!(created["response"]["store"], true, "as asked, before");
+            responses_grammar::check(&frames).unwrap().response_id
         } else {
             let response: Value = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(text(&response), "user:one");
+            assert_eq!(response["store"], false, "{response}");
             response["id"].as_str().unwrap().to_owned()
         };
         let (status, error, _) = call(

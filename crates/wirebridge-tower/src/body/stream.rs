@@ -15,8 +15,17 @@ use wirebridge_convert::{SseTranslator, StreamTranslate};
 
 use crate::tracker::Tracker;
 
-/// Work that must finish before a stream's terminal frames are released.
-pub(crate) type HoldFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// Work that must finish before a stream's terminal frames are released,
+/// and what to release then.
+pub(crate) type HoldFuture = Pin<Box<dyn Future<Output = Release> + Send>>;
+
+/// The held frames, once the work is done.
+pub(crate) enum Release {
+    /// As the translator wrote them.
+    AsWritten,
+    /// Rewritten (a response the store did not keep says so).
+    Rewritten(fn(&[u8]) -> Vec<u8>),
+}
 
 /// Given the finished translator, the work to do before its terminal frames
 /// are released, or `None` to release them at once.
@@ -170,8 +179,12 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
 
     fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
         if let Some((_, work)) = &mut self.holding {
-            ready!(work.as_mut().poll(cx));
+            let release = ready!(work.as_mut().poll(cx));
             let (frames, _) = self.holding.take().expect("checked above");
+            let frames = match release {
+                Release::AsWritten => frames,
+                Release::Rewritten(rewrite) => Bytes::from(rewrite(&frames)),
+            };
             if !frames.is_empty() {
                 return Poll::Ready(Some(frames));
             }

@@ -6,6 +6,7 @@
 //! and takes the stored history as borrowed JSON ([`History`]).
 
 mod routes;
+mod unkept;
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,8 +18,10 @@ use wirebridge_wire::error::ApiError;
 use wirebridge_wire::responses::strict::ResponseStatus;
 
 use crate::replies::Refused;
+use crate::settings::MissingHistory;
 
 pub(crate) use routes::route;
+pub(crate) use unkept::{unstored_frames, unstored_response};
 
 /// The store of a layer.
 #[derive(Clone)]
@@ -36,6 +39,8 @@ impl fmt::Debug for Stateful {
 pub(crate) struct Conversation {
     id: String,
     chain: Vec<StoredResponse>,
+    /// The earlier response it misses, when continued without it.
+    pub(crate) missing: Option<String>,
 }
 
 impl Conversation {
@@ -63,22 +68,21 @@ impl Stateful {
         &self,
         tenant: &str,
         id: &str,
+        policy: MissingHistory,
     ) -> Result<Conversation, Refused> {
         match self.store.chain(tenant, id).await {
             Ok(Some(Chain {
-                records,
-                missing: None,
-            })) => Ok(Conversation {
-                id: id.to_owned(),
-                chain: records,
-            }),
-            Ok(Some(Chain {
                 missing: Some(missing),
                 ..
-            })) => Err(previous_not_found(format!(
+            })) if policy == MissingHistory::Refuse => Err(previous_not_found(format!(
                 "Previous response with id '{id}' cannot be continued: its conversation is \
                  missing the earlier response '{missing}' (expired, evicted or deleted)."
             ))),
+            Ok(Some(Chain { records, missing })) => Ok(Conversation {
+                id: id.to_owned(),
+                chain: records,
+                missing,
+            }),
             Ok(None) => Err(previous_not_found(format!(
                 "Previous response with id '{id}' not found."
             ))),
@@ -101,10 +105,12 @@ impl Stateful {
         })
     }
 
-    /// Stores a finished response.
-    pub(crate) async fn save(&self, tenant: &str, turn: Turn, finished: Finished<'_>) {
-        if let Some(record) = self.record(turn, finished) {
-            self.save_record(tenant, record).await;
+    /// Stores a finished response; whether it was kept (a failed response
+    /// is not kept, and needs not be).
+    pub(crate) async fn save(&self, tenant: &str, turn: Turn, finished: Finished<'_>) -> bool {
+        match self.record(turn, finished) {
+            Some(record) => self.save_record(tenant, record).await,
+            None => true,
         }
     }
 
@@ -121,6 +127,23 @@ impl Stateful {
             }
         }
     }
+}
+
+/// A request without credentials continues nothing: a 400 that says why.
+pub(crate) fn needs_credentials() -> Refused {
+    Refused::new(
+        StatusCode::BAD_REQUEST,
+        ApiError {
+            message: "previous_response_id needs a credential: requests without one keep no \
+                      responses on this bridge (it shares no anonymous store), so there is \
+                      nothing to continue; send an authorization header, or the whole \
+                      conversation in `input`"
+                .into(),
+            kind: "invalid_request_error".into(),
+            param: Some("previous_response_id".into()),
+            code: Some("store_requires_credentials".into()),
+        },
+    )
 }
 
 /// `previous_response_id` names nothing this tenant can continue: a 404.

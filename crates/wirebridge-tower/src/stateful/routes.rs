@@ -41,13 +41,18 @@ pub(crate) fn route(method: &Method, path: &str, endpoint: &str) -> Option<Route
 }
 
 impl Stateful {
-    /// Answers a [`Route`] for a tenant.
+    /// Answers a [`Route`] for a tenant; `None`, a request that may keep
+    /// nothing, finds nothing.
     pub(crate) async fn serve<B>(
         &self,
-        tenant: &str,
+        tenant: Option<&str>,
         route: Route,
         query: Option<&str>,
     ) -> Response<ResponseBody<B>> {
+        let Some(tenant) = tenant else {
+            let (Route::Retrieve(id) | Route::Delete(id) | Route::InputItems(id)) = route;
+            return not_found(&id).response();
+        };
         let result = match route {
             Route::Retrieve(id) => match self.store.get(tenant, &id).await {
                 Ok(Some(record)) => Ok(record.response.into_bytes()),

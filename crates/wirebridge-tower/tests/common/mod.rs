@@ -2,6 +2,8 @@
 //! frames, and bodies whose reading and dropping the tests can observe.
 #![allow(dead_code)]
 
+pub mod stateful;
+
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
