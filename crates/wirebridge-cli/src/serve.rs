@@ -23,7 +23,7 @@ use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
 use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
 use crate::logging::log_exchange;
 use crate::signal::shutdown_signal;
-use crate::upstream::{Upstream, UpstreamBody};
+use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 
 type App = BoxCloneService<Request<Incoming>, Response<UpstreamBody>, Infallible>;
 
@@ -49,16 +49,26 @@ pub enum ServeError {
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
 /// grace period.
 pub async fn run(config: Config) -> Result<(), ServeError> {
-    let (base, demo) = match &config.upstream {
-        UpstreamSetting::Url(url) => (url.clone(), None),
+    let (base, credentials, demo) = match &config.upstream {
+        UpstreamSetting::Url(url) => (url.uri.clone(), url.credentials.as_ref(), None),
         UpstreamSetting::Demo => {
             let server = crate::demo::start_in_process()
                 .await
                 .map_err(ServeError::Demo)?;
-            (server.base_url(), Some(server))
+            (server.base_url(), None, Some(server))
         }
     };
-    let upstream = Upstream::new(&base, config.upstream_key.as_deref());
+    let upstream = Upstream::new(
+        &base,
+        UpstreamOptions {
+            authorization: crate::upstream::authorization(
+                config.upstream_key.as_deref(),
+                credentials,
+            ),
+            connect_timeout: config.upstream_connect_timeout,
+            label: config.upstream_label.as_str().into(),
+        },
+    );
     let store: Option<Arc<dyn ResponseStore>> = match &config.store {
         StoreSetting::None => None,
         StoreSetting::Memory => Some(Arc::new(MemoryStore::new())),
@@ -88,6 +98,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
     println!("listening on http://{addr}");
     tracing::info!(
         %addr,
+        // The URI of a configured upstream holds no userinfo.
         upstream = %if demo.is_some() { "demo".to_owned() } else { base.to_string() },
         upstream_api = ?config.upstream_api,
         profile = %config.profile.name,
