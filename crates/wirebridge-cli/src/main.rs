@@ -8,6 +8,7 @@ mod convert_cmd;
 mod demo;
 mod logging;
 mod serve;
+mod server;
 mod signal;
 mod upstream;
 

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use http::{header, HeaderValue, Request, Response, StatusCode, Uri};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -22,6 +21,7 @@ use wirebridge_tower::{BoxError, RequestBody};
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
 use crate::config::Credentials;
+use crate::server::ClientBody;
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -68,7 +68,7 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
 /// Sends each request to the upstream: `/v1/X` becomes `<base>/X`.
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, RequestBody<Incoming>>,
+    client: Client<HttpsConnector<HttpConnector>, RequestBody<ClientBody>>,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
     base_path: String,
@@ -128,7 +128,7 @@ impl Upstream {
     }
 }
 
-impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
+impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
     type Response = Response<UpstreamBody>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -137,7 +137,7 @@ impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<RequestBody<Incoming>>) -> Self::Future {
+    fn call(&mut self, mut request: Request<RequestBody<ClientBody>>) -> Self::Future {
         *request.uri_mut() = self.target(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;

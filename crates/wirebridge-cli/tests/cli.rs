@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Value};
 use wirebridge_testkit::{chat_grammar, parse_sse, responses_grammar};
 
@@ -345,6 +345,54 @@ async fn h2c_and_http1_on_the_same_port() {
     assert!(t.text.contains("over h2"));
     let (status, _) = post(&format!("{}/healthz", proxy.url), &json!({})).await;
     assert_eq!(status, 200, "HTTP/1.1 on the same port");
+}
+
+#[tokio::test]
+async fn http2_connections_close_after_the_idle_timeout_not_the_header_timeout() {
+    let proxy = start(&[
+        "serve",
+        "--header-read-timeout",
+        "300ms",
+        "--idle-timeout",
+        "1500ms",
+    ]);
+    let stream = tokio::net::TcpStream::connect(proxy.url.strip_prefix("http://").unwrap())
+        .await
+        .unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .unwrap();
+    let connection = tokio::spawn(connection);
+    let mut streamed = json!({"model": "demo", "input": "demo:slow 150 one two three four five six seven eight nine ten eleven twelve", "stream": true});
+    for round in 0..2 {
+        // A stream longer than the idle timeout, then a pause longer than
+        // the header timeout: the connection serves both rounds.
+        let started = std::time::Instant::now();
+        let request = http::Request::post(format!("{}/v1/responses", proxy.url))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(streamed.to_string())))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let t = responses_grammar::check(&parse_sse(&body)).unwrap();
+        assert_eq!(t.status, "completed", "round {round}");
+        assert!(
+            started.elapsed() > Duration::from_millis(1500),
+            "round {round}"
+        );
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        streamed["input"] =
+            json!("demo:slow 150 again one two three four five six seven eight nine ten");
+    }
+    let idle = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), connection)
+        .await
+        .expect("an idle connection is closed")
+        .unwrap()
+        .unwrap();
+    let waited = idle.elapsed() + Duration::from_millis(800);
+    assert!(waited >= Duration::from_millis(1400), "{waited:?}");
 }
 
 /// An upstream that answers each request with `{}`, sending the request

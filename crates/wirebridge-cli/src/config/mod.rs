@@ -2,6 +2,7 @@
 //! environment variables, each overriding the one before.
 
 mod duration;
+mod limits;
 mod upstream;
 
 use std::collections::BTreeMap;
@@ -14,6 +15,7 @@ use wirebridge_convert::profile::ReasoningOutput;
 use wirebridge_convert::seal::{KeyError, SealKey};
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
+pub use limits::ServerLimits;
 pub use upstream::{Credentials, UpstreamUrl};
 
 /// Which API the upstream speaks.
@@ -59,6 +61,10 @@ pub struct FileConfig {
     /// Per-kind loss actions.
     #[serde(default)]
     loss_policy: Option<LossPolicy>,
+    header_read_timeout: Option<toml::Spanned<toml::Value>>,
+    idle_timeout: Option<toml::Spanned<toml::Value>>,
+    body_read_timeout: Option<toml::Spanned<toml::Value>>,
+    max_connections: Option<usize>,
     upstream_connect_timeout: Option<toml::Spanned<toml::Value>>,
     upstream_label: Option<toml::Spanned<String>>,
 }
@@ -104,6 +110,22 @@ pub struct ServeFlags {
     /// summary or text [default: the profile's, auto].
     #[arg(long, value_name = "auto|summary|text")]
     pub reasoning_output: Option<String>,
+    /// Close a connection that has not sent a complete request head within
+    /// this (10s, 500ms, 2m) [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub header_read_timeout: Option<String>,
+    /// Close a connection with no request in flight and no bytes arriving
+    /// after this [default: 75s].
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
+    /// Answer 408 to a request whose body has not arrived within this of
+    /// its head [default: 60s].
+    #[arg(long, value_name = "DURATION")]
+    pub body_read_timeout: Option<String>,
+    /// Connections served at once; more wait to be accepted [default: 1024,
+    /// or fewer if the open-file limit cannot hold them].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
     /// How long connecting to the upstream may take [default: 10s].
     #[arg(long, value_name = "DURATION")]
     pub upstream_connect_timeout: Option<String>,
@@ -136,6 +158,8 @@ pub struct Config {
     pub upstream_label: String,
     /// Largest request body, in bytes.
     pub max_body: usize,
+    /// Timeouts and the connection cap.
+    pub limits: ServerLimits,
     /// Log output format.
     pub log_format: LogFormat,
     /// How long open exchanges may take to finish after a signal.
@@ -457,6 +481,7 @@ impl Config {
 
         let upstream_connect_timeout = upstream::connect_timeout(&file, flags, env, &origin)?;
         let upstream_label = upstream::label(&file, flags, env, &origin)?;
+        let limits = ServerLimits::load(&file, flags, env, &origin)?;
 
         Ok(Config {
             listen,
@@ -469,6 +494,7 @@ impl Config {
             upstream_connect_timeout,
             upstream_label,
             max_body,
+            limits,
             log_format,
             shutdown_grace_secs: file.shutdown_grace_secs.unwrap_or(10),
             reasoning_output,

@@ -277,3 +277,80 @@ fn upstream_credentials_are_split_off_and_never_repeated() {
         "{err}"
     );
 }
+
+#[test]
+fn server_limits_from_each_source() {
+    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    assert_eq!(
+        c.limits,
+        ServerLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(75),
+            body_read_timeout: Duration::from_secs(60),
+            max_connections: None,
+        }
+    );
+
+    // Strings with units, or numbers of seconds, in the file.
+    let file = "header_read_timeout = \"2s\"\nidle_timeout = 90\nbody_read_timeout = 0.5\n\
+                max_connections = 20\n";
+    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(2));
+    assert_eq!(c.limits.idle_timeout, Duration::from_secs(90));
+    assert_eq!(c.limits.body_read_timeout, Duration::from_millis(500));
+    assert_eq!(c.limits.max_connections, Some(20));
+
+    let flags = ServeFlags {
+        header_read_timeout: Some("3s".into()),
+        max_connections: Some(30),
+        ..Default::default()
+    };
+    let c = load(Some(file), flags.clone(), &[]).unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(3));
+    assert_eq!(c.limits.idle_timeout, Duration::from_secs(90));
+    assert_eq!(c.limits.max_connections, Some(30));
+    let c = load(
+        Some(file),
+        flags,
+        &[
+            ("WIREBRIDGE_HEADER_READ_TIMEOUT", "4"),
+            ("WIREBRIDGE_IDLE_TIMEOUT", "2m"),
+            ("WIREBRIDGE_BODY_READ_TIMEOUT", "5s"),
+            ("WIREBRIDGE_MAX_CONNECTIONS", "40"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(4));
+    assert_eq!(c.limits.idle_timeout, Duration::from_secs(120));
+    assert_eq!(c.limits.body_read_timeout, Duration::from_secs(5));
+    assert_eq!(c.limits.max_connections, Some(40));
+}
+
+#[test]
+fn bad_limits_name_the_key() {
+    let err = |file: Option<&str>, env: &[(&str, &str)]| {
+        load(file, ServeFlags::default(), env)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(Some("\nidle_timeout = \"soon\"\n"), &[]);
+    assert!(e.contains("'idle_timeout'") && e.contains("line 2"), "{e}");
+    let e = err(Some("header_read_timeout = 0\n"), &[]);
+    assert!(
+        e.contains("header_read_timeout") && e.contains("positive"),
+        "{e}"
+    );
+    let e = err(Some("body_read_timeout = true\n"), &[]);
+    assert!(e.contains("body_read_timeout"), "{e}");
+    let e = err(None, &[("WIREBRIDGE_IDLE_TIMEOUT", "25h")]);
+    assert!(
+        e.contains("idle_timeout") && e.contains("environment"),
+        "{e}"
+    );
+    let e = err(None, &[("WIREBRIDGE_MAX_CONNECTIONS", "0")]);
+    assert!(e.contains("max_connections"), "{e}");
+    let e = err(Some("max_connections = 2000000\n"), &[]);
+    assert!(e.contains("max_connections"), "{e}");
+    let e = err(None, &[("WIREBRIDGE_MAX_CONNECTIONS", "many")]);
+    assert!(e.contains("WIREBRIDGE_MAX_CONNECTIONS"), "{e}");
+}
