@@ -70,4 +70,8 @@ cargo build -p wirebridge-cli --quiet
 WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebridge}" \
     "$venv/bin/python" -m pytest -v tests/clients
 
+echo "== faults: slow, idle, dripping and exhausting clients against the real binary"
+WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebridge}" \
+    "$venv/bin/python" -m pytest -v tests/faults
+
 echo "== all tests passed"

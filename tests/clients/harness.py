@@ -81,21 +81,33 @@ _PREEXEC = _parent_death_signal()
 
 class Process:
     """`wirebridge ARGS...`, started on loopback port 0; ready once it has
-    printed `listening on http://ADDR`. Its stderr (the log) goes to a file."""
+    printed `listening on http://ADDR`. Its stderr (the log) goes to a file,
+    its stdout lines to `output`. `env` adds variables; `preexec` runs in the
+    child before the binary (to lower its resource limits, say)."""
 
-    def __init__(self, args: list[str], log_path: Path) -> None:
+    def __init__(self, args: list[str], log_path: Path, env: dict[str, str] | None = None,
+                 preexec=None) -> None:
         self.args = args
         self.log_path = log_path
+        self.output: list[bytes] = []
         # `WIREBRIDGE_*` variables override flags: keep the caller's out.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("WIREBRIDGE_")}
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("WIREBRIDGE_")}
+        environment.update(env or {})
         self._log = open(log_path, "wb")
+
+        def before_exec():
+            if _PREEXEC is not None:
+                _PREEXEC()
+            if preexec is not None:
+                preexec()
+
         self.proc = subprocess.Popen(
             [str(binary()), *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self._log,
-            env=env,
-            preexec_fn=_PREEXEC,
+            env=environment,
+            preexec_fn=before_exec if _PREEXEC is not None or preexec is not None else None,
         )
         with _LIVE_LOCK:
             _LIVE.add(self)
@@ -120,6 +132,7 @@ class Process:
         # the process can never block on a full pipe.
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
+            self.output.append(line)
             lines.put(line)
         lines.put(b"")
 
@@ -168,11 +181,12 @@ def start_demo(log_dir: Path, name: str, api: str, replay: Path | None = None) -
 
 
 def start_bridge(log_dir: Path, name: str, upstream: str, upstream_api: str, profile: str | None = None,
-                 extra: list[str] | None = None) -> Process:
+                 extra: list[str] | None = None, env: dict[str, str] | None = None,
+                 preexec=None) -> Process:
     args = ["serve", "--listen", "127.0.0.1:0", "--upstream", upstream, "--upstream-api", upstream_api]
     if profile is not None:
         args += ["--profile", profile]
-    return Process(args + (extra or []), log_dir / f"{name}.bridge.log")
+    return Process(args + (extra or []), log_dir / f"{name}.bridge.log", env, preexec)
 
 
 # --------------------------------------------------------------------------
@@ -421,7 +435,8 @@ def stop_checked(chain: Chain) -> None:
 
 def start_chain(log_dir: Path, name: str, upstream_api: str, *, replay: Path | None = None,
                 static: StaticUpstream | None = None, profile: str | None = None,
-                extra: list[str] | None = None) -> Chain:
+                extra: list[str] | None = None, env: dict[str, str] | None = None,
+                preexec=None) -> Chain:
     """`wirebridge serve` in front of an upstream that records what it is
     sent: the demo upstream (scripted, or replaying `replay`) behind a tap,
     or a static upstream."""
@@ -434,7 +449,7 @@ def start_chain(log_dir: Path, name: str, upstream_api: str, *, replay: Path | N
         upstream_url = upstream.url
         tap = Tap(upstream.url)
     try:
-        bridge = start_bridge(log_dir, name, tap.url + "/v1", upstream_api, profile, extra)
+        bridge = start_bridge(log_dir, name, tap.url + "/v1", upstream_api, profile, extra, env, preexec)
     except BaseException:
         if upstream is not None:
             upstream.stop()

@@ -8,6 +8,7 @@ mod convert_cmd;
 mod demo;
 mod logging;
 mod serve;
+mod server;
 mod signal;
 mod upstream;
 
@@ -32,7 +33,7 @@ enum Command {
     /// served: the API the upstream speaks passes through, the other is
     /// translated. Settings: flags, a TOML file (--config), and WIREBRIDGE_*
     /// environment variables, which override the flags.
-    Serve(config::ServeFlags),
+    Serve(Box<config::ServeFlags>),
     /// Run the deterministic demo upstream on its own.
     Demo {
         /// Address to listen on.
@@ -64,7 +65,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Serve(flags) => serve(flags),
+        Command::Serve(flags) => serve(*flags),
         Command::Keygen => {
             println!(
                 "{}",

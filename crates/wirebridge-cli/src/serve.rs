@@ -1,31 +1,24 @@
 //! `wirebridge serve`: the proxy.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt};
-use wirebridge_tower::{ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer};
-
-use std::sync::Arc;
-
 use wirebridge_convert::seal::Sealer;
 use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
+use wirebridge_tower::{ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer};
 
 use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
 use crate::logging::log_exchange;
+use crate::server::{App, ClientBody, Limits};
 use crate::signal::shutdown_signal;
-use crate::upstream::{Upstream, UpstreamBody};
-
-type App = BoxCloneService<Request<Incoming>, Response<UpstreamBody>, Infallible>;
+use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -49,16 +42,26 @@ pub enum ServeError {
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
 /// grace period.
 pub async fn run(config: Config) -> Result<(), ServeError> {
-    let (base, demo) = match &config.upstream {
-        UpstreamSetting::Url(url) => (url.clone(), None),
+    let (base, credentials, demo) = match &config.upstream {
+        UpstreamSetting::Url(url) => (url.uri.clone(), url.credentials.as_ref(), None),
         UpstreamSetting::Demo => {
             let server = crate::demo::start_in_process()
                 .await
                 .map_err(ServeError::Demo)?;
-            (server.base_url(), Some(server))
+            (server.base_url(), None, Some(server))
         }
     };
-    let upstream = Upstream::new(&base, config.upstream_key.as_deref());
+    let upstream = Upstream::new(
+        &base,
+        UpstreamOptions {
+            authorization: crate::upstream::authorization(
+                config.upstream_key.as_deref(),
+                credentials,
+            ),
+            connect_timeout: config.upstream_connect_timeout,
+            label: config.upstream_label.as_str().into(),
+        },
+    );
     let store: Option<Arc<dyn ResponseStore>> = match &config.store {
         StoreSetting::None => None,
         StoreSetting::Memory => Some(Arc::new(MemoryStore::new())),
@@ -85,57 +88,27 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
              (`wirebridge keygen` makes one)"
         );
     }
+    // Each client connection may hold one to the upstream, and, with the
+    // demo upstream in this process, the demo's end of it too.
+    let descriptors_per_connection = if demo.is_some() { 3 } else { 2 };
+    let limits = Limits::resolve(&config.limits, descriptors_per_connection);
     println!("listening on http://{addr}");
     tracing::info!(
         %addr,
+        // The URI of a configured upstream holds no userinfo.
         upstream = %if demo.is_some() { "demo".to_owned() } else { base.to_string() },
         upstream_api = ?config.upstream_api,
         profile = %config.profile.name,
         store = config.store.kind(),
+        max_connections = limits.max_connections,
+        header_read_timeout_ms = limits.timeouts.header_read.as_millis() as u64,
+        idle_timeout_ms = limits.timeouts.idle.as_millis() as u64,
+        body_read_timeout_ms = limits.body_read_timeout.as_millis() as u64,
         "wirebridge ready"
     );
 
-    let builder = auto::Builder::new(TokioExecutor::new());
-    let graceful = GracefulShutdown::new();
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(pair) => pair,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let app = app.clone();
-                let service = hyper::service::service_fn(move |request: Request<Incoming>| app.clone().oneshot(request));
-                let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).into_owned();
-                let connection = graceful.watch(connection);
-                tokio::spawn(async move {
-                    if let Err(e) = connection.await {
-                        tracing::debug!(%peer, error = %e, "connection ended with an error");
-                    }
-                });
-            }
-            _ = &mut shutdown => break,
-        }
-    }
-    drop(listener);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
-    tracing::info!(
-        grace_secs = grace.as_secs(),
-        "shutting down: waiting for open exchanges"
-    );
-    if tokio::time::timeout(grace, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("grace period over: closing the remaining connections");
-    }
+    crate::server::serve(listener, app, limits, grace, shutdown_signal()).await;
     drop(demo);
     Ok(())
 }
@@ -174,7 +147,7 @@ fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>
             "/chat/completions",
         ),
     };
-    let service = tower::service_fn(move |request: Request<Incoming>| {
+    let service = tower::service_fn(move |request: Request<ClientBody>| {
         let translated = translated.clone();
         async move {
             if request.uri().path() == "/healthz" {
@@ -214,7 +187,7 @@ fn health() -> Response<UpstreamBody> {
 fn boxed<S>(service: S) -> App
 where
     S: Service<
-            Request<Incoming>,
+            Request<ClientBody>,
             Response = Response<ResponseBody<UpstreamBody>>,
             Error = Infallible,
         > + Clone

@@ -3,20 +3,25 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
 use bytes::Bytes;
 use http::{header, HeaderValue, Request, Response, StatusCode, Uri};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use wirebridge_tower::{BoxError, RequestBody};
 use wirebridge_wire::error::{ApiError, ErrorBody};
+
+use crate::config::Credentials;
+use crate::server::ClientBody;
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -33,23 +38,50 @@ const HOP_BY_HOP: [&str; 8] = [
     "host",
 ];
 
+/// How the upstream is reached, and how clients are told about it.
+#[derive(Debug, Clone)]
+pub struct UpstreamOptions {
+    /// Sent instead of the client's `authorization`, when set.
+    pub authorization: Option<HeaderValue>,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// How error bodies name the upstream: its address is internal.
+    pub label: Arc<str>,
+}
+
+/// The `authorization` the upstream is sent: a configured key (`Bearer`)
+/// wins over the credentials of the upstream URL (`Basic`); with neither,
+/// the client's own is forwarded. Marked sensitive, so that it is never
+/// printed.
+pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Option<HeaderValue> {
+    let text = match (key, credentials) {
+        (Some(key), _) => format!("Bearer {key}"),
+        (None, Some(credentials)) => format!("Basic {}", BASE64.encode(credentials.basic_pair())),
+        (None, None) => return None,
+    };
+    HeaderValue::from_str(&text).ok().map(|mut value| {
+        value.set_sensitive(true);
+        value
+    })
+}
+
 /// Sends each request to the upstream: `/v1/X` becomes `<base>/X`.
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, RequestBody<Incoming>>,
+    client: Client<HttpsConnector<HttpConnector>, RequestBody<ClientBody>>,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
     base_path: String,
     authorization: Option<HeaderValue>,
+    label: Arc<str>,
 }
 
 impl Upstream {
-    /// A client for `base` (`http://localhost:8000/v1`); `key` replaces the
-    /// clients' authorization.
-    pub fn new(base: &Uri, key: Option<&str>) -> Self {
+    /// A client for `base` (`http://localhost:8000/v1`, without userinfo).
+    pub fn new(base: &Uri, options: UpstreamOptions) -> Self {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
-        http.set_connect_timeout(Some(Duration::from_secs(10)));
+        http.set_connect_timeout(Some(options.connect_timeout));
         http.set_nodelay(true);
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_webpki_roots()
@@ -72,12 +104,8 @@ impl Upstream {
             } else {
                 path.to_owned()
             },
-            authorization: key
-                .and_then(|k| HeaderValue::from_str(&format!("Bearer {k}")).ok())
-                .map(|mut v| {
-                    v.set_sensitive(true);
-                    v
-                }),
+            authorization: options.authorization,
+            label: options.label,
         }
     }
 
@@ -100,7 +128,7 @@ impl Upstream {
     }
 }
 
-impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
+impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
     type Response = Response<UpstreamBody>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -109,7 +137,7 @@ impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<RequestBody<Incoming>>) -> Self::Future {
+    fn call(&mut self, mut request: Request<RequestBody<ClientBody>>) -> Self::Future {
         *request.uri_mut() = self.target(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
@@ -121,6 +149,9 @@ impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
             headers.insert(header::AUTHORIZATION, auth.clone());
         }
         let client = self.client.clone();
+        let label = self.label.clone();
+        // The target holds no userinfo (it was split off the upstream URL
+        // when the settings were loaded): logs may show it, clients may not.
         let target = request.uri().clone();
         Box::pin(async move {
             match client.request(request).await {
@@ -131,22 +162,16 @@ impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
                     tracing::warn!(upstream = %target, %status, "the upstream answered with a redirect");
                     Ok(bad_gateway(
                         &format!(
-                            "the upstream answered {status} (a redirect); redirects are not followed"
+                            "{label} answered {status} (a redirect); redirects are not followed"
                         ),
                         "upstream_redirect",
                     ))
                 }
                 Ok(response) => Ok(response.map(|b| b.map_err(BoxError::from).boxed_unsync())),
                 Err(e) => {
-                    let source = std::error::Error::source(&e)
-                        .map(|s| format!(": {s}"))
-                        .unwrap_or_default();
-                    tracing::warn!(upstream = %target, error = %e, "upstream request failed");
+                    tracing::warn!(upstream = %target, error = %chain(&e), "upstream request failed");
                     Ok(bad_gateway(
-                        &format!(
-                            "the upstream at {} could not be reached ({e}{source})",
-                            origin(&target)
-                        ),
+                        &format!("{label} could not be reached ({})", failure(&e)),
                         "upstream_unreachable",
                     ))
                 }
@@ -155,12 +180,44 @@ impl tower::Service<Request<RequestBody<Incoming>>> for Upstream {
     }
 }
 
-fn origin(uri: &Uri) -> String {
-    format!(
-        "{}://{}",
-        uri.scheme_str().unwrap_or("http"),
-        uri.authority().map(|a| a.as_str()).unwrap_or("")
-    )
+/// An error and its sources, for the log.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// Why a request to the upstream failed, for the client: fixed words, since
+/// the errors themselves may name addresses (a TLS error names the host).
+fn failure(e: &hyper_util::client::legacy::Error) -> &'static str {
+    use std::io::ErrorKind;
+    let mut io = None;
+    let mut incomplete = false;
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(err) = s.downcast_ref::<std::io::Error>() {
+            io = io.or(Some(err.kind()));
+        }
+        if let Some(err) = s.downcast_ref::<hyper::Error>() {
+            incomplete |= err.is_incomplete_message();
+        }
+        source = s.source();
+    }
+    match io {
+        Some(ErrorKind::ConnectionRefused) => "connection refused",
+        Some(ErrorKind::TimedOut) => "connection timed out",
+        Some(ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe) => {
+            "connection reset"
+        }
+        _ if e.is_connect() => "could not connect",
+        _ if incomplete => "the connection closed before an answer",
+        _ => "the exchange failed",
+    }
 }
 
 /// A 502 in the shape both APIs use.
@@ -193,7 +250,16 @@ mod tests {
 
     #[test]
     fn paths_map_onto_the_base() {
-        let u = |base: &str| Upstream::new(&base.parse().unwrap(), None);
+        let u = |base: &str| {
+            Upstream::new(
+                &base.parse().unwrap(),
+                UpstreamOptions {
+                    authorization: None,
+                    connect_timeout: Duration::from_secs(1),
+                    label: "the upstream".into(),
+                },
+            )
+        };
         let t = |up: &Upstream, p: &str| up.target(&p.parse().unwrap()).to_string();
         let local = u("http://127.0.0.1:8000/v1");
         assert_eq!(
@@ -214,5 +280,29 @@ mod tests {
             "http://h:1/v1/responses"
         );
         assert_eq!(t(&local, "/v1beta/x"), "http://127.0.0.1:8000/v1/v1beta/x");
+    }
+
+    #[test]
+    fn a_configured_key_wins_over_url_credentials() {
+        let url = |u: &str| {
+            crate::config::Config::load(
+                &crate::config::ServeFlags {
+                    upstream: Some(u.into()),
+                    ..Default::default()
+                },
+                &|_| None,
+            )
+            .unwrap()
+            .upstream
+        };
+        let crate::config::Upstream::Url(url) = url("http://Aladdin:open%20sesame@h:1/v1") else {
+            panic!("a URL upstream");
+        };
+        let basic = authorization(None, url.credentials.as_ref()).unwrap();
+        assert_eq!(basic, "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+        assert!(basic.is_sensitive());
+        let bearer = authorization(Some("sk-1"), url.credentials.as_ref()).unwrap();
+        assert_eq!(bearer, "Bearer sk-1");
+        assert_eq!(authorization(None, None), None);
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Value};
 use wirebridge_testkit::{chat_grammar, parse_sse, responses_grammar};
 
@@ -29,10 +29,16 @@ impl Drop for Proc {
 /// Starts `wirebridge ARGS --listen 127.0.0.1:0` and reads the address from
 /// its first stdout line.
 fn start(args: &[&str]) -> Proc {
+    start_with_env(args, &[])
+}
+
+/// `start`, with these environment variables set.
+fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proc {
     let mut child = Command::new(BIN)
         .args(args)
         .args(["--listen", "127.0.0.1:0"])
         .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -339,4 +345,153 @@ async fn h2c_and_http1_on_the_same_port() {
     assert!(t.text.contains("over h2"));
     let (status, _) = post(&format!("{}/healthz", proxy.url), &json!({})).await;
     assert_eq!(status, 200, "HTTP/1.1 on the same port");
+}
+
+#[tokio::test]
+async fn http2_connections_close_after_the_idle_timeout_not_the_header_timeout() {
+    let proxy = start(&[
+        "serve",
+        "--header-read-timeout",
+        "300ms",
+        "--idle-timeout",
+        "1500ms",
+    ]);
+    let stream = tokio::net::TcpStream::connect(proxy.url.strip_prefix("http://").unwrap())
+        .await
+        .unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+            .unwrap();
+    let connection = tokio::spawn(connection);
+    let mut streamed = json!({"model": "demo", "input": "demo:slow 150 one two three four five six seven eight nine ten eleven twelve", "stream": true});
+    for round in 0..2 {
+        // A stream longer than the idle timeout, then a pause longer than
+        // the header timeout: the connection serves both rounds.
+        let started = std::time::Instant::now();
+        let request = http::Request::post(format!("{}/v1/responses", proxy.url))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(streamed.to_string())))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let t = responses_grammar::check(&parse_sse(&body)).unwrap();
+        assert_eq!(t.status, "completed", "round {round}");
+        assert!(
+            started.elapsed() > Duration::from_millis(1500),
+            "round {round}"
+        );
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        streamed["input"] =
+            json!("demo:slow 150 again one two three four five six seven eight nine ten");
+    }
+    let idle = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(5), connection)
+        .await
+        .expect("an idle connection is closed")
+        .unwrap()
+        .unwrap();
+    let waited = idle.elapsed() + Duration::from_millis(800);
+    assert!(waited >= Duration::from_millis(1400), "{waited:?}");
+}
+
+/// An upstream that answers each request with `{}`, sending the request
+/// heads it receives.
+async fn recording_upstream() -> (
+    std::net::SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = tx.send(String::from_utf8_lossy(&head).to_lowercase());
+                let reply = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}";
+                let _ = socket.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    (addr, rx)
+}
+
+#[tokio::test]
+async fn url_credentials_are_sent_as_basic_auth_unless_a_key_is_set() {
+    let (upstream, mut heads) = recording_upstream().await;
+    let url = format!("http://user:hunter2@{upstream}/v1");
+    let proxy = start(&["serve", "--upstream", &url]);
+    let (status, _) = post(&format!("{}/v1/models", proxy.url), &json!({})).await;
+    assert_eq!(status, 200);
+    let head = heads.recv().await.unwrap();
+    assert!(head.starts_with("post /v1/models http/1.1\r\n"), "{head}");
+    // base64("user:hunter2"), in place of the client's own authorization.
+    assert!(
+        head.contains("authorization: basic dxnlcjpodw50zxiy\r\n"),
+        "{head}"
+    );
+    assert!(
+        !head.contains("hunter2") && !head.contains("user@"),
+        "{head}"
+    );
+
+    let proxy = start_with_env(
+        &[
+            "serve",
+            "--upstream",
+            &url,
+            "--upstream-api-key-env",
+            "TEST_UPSTREAM_KEY",
+        ],
+        &[("TEST_UPSTREAM_KEY", "sk-configured")],
+    );
+    post(&format!("{}/v1/models", proxy.url), &json!({})).await;
+    let head = heads.recv().await.unwrap();
+    assert!(
+        head.contains("authorization: bearer sk-configured\r\n"),
+        "{head}"
+    );
+}
+
+#[tokio::test]
+async fn error_bodies_name_the_upstream_by_its_label() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let url = format!("http://user:hunter2@{closed}/v1");
+    let proxy = start(&[
+        "serve",
+        "--upstream",
+        &url,
+        "--upstream-label",
+        "the model gateway",
+    ]);
+    for path in ["/v1/responses", "/v1/chat/completions", "/v1/models"] {
+        let (status, body) = post(
+            &format!("{}{path}", proxy.url),
+            &json!({"model": "m", "input": "x", "messages": []}),
+        )
+        .await;
+        assert_eq!(status, 502, "{path}");
+        let text = String::from_utf8_lossy(&body);
+        let error: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            error["error"]["message"],
+            "the model gateway could not be reached (connection refused)",
+            "{path}"
+        );
+        assert!(!text.contains(&closed.port().to_string()), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+    }
 }

@@ -1,14 +1,22 @@
 //! Settings: defaults, then the TOML file, then flags, then `WIREBRIDGE_*`
 //! environment variables, each overriding the one before.
 
+mod duration;
+mod limits;
+mod upstream;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 use wirebridge_convert::profile::ReasoningOutput;
 use wirebridge_convert::seal::{KeyError, SealKey};
 use wirebridge_convert::{BackendProfile, LossPolicy};
+
+pub use limits::ServerLimits;
+pub use upstream::{Credentials, UpstreamUrl};
 
 /// Which API the upstream speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -53,6 +61,12 @@ pub struct FileConfig {
     /// Per-kind loss actions.
     #[serde(default)]
     loss_policy: Option<LossPolicy>,
+    header_read_timeout: Option<toml::Spanned<toml::Value>>,
+    idle_timeout: Option<toml::Spanned<toml::Value>>,
+    body_read_timeout: Option<toml::Spanned<toml::Value>>,
+    max_connections: Option<usize>,
+    upstream_connect_timeout: Option<toml::Spanned<toml::Value>>,
+    upstream_label: Option<toml::Spanned<String>>,
 }
 
 /// Flags of `wirebridge serve`, all optional so the file and the
@@ -96,20 +110,59 @@ pub struct ServeFlags {
     /// summary or text [default: the profile's, auto].
     #[arg(long, value_name = "auto|summary|text")]
     pub reasoning_output: Option<String>,
+    /// Close a connection that has not sent a complete request head within
+    /// this (10s, 500ms, 2m) [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub header_read_timeout: Option<String>,
+    /// Close a connection with no request in flight and no bytes arriving
+    /// after this [default: 75s].
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
+    /// Answer 408 to a request whose body has not arrived within this of
+    /// its head [default: 60s].
+    #[arg(long, value_name = "DURATION")]
+    pub body_read_timeout: Option<String>,
+    /// Connections served at once; more wait to be accepted [default: 1024,
+    /// or fewer if the open-file limit cannot hold them].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// How long connecting to the upstream may take [default: 10s].
+    #[arg(long, value_name = "DURATION")]
+    pub upstream_connect_timeout: Option<String>,
+    /// How error bodies sent to clients name the upstream, instead of its
+    /// address [default: "the upstream"].
+    #[arg(long, value_name = "TEXT")]
+    pub upstream_label: Option<String>,
 }
 
 /// The effective settings.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The address served.
     pub listen: SocketAddr,
+    /// Where responses are kept.
     pub store: StoreSetting,
+    /// Where requests go.
     pub upstream: Upstream,
+    /// The API the upstream speaks.
     pub upstream_api: UpstreamApi,
+    /// The backend profile.
     pub profile: BackendProfile,
+    /// What to do with each kind of loss.
     pub policy: LossPolicy,
+    /// Sent upstream as `Bearer` instead of the client's authorization.
     pub upstream_key: Option<String>,
+    /// How long connecting to the upstream may take.
+    pub upstream_connect_timeout: Duration,
+    /// How error bodies sent to clients name the upstream.
+    pub upstream_label: String,
+    /// Largest request body, in bytes.
     pub max_body: usize,
+    /// Timeouts and the connection cap.
+    pub limits: ServerLimits,
+    /// Log output format.
     pub log_format: LogFormat,
+    /// How long open exchanges may take to finish after a signal.
     pub shutdown_grace_secs: u64,
     /// Overrides the profile's reasoning output.
     pub reasoning_output: Option<ReasoningOutput>,
@@ -121,8 +174,11 @@ pub struct Config {
 /// whether the current one was generated for this process only.
 #[derive(Debug, Clone)]
 pub struct SealKeys {
+    /// What new carriers are sealed with.
     pub current: SealKey,
+    /// Also accepted when opening.
     pub previous: Vec<SealKey>,
+    /// True when no key was set and `current` is this process's own.
     pub generated: bool,
 }
 
@@ -154,7 +210,7 @@ pub enum Upstream {
     /// The built-in demo upstream, started in this process.
     Demo,
     /// An HTTP(S) server.
-    Url(http::Uri),
+    Url(UpstreamUrl),
 }
 
 /// A setting that cannot be used; exit code 2.
@@ -256,7 +312,9 @@ impl Config {
         );
         let upstream = match upstream_text.as_deref().unwrap_or("demo") {
             "demo" => Upstream::Demo,
-            url => Upstream::Url(parse_url(url).map_err(|m| value("upstream", &upstream_at, m))?),
+            url => {
+                Upstream::Url(upstream::parse(url).map_err(|m| value("upstream", &upstream_at, m))?)
+            }
         };
 
         let upstream_api = match env("WIREBRIDGE_UPSTREAM_API") {
@@ -327,7 +385,7 @@ impl Config {
 
         let key_env = env("WIREBRIDGE_UPSTREAM_API_KEY_ENV")
             .or_else(|| flags.upstream_api_key_env.clone())
-            .or(file.upstream_api_key_env);
+            .or_else(|| file.upstream_api_key_env.clone());
         let upstream_key = match key_env {
             Some(var) => Some(env(&var).filter(|k| !k.is_empty()).ok_or_else(|| {
                 value(
@@ -421,6 +479,10 @@ impl Config {
             ..seal
         };
 
+        let upstream_connect_timeout = upstream::connect_timeout(&file, flags, env, &origin)?;
+        let upstream_label = upstream::label(&file, flags, env, &origin)?;
+        let limits = ServerLimits::load(&file, flags, env, &origin)?;
+
         Ok(Config {
             listen,
             store,
@@ -429,7 +491,10 @@ impl Config {
             profile,
             policy: file.loss_policy.unwrap_or_default(),
             upstream_key,
+            upstream_connect_timeout,
+            upstream_label,
             max_body,
+            limits,
             log_format,
             shutdown_grace_secs: file.shutdown_grace_secs.unwrap_or(10),
             reasoning_output,
@@ -466,18 +531,6 @@ fn value(key: &str, at: &str, message: impl Into<String>) -> ConfigError {
         key: key.into(),
         at: at.into(),
         message: message.into(),
-    }
-}
-
-fn parse_url(url: &str) -> Result<http::Uri, String> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e| format!("'{url}' is not a URL: {e}"))?;
-    match uri.scheme_str() {
-        Some("http" | "https") if uri.authority().is_some() => Ok(uri),
-        _ => Err(format!(
-            "'{url}' must be an http:// or https:// URL, or 'demo'"
-        )),
     }
 }
 

@@ -9,10 +9,10 @@ fn load(
 ) -> Result<Config, ConfigError> {
     let dir = std::env::temp_dir().join(format!("wirebridge-config-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!(
-        "{:x}.toml",
-        file.map(|f| f.len()).unwrap_or(0) ^ env.len()
-    ));
+    // One file per call: tests run in parallel.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{n}.toml"));
     let mut flags = flags;
     if let Some(text) = file {
         std::fs::write(&path, text).unwrap();
@@ -68,7 +68,10 @@ fn flags_override_the_file_and_the_environment_overrides_both() {
     assert_eq!(c.profile.name, "ollama");
     assert_eq!(
         c.upstream,
-        Upstream::Url("http://file:1/v1".parse().unwrap())
+        Upstream::Url(UpstreamUrl {
+            uri: "http://file:1/v1".parse().unwrap(),
+            credentials: None,
+        })
     );
     let c = load(Some(file), flags, &[("WIREBRIDGE_PROFILE", "deepseek")]).unwrap();
     assert_eq!(c.profile.name, "deepseek");
@@ -192,4 +195,162 @@ fn errors_name_the_key_and_the_line() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("NOPE_KEY"), "{err}");
+}
+
+#[test]
+fn upstream_connect_timeout_and_label_from_each_source() {
+    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    assert_eq!(c.upstream_connect_timeout, Duration::from_secs(10));
+    assert_eq!(c.upstream_label, "the upstream");
+    let file = "upstream_connect_timeout = 3\nupstream_label = \"the model gateway\"\n";
+    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    assert_eq!(c.upstream_connect_timeout, Duration::from_secs(3));
+    assert_eq!(c.upstream_label, "the model gateway");
+    let flags = ServeFlags {
+        upstream_connect_timeout: Some("1500ms".into()),
+        upstream_label: Some("flagged".into()),
+        ..Default::default()
+    };
+    let c = load(Some(file), flags.clone(), &[]).unwrap();
+    assert_eq!(c.upstream_connect_timeout, Duration::from_millis(1500));
+    assert_eq!(c.upstream_label, "flagged");
+    let c = load(
+        Some(file),
+        flags,
+        &[
+            ("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT", "250ms"),
+            ("WIREBRIDGE_UPSTREAM_LABEL", "from the environment"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.upstream_connect_timeout, Duration::from_millis(250));
+    assert_eq!(c.upstream_label, "from the environment");
+
+    let err = |file: Option<&str>, env: &[(&str, &str)]| {
+        load(file, ServeFlags::default(), env)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(None, &[("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT", "-1")]);
+    assert!(
+        e.contains("upstream_connect_timeout") && e.contains("environment"),
+        "{e}"
+    );
+    let e = err(Some("\nupstream_connect_timeout = true\n"), &[]);
+    assert!(
+        e.contains("upstream_connect_timeout") && e.contains("line 2"),
+        "{e}"
+    );
+    let e = err(Some("upstream_label = \"two\\nlines\"\n"), &[]);
+    assert!(e.contains("upstream_label") && e.contains("line 1"), "{e}");
+    let e = err(None, &[("WIREBRIDGE_UPSTREAM_LABEL", " ")]);
+    assert!(e.contains("upstream_label"), "{e}");
+}
+
+#[test]
+fn upstream_credentials_are_split_off_and_never_repeated() {
+    let c = load(
+        Some("upstream = \"http://user:hunter2@gateway:8000/v1\"\n"),
+        ServeFlags::default(),
+        &[],
+    )
+    .unwrap();
+    let Upstream::Url(url) = &c.upstream else {
+        panic!("a URL upstream");
+    };
+    assert_eq!(url.uri.to_string(), "http://gateway:8000/v1");
+    assert_eq!(
+        url.credentials.as_ref().unwrap().basic_pair(),
+        b"user:hunter2"
+    );
+    assert!(!format!("{c:?}").contains("hunter2"));
+
+    let err = load(
+        None,
+        ServeFlags::default(),
+        &[("WIREBRIDGE_UPSTREAM", "ftp://user:hunter2@gateway/v1")],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("'upstream'") && !err.contains("hunter2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn server_limits_from_each_source() {
+    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    assert_eq!(
+        c.limits,
+        ServerLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(75),
+            body_read_timeout: Duration::from_secs(60),
+            max_connections: None,
+        }
+    );
+
+    // Strings with units, or numbers of seconds, in the file.
+    let file = "header_read_timeout = \"2s\"\nidle_timeout = 90\nbody_read_timeout = 0.5\n\
+                max_connections = 20\n";
+    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(2));
+    assert_eq!(c.limits.idle_timeout, Duration::from_secs(90));
+    assert_eq!(c.limits.body_read_timeout, Duration::from_millis(500));
+    assert_eq!(c.limits.max_connections, Some(20));
+
+    let flags = ServeFlags {
+        header_read_timeout: Some("3s".into()),
+        max_connections: Some(30),
+        ..Default::default()
+    };
+    let c = load(Some(file), flags.clone(), &[]).unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(3));
+    assert_eq!(c.limits.idle_timeout, Duration::from_secs(90));
+    assert_eq!(c.limits.max_connections, Some(30));
+    let c = load(
+        Some(file),
+        flags,
+        &[
+            ("WIREBRIDGE_HEADER_READ_TIMEOUT", "4"),
+            ("WIREBRIDGE_IDLE_TIMEOUT", "2m"),
+            ("WIREBRIDGE_BODY_READ_TIMEOUT", "5s"),
+            ("WIREBRIDGE_MAX_CONNECTIONS", "40"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(4));
+    assert_eq!(c.limits.idle_timeout, Duration::from_secs(120));
+    assert_eq!(c.limits.body_read_timeout, Duration::from_secs(5));
+    assert_eq!(c.limits.max_connections, Some(40));
+}
+
+#[test]
+fn bad_limits_name_the_key() {
+    let err = |file: Option<&str>, env: &[(&str, &str)]| {
+        load(file, ServeFlags::default(), env)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = err(Some("\nidle_timeout = \"soon\"\n"), &[]);
+    assert!(e.contains("'idle_timeout'") && e.contains("line 2"), "{e}");
+    let e = err(Some("header_read_timeout = 0\n"), &[]);
+    assert!(
+        e.contains("header_read_timeout") && e.contains("positive"),
+        "{e}"
+    );
+    let e = err(Some("body_read_timeout = true\n"), &[]);
+    assert!(e.contains("body_read_timeout"), "{e}");
+    let e = err(None, &[("WIREBRIDGE_IDLE_TIMEOUT", "25h")]);
+    assert!(
+        e.contains("idle_timeout") && e.contains("environment"),
+        "{e}"
+    );
+    let e = err(None, &[("WIREBRIDGE_MAX_CONNECTIONS", "0")]);
+    assert!(e.contains("max_connections"), "{e}");
+    let e = err(Some("max_connections = 2000000\n"), &[]);
+    assert!(e.contains("max_connections"), "{e}");
+    let e = err(None, &[("WIREBRIDGE_MAX_CONNECTIONS", "many")]);
+    assert!(e.contains("WIREBRIDGE_MAX_CONNECTIONS"), "{e}");
 }

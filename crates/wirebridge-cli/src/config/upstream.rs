@@ -1,0 +1,216 @@
+//! How the upstream is reached and named: its URL, with its credentials
+//! (`http://user:pass@host/v1`) split off (they become an `Authorization:
+//! Basic` header, and are never part of a URI that could be logged or
+//! shown), the connect timeout, and the label error bodies use.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::duration::DurationSetting;
+use super::{pick, value, ConfigError, FileConfig, Origin, ServeFlags};
+
+/// How long connecting to the upstream may take.
+pub const DEFAULT_UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How error bodies sent to clients name the upstream.
+pub const DEFAULT_UPSTREAM_LABEL: &str = "the upstream";
+
+/// Longest upstream label: it is repeated in every error body.
+const MAX_LABEL_CHARS: usize = 100;
+
+/// An upstream base URL, without its userinfo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamUrl {
+    /// Scheme, host, port and API path: safe to log.
+    pub uri: http::Uri,
+    /// The URL's `user:password`, if it had one.
+    pub credentials: Option<Credentials>,
+}
+
+/// A user and password taken from a URL, percent-decoded. Their `Debug`
+/// never shows them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    user: Vec<u8>,
+    password: Vec<u8>,
+}
+
+impl Credentials {
+    /// `user:password`, the bytes `Authorization: Basic` encodes.
+    pub fn basic_pair(&self) -> Vec<u8> {
+        let mut pair = self.user.clone();
+        pair.push(b':');
+        pair.extend_from_slice(&self.password);
+        pair
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Credentials(redacted)")
+    }
+}
+
+/// Parses an `http://` or `https://` base URL. Messages never repeat the
+/// userinfo: a URL that fails to parse may still hold a password.
+pub(super) fn parse(url: &str) -> Result<UpstreamUrl, String> {
+    let shown = redact(url);
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("'{shown}' is not a URL: {e}"))?;
+    let (Some(scheme @ ("http" | "https")), Some(authority)) = (uri.scheme_str(), uri.authority())
+    else {
+        return Err(format!(
+            "'{shown}' must be an http:// or https:// URL, or 'demo'"
+        ));
+    };
+    let Some((userinfo, host)) = authority.as_str().rsplit_once('@') else {
+        return Ok(UpstreamUrl {
+            uri,
+            credentials: None,
+        });
+    };
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let credentials = Credentials {
+        user: percent_decode(user).ok_or_else(|| bad_escape(&shown))?,
+        password: percent_decode(password).ok_or_else(|| bad_escape(&shown))?,
+    };
+    let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+    let uri = http::Uri::builder()
+        .scheme(scheme)
+        .authority(host)
+        .path_and_query(path_and_query)
+        .build()
+        .map_err(|e| format!("'{shown}' is not a URL: {e}"))?;
+    Ok(UpstreamUrl {
+        uri,
+        credentials: Some(credentials),
+    })
+}
+
+fn bad_escape(shown: &str) -> String {
+    format!("'{shown}' has a malformed %-escape in its user or password")
+}
+
+/// The URL with everything before the authority's last `@` replaced: what
+/// error messages may show.
+fn redact(url: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+/// `%XX` escapes decoded; `None` for a malformed one.
+fn percent_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// The upstream's connect timeout.
+pub(super) fn connect_timeout(
+    file: &FileConfig,
+    flags: &ServeFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+    origin: &Origin<'_>,
+) -> Result<Duration, ConfigError> {
+    DurationSetting {
+        key: "upstream_connect_timeout",
+        env: env("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT"),
+        flag: flags.upstream_connect_timeout.as_deref(),
+        file: file.upstream_connect_timeout.as_ref(),
+        default: DEFAULT_UPSTREAM_CONNECT_TIMEOUT,
+    }
+    .resolve(origin)
+}
+
+/// The name error bodies give the upstream: one line of text.
+pub(super) fn label(
+    file: &FileConfig,
+    flags: &ServeFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+    origin: &Origin<'_>,
+) -> Result<String, ConfigError> {
+    let (label, at) = pick(
+        env("WIREBRIDGE_UPSTREAM_LABEL"),
+        flags.upstream_label.clone(),
+        &file.upstream_label,
+        origin,
+    );
+    let Some(label) = label else {
+        return Ok(DEFAULT_UPSTREAM_LABEL.to_owned());
+    };
+    let label = label.trim();
+    if label.is_empty() || label.chars().any(char::is_control) {
+        return Err(value(
+            "upstream_label",
+            &at,
+            "it must be one non-empty line of text",
+        ));
+    }
+    if label.chars().count() > MAX_LABEL_CHARS {
+        return Err(value(
+            "upstream_label",
+            &at,
+            format!("it is longer than {MAX_LABEL_CHARS} characters"),
+        ));
+    }
+    Ok(label.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_split_off_and_decoded() {
+        let url = parse("http://alice:p%40ss%3Aw0rd@127.0.0.1:8000/v1").unwrap();
+        assert_eq!(url.uri.to_string(), "http://127.0.0.1:8000/v1");
+        let credentials = url.credentials.unwrap();
+        assert_eq!(credentials.basic_pair(), b"alice:p@ss:w0rd");
+        assert_eq!(format!("{credentials:?}"), "Credentials(redacted)");
+
+        let url = parse("https://:tok@example.com/api/v1?x=1").unwrap();
+        assert_eq!(url.uri.to_string(), "https://example.com/api/v1?x=1");
+        assert_eq!(url.credentials.unwrap().basic_pair(), b":tok");
+        let url = parse("http://bob@[::1]:9").unwrap();
+        assert_eq!(url.uri.to_string(), "http://[::1]:9/");
+        assert_eq!(url.credentials.unwrap().basic_pair(), b"bob:");
+
+        let plain = parse("http://h:1/v1").unwrap();
+        assert_eq!(plain.credentials, None);
+        assert_eq!(plain.uri.to_string(), "http://h:1/v1");
+    }
+
+    #[test]
+    fn errors_never_repeat_the_userinfo() {
+        for url in [
+            "ftp://user:hunter2@host/v1",
+            "http://user:hunter2@ho st/v1",
+            "http://user:hunter2%zz@host/v1",
+            "user:hunter2@host:8000/v1",
+        ] {
+            let err = parse(url).unwrap_err();
+            assert!(!err.contains("hunter2"), "{err}");
+            assert!(err.contains("***@"), "{err}");
+        }
+        assert_eq!(redact("http://a:b@c@h:1/p@q"), "http://***@h:1/p@q");
+        assert_eq!(redact("http://h:1/v1"), "http://h:1/v1");
+    }
+}

@@ -1,0 +1,72 @@
+"""The connection cap: at `max_connections` the bridge stops accepting, so
+further connections wait in the kernel's backlog (never accepted, then
+failed), and it never holds more; a real client waiting behind them is
+served as soon as they close."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import harness
+import probe
+
+CAP = 20
+
+
+def test_at_the_cap_connections_wait_and_are_served_once_others_close(chain):
+    bridge = chain("--max-connections", str(CAP), "--header-read-timeout", "10s", "--idle-timeout", "10s")
+    pid, port = bridge.bridge.proc.pid, probe.address(bridge)[1]
+    held = probe.Sampler(lambda: probe.accepted_connections(pid, port))
+    sockets = []
+    try:
+        # 50 clients each send a request and keep their connection: only
+        # CAP are accepted and answered.
+        for _ in range(50):
+            s = probe.connect(bridge)
+            probe.request(s, "GET", "/healthz")
+            sockets.append(s)
+        answered = []
+        for s in sockets[:CAP]:
+            assert probe.read_response(s).status == 200
+            answered.append(s)
+        time.sleep(0.5)
+        assert not any(readable(s) for s in sockets[CAP:]), "connections beyond the cap were served"
+        assert probe.accepted_connections(pid, port) == CAP
+
+        # A real client queues behind them...
+        served = {}
+
+        def real_client():
+            with harness.client(bridge, timeout=10) as client:
+                served["response"] = client.responses.create(model="demo", input="behind the queue")
+            served["at"] = time.monotonic()
+
+        thread = threading.Thread(target=real_client)
+        thread.start()
+        time.sleep(0.5)
+        assert "at" not in served, "served past the cap"
+        # ...and is served once they close.
+        closed_at = time.monotonic()
+        probe.close_all(sockets)
+        thread.join(10)
+        assert served["response"].status == "completed"
+        assert served["at"] - closed_at < 2.0
+    finally:
+        probe.close_all(sockets)
+        most = held.stop()
+    assert most <= CAP, f"the bridge held {most} connections, over the cap of {CAP}"
+    log = bridge.bridge.log()
+    assert "at the connection limit" in log
+
+
+def readable(s) -> bool:
+    """Whether anything (a response) has arrived on `s`."""
+    s.setblocking(False)
+    try:
+        return bool(s.recv(1, socket.MSG_PEEK))
+    except BlockingIOError:
+        return False
+    finally:
+        s.setblocking(True)
