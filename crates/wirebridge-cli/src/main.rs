@@ -6,6 +6,7 @@
 mod config;
 mod convert_cmd;
 mod demo;
+mod idle_body;
 mod logging;
 mod serve;
 mod server;

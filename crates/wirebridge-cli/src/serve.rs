@@ -59,12 +59,18 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
                 credentials,
             ),
             connect_timeout: config.upstream_connect_timeout,
+            first_byte_timeout: config.exchange.first_byte_timeout,
+            idle_timeout: config.exchange.idle_timeout,
             label: config.upstream_label.as_str().into(),
         },
     );
     let store: Option<Arc<dyn ResponseStore>> = match &config.store {
         StoreSetting::None => None,
-        StoreSetting::Memory => Some(Arc::new(MemoryStore::new())),
+        StoreSetting::Memory => Some(Arc::new(
+            MemoryStore::new()
+                .max_entries_per_tenant(config.state.tenant_max_entries)
+                .max_bytes_per_tenant(config.state.tenant_max_bytes),
+        )),
         StoreSetting::Redis(url) => Some(Arc::new(
             RedisStore::connect(url).await.map_err(ServeError::Store)?,
         )),
@@ -119,11 +125,17 @@ fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>
     let observer = |e: &wirebridge_tower::Exchange| log_exchange(e);
     let (translated, endpoint): (App, &'static str) = match config.upstream_api {
         UpstreamApi::Chat => {
+            let exchange = &config.exchange;
             let mut layer = ResponsesToChatLayer::new()
                 .profile(config.profile.clone())
                 .policy(config.policy.clone())
                 .body_limit(config.max_body)
+                .max_reply_size(exchange.max_reply_size)
+                .stream_idle_timeout(exchange.idle_timeout)
+                .keepalive_interval(exchange.keepalive_interval)
                 .observer(observer)
+                .anonymous_store(config.state.anonymous_store)
+                .missing_history(config.state.missing_history)
                 .sealer(Sealer::new(
                     config.seal.current.clone(),
                     config.seal.previous.clone(),
@@ -141,6 +153,9 @@ fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>
                 ChatToResponsesLayer::new()
                     .policy(config.policy.clone())
                     .body_limit(config.max_body)
+                    .max_reply_size(config.exchange.max_reply_size)
+                    .stream_idle_timeout(config.exchange.idle_timeout)
+                    .keepalive_interval(config.exchange.keepalive_interval)
                     .observer(observer)
                     .layer(upstream),
             ),

@@ -21,6 +21,7 @@ use wirebridge_tower::{BoxError, RequestBody};
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
 use crate::config::Credentials;
+use crate::idle_body::IdleBody;
 use crate::server::ClientBody;
 
 /// Bodies sent back by the upstream service.
@@ -45,6 +46,11 @@ pub struct UpstreamOptions {
     pub authorization: Option<HeaderValue>,
     /// How long connecting may take.
     pub connect_timeout: Duration,
+    /// How long the upstream may take to send its response head (for a
+    /// body, that is the whole generation).
+    pub first_byte_timeout: Duration,
+    /// How long the upstream may send nothing while sending a body.
+    pub idle_timeout: Duration,
     /// How error bodies name the upstream: its address is internal.
     pub label: Arc<str>,
 }
@@ -74,6 +80,8 @@ pub struct Upstream {
     base_path: String,
     authorization: Option<HeaderValue>,
     label: Arc<str>,
+    first_byte_timeout: Duration,
+    idle_timeout: Duration,
 }
 
 impl Upstream {
@@ -106,6 +114,8 @@ impl Upstream {
             },
             authorization: options.authorization,
             label: options.label,
+            first_byte_timeout: options.first_byte_timeout,
+            idle_timeout: options.idle_timeout,
         }
     }
 
@@ -150,11 +160,23 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
         }
         let client = self.client.clone();
         let label = self.label.clone();
+        let (first_byte, idle) = (self.first_byte_timeout, self.idle_timeout);
         // The target holds no userinfo (it was split off the upstream URL
         // when the settings were loaded): logs may show it, clients may not.
         let target = request.uri().clone();
         Box::pin(async move {
-            match client.request(request).await {
+            let Ok(result) = tokio::time::timeout(first_byte, client.request(request)).await else {
+                tracing::warn!(upstream = %target, timeout_s = first_byte.as_secs_f64(), "the upstream sent no response in time");
+                return Ok(error_response(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    &format!(
+                        "{label} sent no response within {} s",
+                        first_byte.as_secs_f64()
+                    ),
+                    "upstream_timeout",
+                ));
+            };
+            match result {
                 // A redirect is never passed on: the client would re-send
                 // the prompt, and its credentials, wherever it points.
                 Ok(response) if response.status().is_redirection() => {
@@ -167,7 +189,8 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                         "upstream_redirect",
                     ))
                 }
-                Ok(response) => Ok(response.map(|b| b.map_err(BoxError::from).boxed_unsync())),
+                Ok(response) => Ok(response
+                    .map(|body| IdleBody::new(body.map_err(BoxError::from), idle).boxed_unsync())),
                 Err(e) => {
                     tracing::warn!(upstream = %target, error = %chain(&e), "upstream request failed");
                     Ok(bad_gateway(
@@ -222,6 +245,11 @@ fn failure(e: &hyper_util::client::legacy::Error) -> &'static str {
 
 /// A 502 in the shape both APIs use.
 pub fn bad_gateway(message: &str, code: &str) -> Response<UpstreamBody> {
+    error_response(StatusCode::BAD_GATEWAY, message, code)
+}
+
+/// An error reply in the shape both APIs use.
+fn error_response(status: StatusCode, message: &str, code: &str) -> Response<UpstreamBody> {
     let body = ErrorBody {
         error: ApiError {
             message: message.into(),
@@ -236,7 +264,7 @@ pub fn bad_gateway(message: &str, code: &str) -> Response<UpstreamBody> {
             .map_err(|e| match e {})
             .boxed_unsync(),
     );
-    *response.status_mut() = StatusCode::BAD_GATEWAY;
+    *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -256,6 +284,8 @@ mod tests {
                 UpstreamOptions {
                     authorization: None,
                     connect_timeout: Duration::from_secs(1),
+                    first_byte_timeout: Duration::from_secs(1),
+                    idle_timeout: Duration::from_secs(1),
                     label: "the upstream".into(),
                 },
             )

@@ -11,7 +11,8 @@ use wirebridge_convert::{
 };
 
 use crate::observer;
-use crate::settings::{ChatSettings, MissingHistory, ResponsesSettings};
+use crate::settings::{ChatSettings, ResponsesSettings};
+use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
 
 /// A translation direction: [`ResponsesOverChat`] or [`ChatOverResponses`].

@@ -14,8 +14,8 @@ use wirebridge_store::ResponseStore;
 use crate::direction::{ChatOverResponses, ResponsesOverChat, Translation};
 use crate::observer::Observer;
 use crate::service::Translate;
-use crate::settings::MissingHistory;
 use crate::shared::Shared;
+use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
 
 /// Applies [`Translate`] to a service, with its settings.

@@ -76,9 +76,8 @@ pub use layer::TranslateLayer;
 pub use observer::{Exchange, NoopObserver, Observer};
 pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;
-pub use settings::{
-    MissingHistory, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE,
-};
+pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE};
+pub use stateful::MissingHistory;
 pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;
 

@@ -10,7 +10,7 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{chat_to_responses, responses_to_chat};
 
 use crate::observer::{NoopObserver, Observer};
-use crate::stateful::Stateful;
+use crate::stateful::{MissingHistory, Stateful};
 
 /// Default request body limit: large enough for image-bearing agent turns.
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
@@ -58,20 +58,6 @@ pub struct ResponsesSettings {
     pub(crate) tenant_header: Option<HeaderName>,
     pub(crate) anonymous_store: bool,
     pub(crate) missing_history: MissingHistory,
-}
-
-/// What to do with a conversation whose stored chain misses an earlier
-/// response (expired, evicted or deleted) when a request continues it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum MissingHistory {
-    /// Refuse the request: a 404 `previous_response_not_found` naming the
-    /// missing response. Nothing is answered on a conversation the model
-    /// would see cut short without knowing.
-    #[default]
-    Refuse,
-    /// Answer from the turns still kept, and report the gap as a loss
-    /// (`x-wirebridge-dropped: previous_response_id`, and the observer).
-    Continue,
 }
 
 impl fmt::Debug for ResponsesSettings {

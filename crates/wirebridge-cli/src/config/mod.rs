@@ -2,6 +2,7 @@
 //! environment variables, each overriding the one before.
 
 mod duration;
+mod exchange;
 mod limits;
 mod upstream;
 
@@ -15,6 +16,7 @@ use wirebridge_convert::profile::ReasoningOutput;
 use wirebridge_convert::seal::{KeyError, SealKey};
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
+pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
 pub use upstream::{Credentials, UpstreamUrl};
 
@@ -67,6 +69,14 @@ pub struct FileConfig {
     max_connections: Option<usize>,
     upstream_connect_timeout: Option<toml::Spanned<toml::Value>>,
     upstream_label: Option<toml::Spanned<String>>,
+    upstream_first_byte_timeout: Option<toml::Spanned<toml::Value>>,
+    upstream_idle_timeout: Option<toml::Spanned<toml::Value>>,
+    keepalive_interval: Option<toml::Spanned<toml::Value>>,
+    max_reply_size: Option<usize>,
+    anonymous_store: Option<bool>,
+    missing_history: Option<MissingHistorySetting>,
+    store_tenant_max_entries: Option<usize>,
+    store_tenant_max_bytes: Option<usize>,
 }
 
 /// Flags of `wirebridge serve`, all optional so the file and the
@@ -133,6 +143,29 @@ pub struct ServeFlags {
     /// address [default: "the upstream"].
     #[arg(long, value_name = "TEXT")]
     pub upstream_label: Option<String>,
+    /// How long the upstream may take to send its response head; for a
+    /// request without `stream` that is the whole answer [default: 10m].
+    #[arg(long, value_name = "DURATION")]
+    pub upstream_first_byte_timeout: Option<String>,
+    /// Fail a stream whose upstream sends no event (a body: no byte) for
+    /// this long [default: 5m].
+    #[arg(long, value_name = "DURATION")]
+    pub upstream_idle_timeout: Option<String>,
+    /// Send `: keepalive` on a translated stream quiet for this long
+    /// [default: 15s].
+    #[arg(long, value_name = "DURATION")]
+    pub keepalive_interval: Option<String>,
+    /// Largest non-streaming upstream reply, in bytes [default: 67108864].
+    #[arg(long, value_name = "BYTES")]
+    pub max_reply_size: Option<usize>,
+    /// Keep the responses of requests without credentials, in one tenant
+    /// all of them share.
+    #[arg(long)]
+    pub anonymous_store: bool,
+    /// A conversation continued with `previous_response_id` that misses an
+    /// earlier response: refuse (404) or continue (reported) [default: refuse].
+    #[arg(long, value_enum)]
+    pub missing_history: Option<MissingHistorySetting>,
 }
 
 /// The effective settings.
@@ -160,6 +193,10 @@ pub struct Config {
     pub max_body: usize,
     /// Timeouts and the connection cap.
     pub limits: ServerLimits,
+    /// Timeouts and size limits of exchanges with the upstream.
+    pub exchange: ExchangeLimits,
+    /// What stored conversations allow.
+    pub state: StateSettings,
     /// Log output format.
     pub log_format: LogFormat,
     /// How long open exchanges may take to finish after a signal.
@@ -482,6 +519,8 @@ impl Config {
         let upstream_connect_timeout = upstream::connect_timeout(&file, flags, env, &origin)?;
         let upstream_label = upstream::label(&file, flags, env, &origin)?;
         let limits = ServerLimits::load(&file, flags, env, &origin)?;
+        let exchange = ExchangeLimits::load(&file, flags, env, &origin)?;
+        let state = StateSettings::load(&file, flags, env)?;
 
         Ok(Config {
             listen,
@@ -495,6 +534,8 @@ impl Config {
             upstream_label,
             max_body,
             limits,
+            exchange,
+            state,
             log_format,
             shutdown_grace_secs: file.shutdown_grace_secs.unwrap_or(10),
             reasoning_output,

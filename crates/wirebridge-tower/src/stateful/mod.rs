@@ -18,10 +18,23 @@ use wirebridge_wire::error::ApiError;
 use wirebridge_wire::responses::strict::ResponseStatus;
 
 use crate::replies::Refused;
-use crate::settings::MissingHistory;
 
 pub(crate) use routes::route;
 pub(crate) use unkept::{unstored_frames, unstored_response};
+
+/// What to do with a conversation whose stored chain misses an earlier
+/// response (expired, evicted or deleted) when a request continues it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MissingHistory {
+    /// Refuse the request: a 404 `previous_response_not_found` naming the
+    /// missing response. Nothing is answered on a conversation the model
+    /// would see cut short without knowing.
+    #[default]
+    Refuse,
+    /// Answer from the turns still kept, and report the gap as a loss
+    /// (`x-wirebridge-dropped: previous_response_id`, and the observer).
+    Continue,
+}
 
 /// The store of a layer.
 #[derive(Clone)]

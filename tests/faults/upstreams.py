@@ -1,0 +1,137 @@
+"""Upstreams that misbehave on purpose: silent, stalling, dripping, chatty
+with comments, redirecting, oversized. Each is a loopback HTTP/1.1 server
+whose every POST runs one script; `url` and `close()` as the harness's
+static upstreams have them."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from typing import Callable
+
+# A Chat stream's frames.
+ROLE = {"role": "assistant", "content": ""}
+
+
+def chunk(delta: dict, finish: str | None = None) -> bytes:
+    body = {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def text_stream(text: str) -> list[bytes]:
+    return [chunk({**ROLE}), chunk({"content": text}), chunk({}, "stop"), b"data: [DONE]\n\n"]
+
+
+def completion(text: str) -> bytes:
+    return json.dumps({
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }).encode()
+
+
+class Reply:
+    """What a script writes: the head, then body pieces with pauses."""
+
+    def __init__(self, conn: socket.socket, stop: threading.Event) -> None:
+        self.conn = conn
+        self.stop = stop
+
+    def head(self, status: str = "200 OK", content_type: str = "text/event-stream",
+             extra: dict[str, str] | None = None, length: int | None = None) -> None:
+        lines = [f"HTTP/1.1 {status}", f"content-type: {content_type}"]
+        # Without a length the body ends when the connection closes.
+        lines.append(f"content-length: {length}" if length is not None else "connection: close")
+        lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
+        self.conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+
+    def send(self, data: bytes) -> None:
+        self.conn.sendall(data)
+
+    def pause(self, seconds: float) -> bool:
+        """Waits; False once the server is closing (the script should end)."""
+        return not self.stop.wait(seconds)
+
+    def hang(self) -> None:
+        """Sends nothing more until the server closes or the bridge hangs up."""
+        while not self.stop.is_set():
+            try:
+                self.conn.settimeout(0.1)
+                if self.conn.recv(1) == b"":
+                    return
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+
+class Upstream:
+    """Runs `script(reply, request_body)` for each POST."""
+
+    def __init__(self, script: Callable[[Reply, bytes], None]) -> None:
+        self.script = script
+        self.requests: list[bytes] = []
+        self.stop = threading.Event()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                head, body = _read_request(conn)
+            except OSError:
+                return
+            if head is None:
+                return
+            self.requests.append(body)
+            try:
+                self.script(Reply(conn, self.stop), body)
+            except OSError:
+                pass  # the bridge hung up: part of the fault
+
+    def close(self) -> None:
+        self.stop.set()
+        self.listener.close()
+
+
+def _read_request(conn: socket.socket) -> tuple[bytes | None, bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            return None, b""
+        data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        piece = conn.recv(65536)
+        if not piece:
+            break
+        body += piece
+    return head, body
