@@ -8,6 +8,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// The length of a token: 128 bits in hex.
+const STEM_LEN: usize = 32;
+
 /// A fresh 128-bit hex token, unique within the process and unlikely to
 /// repeat across processes (seeded from the OS through `RandomState`).
 fn token() -> String {
@@ -21,7 +24,7 @@ fn token() -> String {
     high.write_u64(count);
     // Sized up front: zero-padding is written a digit at a time, so a
     // token with leading zeros would otherwise grow the string more often.
-    let mut token = String::with_capacity(32);
+    let mut token = String::with_capacity(STEM_LEN);
     let _ = write!(
         token,
         "{:016x}{:016x}",
@@ -65,6 +68,23 @@ impl ResponseIds {
         format!("{prefix}_{}{output_index:04x}", self.stem)
     }
 
+    /// The id of the `n`th input item of the request, for one sent without
+    /// an id: distinct from every output item's.
+    pub fn input_item(&self, prefix: &str, n: usize) -> String {
+        format!("{prefix}_{}in{n:04x}", self.stem)
+    }
+
+    /// The response an item id of these ids belongs to: `resp_` and the
+    /// stem after the item's prefix (`msg_…`, `fc_…`, …). `None` for an id
+    /// not made here, such as one a client chose.
+    pub fn response_of(item_id: &str) -> Option<String> {
+        let (_, rest) = item_id.split_once('_')?;
+        let stem = rest.get(..STEM_LEN)?;
+        stem.bytes()
+            .all(|b| b.is_ascii_hexdigit())
+            .then(|| format!("resp_{stem}"))
+    }
+
     /// A call id for a tool call that arrived without one.
     pub fn call(&self, index: usize) -> String {
         format!("call_{}{index:04x}", self.stem)
@@ -91,5 +111,21 @@ mod tests {
         assert!(a.response().starts_with("resp_"));
         assert_ne!(a.item("msg", 0), a.item("msg", 1));
         assert!(a.chat_completion().starts_with("chatcmpl-"));
+        assert_ne!(a.input_item("msg", 0), a.item("msg", 0));
+    }
+
+    #[test]
+    fn an_item_id_names_its_response() {
+        let ids = ResponseIds::new();
+        let response = Some(ids.response());
+        assert_eq!(ResponseIds::response_of(&ids.item("msg", 3)), response);
+        assert_eq!(ResponseIds::response_of(&ids.item("fc", 0)), response);
+        assert_eq!(
+            ResponseIds::response_of(&ids.input_item("fco", 1)),
+            response
+        );
+        for foreign in ["msg_1", "item-abc", "fc_zz", "", "_", "msg_ü"] {
+            assert_eq!(ResponseIds::response_of(foreign), None, "{foreign}");
+        }
     }
 }

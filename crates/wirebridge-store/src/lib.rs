@@ -3,18 +3,19 @@
 //! Completions server.
 //!
 //! A store keeps, per tenant, each finished response with the input items of
-//! its turn, its output items and the id of the response it continued. A
-//! conversation is a chain of such records, followed through parent ids, so
-//! two branches from one parent each see only their own history. A
-//! [`Chain`] whose ancestor has gone (expired, evicted, deleted) says which
-//! one, so a conversation is never silently shortened.
+//! its turn, its output items, and the ids of the responses it continues
+//! (its ancestors, oldest first): every item is kept once, and a
+//! continuation is read back in one go, whatever its depth. Two branches
+//! from one parent each see only their own history. A [`Chain`] whose
+//! ancestor has gone (expired, evicted, deleted) says which one, so a
+//! conversation is never silently shortened.
 //!
 //! Two backends:
 //! - [`MemoryStore`], the default: in this process, bounded by entry count
 //!   and bytes, with a TTL; lost on restart and private to one process.
 //! - `RedisStore` (cargo feature `redis`): on a Redis 7 or Valkey server,
-//!   shared by every bridge replica using it and kept across restarts, each
-//!   record under `{prefix}:{tenant}:{id}` with a TTL.
+//!   shared by every bridge replica using it and kept across restarts, one
+//!   tenant's records in one Redis Cluster hash slot, with a TTL.
 //!
 //! Records are namespaced by tenant; [`tenant_key`] derives the tenant from
 //! the request's credential.
@@ -31,7 +32,6 @@ pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 pub use tenant::{tenant_key, ANONYMOUS_TENANT};
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -39,13 +39,22 @@ use std::pin::Pin;
 /// trait object).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// One finished response and its turn.
+/// One finished response and its turn, as a store keeps it.
+///
+/// Every item is kept once: the turn's own input items (not the history
+/// before them) and its output items, each in the record of the response
+/// that brought them; the `response` object is kept without its output,
+/// which `output` holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResponse {
     /// The response id (`resp_…`).
     pub id: String,
     /// The response this one continued (`previous_response_id`).
     pub parent: Option<String>,
+    /// Every earlier response of the conversation, oldest first, the parent
+    /// last (empty when it continued nothing): what lets a continuation be
+    /// read back in one go, whatever its depth.
+    pub ancestors: Vec<String>,
     /// Unix seconds.
     pub created_at: u64,
     /// The input items of this turn only, as a JSON array (the items the
@@ -53,7 +62,8 @@ pub struct StoredResponse {
     pub input: String,
     /// The output items, as a JSON array.
     pub output: String,
-    /// The whole `Response` object, as a JSON object, for retrieval.
+    /// The `Response` object as sent, but for its `output`, written `[]`
+    /// (the items are in `output`).
     pub response: String,
 }
 
@@ -62,22 +72,67 @@ impl StoredResponse {
     pub fn size(&self) -> usize {
         self.id.len()
             + self.parent.as_ref().map_or(0, String::len)
+            + self.ancestors.iter().map(|a| a.len() + 1).sum::<usize>()
             + self.input.len()
             + self.output.len()
             + self.response.len()
     }
+
+    /// Why the record cannot be kept as it stands, if so: its `parent` must
+    /// be the last of its `ancestors` (both absent, or the same id), and it
+    /// cannot be its own ancestor.
+    pub fn check(&self) -> Result<(), StoreError> {
+        if self.parent.as_deref() != self.ancestors.last().map(String::as_str) {
+            return Err(StoreError::NotKept(format!(
+                "response {}: its parent is not the last of its ancestors",
+                self.id
+            )));
+        }
+        if self.ancestors.contains(&self.id) {
+            return Err(StoreError::NotKept(format!(
+                "response {} lists itself among its ancestors",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
+    /// The part of the record a continuation reads.
+    pub fn turn(&self) -> StoredTurn {
+        StoredTurn {
+            id: self.id.clone(),
+            input: self.input.clone(),
+            output: self.output.clone(),
+        }
+    }
+}
+
+/// One turn of a conversation: the items of a stored response, which is all
+/// a continuation needs of it (not its envelope).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTurn {
+    /// The response id.
+    pub id: String,
+    /// Its turn's input items, a JSON array.
+    pub input: String,
+    /// Its output items, a JSON array.
+    pub output: String,
 }
 
 /// A stored conversation, as [`ResponseStore::chain`] finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chain {
-    /// The records found, oldest first; the last is the response asked for.
-    pub records: Vec<StoredResponse>,
+    /// Every response of the conversation by id, oldest first, the one asked
+    /// for last, whether found or not: the `ancestors` of a response that
+    /// continues it.
+    pub ids: Vec<String>,
+    /// The turns found, oldest first; the last is the response asked for.
+    /// When an ancestor is missing, only the turns after it.
+    pub turns: Vec<StoredTurn>,
     /// The id of the nearest ancestor that was not found (expired, evicted or
-    /// deleted), if the walk stopped at one: `records` is then only the
-    /// recent end of the conversation, and continuing it as if it were whole
-    /// would silently drop the earlier turns. `None` when the oldest record
-    /// continued nothing.
+    /// deleted), if any: `turns` is then only the recent end of the
+    /// conversation, and continuing it as if it were whole would silently
+    /// drop the earlier turns.
     pub missing: Option<String>,
 }
 
@@ -85,6 +140,27 @@ impl Chain {
     /// Whether the whole conversation was found: no ancestor is missing.
     pub fn is_complete(&self) -> bool {
         self.missing.is_none()
+    }
+
+    /// The chain of `id` from its ancestors' turns as found (`None` where
+    /// missing), oldest first, and its own turn.
+    pub fn assemble(
+        ancestors: &[String],
+        found: Vec<Option<StoredTurn>>,
+        own: StoredTurn,
+    ) -> Chain {
+        let mut ids: Vec<String> = ancestors.to_vec();
+        ids.push(own.id.clone());
+        let nearest_missing = found.iter().rposition(Option::is_none);
+        let missing = nearest_missing.map(|i| ancestors[i].clone());
+        let start = nearest_missing.map_or(0, |i| i + 1);
+        let mut turns: Vec<StoredTurn> = found.into_iter().skip(start).flatten().collect();
+        turns.push(own);
+        Chain {
+            ids,
+            turns,
+            missing,
+        }
     }
 }
 
@@ -108,7 +184,8 @@ pub enum StoreError {
 /// Where responses are kept. Every method is scoped to a tenant: a record is
 /// visible only to the tenant that saved it.
 pub trait ResponseStore: Send + Sync + 'static {
-    /// Saves a finished response, replacing one with the same id.
+    /// Saves a finished response, replacing one with the same id (saving the
+    /// same record again changes nothing).
     ///
     /// `Ok` means it was kept. A record the store will not keep is an error,
     /// [`StoreError::NotKept`], never a silent `Ok`: a later
@@ -133,53 +210,22 @@ pub trait ResponseStore: Send + Sync + 'static {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
-    /// The conversation ending at `id`, followed through parents; `None` if
-    /// the tenant has no response `id`.
-    ///
-    /// The walk stops at the first response that continued nothing, or at the
-    /// first parent the tenant no longer has (expired, evicted or deleted),
-    /// which [`Chain::missing`] then names: a caller can tell a whole
-    /// conversation from the recent end of a broken one. At most 10,000
-    /// records are followed.
-    ///
-    /// Fails with [`StoreError::Corrupt`] when the parents loop back to a
-    /// response already in the chain (no sequence of saves through the API
-    /// builds one).
+    /// The conversation ending at `id`: the turns of its
+    /// [`ancestors`](StoredResponse::ancestors) and its own, read in a
+    /// bounded number of round trips whatever its depth; `None` if the
+    /// tenant has no response `id`. An ancestor the tenant no longer has
+    /// (expired, evicted or deleted) is named in [`Chain::missing`].
     fn chain<'a>(
         &'a self,
         tenant: &'a str,
         id: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
-        Box::pin(async move {
-            let Some(last) = self.get(tenant, id).await? else {
-                return Ok(None);
-            };
-            let mut seen = HashSet::from([last.id.clone()]);
-            let mut records = vec![last];
-            let mut missing = None;
-            while let Some(parent) = records.last().and_then(|r| r.parent.clone()) {
-                if records.len() >= MAX_CHAIN {
-                    break;
-                }
-                if !seen.insert(parent.clone()) {
-                    return Err(StoreError::Corrupt(format!(
-                        "the parents of response {id} loop back to {parent}"
-                    )));
-                }
-                match self.get(tenant, &parent).await? {
-                    Some(record) => records.push(record),
-                    None => {
-                        missing = Some(parent);
-                        break;
-                    }
-                }
-            }
-            records.reverse();
-            Ok(Some(Chain { records, missing }))
-        })
-    }
-}
+    ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>>;
 
-/// The most records [`ResponseStore::chain`] follows: a bound on the work one
-/// request can cause, far beyond any conversation a model could take in.
-const MAX_CHAIN: usize = 10_000;
+    /// The turns of the responses `ids`, in order, `None` for those the
+    /// tenant does not have: for items a request refers to by id.
+    fn turns<'a>(
+        &'a self,
+        tenant: &'a str,
+        ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>>;
+}

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::{BoxFuture, ResponseStore, StoreError, StoredResponse};
+use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
 use table::{Inserted, Limits, Table};
 
 /// Where a [`MemoryStore`] reads the time from.
@@ -27,7 +27,8 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 ///   (default [`DEFAULT_MAX_BYTES_PER_TENANT`](Self::DEFAULT_MAX_BYTES_PER_TENANT),
 ///   64 MiB): a quarter of the default bounds, so one credential cannot fill
 ///   the store alone;
-/// - each record lives [`ttl`](Self::ttl) after it was saved (default
+/// - each record lives [`ttl`](Self::ttl) after it was saved, or after the
+///   last save of a response continuing it (default
 ///   [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the Responses API
 ///   keeps a stored response).
 ///
@@ -38,7 +39,9 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// (there is no background task). A record larger than `max_bytes` or
 /// `max_bytes_per_tenant` on its own is not kept: its save fails with
 /// [`StoreError::NotKept`] and changes nothing. Saving an id again replaces
-/// the record and makes it the newest.
+/// the record and makes it the newest; saving a continuation makes its
+/// ancestors the newest but for it, so the conversations in use are the last
+/// evicted and expire together.
 ///
 /// Records are lost when the process exits, and each process has its own:
 /// several bridge replicas behind a load balancer need a shared store such as
@@ -55,17 +58,23 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// let first = StoredResponse {
 ///     id: "resp_1".into(),
 ///     parent: None,
+///     ancestors: vec![],
 ///     created_at: 1_700_000_000,
 ///     input: r#"[{"role":"user","content":"Hi"}]"#.into(),
 ///     output: r#"[{"type":"message","role":"assistant","content":[]}]"#.into(),
 ///     response: r#"{"id":"resp_1","object":"response"}"#.into(),
 /// };
-/// let second = StoredResponse { id: "resp_2".into(), parent: Some("resp_1".into()), ..first.clone() };
+/// let second = StoredResponse {
+///     id: "resp_2".into(),
+///     parent: Some("resp_1".into()),
+///     ancestors: vec!["resp_1".into()],
+///     ..first.clone()
+/// };
 /// store.save(&tenant, first).await?;
 /// store.save(&tenant, second).await?;
 ///
 /// let chain = store.chain(&tenant, "resp_2").await?.expect("saved");
-/// assert_eq!(chain.records.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
+/// assert_eq!(chain.turns.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
 /// assert!(chain.is_complete());
 /// // Another credential sees nothing.
 /// assert!(store.get(&tenant_key(Some(b"Bearer sk-other")), "resp_2").await?.is_none());
@@ -139,7 +148,7 @@ impl MemoryStore {
         self
     }
 
-    /// Forgets each record `ttl` after it was saved.
+    /// Forgets each record `ttl` after it was saved or last continued.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.limits.ttl = ttl;
         self
@@ -204,6 +213,7 @@ impl ResponseStore for MemoryStore {
         response: StoredResponse,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
+            response.check()?;
             let now = (self.clock)();
             match self.lock().insert(tenant, response, now, self.limits) {
                 Inserted::Kept { .. } => Ok(()),
@@ -231,6 +241,38 @@ impl ResponseStore for MemoryStore {
         Box::pin(async move {
             let now = (self.clock)();
             Ok(self.lock().delete(tenant, id, now))
+        })
+    }
+
+    fn chain<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            let mut table = self.lock();
+            let Some(last) = table.get(tenant, id, now) else {
+                return Ok(None);
+            };
+            let found = last
+                .ancestors
+                .iter()
+                .map(|ancestor| table.turn(tenant, ancestor, now))
+                .collect();
+            Ok(Some(Chain::assemble(&last.ancestors, found, last.turn())))
+        })
+    }
+
+    fn turns<'a>(
+        &'a self,
+        tenant: &'a str,
+        ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            let mut table = self.lock();
+            Ok(ids.iter().map(|id| table.turn(tenant, id, now)).collect())
         })
     }
 }

@@ -1,28 +1,49 @@
 //! The Redis (or Valkey) store: shared by every bridge replica that points at
 //! the same server, and kept across restarts.
 
+mod keys;
 mod record;
+mod scripts;
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Cmd, ErrorKind, FromRedisValue, RedisError};
+use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind};
 
-use crate::{BoxFuture, ResponseStore, StoreError, StoredResponse};
+use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
+use keys::{Part, TenantKeys};
+use scripts::Lua;
 
 /// Keeps responses on a Redis 7 or Valkey server.
 ///
-/// Each record is one string value, compact JSON, under the key
-/// `{prefix}:{tenant}:{id}` (prefix [`DEFAULT_PREFIX`](Self::DEFAULT_PREFIX)
-/// unless [`prefix`](Self::prefix) says otherwise), written with `SET … EX`
-/// so the server forgets it after the [`ttl`](Self::ttl) (default
-/// [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days). In the tenant part of the
-/// key, `%` and `:` are written `%25` and `%3A`, so no two (tenant, id) pairs
-/// share a key. Only `SET`, `GET` and `DEL` are used. Eviction under memory
-/// pressure is the server's (`maxmemory-policy`, e.g. `volatile-ttl`); a
-/// save the server refuses for want of memory (`noeviction`) fails with
-/// [`StoreError::NotKept`].
+/// # Layout
+///
+/// Each response is three string values, compact JSON, under
+/// `{prefix}:{<tenant>}:r:<id>` (the response object and its metadata),
+/// `…:t:<id>` (its turn's input and output items) and `…:a:<id>` (the ids
+/// of the responses it continues). The prefix is
+/// [`DEFAULT_PREFIX`](Self::DEFAULT_PREFIX) unless [`prefix`](Self::prefix)
+/// says otherwise; the tenant, in braces, is a Redis Cluster hash tag, so one
+/// tenant's keys share a slot.
+///
+/// Items are stored once: a turn holds only the items it brought, and
+/// reading a conversation of any depth is one `EVALSHA` of a script that
+/// reads the ancestor list and then every turn with `MGET`. A save is one
+/// script too: it writes the three values with `SET … EX`, so the server
+/// forgets them after the [`ttl`](Self::ttl) (default
+/// [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days), and renews the TTL of the
+/// response's ancestors, so a conversation in use expires as a whole. Saving
+/// the same response again writes the same keys: a retried save duplicates
+/// nothing. Eviction under memory pressure is the server's
+/// (`maxmemory-policy`, e.g. `volatile-ttl`): a read that finds an ancestor
+/// evicted names it in [`Chain::missing`]. A save the server refuses for
+/// want of memory (`noeviction`) fails with [`StoreError::NotKept`] and
+/// writes nothing.
+///
+/// # Failures
 ///
 /// The connection reconnects by itself. While the server cannot be reached,
 /// each operation fails with [`StoreError::Unavailable`] within
@@ -38,6 +59,13 @@ pub struct RedisStore {
     prefix: String,
     ttl: Duration,
     timeout: Duration,
+    scripts: Arc<Scripts>,
+    round_trips: Arc<AtomicU64>,
+}
+
+struct Scripts {
+    save: Lua,
+    chain: Lua,
 }
 
 impl RedisStore {
@@ -84,6 +112,11 @@ impl RedisStore {
             prefix: Self::DEFAULT_PREFIX.to_owned(),
             ttl: Self::DEFAULT_TTL,
             timeout,
+            scripts: Arc::new(Scripts {
+                save: Lua::save(),
+                chain: Lua::chain(),
+            }),
+            round_trips: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -94,30 +127,69 @@ impl RedisStore {
         self
     }
 
-    /// Has the server forget each record `ttl` after it was saved: rounded up
-    /// to whole seconds, at least 1 s, at most [`MAX_TTL`](Self::MAX_TTL).
+    /// Has the server forget each record `ttl` after it was saved or last
+    /// continued: rounded up to whole seconds, at least 1 s, at most
+    /// [`MAX_TTL`](Self::MAX_TTL).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
     }
 
-    fn key(&self, tenant: &str, id: &str) -> String {
-        key(&self.prefix, tenant, id)
+    /// The requests this store and its clones have sent to Redis, each one
+    /// round trip: what a deployment's latency to Redis is multiplied by.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    fn keys(&self, tenant: &str) -> TenantKeys {
+        TenantKeys::new(&self.prefix, tenant)
     }
 
     /// Runs `cmd`, trying once more if the connection had dropped, all within
     /// the timeout.
     async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, StoreError> {
-        let mut connection = self.connection.clone();
-        let attempts = async {
-            match cmd.query_async(&mut connection).await {
-                Err(e) if e.is_io_error() || e.is_unrecoverable_error() => {
-                    cmd.query_async(&mut connection).await
+        self.bounded(self.send(cmd)).await
+    }
+
+    /// Runs `script`: by hash, and by source when the server does not have
+    /// it yet (once per server start), all within the timeout.
+    async fn run<T: FromRedisValue>(
+        &self,
+        script: &Lua,
+        keys: &[String],
+        args: &[&[u8]],
+    ) -> Result<T, StoreError> {
+        self.bounded(async {
+            match self.send(&script.by_hash(keys, args)).await {
+                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    self.send(&script.by_source(keys, args)).await
                 }
                 result => result,
             }
-        };
-        match tokio::time::timeout(self.timeout, attempts).await {
+        })
+        .await
+    }
+
+    /// Sends `cmd`, once more on a fresh connection if it met a dropped one.
+    async fn send<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, RedisError> {
+        let mut connection = self.connection.clone();
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        match cmd.query_async(&mut connection).await {
+            Err(e) if e.is_io_error() || e.is_unrecoverable_error() => {
+                self.round_trips.fetch_add(1, Ordering::Relaxed);
+                cmd.query_async(&mut connection).await
+            }
+            result => result,
+        }
+    }
+
+    /// `operation`, failed as unavailable if it takes longer than the
+    /// timeout.
+    async fn bounded<T>(
+        &self,
+        operation: impl std::future::Future<Output = Result<T, RedisError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.timeout, operation).await {
             Ok(result) => result.map_err(store_error),
             Err(_) => Err(unanswered(self.timeout)),
         }
@@ -135,6 +207,11 @@ impl fmt::Debug for RedisStore {
     }
 }
 
+/// The three keys of response `id`: envelope, turn, ancestors.
+fn record_keys(keys: &TenantKeys, id: &str) -> [String; 3] {
+    [Part::Envelope, Part::Turn, Part::Ancestors].map(|part| keys.key(part, id))
+}
+
 impl ResponseStore for RedisStore {
     fn save<'a>(
         &'a self,
@@ -142,12 +219,23 @@ impl ResponseStore for RedisStore {
         response: StoredResponse,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let mut cmd = redis::cmd("SET");
-            cmd.arg(self.key(tenant, &response.id))
-                .arg(record::encode(&response))
-                .arg("EX")
-                .arg(ttl_seconds(self.ttl));
-            self.query::<()>(&cmd).await
+            response.check()?;
+            let encoded = record::encode(&response)?;
+            let keys = self.keys(tenant);
+            let ttl = ttl_seconds(self.ttl).to_string();
+            let base = keys.base();
+            let mut args: Vec<&[u8]> = Vec::with_capacity(5 + response.ancestors.len());
+            args.extend([
+                ttl.as_bytes(),
+                &encoded.envelope,
+                &encoded.turn,
+                &encoded.ancestors,
+                base.as_bytes(),
+            ]);
+            args.extend(response.ancestors.iter().map(String::as_bytes));
+            let record_keys = record_keys(&keys, &response.id);
+            self.run::<()>(&self.scripts.save, &record_keys, &args)
+                .await
         })
     }
 
@@ -157,11 +245,20 @@ impl ResponseStore for RedisStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<StoredResponse>, StoreError>> {
         Box::pin(async move {
-            let mut cmd = redis::cmd("GET");
-            cmd.arg(self.key(tenant, id));
-            match self.query::<Option<Vec<u8>>>(&cmd).await? {
-                Some(value) => record::decode(id, &value).map(Some),
-                None => Ok(None),
+            let mut cmd = redis::cmd("MGET");
+            cmd.arg(&record_keys(&self.keys(tenant), id));
+            let values: Vec<Option<Vec<u8>>> = self.query(&cmd).await?;
+            match values.as_slice() {
+                [Some(envelope), Some(turn), Some(ancestors)] => {
+                    record::decode(id, envelope, turn, ancestors).map(Some)
+                }
+                // Gone, or partly evicted by the server: not a response any
+                // more either way.
+                [_, _, _] => Ok(None),
+                other => Err(StoreError::Corrupt(format!(
+                    "MGET of 3 keys answered {} values",
+                    other.len()
+                ))),
             }
         })
     }
@@ -173,28 +270,82 @@ impl ResponseStore for RedisStore {
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
             let mut cmd = redis::cmd("DEL");
-            cmd.arg(self.key(tenant, id));
+            cmd.arg(&record_keys(&self.keys(tenant), id));
             Ok(self.query::<u64>(&cmd).await? > 0)
         })
     }
-}
 
-/// `{prefix}:{tenant}:{id}`, with `%` and `:` escaped in the tenant so the
-/// tenant part ends at the first `:` after the prefix.
-fn key(prefix: &str, tenant: &str, id: &str) -> String {
-    let mut key = String::with_capacity(prefix.len() + tenant.len() + id.len() + 2);
-    key.push_str(prefix);
-    key.push(':');
-    for c in tenant.chars() {
-        match c {
-            '%' => key.push_str("%25"),
-            ':' => key.push_str("%3A"),
-            c => key.push(c),
-        }
+    fn chain<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
+        Box::pin(async move {
+            let keys = self.keys(tenant);
+            let script_keys = [keys.key(Part::Ancestors, id), keys.key(Part::Turn, id)];
+            let stem = keys.stem(Part::Turn);
+            let reply: Option<Vec<Option<Vec<u8>>>> = self
+                .run(&self.scripts.chain, &script_keys, &[stem.as_bytes()])
+                .await?;
+            let Some(reply) = reply else {
+                return Ok(None);
+            };
+            let mut values = reply.into_iter();
+            let (Some(Some(ancestors)), Some(Some(own))) = (values.next(), values.next()) else {
+                return Err(StoreError::Corrupt(format!(
+                    "response {id}: the chain script answered without its turn"
+                )));
+            };
+            let ancestors = record::decode_ancestors(id, &ancestors)?;
+            if values.len() != ancestors.len() {
+                return Err(StoreError::Corrupt(format!(
+                    "response {id}: {} ancestors, {} turns read",
+                    ancestors.len(),
+                    values.len()
+                )));
+            }
+            let found = ancestors
+                .iter()
+                .zip(values)
+                .map(|(ancestor, value)| {
+                    value
+                        .map(|value| record::decode_turn(ancestor, &value))
+                        .transpose()
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let own = record::decode_turn(id, &own)?;
+            Ok(Some(Chain::assemble(&ancestors, found, own)))
+        })
     }
-    key.push(':');
-    key.push_str(id);
-    key
+
+    fn turns<'a>(
+        &'a self,
+        tenant: &'a str,
+        ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>> {
+        Box::pin(async move {
+            if ids.is_empty() {
+                return Ok(Vec::new());
+            }
+            let keys = self.keys(tenant);
+            let mut cmd = redis::cmd("MGET");
+            for id in ids {
+                cmd.arg(keys.key(Part::Turn, id));
+            }
+            let values: Vec<Option<Vec<u8>>> = self.query(&cmd).await?;
+            if values.len() != ids.len() {
+                return Err(StoreError::Corrupt(format!(
+                    "MGET of {} keys answered {} values",
+                    ids.len(),
+                    values.len()
+                )));
+            }
+            ids.iter()
+                .zip(values)
+                .map(|(id, value)| value.map(|v| record::decode_turn(id, &v)).transpose())
+                .collect()
+        })
+    }
 }
 
 /// The `EX` argument for `ttl`.
@@ -244,16 +395,5 @@ mod tests {
         assert_eq!(ttl_seconds(Duration::from_millis(1500)), 2);
         assert_eq!(ttl_seconds(Duration::from_secs(60)), 60);
         assert_eq!(ttl_seconds(Duration::MAX), RedisStore::MAX_TTL.as_secs());
-    }
-
-    #[test]
-    fn keys_are_namespaced_and_unambiguous() {
-        assert_eq!(
-            key("wirebridge:resp", "abc", "resp_1"),
-            "wirebridge:resp:abc:resp_1"
-        );
-        assert_ne!(key("p", "a:b", "c"), key("p", "a", "b:c"));
-        assert_ne!(key("p", "a%3Ab", "c"), key("p", "a:b", "c"));
-        assert_eq!(key("p", "a:b%", "c:d"), "p:a%3Ab%25:c:d");
     }
 }

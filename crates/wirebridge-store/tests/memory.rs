@@ -48,7 +48,7 @@ impl ManualClock {
 
 /// A record of exactly `size` bytes as `StoredResponse::size` counts them.
 fn sized(id: &str, size: usize) -> StoredResponse {
-    let mut record = turn(id, None);
+    let mut record = turn(id, &[]);
     record.parent = None;
     record.output.clear();
     record.response.clear();
@@ -72,7 +72,7 @@ async fn evicts_the_oldest_beyond_max_entries() {
     let store = MemoryStore::new().max_entries(3);
     let t = tenant("count");
     for id in ["r1", "r2", "r3", "r4", "r5"] {
-        store.save(&t, turn(id, None)).await.unwrap();
+        store.save(&t, turn(id, &[])).await.unwrap();
     }
     assert_eq!(store.len(), 3);
     assert_eq!(
@@ -108,9 +108,9 @@ async fn evicts_the_oldest_beyond_max_bytes() {
 async fn eviction_is_oldest_first_across_tenants() {
     let store = MemoryStore::new().max_entries(2);
     let (alice, bob) = (tenant("alice"), tenant("bob"));
-    store.save(&alice, turn("r1", None)).await.unwrap();
-    store.save(&bob, turn("r2", None)).await.unwrap();
-    store.save(&alice, turn("r3", None)).await.unwrap();
+    store.save(&alice, turn("r1", &[])).await.unwrap();
+    store.save(&bob, turn("r2", &[])).await.unwrap();
+    store.save(&alice, turn("r3", &[])).await.unwrap();
     assert_eq!(present(&store, &alice, &["r1", "r3"]).await, ["r3"]);
     assert_eq!(present(&store, &bob, &["r2"]).await, ["r2"]);
 }
@@ -119,10 +119,10 @@ async fn eviction_is_oldest_first_across_tenants() {
 async fn saving_again_makes_a_record_the_newest() {
     let store = MemoryStore::new().max_entries(2);
     let t = tenant("resave");
-    store.save(&t, turn("a", None)).await.unwrap();
-    store.save(&t, turn("b", None)).await.unwrap();
-    store.save(&t, turn("a", None)).await.unwrap();
-    store.save(&t, turn("c", None)).await.unwrap();
+    store.save(&t, turn("a", &[])).await.unwrap();
+    store.save(&t, turn("b", &[])).await.unwrap();
+    store.save(&t, turn("a", &[])).await.unwrap();
+    store.save(&t, turn("c", &[])).await.unwrap();
     assert_eq!(present(&store, &t, &["a", "b", "c"]).await, ["a", "c"]);
 }
 
@@ -158,7 +158,7 @@ async fn a_record_over_max_bytes_alone_is_not_kept() {
 #[tokio::test]
 async fn zero_max_entries_keeps_nothing() {
     let store = MemoryStore::new().max_entries(0);
-    let refused = store.save("t", turn("r1", None)).await;
+    let refused = store.save("t", turn("r1", &[])).await;
     assert!(
         matches!(&refused, Err(StoreError::NotKept(m)) if m.contains("max_entries")),
         "{refused:?}"
@@ -199,7 +199,7 @@ async fn expired_records_are_invisible_and_reclaimed() {
 async fn expiry_with_the_real_clock() {
     let store = MemoryStore::new().ttl(Duration::from_millis(200));
     let t = tenant("real-ttl");
-    store.save(&t, turn("r1", None)).await.unwrap();
+    store.save(&t, turn("r1", &[])).await.unwrap();
     assert!(store.get(&t, "r1").await.unwrap().is_some());
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(store.get(&t, "r1").await.unwrap(), None);
@@ -209,10 +209,10 @@ async fn expiry_with_the_real_clock() {
 #[tokio::test]
 async fn extreme_ttls_do_not_panic() {
     let forever = MemoryStore::new().ttl(Duration::MAX);
-    forever.save("t", turn("r1", None)).await.unwrap();
+    forever.save("t", turn("r1", &[])).await.unwrap();
     assert!(forever.get("t", "r1").await.unwrap().is_some());
     let never = MemoryStore::new().ttl(Duration::ZERO);
-    never.save("t", turn("r1", None)).await.unwrap();
+    never.save("t", turn("r1", &[])).await.unwrap();
     assert_eq!(never.get("t", "r1").await.unwrap(), None);
 }
 
@@ -251,11 +251,11 @@ async fn a_tenant_beyond_its_quota_evicts_only_its_own_records() {
     let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
     let quiet_ids = ["q1", "q2", "q3"];
     for id in quiet_ids {
-        store.save(&quiet, turn(id, None)).await.unwrap();
+        store.save(&quiet, turn(id, &[])).await.unwrap();
     }
     let heavy_ids: Vec<String> = (0..500).map(|n| format!("h{n:03}")).collect();
     for id in &heavy_ids {
-        store.save(&heavy, turn(id, None)).await.unwrap();
+        store.save(&heavy, turn(id, &[])).await.unwrap();
     }
     assert_eq!(present(&store, &quiet, &quiet_ids).await, quiet_ids);
     let heavy_ids: Vec<&str> = heavy_ids.iter().map(String::as_str).collect();
@@ -314,7 +314,7 @@ async fn the_global_bound_still_evicts_oldest_first_across_tenants() {
     for (t, name) in tenants.iter().zip(["a", "b", "c"]) {
         for n in 1..=4 {
             store
-                .save(t, turn(&format!("{name}{n}"), None))
+                .save(t, turn(&format!("{name}{n}"), &[]))
                 .await
                 .unwrap();
         }
@@ -344,10 +344,10 @@ async fn the_global_bound_still_evicts_oldest_first_across_tenants() {
 async fn the_default_quota_keeps_one_tenant_from_filling_the_store() {
     let store = MemoryStore::new();
     let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
-    store.save(&quiet, turn("q1", None)).await.unwrap();
+    store.save(&quiet, turn("q1", &[])).await.unwrap();
     for n in 0..3_000 {
         store
-            .save(&heavy, turn(&format!("h{n}"), None))
+            .save(&heavy, turn(&format!("h{n}"), &[]))
             .await
             .unwrap();
     }

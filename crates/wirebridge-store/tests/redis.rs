@@ -70,59 +70,135 @@ async fn keys_are_namespaced_by_prefix_and_tenant() {
     let (server, store) = fixture().await;
     let store = store.prefix("test:ns");
     let alice = tenant("alice");
-    store.save(&alice, turn("resp_1", None)).await.unwrap();
+    store.save(&alice, turn("resp_1", &[])).await.unwrap();
     store
-        .save(&tenant_key(None), turn("resp_2", None))
+        .save(&tenant_key(None), turn("resp_2", &[]))
         .await
         .unwrap();
     let mut connection = raw(&server).await;
     assert_eq!(
         keys(&mut connection, "test:ns:*").await,
         [
-            format!("test:ns:{alice}:resp_1"),
-            "test:ns:anonymous:resp_2".to_owned()
+            format!("test:ns:{{{alice}}}:a:resp_1"),
+            format!("test:ns:{{{alice}}}:r:resp_1"),
+            format!("test:ns:{{{alice}}}:t:resp_1"),
+            "test:ns:{anonymous}:a:resp_2".to_owned(),
+            "test:ns:{anonymous}:r:resp_2".to_owned(),
+            "test:ns:{anonymous}:t:resp_2".to_owned(),
         ]
     );
-    let kind: String = redis::cmd("TYPE")
-        .arg(format!("test:ns:{alice}:resp_1"))
-        .query_async(&mut connection)
-        .await
-        .unwrap();
-    assert_eq!(kind, "string", "one value per record");
+    for part in ["a", "r", "t"] {
+        let kind: String = redis::cmd("TYPE")
+            .arg(format!("test:ns:{{{alice}}}:{part}:resp_1"))
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+        assert_eq!(kind, "string", "{part}");
+    }
 
     let default_store = RedisStore::connect(&server.url()).await.unwrap();
     default_store
-        .save(&alice, turn("resp_3", None))
+        .save(&alice, turn("resp_3", &[]))
         .await
         .unwrap();
     assert_eq!(
-        keys(&mut connection, "wirebridge:resp:*").await,
-        [format!("wirebridge:resp:{alice}:resp_3")]
+        keys(&mut connection, "wirebridge:resp:*").await.len(),
+        3,
+        "the default prefix"
     );
     assert_eq!(
         keys(&mut connection, "*").await.len(),
-        3,
+        9,
         "nothing else written"
     );
 }
 
+/// What a continuation stores: only its own items, embedded as JSON, and
+/// the list of the responses it continues.
 #[tokio::test]
-async fn every_key_has_the_ttl() {
+async fn each_item_is_stored_once() {
+    let (server, store) = fixture().await;
+    let t = tenant("once");
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
+    store.save(&t, turn("resp_2", &["resp_1"])).await.unwrap();
+    let mut connection = raw(&server).await;
+    let value = |key: String| {
+        let mut connection = connection.clone();
+        async move {
+            let value: String = redis::cmd("GET")
+                .arg(key)
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+            value
+        }
+    };
+    let turn_2 = value(format!("wirebridge:resp:{{{t}}}:t:resp_2")).await;
+    assert!(turn_2.contains("question of resp_2"), "{turn_2}");
+    assert!(
+        !turn_2.contains("resp_1"),
+        "no item of the parent: {turn_2}"
+    );
+    assert!(
+        turn_2.starts_with(r#"{"v":2,"input":[{"type":"message""#),
+        "items embedded, not escaped: {turn_2}"
+    );
+    assert_eq!(
+        value(format!("wirebridge:resp:{{{t}}}:a:resp_2")).await,
+        r#"["resp_1"]"#
+    );
+    let envelope = value(format!("wirebridge:resp:{{{t}}}:r:resp_2")).await;
+    assert!(!envelope.contains("question"), "{envelope}");
+    let _ = &mut connection;
+}
+
+#[tokio::test]
+async fn every_key_has_the_ttl_and_continuing_renews_it() {
     let (server, store) = fixture().await;
     let t = tenant("ttl");
-    store.save(&t, turn("resp_default", None)).await.unwrap();
-    let store = store.ttl(Duration::from_secs(90));
-    store.save(&t, turn("resp_90", None)).await.unwrap();
+    store.save(&t, turn("resp_default", &[])).await.unwrap();
+    let short = store.clone().ttl(Duration::from_secs(90));
+    short.save(&t, turn("resp_90", &[])).await.unwrap();
     let mut connection = raw(&server).await;
     let month = 30 * 24 * 60 * 60;
-    let default_ttl = ttl_of(
-        &mut connection,
-        &format!("wirebridge:resp:{t}:resp_default"),
-    )
-    .await;
-    assert!((month - 5..=month).contains(&default_ttl), "{default_ttl}");
-    let ttl = ttl_of(&mut connection, &format!("wirebridge:resp:{t}:resp_90")).await;
-    assert!((85..=90).contains(&ttl), "{ttl}");
+    for part in ["a", "r", "t"] {
+        let default_ttl = ttl_of(
+            &mut connection,
+            &format!("wirebridge:resp:{{{t}}}:{part}:resp_default"),
+        )
+        .await;
+        assert!((month - 5..=month).contains(&default_ttl), "{default_ttl}");
+        let ttl = ttl_of(
+            &mut connection,
+            &format!("wirebridge:resp:{{{t}}}:{part}:resp_90"),
+        )
+        .await;
+        assert!((85..=90).contains(&ttl), "{ttl}");
+    }
+    // A continuation saved with the longer TTL extends its parent's; one
+    // with a shorter TTL does not shorten it.
+    store
+        .save(&t, turn("resp_child", &["resp_90"]))
+        .await
+        .unwrap();
+    short
+        .save(&t, turn("resp_short", &["resp_default"]))
+        .await
+        .unwrap();
+    for part in ["a", "r", "t"] {
+        let renewed = ttl_of(
+            &mut connection,
+            &format!("wirebridge:resp:{{{t}}}:{part}:resp_90"),
+        )
+        .await;
+        assert!((month - 5..=month).contains(&renewed), "{part}: {renewed}");
+        let kept = ttl_of(
+            &mut connection,
+            &format!("wirebridge:resp:{{{t}}}:{part}:resp_default"),
+        )
+        .await;
+        assert!((month - 5..=month).contains(&kept), "{part}: {kept}");
+    }
 }
 
 #[tokio::test]
@@ -130,7 +206,7 @@ async fn records_expire_after_a_one_second_ttl() {
     let (_server, store) = fixture().await;
     let store = store.ttl(Duration::from_secs(1));
     let t = tenant("expiry");
-    store.save(&t, turn("resp_1", None)).await.unwrap();
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
     assert!(store.get(&t, "resp_1").await.unwrap().is_some());
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(store.get(&t, "resp_1").await.unwrap(), None);
@@ -143,11 +219,8 @@ async fn a_new_store_on_the_same_server_sees_old_records() {
     let t = tenant("persist");
     {
         let store = RedisStore::connect(&server.url()).await.unwrap();
-        store.save(&t, turn("resp_1", None)).await.unwrap();
-        store
-            .save(&t, turn("resp_2", Some("resp_1")))
-            .await
-            .unwrap();
+        store.save(&t, turn("resp_1", &[])).await.unwrap();
+        store.save(&t, turn("resp_2", &["resp_1"])).await.unwrap();
     }
     let store = RedisStore::connect(&server.url()).await.unwrap();
     let chain = store
@@ -156,8 +229,11 @@ async fn a_new_store_on_the_same_server_sees_old_records() {
         .unwrap()
         .expect("kept on the server");
     assert_eq!(
-        chain.records,
-        [turn("resp_1", None), turn("resp_2", Some("resp_1"))]
+        chain.turns,
+        [
+            turn("resp_1", &[]).turn(),
+            turn("resp_2", &["resp_1"]).turn()
+        ]
     );
     assert_eq!(chain.missing, None);
 }
@@ -166,13 +242,13 @@ async fn a_new_store_on_the_same_server_sees_old_records() {
 async fn killed_server_is_unavailable_promptly_then_recovers() {
     let (mut server, store) = fixture().await;
     let t = tenant("outage");
-    store.save(&t, turn("resp_1", None)).await.unwrap();
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
     let port = server.port();
     server.kill();
 
     let get = promptly("get while down", store.get(&t, "resp_1")).await;
     assert!(matches!(get, Err(StoreError::Unavailable(_))), "{get:?}");
-    let save = promptly("save while down", store.save(&t, turn("resp_2", None))).await;
+    let save = promptly("save while down", store.save(&t, turn("resp_2", &[]))).await;
     assert!(matches!(save, Err(StoreError::Unavailable(_))), "{save:?}");
     let delete = promptly("delete while down", store.delete(&t, "resp_1")).await;
     assert!(
@@ -190,10 +266,10 @@ async fn killed_server_is_unavailable_promptly_then_recovers() {
     // the same store works again, from its first operation on.
     let get = promptly("get after restart", store.get(&t, "resp_1")).await;
     assert_eq!(get, Ok(None));
-    store.save(&t, turn("resp_3", None)).await.unwrap();
+    store.save(&t, turn("resp_3", &[])).await.unwrap();
     assert_eq!(
         store.get(&t, "resp_3").await.unwrap(),
-        Some(turn("resp_3", None))
+        Some(turn("resp_3", &[]))
     );
 }
 
@@ -201,28 +277,25 @@ async fn killed_server_is_unavailable_promptly_then_recovers() {
 async fn restarted_server_serves_the_first_operation_after() {
     let (mut server, store) = fixture().await;
     let t = tenant("restart");
-    store.save(&t, turn("resp_1", None)).await.unwrap();
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
     let port = server.port();
     server.kill();
     let _server = RedisServer::start_on(port);
     // The store's connection died unnoticed; the operation retries on a new one.
-    let save = promptly("save after restart", store.save(&t, turn("resp_2", None))).await;
+    let save = promptly("save after restart", store.save(&t, turn("resp_2", &[]))).await;
     assert_eq!(save, Ok(()));
-    assert_eq!(
-        store.get(&t, "resp_2").await,
-        Ok(Some(turn("resp_2", None)))
-    );
+    assert_eq!(store.get(&t, "resp_2").await, Ok(Some(turn("resp_2", &[]))));
 }
 
 #[tokio::test]
 async fn frozen_server_is_unavailable_promptly_then_recovers() {
     let (server, store) = fixture().await;
     let t = tenant("frozen");
-    store.save(&t, turn("resp_1", None)).await.unwrap();
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
     server.pause();
     let get = promptly("get while frozen", store.get(&t, "resp_1")).await;
     assert!(matches!(get, Err(StoreError::Unavailable(_))), "{get:?}");
-    let save = promptly("save while frozen", store.save(&t, turn("resp_2", None))).await;
+    let save = promptly("save while frozen", store.save(&t, turn("resp_2", &[]))).await;
     assert!(matches!(save, Err(StoreError::Unavailable(_))), "{save:?}");
     server.resume();
 
@@ -230,7 +303,7 @@ async fn frozen_server_is_unavailable_promptly_then_recovers() {
     loop {
         match promptly("get after thawing", store.get(&t, "resp_1")).await {
             Ok(record) => {
-                assert_eq!(record, Some(turn("resp_1", None)));
+                assert_eq!(record, Some(turn("resp_1", &[])));
                 break;
             }
             Err(e) => assert!(
@@ -268,25 +341,49 @@ async fn connecting_to_no_server_fails_promptly() {
 async fn unreadable_values_are_corrupt_not_panics() {
     let (server, store) = fixture().await;
     let t = tenant("corrupt");
+    for id in ["resp_garbage", "resp_list", "resp_child"] {
+        let ancestors: &[&str] = if id == "resp_child" {
+            &["resp_garbage"]
+        } else {
+            &[]
+        };
+        store.save(&t, turn(id, ancestors)).await.unwrap();
+    }
     let mut connection = raw(&server).await;
-    let garbage = format!("wirebridge:resp:{t}:resp_garbage");
     let _: () = redis::cmd("SET")
-        .arg(&garbage)
+        .arg(format!("wirebridge:resp:{{{t}}}:t:resp_garbage"))
         .arg("not json")
         .query_async(&mut connection)
         .await
         .unwrap();
-    let list = format!("wirebridge:resp:{t}:resp_list");
+    let list = format!("wirebridge:resp:{{{t}}}:a:resp_list");
+    let _: () = redis::cmd("DEL")
+        .arg(&list)
+        .query_async(&mut connection)
+        .await
+        .unwrap();
     let _: () = redis::cmd("RPUSH")
         .arg(&list)
         .arg("x")
         .query_async(&mut connection)
         .await
         .unwrap();
+    let got = store.get(&t, "resp_garbage").await;
+    assert!(matches!(got, Err(StoreError::Corrupt(_))), "{got:?}");
+    // `MGET` reads a value of another type as absent: the record is gone.
+    assert_eq!(store.get(&t, "resp_list").await, Ok(None));
     for id in ["resp_garbage", "resp_list"] {
-        let got = store.get(&t, id).await;
-        assert!(matches!(got, Err(StoreError::Corrupt(_))), "{id}: {got:?}");
+        let chain = store.chain(&t, id).await;
+        assert!(
+            matches!(chain, Err(StoreError::Corrupt(_))),
+            "{id}: {chain:?}"
+        );
     }
+    let chain = store.chain(&t, "resp_child").await;
+    assert!(
+        matches!(chain, Err(StoreError::Corrupt(ref m)) if m.contains("resp_garbage")),
+        "an unreadable ancestor: {chain:?}"
+    );
     assert!(
         store.delete(&t, "resp_list").await.unwrap(),
         "a corrupt record can still be deleted"
@@ -300,8 +397,8 @@ async fn a_save_refused_for_memory_is_not_kept() {
     let store = RedisStore::connect(&server.url()).await.unwrap();
     let t = tenant("full");
     let big = |id: &str| {
-        let mut record = turn(id, None);
-        record.output = "x".repeat(256 << 10);
+        let mut record = turn(id, &[]);
+        record.output = format!(r#"["{}"]"#, "x".repeat(256 << 10));
         record
     };
     let mut kept = Vec::new();
@@ -325,4 +422,71 @@ async fn a_save_refused_for_memory_is_not_kept() {
     let refused_id = format!("resp_{}", kept.len());
     assert_eq!(store.get(&t, &refused_id).await.unwrap(), None);
     assert!(store.delete(&t, &kept[0]).await.unwrap());
+}
+
+/// The calls of `command` the server has counted, from `INFO commandstats`.
+async fn calls(connection: &mut MultiplexedConnection, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(connection)
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+/// Reading a conversation is one round trip at any depth, and so is saving
+/// a turn: counted by the store and, for the scripts, by the server.
+#[tokio::test]
+async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
+    let (server, store) = fixture().await;
+    let t = tenant("round-trips");
+    let ids: Vec<String> = (0..500).map(|n| format!("resp_{n}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    // Loads both scripts on the server.
+    store.save(&t, turn(refs[0], &[])).await.unwrap();
+    store.chain(&t, refs[0]).await.unwrap();
+    let mut connection = raw(&server).await;
+    for n in 1..500 {
+        let before = store.round_trips();
+        store.save(&t, turn(refs[n], &refs[..n])).await.unwrap();
+        assert_eq!(store.round_trips() - before, 1, "saving turn {n}");
+    }
+    for depth in [1, 50, 500] {
+        let (evalsha, mget) = (
+            calls(&mut connection, "evalsha").await,
+            calls(&mut connection, "mget").await,
+        );
+        let before = store.round_trips();
+        let chain = store.chain(&t, refs[depth - 1]).await.unwrap().unwrap();
+        assert_eq!(chain.turns.len(), depth);
+        assert_eq!(store.round_trips() - before, 1, "depth {depth}");
+        assert_eq!(
+            calls(&mut connection, "evalsha").await - evalsha,
+            1,
+            "depth {depth}"
+        );
+        // Inside the script, the ancestors are read in batches of 512.
+        let batches = u64::from(depth > 1);
+        assert_eq!(calls(&mut connection, "mget").await - mget, batches);
+    }
+}
+
+/// A server restarted empty has lost the scripts: the first call loads the
+/// script again by its source, and works.
+#[tokio::test]
+async fn scripts_are_reloaded_after_a_server_restart() {
+    let (mut server, store) = fixture().await;
+    let t = tenant("reload");
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
+    let port = server.port();
+    server.kill();
+    let _server = RedisServer::start_on(port);
+    let saved = store.save(&t, turn("resp_2", &[])).await;
+    assert_eq!(saved, Ok(()));
+    let chain = store.chain(&t, "resp_2").await.unwrap().unwrap();
+    assert_eq!(chain.turns, [turn("resp_2", &[]).turn()]);
 }

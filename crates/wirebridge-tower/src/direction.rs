@@ -46,6 +46,8 @@ pub struct Prepared<C> {
     pub(crate) model: String,
     /// The turn to store once the response is done.
     pub(crate) turn: Option<Turn>,
+    /// The responses the one to store continues, oldest first.
+    pub(crate) ancestors: Vec<String>,
 }
 
 /// Whose request it is: the namespace of what is kept for it.
@@ -97,6 +99,11 @@ pub(crate) mod sealed {
         /// The stored response the request continues.
         fn continues<'p>(_parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
             None
+        }
+
+        /// The ids of stored items the request refers to (`item_reference`).
+        fn item_references<'p>(_parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {
+            Vec::new()
         }
 
         /// Translates a parsed request, the stored history before it.
@@ -182,6 +189,10 @@ impl sealed::Direction for ResponsesOverChat {
         parsed.previous_response_id()
     }
 
+    fn item_references<'p>(parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {
+        parsed.item_references()
+    }
+
     fn translate<'a>(
         parsed: Self::Parsed<'a>,
         history: &History<'a>,
@@ -211,6 +222,7 @@ impl sealed::Direction for ResponsesOverChat {
             context: t.context,
             losses: t.losses,
             turn: t.turn,
+            ancestors: Vec::new(),
         })
     }
 
@@ -314,6 +326,7 @@ impl sealed::Direction for ChatOverResponses {
             context: t.context,
             losses: t.losses,
             turn: None,
+            ancestors: Vec::new(),
         })
     }
 

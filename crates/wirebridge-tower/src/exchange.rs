@@ -22,7 +22,7 @@ use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
-use crate::stateful::{needs_credentials, unstored_frames, unstored_response, Stateful};
+use crate::stateful::{needs_credentials, unstored_frames, unstored_response, Resolved, Stateful};
 use crate::tracker::Tracker;
 
 /// Largest upstream error body read.
@@ -77,6 +77,7 @@ where
             stateful,
             tenant: tenant.key,
             turn,
+            ancestors: prepared.ancestors,
         });
     let step = Reply {
         context: prepared.context,
@@ -130,19 +131,31 @@ async fn prepare<D: Direction>(
         .timed(|| D::parse(bytes))
         .map_err(Refused::from_convert)?;
     let settings = &shared.direction;
-    stored = match (D::stateful(settings), D::continues(&parsed)) {
-        (Some(_), Some(_)) if !tenant.stores => return Err(needs_credentials()),
-        (Some(stateful), Some(id)) => {
+    stored = match D::stateful(settings) {
+        Some(stateful) => {
+            let previous = D::continues(&parsed);
+            let references = D::item_references(&parsed);
+            if !tenant.stores {
+                if previous.is_some() {
+                    return Err(needs_credentials("previous_response_id"));
+                }
+                if !references.is_empty() {
+                    return Err(needs_credentials("input"));
+                }
+            }
             let policy = D::missing_history(settings);
-            Some(stateful.conversation(&tenant.key, id, policy).await?)
+            stateful
+                .resolve(&tenant.key, previous, &references, policy)
+                .await?
         }
-        _ => None,
+        None => Resolved::default(),
     };
-    let history = stored.as_ref().map(|c| c.history()).unwrap_or_default();
+    let history = stored.history()?;
     let mut prepared = tracker
         .timed(|| D::translate(parsed, &history, settings, &tenant.key))
         .map_err(Refused::from_convert)?;
-    if let Some(missing) = stored.as_ref().and_then(|c| c.missing.as_deref()) {
+    prepared.ancestors = stored.ancestors();
+    if let Some(missing) = stored.missing() {
         prepared.losses.push(Loss {
             kind: LossKind::StatefulFeature,
             path: "previous_response_id".into(),
@@ -163,6 +176,7 @@ struct Keep {
     stateful: Stateful,
     tenant: String,
     turn: Turn,
+    ancestors: Vec<String>,
 }
 
 /// The upstream answered: what the reply needs.
@@ -271,7 +285,10 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         let mut kept = true;
         if let Some(keep) = self.keep {
             if let Some(finished) = D::finished_reply(&reply) {
-                kept = keep.stateful.save(&keep.tenant, keep.turn, finished).await;
+                kept = keep
+                    .stateful
+                    .save(&keep.tenant, keep.turn, keep.ancestors, finished)
+                    .await;
             }
         }
         let mut parts = D::into_parts(reply);
@@ -296,7 +313,7 @@ impl Keep {
     /// finds it.
     fn save_stream<D: Direction>(self, stream: &D::Stream) -> Option<HoldFuture> {
         let finished = D::finished_stream(stream)?;
-        let record = self.stateful.record(self.turn, finished)?;
+        let record = self.stateful.record(self.turn, self.ancestors, finished)?;
         let (stateful, tenant) = (self.stateful, self.tenant);
         Some(Box::pin(async move {
             match stateful.save_record(&tenant, record).await {

@@ -92,6 +92,14 @@ impl<'a> RawObject<'a> {
         }
     }
 
+    /// Sets `key` to a value borrowed from elsewhere.
+    pub fn set_borrowed(&mut self, key: &'a str, value: &'a RawValue) {
+        match self.fields.iter_mut().find(|(k, _)| k == key) {
+            Some((_, v)) => *v = Cow::Borrowed(value),
+            None => self.fields.push((Str::from(key), Cow::Borrowed(value))),
+        }
+    }
+
     /// Removes every `key`.
     pub fn remove(&mut self, key: &str) {
         self.fields.retain(|(k, _)| k != key);

@@ -61,7 +61,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
     let completion: ChatCompletion<'_> = serde_json::from_slice(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the Chat Completions body is not valid: {e}"))
     })?;
-    let ids = ResponseIds::new();
+    let ids = &ctx.ids;
     let response_id = ids.response();
     let mut losses = LossReport::default();
     let mut output: Vec<Box<RawValue>> = Vec::new();
@@ -92,7 +92,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
                 .as_ref()
                 .and_then(|l| l.content)
                 .filter(|r| r.get() != "null");
-            push_items(message, logprobs, ctx, &ids, item_status, &mut output)?;
+            push_items(message, logprobs, ctx, ids, item_status, &mut output)?;
         }
     }
 

@@ -39,11 +39,13 @@ impl<'a> Conversation<'a> {
         let text = match input {
             None => None,
             Some(Input::Items(own)) => {
+                let start = items.len();
                 if items.is_empty() {
                     items = own.into_vec();
                 } else {
                     items.extend(own.into_vec());
                 }
+                resolve_references(&mut items[start..], history)?;
                 None
             }
             Some(Input::Text(text)) if items.is_empty() => Some(text),
@@ -61,6 +63,26 @@ impl<'a> Conversation<'a> {
         };
         Ok(Self { text, items })
     }
+}
+
+/// Replaces each `item_reference` among `items` (the request's own) with the
+/// stored item it names.
+fn resolve_references<'a>(
+    items: &mut [InputItem<'a>],
+    history: &History<'a>,
+) -> Result<(), ConvertError> {
+    for (i, item) in items.iter_mut().enumerate() {
+        if item.classify() != ItemKind::ItemReference {
+            continue;
+        }
+        let id = item.id.clone().unwrap_or_default();
+        // The client's own index: the history before it is not its to count.
+        let path = format!("input[{i}].id");
+        if let Some((_, stored)) = history.referenced(&id, &path)? {
+            *item = stored;
+        }
+    }
+    Ok(())
 }
 
 /// Translates `instructions` and the conversation into messages.

@@ -40,6 +40,9 @@ use crate::ids::ResponseIds;
 pub struct History<'h> {
     previous_response_id: Option<&'h str>,
     arrays: Vec<&'h str>,
+    /// Stored items that `item_reference` input items may name; `None`
+    /// when no store resolves references.
+    referable: Option<Vec<&'h RawValue>>,
 }
 
 impl<'h> History<'h> {
@@ -50,7 +53,43 @@ impl<'h> History<'h> {
         Self {
             previous_response_id: Some(id),
             arrays: arrays.into_iter().collect(),
+            referable: None,
         }
+    }
+
+    /// The stored items the request's `item_reference` items may name (each
+    /// a JSON object with its `id`): a reference is replaced by the item it
+    /// names, and one that names none of them is an error naming it.
+    /// Without this, references are lost (reported under the loss policy).
+    pub fn with_referable_items(mut self, items: impl IntoIterator<Item = &'h RawValue>) -> Self {
+        self.referable = Some(items.into_iter().collect());
+        self
+    }
+
+    /// The item named `id` among the referable ones: `Ok(None)` when no
+    /// store resolves references, an error naming `path` when one does and
+    /// has no such item.
+    pub(super) fn referenced(
+        &self,
+        id: &str,
+        path: &str,
+    ) -> Result<Option<(&'h RawValue, InputItem<'h>)>, ConvertError> {
+        let Some(referable) = &self.referable else {
+            return Ok(None);
+        };
+        for raw in referable {
+            let item: InputItem<'h> = serde_json::from_str(raw.get())
+                .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
+            if item.id.as_deref() == Some(id) {
+                return Ok(Some((raw, item)));
+            }
+        }
+        Err(ConvertError::invalid(
+            path,
+            format!(
+                "no stored item has id '{id}' (it may have expired, or belong to another credential)"
+            ),
+        ))
     }
 
     /// The response the request continues, when a store resolved it.
@@ -122,12 +161,18 @@ impl Finished<'_> {
 
 /// The turn's own input as items with ids: each item as the client wrote
 /// it, with `"type":"message"` and an `id` spliced in where it had none.
-pub(super) fn turn_input(input: Option<&Input<'_>>) -> Result<String, ConvertError> {
-    let ids = ResponseIds::new();
+///
+/// An `item_reference` is kept as the item it names, so that the stored
+/// turn reads back on its own.
+pub(super) fn turn_input(
+    input: Option<&Input<'_>>,
+    ids: &ResponseIds,
+    history: &History<'_>,
+) -> Result<String, ConvertError> {
     let mut out = String::from("[");
     match input {
         None => {}
-        Some(Input::Text(text)) => user_message(&mut out, &ids.item("msg", 0), *text),
+        Some(Input::Text(text)) => user_message(&mut out, &ids.input_item("msg", 0), *text),
         Some(Input::Items(items)) => {
             let raws = items
                 .raw_items()
@@ -136,7 +181,14 @@ pub(super) fn turn_input(input: Option<&Input<'_>>) -> Result<String, ConvertErr
                 if n > 0 {
                     out.push(',');
                 }
-                let id = item.id.is_none().then(|| ids.item(prefix(item), n));
+                if item.classify() == ItemKind::ItemReference {
+                    let id = item.id.as_deref().unwrap_or_default();
+                    if let Some((named, _)) = history.referenced(id, &format!("input[{n}].id"))? {
+                        out.push_str(named.get());
+                        continue;
+                    }
+                }
+                let id = item.id.is_none().then(|| ids.input_item(prefix(item), n));
                 let kind = (item.kind.is_none() && item.role.is_some()).then_some("message");
                 with_fields(&mut out, raw, kind, id.as_deref());
             }
@@ -207,7 +259,11 @@ mod tests {
 
     fn turn(body: &str) -> serde_json::Value {
         let request: CreateResponse<'_> = serde_json::from_str(body).unwrap();
-        serde_json::from_str(&turn_input(request.input.as_ref()).unwrap()).unwrap()
+        let ids = ResponseIds::new();
+        serde_json::from_str(
+            &turn_input(request.input.as_ref(), &ids, &History::default()).unwrap(),
+        )
+        .unwrap()
     }
 
     #[test]

@@ -107,6 +107,9 @@ pub struct ResponsesContext {
     pub think_tags: crate::profile::ThinkTags,
     /// Seals reasoning into `encrypted_content`, when the client asked for it.
     pub seal: Option<Seal>,
+    /// The ids of the response: the same stem for the response and every
+    /// item of its turn.
+    pub ids: crate::ids::ResponseIds,
 }
 
 impl Seal {

@@ -2,7 +2,7 @@
 
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
-use wirebridge_wire::responses::lenient::{CreateResponse, TextParam};
+use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
 
 use super::builder::{translate_input, Conversation, Replay};
 use super::echo::echo;
@@ -11,6 +11,7 @@ use super::reasoning;
 use super::tools::{tool_lists, translate_tools};
 use super::{Options, ResponsesContext};
 use crate::error::ConvertError;
+use crate::ids::ResponseIds;
 use crate::loss::{LossKind, LossReport};
 use crate::profile::MaxTokensField;
 use crate::recorder::LossRecorder;
@@ -69,6 +70,19 @@ impl<'a> ParsedRequest<'a> {
         self.request.previous_response_id.as_deref()
     }
 
+    /// The ids the request's `item_reference` input items name, in order: a
+    /// store finds the items for [`History::with_referable_items`].
+    pub fn item_references(&self) -> Vec<&str> {
+        let Some(Input::Items(items)) = &self.request.input else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter(|item| item.classify() == ItemKind::ItemReference)
+            .filter_map(|item| item.id.as_deref())
+            .collect()
+    }
+
     /// Translates the request, the stored `history` coming before its own
     /// input (instructions are not inherited, as the API specifies).
     pub fn translate(
@@ -93,11 +107,14 @@ fn translate<'a>(
         .model
         .clone()
         .ok_or_else(|| ConvertError::MissingField("model".into()))?;
+    // The response's ids, known now: the turn's input items get ids of the
+    // same stem as the response's own, so an item id names its response.
+    let ids = ResponseIds::new();
     let keeps = options.store && request.store != Some(false);
     let turn = match keeps {
         true => Some(Turn {
             previous_response_id: history.previous_response_id().map(str::to_owned),
-            input: turn_input(request.input.as_ref())?,
+            input: turn_input(request.input.as_ref(), &ids, history)?,
         }),
         false => None,
     };
@@ -201,6 +218,7 @@ fn translate<'a>(
         reasoning_output: plan.output,
         think_tags: profile.think_tags,
         seal: options.seal.clone().filter(|_| plan.seal),
+        ids,
     };
     Ok(TranslatedRequest {
         body,

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
-use crate::StoredResponse;
+use crate::{StoredResponse, StoredTurn};
 
 /// The bounds a table keeps to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +115,10 @@ impl Table {
     /// tenant's own beyond its quota, then anyone's beyond the global bounds.
     /// A record that exceeds the bounds on its own changes nothing, as a
     /// refused write leaves a server's value in place.
+    ///
+    /// The record's live ancestors are renewed with it: they expire with
+    /// it, and are evicted just before it, so a conversation that goes on
+    /// keeps its beginning.
     pub(crate) fn insert(
         &mut self,
         tenant: &str,
@@ -127,6 +131,7 @@ impl Table {
             return Inserted::TooLarge(why);
         }
         self.remove(tenant, &record.id);
+        self.renew(tenant, &record.ancestors, now, limits);
         let seq = self.next_seq;
         self.next_seq += 1;
         self.bytes += record.size();
@@ -155,6 +160,30 @@ impl Table {
         Inserted::Kept { evicted }
     }
 
+    /// Makes `tenant`'s live records `ids` the newest, in that order, and has
+    /// them expire `limits.ttl` from `now`.
+    fn renew(&mut self, tenant: &str, ids: &[String], now: Instant, limits: Limits) {
+        let Some(records) = self.tenants.get_mut(tenant) else {
+            return;
+        };
+        for id in ids {
+            let Some(entry) = records.by_id.get_mut(id) else {
+                continue;
+            };
+            if entry.expired(now) {
+                continue;
+            }
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            records.order.remove(&entry.seq);
+            self.order.remove(&entry.seq);
+            records.order.insert(seq, id.clone());
+            self.order.insert(seq, tenant.to_owned());
+            entry.seq = seq;
+            entry.expires_at = now.checked_add(limits.ttl);
+        }
+    }
+
     /// The record, unless absent or expired (an expired record is dropped).
     pub(crate) fn get(&mut self, tenant: &str, id: &str, now: Instant) -> Option<StoredResponse> {
         self.reclaim(now);
@@ -164,6 +193,12 @@ impl Table {
             return None;
         }
         Some(entry.record.clone())
+    }
+
+    /// The turn of a record, unless absent or expired.
+    pub(crate) fn turn(&mut self, tenant: &str, id: &str, now: Instant) -> Option<StoredTurn> {
+        let entry = self.tenants.get(tenant)?.by_id.get(id)?;
+        (!entry.expired(now)).then(|| entry.record.turn())
     }
 
     /// Removes a live record; whether there was one.
@@ -250,6 +285,7 @@ mod tests {
         StoredResponse {
             id: id.to_owned(),
             parent: None,
+            ancestors: Vec::new(),
             created_at: 0,
             input: "x".repeat(body),
             output: String::new(),
@@ -322,6 +358,35 @@ mod tests {
         assert!(table
             .get("t", "a", now + Duration::from_secs(1 << 40))
             .is_some());
+    }
+
+    fn child(id: &str, ancestors: &[&str]) -> StoredResponse {
+        StoredResponse {
+            ancestors: ancestors.iter().map(|a| (*a).to_owned()).collect(),
+            parent: ancestors.last().map(|a| (*a).to_owned()),
+            ..record(id, 1)
+        }
+    }
+
+    #[test]
+    fn a_continued_conversation_is_renewed_and_evicted_last() {
+        let now = Instant::now();
+        let mut table = Table::default();
+        table.insert("t", record("root", 1), now, LIMITS);
+        table.insert("t", record("other", 1), now, LIMITS);
+        let later = now + Duration::from_secs(6);
+        table.insert("t", child("leaf", &["root"]), later, LIMITS);
+        // "other" is now the oldest: the fourth record evicts it, not "root".
+        table.insert("t", record("fourth", 1), later, LIMITS);
+        assert!(table.get("t", "other", later).is_none());
+        assert!(table.get("t", "root", later).is_some());
+        // Renewed at `later`, "root" outlives its own TTL from `now`.
+        let after_first_ttl = now + Duration::from_secs(12);
+        assert!(table.get("t", "root", after_first_ttl).is_some());
+        assert!(table.get("t", "leaf", after_first_ttl).is_some());
+        let after_both = later + Duration::from_secs(10);
+        assert!(table.get("t", "root", after_both).is_none());
+        assert_eq!(table.live(after_both), (0, 0));
     }
 
     #[test]

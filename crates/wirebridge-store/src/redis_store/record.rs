@@ -1,74 +1,153 @@
-//! How one record is written as a Redis value: compact JSON with a format
-//! version, so the layout can change without misreading old values.
+//! How a record is written as Redis values: compact JSON with a format
+//! version, the stored items embedded as they are (not re-escaped), so the
+//! layout can change without misreading old values and `redis-cli` shows
+//! them readably.
+//!
+//! A record is three values: the envelope (the response object and its
+//! metadata), the turn (input and output items, all a continuation reads),
+//! and the ancestors (a JSON array of ids, which the chain script decodes).
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
-use crate::{StoreError, StoredResponse};
+use crate::{StoreError, StoredResponse, StoredTurn};
 
-/// The current layout.
-const VERSION: u32 = 1;
+/// The current layout. Version 1 kept a whole record in one value.
+const VERSION: u32 = 2;
 
 #[derive(Serialize)]
-struct Borrowed<'a> {
+struct EnvelopeOut<'a> {
     v: u32,
     id: &'a str,
     parent: Option<&'a str>,
     created_at: u64,
-    input: &'a str,
-    output: &'a str,
-    response: &'a str,
+    response: &'a RawValue,
 }
 
 #[derive(Deserialize)]
-struct Owned {
+struct EnvelopeIn<'a> {
     v: u32,
     id: String,
     parent: Option<String>,
     created_at: u64,
-    input: String,
-    output: String,
-    response: String,
+    #[serde(borrow)]
+    response: &'a RawValue,
 }
 
-/// The value stored for `record`.
-pub(super) fn encode(record: &StoredResponse) -> Vec<u8> {
-    let value = Borrowed {
+#[derive(Serialize)]
+struct TurnOut<'a> {
+    v: u32,
+    input: &'a RawValue,
+    output: &'a RawValue,
+}
+
+#[derive(Deserialize)]
+struct TurnIn<'a> {
+    v: u32,
+    #[serde(borrow)]
+    input: &'a RawValue,
+    #[serde(borrow)]
+    output: &'a RawValue,
+}
+
+/// The three values of a record.
+pub(super) struct Encoded {
+    pub(super) envelope: Vec<u8>,
+    pub(super) turn: Vec<u8>,
+    pub(super) ancestors: Vec<u8>,
+}
+
+/// `text` as JSON, checked; `what` names it in the error.
+fn json<'a>(
+    record: &StoredResponse,
+    what: &str,
+    text: &'a str,
+) -> Result<&'a RawValue, StoreError> {
+    serde_json::from_str(text).map_err(|e| {
+        StoreError::NotKept(format!(
+            "response {}: its {what} is not JSON: {e}",
+            record.id
+        ))
+    })
+}
+
+/// The values stored for `record`; a record whose items or response are not
+/// JSON is not kept.
+pub(super) fn encode(record: &StoredResponse) -> Result<Encoded, StoreError> {
+    let envelope = EnvelopeOut {
         v: VERSION,
         id: &record.id,
         parent: record.parent.as_deref(),
         created_at: record.created_at,
-        input: &record.input,
-        output: &record.output,
-        response: &record.response,
+        response: json(record, "response", &record.response)?,
     };
-    // Strings and integers only: serialization cannot fail.
-    serde_json::to_vec(&value).unwrap_or_default()
+    let turn = TurnOut {
+        v: VERSION,
+        input: json(record, "input", &record.input)?,
+        output: json(record, "output", &record.output)?,
+    };
+    // Strings, integers and JSON already checked: these cannot fail.
+    Ok(Encoded {
+        envelope: serde_json::to_vec(&envelope).unwrap_or_default(),
+        turn: serde_json::to_vec(&turn).unwrap_or_default(),
+        ancestors: serde_json::to_vec(&record.ancestors).unwrap_or_default(),
+    })
 }
 
-/// The record stored as `value` under the key for `id`.
-pub(super) fn decode(id: &str, value: &[u8]) -> Result<StoredResponse, StoreError> {
-    let record: Owned = serde_json::from_slice(value)
-        .map_err(|e| StoreError::Corrupt(format!("response {id}: {e}")))?;
-    if record.v != VERSION {
-        return Err(StoreError::Corrupt(format!(
-            "response {id}: unknown record version {}",
-            record.v
-        )));
-    }
-    if record.id != id {
+/// The record of `id` from its three values.
+pub(super) fn decode(
+    id: &str,
+    envelope: &[u8],
+    turn: &[u8],
+    ancestors: &[u8],
+) -> Result<StoredResponse, StoreError> {
+    let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("response {id}: {e}"));
+    let envelope: EnvelopeIn<'_> = serde_json::from_slice(envelope).map_err(corrupt)?;
+    check_version(id, envelope.v)?;
+    if envelope.id != id {
         return Err(StoreError::Corrupt(format!(
             "response {id}: the record holds id {}",
-            record.id
+            envelope.id
         )));
     }
+    let StoredTurn { input, output, .. } = decode_turn(id, turn)?;
     Ok(StoredResponse {
-        id: record.id,
-        parent: record.parent,
-        created_at: record.created_at,
-        input: record.input,
-        output: record.output,
-        response: record.response,
+        id: envelope.id,
+        parent: envelope.parent,
+        ancestors: decode_ancestors(id, ancestors)?,
+        created_at: envelope.created_at,
+        input,
+        output,
+        response: envelope.response.get().to_owned(),
     })
+}
+
+/// The turn of response `id` from its value.
+pub(super) fn decode_turn(id: &str, value: &[u8]) -> Result<StoredTurn, StoreError> {
+    let turn: TurnIn<'_> = serde_json::from_slice(value)
+        .map_err(|e| StoreError::Corrupt(format!("the turn of response {id}: {e}")))?;
+    check_version(id, turn.v)?;
+    Ok(StoredTurn {
+        id: id.to_owned(),
+        input: turn.input.get().to_owned(),
+        output: turn.output.get().to_owned(),
+    })
+}
+
+/// The ancestors of response `id` from their value.
+pub(super) fn decode_ancestors(id: &str, value: &[u8]) -> Result<Vec<String>, StoreError> {
+    serde_json::from_slice(value)
+        .map_err(|e| StoreError::Corrupt(format!("the ancestors of response {id}: {e}")))
+}
+
+fn check_version(id: &str, version: u32) -> Result<(), StoreError> {
+    if version == VERSION {
+        Ok(())
+    } else {
+        Err(StoreError::Corrupt(format!(
+            "response {id}: unknown record version {version}"
+        )))
+    }
 }
 
 #[cfg(test)]
@@ -79,35 +158,80 @@ mod tests {
         StoredResponse {
             id: "resp_1".into(),
             parent: Some("resp_0".into()),
+            ancestors: vec!["resp_00".into(), "resp_0".into()],
             created_at: 1_700_000_000,
             input: r#"[{"role":"user","content":"héllo \"quoted\" \n"}]"#.into(),
             output: "[]".into(),
-            response: "{}".into(),
+            response: r#"{"id":"resp_1","output":[]}"#.into(),
         }
     }
 
+    fn round_trip(record: &StoredResponse) -> Result<StoredResponse, StoreError> {
+        let encoded = encode(record)?;
+        decode(
+            &record.id,
+            &encoded.envelope,
+            &encoded.turn,
+            &encoded.ancestors,
+        )
+    }
+
     #[test]
-    fn round_trip() {
+    fn round_trips_with_items_embedded_verbatim() {
         let record = sample();
-        assert_eq!(decode("resp_1", &encode(&record)), Ok(record));
+        assert_eq!(round_trip(&record), Ok(record.clone()));
+        let encoded = encode(&record).unwrap();
+        assert_eq!(
+            String::from_utf8(encoded.turn).unwrap(),
+            format!(r#"{{"v":2,"input":{},"output":[]}}"#, record.input)
+        );
+        assert_eq!(encoded.ancestors, br#"["resp_00","resp_0"]"#);
+    }
+
+    #[test]
+    fn items_that_are_not_json_are_not_kept() {
+        let mut record = sample();
+        record.output = "[".into();
+        let refused = encode(&record).err();
+        assert!(
+            matches!(&refused, Some(StoreError::NotKept(m)) if m.contains("output")),
+            "{refused:?}"
+        );
     }
 
     #[test]
     fn refuses_garbage_other_versions_and_other_ids() {
-        assert!(matches!(
-            decode("resp_1", b"not json"),
-            Err(StoreError::Corrupt(_))
+        let encoded = encode(&sample()).unwrap();
+        let corrupt = |result: Result<StoredResponse, StoreError>| {
+            assert!(matches!(result, Err(StoreError::Corrupt(_))), "{result:?}");
+        };
+        corrupt(decode(
+            "resp_1",
+            b"not json",
+            &encoded.turn,
+            &encoded.ancestors,
         ));
-        let other_version = String::from_utf8(encode(&sample()))
+        corrupt(decode(
+            "resp_1",
+            &encoded.envelope,
+            b"{}",
+            &encoded.ancestors,
+        ));
+        corrupt(decode("resp_1", &encoded.envelope, &encoded.turn, b"{}"));
+        let old = String::from_utf8(encoded.envelope.clone())
             .unwrap()
-            .replace(r#""v":1"#, r#""v":2"#);
-        assert!(matches!(
-            decode("resp_1", other_version.as_bytes()),
-            Err(StoreError::Corrupt(_))
+            .replace(r#""v":2"#, r#""v":1"#);
+        corrupt(decode(
+            "resp_1",
+            old.as_bytes(),
+            &encoded.turn,
+            &encoded.ancestors,
         ));
-        assert!(matches!(
-            decode("resp_2", &encode(&sample())),
-            Err(StoreError::Corrupt(_))
+        corrupt(decode(
+            "resp_2",
+            &encoded.envelope,
+            &encoded.turn,
+            &encoded.ancestors,
         ));
     }
 }

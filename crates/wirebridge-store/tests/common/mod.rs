@@ -9,7 +9,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use wirebridge_store::{tenant_key, Chain, ResponseStore, StoreError, StoredResponse};
+use wirebridge_store::{tenant_key, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
 
 /// Lets a little more than half the store's TTL pass.
 pub type PassOverHalfTheTtl =
@@ -20,16 +20,24 @@ macro_rules! shared_suite {
     () => {
         shared_suite!(@cases
             save_and_get,
-            saving_again_replaces,
+            saving_again_replaces_and_duplicates_nothing,
             delete,
-            chain_follows_parents,
+            chain_reads_every_ancestor,
             branches_see_only_their_own_history,
+            a_chain_500_deep_is_whole_and_in_order,
+            turns_are_read_by_id,
             tenants_are_isolated,
             tenant_separators_do_not_collide,
             chain_of_unknown_id_is_none,
-            deleted_parent_is_named_missing,
-            looping_parents_are_corrupt,
+            deleted_ancestor_is_named_missing,
+            inconsistent_ancestry_is_not_kept,
         );
+
+        #[tokio::test]
+        async fn continuing_renews_the_ancestors() {
+            let (_guard, store, pass_over_half_the_ttl) = expiring_fixture().await;
+            common::continuing_renews_the_ancestors(&store, pass_over_half_the_ttl).await;
+        }
 
         #[tokio::test]
         async fn expired_parent_is_named_missing() {
@@ -53,29 +61,42 @@ pub fn tenant(name: &str) -> String {
     tenant_key(Some(format!("Bearer sk-{name}").as_bytes()))
 }
 
-/// A record for turn `id`, continuing `parent`.
-pub fn turn(id: &str, parent: Option<&str>) -> StoredResponse {
+/// A record for turn `id`, continuing the responses `ancestors` (oldest
+/// first, the parent last).
+pub fn turn(id: &str, ancestors: &[&str]) -> StoredResponse {
     StoredResponse {
         id: id.to_owned(),
-        parent: parent.map(str::to_owned),
+        parent: ancestors.last().map(|a| (*a).to_owned()),
+        ancestors: ancestors.iter().map(|a| (*a).to_owned()).collect(),
         created_at: 1_700_000_000,
         input: format!(r#"[{{"type":"message","role":"user","content":"question of {id}"}}]"#),
         output: format!(
             r#"[{{"type":"message","id":"msg_{id}","role":"assistant","status":"completed","content":[{{"type":"output_text","text":"answer of {id}","annotations":[]}}]}}]"#
         ),
-        response: format!(r#"{{"id":"{id}","object":"response","status":"completed"}}"#),
+        response: format!(
+            r#"{{"id":"{id}","object":"response","status":"completed","output":[]}}"#
+        ),
     }
 }
 
-/// The ids of the chain ending at `id`, oldest first, and the missing
-/// ancestor it stopped at.
+/// Saves `record` for tenant `t`.
+pub async fn save(store: &dyn ResponseStore, t: &str, record: StoredResponse) {
+    let id = record.id.clone();
+    store
+        .save(t, record)
+        .await
+        .unwrap_or_else(|e| panic!("saving {id}: {e}"));
+}
+
+/// The ids of the turns of the chain ending at `id`, oldest first, and the
+/// missing ancestor it stopped at.
 async fn chain_ids(
     store: &dyn ResponseStore,
     tenant: &str,
     id: &str,
 ) -> Option<(Vec<String>, Option<String>)> {
     let chain = store.chain(tenant, id).await.expect("chain")?;
-    let ids = chain.records.iter().map(|r| r.id.clone()).collect();
+    let ids = chain.turns.iter().map(|t| t.id.clone()).collect();
     Some((ids, chain.missing))
 }
 
@@ -94,29 +115,52 @@ fn broken(ids: &[&str], missing: &str) -> Option<(Vec<String>, Option<String>)> 
 
 pub async fn save_and_get(store: &dyn ResponseStore) {
     let t = tenant("save");
-    let mut record = turn("resp_save", None);
+    let mut record = turn("resp_save", &[]);
     record.input = r#"[{"role":"user","content":"héllo, \"wörld\"\n\t✓ 🦀"}]"#.to_owned();
-    store.save(&t, record.clone()).await.expect("save");
+    save(store, &t, record.clone()).await;
     assert_eq!(store.get(&t, "resp_save").await.expect("get"), Some(record));
     assert_eq!(store.get(&t, "resp_other").await.expect("get"), None);
+    let child = turn("resp_child", &["resp_save"]);
+    save(store, &t, child.clone()).await;
+    assert_eq!(
+        store.get(&t, "resp_child").await.expect("get"),
+        Some(child),
+        "parent and ancestors read back"
+    );
 }
 
-pub async fn saving_again_replaces(store: &dyn ResponseStore) {
+pub async fn saving_again_replaces_and_duplicates_nothing(store: &dyn ResponseStore) {
     let t = tenant("replace");
-    store.save(&t, turn("resp_r", None)).await.expect("save");
-    let mut second = turn("resp_r", None);
+    save(store, &t, turn("resp_r", &[])).await;
+    save(store, &t, turn("resp_c", &["resp_r"])).await;
+    // A retried save changes nothing.
+    save(store, &t, turn("resp_c", &["resp_r"])).await;
+    assert_eq!(
+        chain_ids(store, &t, "resp_c").await,
+        whole(&["resp_r", "resp_c"])
+    );
+    let mut second = turn("resp_r", &[]);
     second.output = "[]".to_owned();
-    store.save(&t, second.clone()).await.expect("save");
+    save(store, &t, second.clone()).await;
     assert_eq!(store.get(&t, "resp_r").await.expect("get"), Some(second));
+    let chain = store.chain(&t, "resp_c").await.expect("chain").unwrap();
+    assert_eq!(chain.turns[0].output, "[]", "the chain reads the new turn");
 }
 
 pub async fn delete(store: &dyn ResponseStore) {
     let t = tenant("delete");
-    store.save(&t, turn("resp_d", None)).await.expect("save");
-    store.save(&t, turn("resp_keep", None)).await.expect("save");
+    save(store, &t, turn("resp_d", &[])).await;
+    save(store, &t, turn("resp_keep", &[])).await;
     assert!(store.delete(&t, "resp_d").await.expect("delete"));
     assert_eq!(store.get(&t, "resp_d").await.expect("get"), None);
     assert_eq!(store.chain(&t, "resp_d").await.expect("chain"), None);
+    assert_eq!(
+        store
+            .turns(&t, &["resp_d".to_owned()])
+            .await
+            .expect("turns"),
+        [None]
+    );
     assert!(
         !store.delete(&t, "resp_d").await.expect("delete"),
         "deleting twice"
@@ -128,20 +172,21 @@ pub async fn delete(store: &dyn ResponseStore) {
     );
 }
 
-pub async fn chain_follows_parents(store: &dyn ResponseStore) {
+pub async fn chain_reads_every_ancestor(store: &dyn ResponseStore) {
     let t = tenant("chain");
     let turns = [
-        turn("resp_1", None),
-        turn("resp_2", Some("resp_1")),
-        turn("resp_3", Some("resp_2")),
+        turn("resp_1", &[]),
+        turn("resp_2", &["resp_1"]),
+        turn("resp_3", &["resp_1", "resp_2"]),
     ];
     for record in &turns {
-        store.save(&t, record.clone()).await.expect("save");
+        save(store, &t, record.clone()).await;
     }
     assert_eq!(
         store.chain(&t, "resp_3").await.expect("chain"),
         Some(Chain {
-            records: turns.to_vec(),
+            ids: vec!["resp_1".into(), "resp_2".into(), "resp_3".into()],
+            turns: turns.iter().map(StoredResponse::turn).collect(),
             missing: None
         })
     );
@@ -154,19 +199,10 @@ pub async fn chain_follows_parents(store: &dyn ResponseStore) {
 
 pub async fn branches_see_only_their_own_history(store: &dyn ResponseStore) {
     let t = tenant("branch");
-    store.save(&t, turn("resp_root", None)).await.expect("save");
-    store
-        .save(&t, turn("resp_a", Some("resp_root")))
-        .await
-        .expect("save");
-    store
-        .save(&t, turn("resp_b", Some("resp_root")))
-        .await
-        .expect("save");
-    store
-        .save(&t, turn("resp_a2", Some("resp_a")))
-        .await
-        .expect("save");
+    save(store, &t, turn("resp_root", &[])).await;
+    save(store, &t, turn("resp_a", &["resp_root"])).await;
+    save(store, &t, turn("resp_b", &["resp_root"])).await;
+    save(store, &t, turn("resp_a2", &["resp_root", "resp_a"])).await;
     assert_eq!(
         chain_ids(store, &t, "resp_a").await,
         whole(&["resp_root", "resp_a"])
@@ -181,14 +217,60 @@ pub async fn branches_see_only_their_own_history(store: &dyn ResponseStore) {
     );
 }
 
+pub async fn a_chain_500_deep_is_whole_and_in_order(store: &dyn ResponseStore) {
+    let t = tenant("deep");
+    let ids: Vec<String> = (0..500).map(|n| format!("resp_{n:03}")).collect();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    for n in 0..500 {
+        save(store, &t, turn(refs[n], &refs[..n])).await;
+    }
+    let chain = store.chain(&t, "resp_499").await.expect("chain").unwrap();
+    assert_eq!(chain.ids, ids);
+    assert_eq!(chain.missing, None);
+    assert_eq!(chain.turns.len(), 500);
+    for (n, turn) in chain.turns.iter().enumerate() {
+        assert_eq!(turn.id, ids[n]);
+        assert!(
+            turn.input.contains(&format!("question of {}", ids[n])),
+            "turn {n}: {}",
+            turn.input
+        );
+        assert!(turn.output.contains(&format!("answer of {}", ids[n])));
+    }
+    // A branch from the middle sees the first half and itself.
+    save(store, &t, turn("resp_fork", &refs[..250])).await;
+    let fork = store.chain(&t, "resp_fork").await.expect("chain").unwrap();
+    assert_eq!(fork.turns.len(), 251);
+    assert_eq!(fork.turns[249].id, "resp_249");
+    assert_eq!(fork.turns[250].id, "resp_fork");
+}
+
+pub async fn turns_are_read_by_id(store: &dyn ResponseStore) {
+    let t = tenant("turns");
+    let (a, b) = (turn("resp_a", &[]), turn("resp_b", &["resp_a"]));
+    save(store, &t, a.clone()).await;
+    save(store, &t, b.clone()).await;
+    let ids = ["resp_b", "resp_gone", "resp_a"].map(str::to_owned);
+    assert_eq!(
+        store.turns(&t, &ids).await.expect("turns"),
+        [Some(b.turn()), None, Some(a.turn())]
+    );
+    assert_eq!(
+        store.turns(&tenant("other"), &ids).await.expect("turns"),
+        [None, None, None],
+        "another tenant's turns are not found"
+    );
+    assert_eq!(
+        store.turns(&t, &[]).await.expect("turns"),
+        Vec::<Option<StoredTurn>>::new()
+    );
+}
+
 pub async fn tenants_are_isolated(store: &dyn ResponseStore) {
     let (alice, bob, anonymous) = (tenant("alice"), tenant("bob"), tenant_key(None));
-    let mine = turn("resp_shared_id", None);
-    store.save(&alice, mine.clone()).await.expect("save");
-    store
-        .save(&alice, turn("resp_child", Some("resp_shared_id")))
-        .await
-        .expect("save");
+    let mine = turn("resp_shared_id", &[]);
+    save(store, &alice, mine.clone()).await;
+    save(store, &alice, turn("resp_child", &["resp_shared_id"])).await;
     for other in [&bob, &anonymous] {
         assert_eq!(store.get(other, "resp_shared_id").await.expect("get"), None);
         assert_eq!(store.chain(other, "resp_child").await.expect("chain"), None);
@@ -201,9 +283,9 @@ pub async fn tenants_are_isolated(store: &dyn ResponseStore) {
     );
 
     // The same id saved by another tenant is another record.
-    let mut theirs = turn("resp_shared_id", None);
+    let mut theirs = turn("resp_shared_id", &[]);
     theirs.output = r#"["bob's"]"#.to_owned();
-    store.save(&bob, theirs.clone()).await.expect("save");
+    save(store, &bob, theirs.clone()).await;
     assert_eq!(
         store.get(&bob, "resp_shared_id").await.expect("get"),
         Some(theirs)
@@ -213,11 +295,13 @@ pub async fn tenants_are_isolated(store: &dyn ResponseStore) {
         Some(mine)
     );
     // Bob's record does not extend Alice's chain, nor the other way round:
-    // to Bob, Alice's record is missing.
-    store
-        .save(&bob, turn("resp_bob_child", Some("resp_child")))
-        .await
-        .expect("save");
+    // to Bob, Alice's records are missing.
+    save(
+        store,
+        &bob,
+        turn("resp_bob_child", &["resp_other", "resp_child"]),
+    )
+    .await;
     assert_eq!(
         chain_ids(store, &bob, "resp_bob_child").await,
         broken(&["resp_bob_child"], "resp_child")
@@ -231,12 +315,16 @@ pub async fn tenant_separators_do_not_collide(store: &dyn ResponseStore) {
         ("a", "b:c"),
         ("a%3Ab", "c"),
         ("a:b%", "c"),
+        ("a}b", "c"),
+        ("a", "b}c"),
+        ("{a}", "c"),
         ("", "a:b:c"),
+        ("%", "a:b:c"),
     ];
     for (t, id) in pairs {
-        let mut record = turn(id, None);
+        let mut record = turn(id, &[]);
         record.output = format!(r#"["{t}"]"#);
-        store.save(t, record).await.expect("save");
+        save(store, t, record).await;
     }
     for (t, id) in pairs {
         let record = store.get(t, id).await.expect("get").expect("saved");
@@ -251,10 +339,7 @@ pub async fn tenant_separators_do_not_collide(store: &dyn ResponseStore) {
 pub async fn chain_of_unknown_id_is_none(store: &dyn ResponseStore) {
     let t = tenant("unknown");
     assert_eq!(store.chain(&t, "resp_nope").await.expect("chain"), None);
-    store
-        .save(&t, turn("resp_orphan", Some("resp_never_saved")))
-        .await
-        .expect("save");
+    save(store, &t, turn("resp_orphan", &["resp_never_saved"])).await;
     assert_eq!(
         chain_ids(store, &t, "resp_orphan").await,
         broken(&["resp_orphan"], "resp_never_saved"),
@@ -262,23 +347,14 @@ pub async fn chain_of_unknown_id_is_none(store: &dyn ResponseStore) {
     );
 }
 
-/// The nearest missing ancestor is named, not the oldest: the walk cannot see
-/// past it.
-pub async fn deleted_parent_is_named_missing(store: &dyn ResponseStore) {
+/// The nearest missing ancestor is named, and only the turns after it are
+/// returned: a continuation must not skip over a hole.
+pub async fn deleted_ancestor_is_named_missing(store: &dyn ResponseStore) {
     let t = tenant("deleted-parent");
-    store.save(&t, turn("resp_1", None)).await.expect("save");
-    store
-        .save(&t, turn("resp_2", Some("resp_1")))
-        .await
-        .expect("save");
-    store
-        .save(&t, turn("resp_3", Some("resp_2")))
-        .await
-        .expect("save");
-    store
-        .save(&t, turn("resp_4", Some("resp_3")))
-        .await
-        .expect("save");
+    save(store, &t, turn("resp_1", &[])).await;
+    save(store, &t, turn("resp_2", &["resp_1"])).await;
+    save(store, &t, turn("resp_3", &["resp_1", "resp_2"])).await;
+    save(store, &t, turn("resp_4", &["resp_1", "resp_2", "resp_3"])).await;
     assert!(store.delete(&t, "resp_2").await.expect("delete"));
     assert_eq!(
         chain_ids(store, &t, "resp_4").await,
@@ -293,59 +369,77 @@ pub async fn deleted_parent_is_named_missing(store: &dyn ResponseStore) {
         whole(&["resp_1"]),
         "the older part is whole"
     );
-    assert!(store.delete(&t, "resp_1").await.expect("delete"));
+    let chain = store.chain(&t, "resp_4").await.expect("chain").unwrap();
+    assert_eq!(
+        chain.ids,
+        ["resp_1", "resp_2", "resp_3", "resp_4"],
+        "the ids still name the whole conversation"
+    );
+    assert!(store.delete(&t, "resp_3").await.expect("delete"));
     assert_eq!(
         chain_ids(store, &t, "resp_4").await,
-        broken(&["resp_3", "resp_4"], "resp_2")
+        broken(&["resp_4"], "resp_3")
     );
 }
 
-/// A record whose parents loop back to it (no sequence of saves through the
-/// API builds one) is corrupt, not an endless or shortened chain.
-pub async fn looping_parents_are_corrupt(store: &dyn ResponseStore) {
-    let t = tenant("loop");
-    store
-        .save(&t, turn("resp_a", Some("resp_b")))
-        .await
-        .expect("save");
-    store
-        .save(&t, turn("resp_b", Some("resp_a")))
-        .await
-        .expect("save");
-    let chain = store.chain(&t, "resp_a").await;
-    assert!(matches!(chain, Err(StoreError::Corrupt(_))), "{chain:?}");
-    store
-        .save(&t, turn("resp_self", Some("resp_self")))
-        .await
-        .expect("save");
-    let chain = store.chain(&t, "resp_self").await;
-    assert!(matches!(chain, Err(StoreError::Corrupt(_))), "{chain:?}");
+/// A record whose parent is not its last ancestor, or that lists itself
+/// among them, is refused: no sequence of saves through the API builds one.
+pub async fn inconsistent_ancestry_is_not_kept(store: &dyn ResponseStore) {
+    let t = tenant("inconsistent");
+    let mut wrong_parent = turn("resp_x", &["resp_a", "resp_b"]);
+    wrong_parent.parent = Some("resp_a".to_owned());
+    let mut no_parent = turn("resp_x", &["resp_a"]);
+    no_parent.parent = None;
+    let own_ancestor = turn("resp_x", &["resp_a", "resp_x"]);
+    for record in [wrong_parent, no_parent, own_ancestor] {
+        let refused = store.save(&t, record.clone()).await;
+        assert!(
+            matches!(refused, Err(StoreError::NotKept(_))),
+            "{record:?}: {refused:?}"
+        );
+    }
+    assert_eq!(store.get(&t, "resp_x").await.expect("get"), None);
 }
 
-/// The parent is saved, over half the TTL passes, the child is saved, over
-/// half the TTL passes again: the parent is gone, the child's chain is the
-/// child alone, and names the parent as missing.
+/// Saving a continuation renews its ancestors: over half the TTL after the
+/// parent, the child is saved; over half the TTL later, past the parent's own
+/// TTL, the conversation is whole; it expires as a whole after that.
+pub async fn continuing_renews_the_ancestors(
+    store: &dyn ResponseStore,
+    pass_over_half_the_ttl: PassOverHalfTheTtl,
+) {
+    let t = tenant("renew");
+    save(store, &t, turn("resp_old", &[])).await;
+    save(store, &t, turn("resp_idle", &[])).await;
+    pass_over_half_the_ttl().await;
+    save(store, &t, turn("resp_new", &["resp_old"])).await;
+    pass_over_half_the_ttl().await;
+    assert_eq!(store.get(&t, "resp_idle").await.expect("get"), None);
+    assert!(store.get(&t, "resp_old").await.expect("get").is_some());
+    assert_eq!(
+        chain_ids(store, &t, "resp_new").await,
+        whole(&["resp_old", "resp_new"])
+    );
+    pass_over_half_the_ttl().await;
+    assert_eq!(store.get(&t, "resp_old").await.expect("get"), None);
+    assert_eq!(store.chain(&t, "resp_new").await.expect("chain"), None);
+}
+
+/// A parent that expired before its child was saved is named missing.
 pub async fn expired_parent_is_named_missing(
     store: &dyn ResponseStore,
     pass_over_half_the_ttl: PassOverHalfTheTtl,
 ) {
     let t = tenant("expiry");
-    store.save(&t, turn("resp_old", None)).await.expect("save");
+    save(store, &t, turn("resp_old", &[])).await;
     pass_over_half_the_ttl().await;
-    store
-        .save(&t, turn("resp_new", Some("resp_old")))
-        .await
-        .expect("save");
-    assert_eq!(
-        chain_ids(store, &t, "resp_new").await,
-        whole(&["resp_old", "resp_new"])
-    );
     pass_over_half_the_ttl().await;
     assert_eq!(
         store.get(&t, "resp_old").await.expect("get"),
         None,
         "the parent expired"
     );
+    save(store, &t, turn("resp_new", &["resp_old"])).await;
     assert_eq!(
         chain_ids(store, &t, "resp_new").await,
         broken(&["resp_new"], "resp_old")

@@ -7,7 +7,9 @@ use serde_json::value::RawValue;
 use wirebridge_wire::error::ApiError;
 use wirebridge_wire::Str;
 
-use super::{unavailable, Stateful};
+use wirebridge_store::StoreError;
+
+use super::{unavailable, with_output, Stateful};
 use crate::body::ResponseBody;
 use crate::replies::Refused;
 
@@ -55,7 +57,8 @@ impl Stateful {
         };
         let result = match route {
             Route::Retrieve(id) => match self.store.get(tenant, &id).await {
-                Ok(Some(record)) => Ok(record.response.into_bytes()),
+                Ok(Some(record)) => with_output(&record.response, &record.output)
+                    .map_err(|e| unavailable(&StoreError::Corrupt(format!("response {id}: {e}")))),
                 Ok(None) => Err(not_found(&id)),
                 Err(e) => Err(unavailable(&e)),
             },

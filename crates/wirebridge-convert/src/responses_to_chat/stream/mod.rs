@@ -128,7 +128,7 @@ impl StreamTranslator {
     /// A translator for one response.
     pub fn new(ctx: ResponsesContext) -> Self {
         let think = ThinkSplitter::new(ctx.think_tags);
-        let ids = ResponseIds::new();
+        let ids = ctx.ids.clone();
         Self {
             response_id: ids.response(),
             model: ctx.model.clone(),
