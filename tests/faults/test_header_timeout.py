@@ -10,7 +10,9 @@ import time
 import harness
 import probe
 
-HEADER_TIMEOUT = 1.0
+# Wide enough that opening 300 sockets and serving a client fit well inside
+# it on a slow, shared machine.
+HEADER_TIMEOUT = 3.0
 
 
 def test_300_half_sent_heads_are_closed_while_real_clients_are_served(chain):
@@ -19,15 +21,17 @@ def test_300_half_sent_heads_are_closed_while_real_clients_are_served(chain):
     opened = time.monotonic()
     sockets = [probe.half_head(bridge) for _ in range(300)]
     try:
+        # All held at once, looked at before the first is due to close.
+        before_due = opened + HEADER_TIMEOUT * 0.8 - time.monotonic()
+        assert before_due > 0, "opening the sockets took most of the timeout"
+        assert probe.eventually(lambda: probe.accepted_connections(pid, port) >= 300, before_due), \
+            "the half-sent heads were not all accepted"
         # A real client, served at once beside them.
         started = time.monotonic()
         with harness.client(bridge, timeout=5) as client:
             response = client.responses.create(model="demo", input="hello")
         assert response.status == "completed" and "hello" in response.output_text
-        assert time.monotonic() - started < HEADER_TIMEOUT, "the real client waited"
-        # All held at once (before the first is due to close).
-        assert probe.eventually(lambda: probe.accepted_connections(pid, port) >= 300, 0.5), \
-            "the half-sent heads were not all accepted"
+        assert time.monotonic() - started < HEADER_TIMEOUT / 2, "the real client waited"
 
         closed = probe.wait_closed(sockets, HEADER_TIMEOUT + 3)
         assert len(closed) == 300, f"{300 - len(closed)} connections still open"
