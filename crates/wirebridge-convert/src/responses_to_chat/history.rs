@@ -123,6 +123,9 @@ pub struct Turn {
     /// This turn's own input items as a JSON array, each with a `type` and
     /// an `id` (`GET /v1/responses/{id}/input_items` lists them by id).
     pub input: String,
+    /// Whether the client asked for the response to be stored (it did not
+    /// send `store: false`).
+    pub store: bool,
 }
 
 /// A finished response, as a response store keeps it: what the stream

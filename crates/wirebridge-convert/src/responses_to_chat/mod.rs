@@ -77,6 +77,10 @@ pub struct Options {
     /// honoured rather than lost, and each translation carries the
     /// [`Turn`] to keep.
     pub store: bool,
+    /// With [`store`](Self::store): carry the [`Turn`] even when the client
+    /// sent `store: false` (its [`Turn::store`] says so), for a cache that
+    /// keeps every response of one connection whatever it asked.
+    pub keep_unstored: bool,
 }
 
 /// A sealer and the tenant it seals for.

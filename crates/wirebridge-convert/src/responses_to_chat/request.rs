@@ -110,11 +110,13 @@ fn translate<'a>(
     // The response's ids, known now: the turn's input items get ids of the
     // same stem as the response's own, so an item id names its response.
     let ids = ResponseIds::new();
-    let keeps = options.store && request.store != Some(false);
+    let store = request.store != Some(false);
+    let keeps = options.store && (store || options.keep_unstored);
     let turn = match keeps {
         true => Some(Turn {
             previous_response_id: history.previous_response_id().map(str::to_owned),
             input: turn_input(request.input.as_ref(), &ids, history)?,
+            store,
         }),
         false => None,
     };

@@ -51,18 +51,18 @@ impl Stateful {
         route: Route,
         query: Option<&str>,
     ) -> Response<ResponseBody<B>> {
-        let Some(tenant) = tenant else {
+        let (Some(tenant), Some(store)) = (tenant, self.store()) else {
             let (Route::Retrieve(id) | Route::Delete(id) | Route::InputItems(id)) = route;
             return not_found(&id).response();
         };
         let result = match route {
-            Route::Retrieve(id) => match self.store.get(tenant, &id).await {
+            Route::Retrieve(id) => match store.get(tenant, &id).await {
                 Ok(Some(record)) => with_output(&record.response, &record.output)
                     .map_err(|e| unavailable(&StoreError::Corrupt(format!("response {id}: {e}")))),
                 Ok(None) => Err(not_found(&id)),
                 Err(e) => Err(unavailable(&e)),
             },
-            Route::Delete(id) => match self.store.delete(tenant, &id).await {
+            Route::Delete(id) => match store.delete(tenant, &id).await {
                 Ok(true) => Ok(json(&Deleted {
                     id: &id,
                     object: "response.deleted",
@@ -73,7 +73,7 @@ impl Stateful {
             },
             Route::InputItems(id) => match Page::parse(query) {
                 Err(refused) => Err(refused),
-                Ok(page) => match self.store.get(tenant, &id).await {
+                Ok(page) => match store.get(tenant, &id).await {
                     Ok(Some(record)) => page.list(&record.input),
                     Ok(None) => Err(not_found(&id)),
                     Err(e) => Err(unavailable(&e)),

@@ -1,0 +1,117 @@
+//! Keeping a finished response: the record, without its output in the
+//! response object, saved to the connection's cache and to the store.
+
+use serde_json::value::RawValue;
+use wirebridge_convert::responses_to_chat::{Finished, Turn};
+use wirebridge_store::{ResponseStore, StoreError, StoredResponse};
+use wirebridge_wire::responses::strict::ResponseStatus;
+use wirebridge_wire::RawObject;
+
+use super::Stateful;
+
+/// A finished response to keep, and where.
+pub(crate) struct Record {
+    record: StoredResponse,
+    /// Whether the client asked for it to be stored (not only cached).
+    store: bool,
+}
+
+impl Stateful {
+    /// What to keep of a finished response continuing `ancestors`: nothing
+    /// for a failed one. The response object is kept without its output
+    /// items, which are kept once, beside it.
+    pub(crate) fn record(
+        &self,
+        turn: Turn,
+        ancestors: Vec<String>,
+        finished: Finished<'_>,
+    ) -> Option<Record> {
+        if finished.status == ResponseStatus::Failed {
+            return None;
+        }
+        let record = StoredResponse {
+            id: finished.id.to_owned(),
+            parent: turn.previous_response_id,
+            ancestors,
+            created_at: finished.created_at,
+            input: turn.input,
+            output: finished.output_array(),
+            response: envelope(finished.response),
+        };
+        Some(Record {
+            record,
+            store: turn.store,
+        })
+    }
+
+    /// Keeps a finished response; whether it was stored as asked (a failed
+    /// response is not kept, and needs not be).
+    pub(crate) async fn save(
+        &self,
+        tenant: &str,
+        turn: Turn,
+        ancestors: Vec<String>,
+        finished: Finished<'_>,
+    ) -> bool {
+        match self.record(turn, ancestors, finished) {
+            Some(record) => self.save_record(tenant, record).await,
+            None => true,
+        }
+    }
+
+    /// Keeps a record: in the connection's cache, if any, and in the store
+    /// when the client asked. Whether it was stored as asked: the answer is
+    /// delivered even when it cannot be, the failure logged, and it then
+    /// says `store: false`.
+    pub(crate) async fn save_record(&self, tenant: &str, record: Record) -> bool {
+        let Record { record, store } = record;
+        let id = record.id.clone();
+        match (&self.store, store) {
+            (Some(shared), true) => {
+                if let Some(cache) = &self.cache {
+                    let _ = log_failure(&id, cache.save(tenant, record.clone()).await);
+                }
+                log_failure(&id, shared.save(tenant, record).await).is_ok()
+            }
+            (_, asked) => {
+                if let Some(cache) = &self.cache {
+                    let _ = log_failure(&id, cache.save(tenant, record).await);
+                }
+                // Asked to be stored with no store to keep it beyond the
+                // connection: its response says it was not stored.
+                !asked
+            }
+        }
+    }
+}
+
+fn log_failure(id: &str, result: Result<(), StoreError>) -> Result<(), StoreError> {
+    if let Err(e) = &result {
+        tracing::error!(response_id = %id, error = %e, "could not keep the response");
+    }
+    result
+}
+
+/// The response object as stored: its `output` written `[]`, the items
+/// being kept beside it.
+fn envelope(response: &str) -> String {
+    let parsed = serde_json::from_str::<&RawValue>(response)
+        .ok()
+        .and_then(|raw| RawObject::parse(raw).ok());
+    match parsed {
+        Some(mut object) => {
+            object.set("output", "[]");
+            object.to_raw().get().to_owned()
+        }
+        // The translator wrote it: always an object.
+        None => response.to_owned(),
+    }
+}
+
+/// The stored response object with its output items put back.
+pub(crate) fn with_output(envelope: &str, output: &str) -> Result<Vec<u8>, serde_json::Error> {
+    let raw: &RawValue = serde_json::from_str(envelope)?;
+    let mut object = RawObject::parse(raw)?;
+    object.set_borrowed("output", serde_json::from_str(output)?);
+    Ok(object.to_raw().get().as_bytes().to_vec())
+}

@@ -1,0 +1,215 @@
+//! What the store holds for one request: the conversation it continues and
+//! the items it refers to by id, read from the connection's cache first.
+
+use serde_json::value::RawValue;
+use wirebridge_convert::ids::ResponseIds;
+use wirebridge_convert::responses_to_chat::History;
+use wirebridge_convert::ConvertError;
+use wirebridge_store::{Chain, ResponseStore, StoreError, StoredTurn};
+
+use super::{previous_not_found, unavailable, MissingHistory, Stateful};
+use crate::replies::Refused;
+
+/// What the store holds for one request: the conversation it continues
+/// and the turns holding the items it refers to by id.
+#[derive(Default)]
+pub(crate) struct Resolved {
+    /// The response continued, and its conversation.
+    continued: Option<(String, Chain)>,
+    /// The stored turns the request's `item_reference` items may name, when
+    /// it has any.
+    referable: Option<Vec<StoredTurn>>,
+}
+
+impl Resolved {
+    /// The conversation as the translator reads it: each turn's input
+    /// items, then its output items, borrowed as stored; and the items
+    /// references may name.
+    pub(crate) fn history(&self) -> Result<History<'_>, Refused> {
+        let mut history = match &self.continued {
+            Some((id, chain)) => History::new(id, chain.turns.iter().flat_map(turn_arrays)),
+            None => History::default(),
+        };
+        if let Some(referable) = &self.referable {
+            let turns = self.chain_turns().chain(referable);
+            let mut items = Vec::new();
+            for array in turns.flat_map(turn_arrays) {
+                let parsed: Vec<&RawValue> = serde_json::from_str(array).map_err(|e| {
+                    Refused::from_convert(ConvertError::UnreadableHistory(e.to_string()))
+                })?;
+                items.extend(parsed);
+            }
+            history = history.with_referable_items(items);
+        }
+        Ok(history)
+    }
+
+    /// The earlier response the conversation misses, when continued
+    /// without it.
+    pub(crate) fn missing(&self) -> Option<&str> {
+        self.continued.as_ref()?.1.missing.as_deref()
+    }
+
+    /// The responses a response continuing this conversation continues,
+    /// oldest first.
+    pub(crate) fn ancestors(&self) -> Vec<String> {
+        self.continued
+            .as_ref()
+            .map(|(_, chain)| chain.ids.clone())
+            .unwrap_or_default()
+    }
+
+    fn chain_turns(&self) -> impl Iterator<Item = &StoredTurn> {
+        self.continued.iter().flat_map(|(_, chain)| &chain.turns)
+    }
+}
+
+/// A turn's input items, then its output items.
+fn turn_arrays(turn: &StoredTurn) -> [&str; 2] {
+    [turn.input.as_str(), turn.output.as_str()]
+}
+
+impl Stateful {
+    /// What is kept for a request continuing `previous` (if any) and
+    /// referring to the items `references`: one store round trip for each
+    /// that is asked for (and one more on a WebSocket connection whose cache
+    /// holds only part of a conversation).
+    pub(crate) async fn resolve(
+        &self,
+        tenant: &str,
+        previous: Option<&str>,
+        references: &[&str],
+        policy: MissingHistory,
+    ) -> Result<Resolved, Refused> {
+        let mut resolved = Resolved::default();
+        if let Some(id) = previous {
+            let chain = self.conversation(tenant, id, policy).await?;
+            resolved.continued = Some((id.to_owned(), chain));
+        }
+        if !references.is_empty() {
+            let in_chain = |id: &String| resolved.chain_turns().any(|turn| &turn.id == id);
+            let mut responses: Vec<String> = Vec::new();
+            for response in references
+                .iter()
+                .filter_map(|r| ResponseIds::response_of(r))
+            {
+                if !responses.contains(&response) && !in_chain(&response) {
+                    responses.push(response);
+                }
+            }
+            let turns = self
+                .turns(tenant, &responses)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            resolved.referable = Some(turns.into_iter().flatten().collect());
+        }
+        Ok(resolved)
+    }
+
+    /// The conversation ending with response `id`: a 404 in the client's
+    /// API if the tenant has no such response or no longer has one of its
+    /// ancestors (continuing without it would silently drop turns), a 503 if
+    /// the store cannot be reached.
+    async fn conversation(
+        &self,
+        tenant: &str,
+        id: &str,
+        policy: MissingHistory,
+    ) -> Result<Chain, Refused> {
+        match self.chain(tenant, id).await {
+            Ok(Some(Chain {
+                missing: Some(missing),
+                ..
+            })) if policy == MissingHistory::Refuse => Err(previous_not_found(format!(
+                "Previous response with id '{id}' cannot be continued: its conversation is \
+                 missing the earlier response '{missing}' (expired, evicted or deleted)."
+            ))),
+            Ok(Some(chain)) => Ok(chain),
+            Ok(None) => Err(previous_not_found(format!(
+                "Previous response with id '{id}' not found."
+            ))),
+            Err(e) => Err(unavailable(&e)),
+        }
+    }
+
+    /// The conversation ending at `id`: from the connection's cache if it
+    /// has the response (completed from the store where the cache lacks an
+    /// earlier turn, one continued from another connection), else from the
+    /// store.
+    async fn chain(&self, tenant: &str, id: &str) -> Result<Option<Chain>, StoreError> {
+        if let Some(cache) = &self.cache {
+            if let Some(chain) = cache.chain(tenant, id).await? {
+                return match (&self.store, chain.missing.is_some()) {
+                    (Some(store), true) => complete(store.as_ref(), tenant, chain).await.map(Some),
+                    _ => Ok(Some(chain)),
+                };
+            }
+        }
+        match &self.store {
+            Some(store) => store.chain(tenant, id).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The turns of the responses `ids`, from the cache where it has them,
+    /// else from the store.
+    async fn turns(
+        &self,
+        tenant: &str,
+        ids: &[String],
+    ) -> Result<Vec<Option<StoredTurn>>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut found = match &self.cache {
+            Some(cache) => cache.turns(tenant, ids).await?,
+            None => vec![None; ids.len()],
+        };
+        if let Some(store) = &self.store {
+            fill(store.as_ref(), tenant, ids, &mut found).await?;
+        }
+        Ok(found)
+    }
+}
+
+/// A cached conversation with the turns the cache lacks read from the store.
+async fn complete(
+    store: &dyn ResponseStore,
+    tenant: &str,
+    cached: Chain,
+) -> Result<Chain, StoreError> {
+    let Chain { ids, mut turns, .. } = cached;
+    let own = turns.pop().expect("a chain holds the response asked for");
+    let ancestors = &ids[..ids.len() - 1];
+    let mut found: Vec<Option<StoredTurn>> = vec![None; ancestors.len()];
+    // The turns the cache had are the most recent ones.
+    let offset = ancestors.len() - turns.len();
+    for (slot, turn) in found[offset..].iter_mut().zip(turns) {
+        *slot = Some(turn);
+    }
+    fill(store, tenant, ancestors, &mut found).await?;
+    Ok(Chain::assemble(ancestors, found, own))
+}
+
+/// Reads from the store the turns of `ids` that `found` lacks.
+async fn fill(
+    store: &dyn ResponseStore,
+    tenant: &str,
+    ids: &[String],
+    found: &mut [Option<StoredTurn>],
+) -> Result<(), StoreError> {
+    let lacking: Vec<String> = ids
+        .iter()
+        .zip(found.iter())
+        .filter(|(_, turn)| turn.is_none())
+        .map(|(id, _)| id.clone())
+        .collect();
+    if lacking.is_empty() {
+        return Ok(());
+    }
+    let mut stored = store.turns(tenant, &lacking).await?.into_iter();
+    for slot in found.iter_mut().filter(|turn| turn.is_none()) {
+        *slot = stored.next().flatten();
+    }
+    Ok(())
+}
