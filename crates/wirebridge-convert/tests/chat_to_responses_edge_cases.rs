@@ -202,3 +202,31 @@ fn flat_error_events_and_garbage_fail_cleanly() {
         .unwrap()
         .contains("not valid JSON"));
 }
+
+/// Found by the `responses_stream` fuzz target, kept as it minimized it: an
+/// item starts the stream before `response.created`, which then names
+/// another model. Every chunk must keep the first chunk's header.
+#[test]
+fn a_late_lifecycle_event_keeps_the_chunk_header() {
+    let upstream: &[u8] = b"d\ndata: {\"type\":\"response.output_item.added\"}\n\n\xff\xff\xff\n\
+        data: {\"type\":\"response.created\",\"\":0,\"response\":{\"s\":null,\"model\":\"x\",\"\":{}}}\n\n\
+        data: {\"type\":\"response.output_text.delta\",\"delta\":\"The\"}\n\nev0}";
+    let ctx = ChatContext {
+        model: "m".to_owned(),
+        include_usage: true,
+        ..Default::default()
+    };
+    let (out, _) = common::drive(StreamTranslator::new(ctx), upstream, 0);
+    let frames = parse_sse(&out);
+    let t = chat_grammar::check(&frames, true)
+        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&out)));
+    assert_eq!(t.text, "The");
+    assert!(
+        t.error.is_some(),
+        "the stream was cut: it ends with an error"
+    );
+    for frame in &frames[..frames.len() - 1] {
+        let chunk: Value = serde_json::from_str(&frame.data).unwrap();
+        assert_eq!(chunk["model"], "m");
+    }
+}

@@ -231,6 +231,12 @@ impl StreamTranslator {
     }
 
     fn note_response(&mut self, raw: Option<&RawValue>) {
+        // Every chunk repeats the first chunk's `created` and `model`: once
+        // it is written, a late or repeated lifecycle event (one naming
+        // another model) must not change them.
+        if self.started {
+            return;
+        }
         let Some(body) = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
         else {
             return;
