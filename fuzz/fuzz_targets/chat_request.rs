@@ -1,19 +1,29 @@
 //! Arbitrary bytes as a Chat Completions request body, translated for a
 //! Responses backend with the default options.
 //!
-//! Checks, beyond not panicking: a translated body is JSON; a refusal has a
-//! message, a 4xx or 5xx status and an error body that is JSON.
+//! Checks, beyond not panicking: a translated body is JSON (see
+//! [`Json`]: as strictly as the request was); a refusal has a message, a
+//! 4xx or 5xx status and an error body that is JSON.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use wirebridge_convert::chat_to_responses::{translate_request, Options};
+use wirebridge_fuzz::Json;
 
 fuzz_target!(|data: &[u8]| {
     match translate_request(data, &Options::default()) {
         Ok(translated) => {
-            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&translated.body) {
-                panic!(
-                    "translated body is not JSON ({e}): {}",
+            // JSON in, JSON out: strictly, when the request was strictly
+            // JSON; by the grammar at least, when it held values (a lone
+            // surrogate escape, say) that only the grammar allows, since
+            // those are copied as the client wrote them. The request is
+            // only read again when the body is not strictly JSON.
+            let output = Json::of(&translated.body);
+            if output != Json::Strict {
+                let input = Json::of(data);
+                assert!(
+                    input != Json::Strict && output == Json::Grammar,
+                    "a {input:?} request translated to a {output:?} body: {}",
                     String::from_utf8_lossy(&translated.body)
                 );
             }
@@ -28,9 +38,9 @@ fuzz_target!(|data: &[u8]| {
                 "{error:?}: status {}",
                 error.status()
             );
-            let body = error.to_body();
-            assert!(
-                serde_json::from_slice::<serde_json::Value>(&body).is_ok(),
+            assert_eq!(
+                Json::of(&error.to_body()),
+                Json::Strict,
                 "error body is not JSON"
             );
         }

@@ -5,7 +5,9 @@
 //! stream grammar, failed streams included (the bridge promises that a
 //! failure closes the open item and lists every item sent in
 //! `response.failed`), with exactly one terminal event, and the translator
-//! says it is finished.
+//! says it is finished. A value the upstream sent that is JSON only by the
+//! grammar is copied as sent and stops the checker there (see
+//! [`unreadable_copy`]).
 //!
 //! The options byte chooses the context: bits 0–1 how reasoning is shown
 //! (auto, text, summary), bits 2–3 `<think>` tags (off, tags, starts
@@ -20,7 +22,7 @@ use wirebridge_convert::responses_to_chat::{
     translate_request, Options, ReasoningOutput, ResponsesContext, StreamTranslator,
 };
 use wirebridge_convert::SseTranslator;
-use wirebridge_fuzz::{StreamInput, TOOLS_REQUEST};
+use wirebridge_fuzz::{unreadable_copy, StreamInput, TOOLS_REQUEST};
 use wirebridge_testkit::{parse_sse, responses_grammar};
 
 const TERMINALS: [&str; 3] = [
@@ -67,7 +69,11 @@ fuzz_target!(|data: &[u8]| {
 
     let frames = parse_sse(&out);
     if let Err(violation) = responses_grammar::check(&frames) {
-        panic!("{violation}\n{}", String::from_utf8_lossy(&out));
+        assert!(
+            unreadable_copy(&violation, &frames, input.stream),
+            "{violation}\n{}",
+            String::from_utf8_lossy(&out)
+        );
     }
     let terminals = frames
         .iter()

@@ -4,7 +4,9 @@
 //! Checks, beyond not panicking: the output passes the strict Chat chunk
 //! grammar (with the usage chunk that `include_usage` asks for), ends with
 //! exactly one terminal frame, `data: [DONE]` or an error chunk, as its
-//! last frame, and the translator says it is finished.
+//! last frame, and the translator says it is finished. A value the upstream
+//! sent that is JSON only by the grammar is copied as sent and stops the
+//! checker there (see [`unreadable_copy`]).
 //!
 //! The options byte chooses the context: bits 0–1 where reasoning goes
 //! (omitted, `reasoning_content`, `reasoning`), bit 2 log probabilities,
@@ -15,7 +17,7 @@
 use libfuzzer_sys::fuzz_target;
 use wirebridge_convert::chat_to_responses::{ChatContext, ChatReasoning, StreamTranslator};
 use wirebridge_convert::SseTranslator;
-use wirebridge_fuzz::StreamInput;
+use wirebridge_fuzz::{unreadable_copy, StreamInput};
 use wirebridge_testkit::{chat_grammar, parse_sse};
 
 fn context(options: u8) -> ChatContext {
@@ -55,7 +57,11 @@ fuzz_target!(|data: &[u8]| {
 
     let frames = parse_sse(&out);
     if let Err(violation) = chat_grammar::check(&frames, true) {
-        panic!("{violation}\n{}", String::from_utf8_lossy(&out));
+        assert!(
+            unreadable_copy(&violation, &frames, input.stream),
+            "{violation}\n{}",
+            String::from_utf8_lossy(&out)
+        );
     }
     let terminals = frames.iter().filter(|f| is_terminal(&f.data)).count();
     assert_eq!(terminals, 1, "{}", String::from_utf8_lossy(&out));

@@ -10,10 +10,10 @@
 //! ([`pieces`]), so the fuzzer controls the split points of every input it
 //! keeps and a finding replays with the same cuts. `options` is read by
 //! each target for itself (context settings, an event size limit). Seeds
-//! are recorded streams behind two zero bytes (`fuzz/seed.py`): one piece,
-//! default settings.
+//! are recorded streams behind a header (`fuzz/seed.py`).
 
-use wirebridge_testkit::split_points;
+use serde::de::IgnoredAny;
+use wirebridge_testkit::{parse_sse, split_points, SseFrame, Violation};
 
 /// An input cut into its header bytes and the stream they describe.
 #[derive(Debug, Clone, Copy)]
@@ -67,6 +67,10 @@ pub fn pieces(stream: &[u8], split: u8) -> Vec<&[u8]> {
                 start = point;
             }
             out.push(&stream[start..]);
+            // Fuzz builds keep debug assertions: a cut that lost or repeated
+            // bytes would report bugs the translators do not have.
+            debug_assert!(out.iter().all(|p| !p.is_empty()));
+            debug_assert_eq!(out.iter().map(|p| p.len()).sum::<usize>(), stream.len());
             out
         }
     }
@@ -85,18 +89,50 @@ pub const TOOLS_REQUEST: &str = r#"{"model":"m","input":"go","stream":true,
  {"type":"custom","name":"apply_patch","format":{"type":"grammar","syntax":"lark","definition":"start: /.+/"}},
  {"type":"tool_search","execution":"client","description":"Finds tools.","parameters":{"type":"object","properties":{"query":{"type":"string"}}}}]}"#;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// How far some bytes are JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Json {
+    /// JSON as serde_json reads it into a `Value`: strings with paired
+    /// surrogates, numbers within `f64`, at most 128 levels deep.
+    Strict,
+    /// JSON only by the grammar of RFC 8259, which is all that serde_json
+    /// checks of a raw value (`RawValue`). The translators copy the values
+    /// they do not change as raw values, as the client or backend wrote
+    /// them, so such input gives such output.
+    Grammar,
+    /// Not JSON.
+    Not,
+}
 
-    #[test]
-    fn pieces_concatenate_to_the_stream() {
-        let stream: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
-        for split in 0..=u8::MAX {
-            let cut = pieces(&stream, split);
-            assert!(cut.iter().all(|p| !p.is_empty()));
-            assert_eq!(cut.concat(), stream);
+impl Json {
+    /// Classifies `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        if serde_json::from_slice::<serde_json::Value>(bytes).is_ok() {
+            Json::Strict
+        } else if serde_json::from_slice::<IgnoredAny>(bytes).is_ok() {
+            Json::Grammar
+        } else {
+            Json::Not
         }
-        assert!(pieces(&[], 7).is_empty());
     }
+}
+
+/// Whether a grammar checker's `violation` is only that it could not read a
+/// frame holding a value copied from the upstream `stream`.
+///
+/// The translators copy the values they do not change as the backend wrote
+/// them. A value that is JSON only by the grammar ([`Json::Grammar`]: a
+/// logprob of `2e684`, a lone surrogate escape) is copied too, and the
+/// strict checkers, which read frames with serde_json, stop at it. That is
+/// accepted when the frame is JSON by the grammar and the upstream did send
+/// such an event; the rest of the stream is then unchecked, and the target's
+/// other checks (one terminal event) still apply.
+pub fn unreadable_copy(violation: &Violation, frames: &[SseFrame], stream: &[u8]) -> bool {
+    violation.message.starts_with("data is not valid JSON")
+        && frames
+            .get(violation.frame)
+            .is_some_and(|frame| Json::of(frame.data.as_bytes()) == Json::Grammar)
+        && parse_sse(stream)
+            .iter()
+            .any(|frame| Json::of(frame.data.as_bytes()) == Json::Grammar)
 }
