@@ -12,6 +12,9 @@
 //! each target for itself (context settings, an event size limit). Seeds
 //! are recorded streams behind a header (`fuzz/seed.py`).
 
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
 use serde::de::IgnoredAny;
 use wirebridge_testkit::{parse_sse, split_points, SseFrame, Violation};
 
