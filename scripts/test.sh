@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace. Safe on a fresh machine: it installs the
-# system packages and creates the Python virtual environment the tests need.
+# Runs every test of the workspace, then each fuzz target for a short time.
+# Safe on a fresh machine: it installs the system packages, the Python
+# virtual environment and the fuzzing tool the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,7 @@ fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
@@ -54,6 +56,9 @@ python3 scripts/module_cycles.py crates/*/src
 
 echo "== cargo test"
 cargo test --workspace --quiet
+
+echo "== fuzzing: each target for 20 s (longer: bash scripts/fuzz.sh SECONDS)"
+bash scripts/fuzz.sh 20
 
 echo "== schema: translated output against the official OpenAPI spec"
 "$venv/bin/python" tests/schema/validate.py --self-test

@@ -202,3 +202,60 @@ fn flat_error_events_and_garbage_fail_cleanly() {
         .unwrap()
         .contains("not valid JSON"));
 }
+
+/// Found by the `responses_stream` fuzz target, kept as it minimized it: an
+/// item starts the stream before `response.created`, which then names
+/// another model. Every chunk must keep the first chunk's header.
+#[test]
+fn a_late_lifecycle_event_keeps_the_chunk_header() {
+    let upstream: &[u8] = b"d\ndata: {\"type\":\"response.output_item.added\"}\n\n\xff\xff\xff\n\
+        data: {\"type\":\"response.created\",\"\":0,\"response\":{\"s\":null,\"model\":\"x\",\"\":{}}}\n\n\
+        data: {\"type\":\"response.output_text.delta\",\"delta\":\"The\"}\n\nev0}";
+    let ctx = ChatContext {
+        model: "m".to_owned(),
+        include_usage: true,
+        ..Default::default()
+    };
+    let (out, _) = common::drive(StreamTranslator::new(ctx), upstream, 0);
+    let frames = parse_sse(&out);
+    let t = chat_grammar::check(&frames, true)
+        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&out)));
+    assert_eq!(t.text, "The");
+    assert!(
+        t.error.is_some(),
+        "the stream was cut: it ends with an error"
+    );
+    for frame in &frames[..frames.len() - 1] {
+        let chunk: Value = serde_json::from_str(&frame.data).unwrap();
+        assert_eq!(chunk["model"], "m");
+    }
+}
+
+/// Found by the `responses_stream` fuzz target, kept as it minimized it: a
+/// call a Chat client could neither run (no name) nor answer (no call id)
+/// fails the stream rather than opening a tool call without them.
+#[test]
+fn a_call_without_name_or_call_id_fails_the_stream() {
+    let upstream =
+        br#"data: {"item":{"type":"function_call"},"":2,"type":"response.output_item.added"}"#;
+    let ctx = ChatContext {
+        include_usage: true,
+        ..Default::default()
+    };
+    let (out, _) = common::drive(StreamTranslator::new(ctx), upstream, 0);
+    let t = chat_grammar::check(&parse_sse(&out), true)
+        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&out)));
+    assert!(t.tool_calls.is_empty());
+    assert!(t.error.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("without a name or call_id"));
+    // A call id that is there but empty is no more use to the client.
+    let events = [
+        CREATED,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"","name":"f","arguments":"{}","status":"completed"}}"#,
+        COMPLETED,
+    ];
+    let (_, t, _) = run(&events, ChatContext::default());
+    assert!(t.error.is_some(), "an empty call_id is no call id");
+}

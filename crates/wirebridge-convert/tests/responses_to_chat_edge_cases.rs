@@ -471,3 +471,28 @@ fn upstream_keepalive_comments_reach_the_client_when_nothing_else_does() {
     let t = responses_grammar::check(&parse_sse(&all)).unwrap();
     assert_eq!(t.text, "Hi");
 }
+
+/// Found by the `chat_stream` fuzz target, kept as it minimized it (with
+/// the context its options byte chose): a second, different finish_reason
+/// turned the response `completed` after the first had closed its item as
+/// `incomplete`. The first one decides.
+#[test]
+fn the_first_finish_reason_decides_the_status() {
+    use wirebridge_convert::profile::ThinkTags;
+    use wirebridge_convert::responses_to_chat::ReasoningOutput;
+    let upstream = concat!(
+        r#"data:{"choices":[{"delta":{"content":"\""},"finish_reason":"length"}]}"#,
+        "\n\n",
+        r#"data:{"choices":[{"finish_reason":"p"}]}"#,
+    );
+    let think = ResponsesContext {
+        think_tags: ThinkTags::StartsInside,
+        reasoning_output: ReasoningOutput::Summary,
+        ..Default::default()
+    };
+    for ctx in [think, ResponsesContext::default()] {
+        let (frames, t) = run_with(upstream, ctx);
+        assert_eq!(events(&frames).last(), Some(&"response.incomplete"));
+        assert_eq!(t.output[0]["status"], "incomplete");
+    }
+}

@@ -231,6 +231,12 @@ impl StreamTranslator {
     }
 
     fn note_response(&mut self, raw: Option<&RawValue>) {
+        // Every chunk repeats the first chunk's `created` and `model`: once
+        // it is written, a late or repeated lifecycle event (one naming
+        // another model) must not change them.
+        if self.started {
+            return;
+        }
         let Some(body) = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
         else {
             return;
@@ -373,7 +379,9 @@ impl StreamTranslator {
 
     fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
         match item.kind() {
-            "function_call" | "custom_tool_call" => self.open_call(index, item, out),
+            "function_call" | "custom_tool_call" => {
+                self.open_call(index, item, out);
+            }
             "message" | "reasoning" => {}
             other => self.lose_once(
                 LossKind::UnsupportedItem,
@@ -383,10 +391,23 @@ impl StreamTranslator {
         }
     }
 
-    /// Sends a call's first fragment: index, id, type and name.
-    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    /// Sends a call's first fragment: index, id, type and name. Returns
+    /// whether the call is open; a call without a name or a call id fails
+    /// the stream, since a Chat client can neither run nor answer it.
+    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) -> bool {
         if self.call_slot(index).is_some() {
-            return;
+            return true;
+        }
+        let named = |field: Option<&str>| field.is_some_and(|f| !f.is_empty());
+        if !named(item.name.as_deref()) || !named(item.call_id.as_deref()) {
+            self.fail_with(
+                Failure::server(format!(
+                    "the upstream sent a {} item without a name or call_id",
+                    item.kind()
+                )),
+                out,
+            );
+            return false;
         }
         let custom = item.kind() == "custom_tool_call";
         let chat_index = self.calls.len() as u32;
@@ -420,6 +441,7 @@ impl StreamTranslator {
             None,
             None,
         );
+        true
     }
 
     fn call_fragment(&mut self, index: u32, text: JsonText<'_>, out: &mut Vec<u8>) {
@@ -459,7 +481,9 @@ impl StreamTranslator {
     fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
         match item.kind() {
             "function_call" | "custom_tool_call" => {
-                self.open_call(index, item, out);
+                if !self.open_call(index, item, out) {
+                    return;
+                }
                 let slot = self.call_slot(index).expect("opened above");
                 if !self.calls[slot].sent {
                     let text = match item.kind() {

@@ -394,7 +394,13 @@ impl StreamTranslator {
             }
         }
         if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
-            self.finish_reason = Some(reason.to_owned());
+            // The first finish_reason ends the choice, and the items it
+            // closes take their status from it: a second one (a backend
+            // repeating or contradicting itself) must not change the
+            // response's status after them.
+            if self.finish_reason.is_none() {
+                self.finish_reason = Some(reason.to_owned());
+            }
             self.flush_think(out);
             self.close_all(out)?;
         }

@@ -1,0 +1,70 @@
+//! Arbitrary bytes as a Responses backend's SSE stream, translated for a
+//! Chat Completions client that asked for a usage chunk.
+//!
+//! Checks, beyond not panicking: the output passes the strict Chat chunk
+//! grammar (with the usage chunk that `include_usage` asks for), ends with
+//! exactly one terminal frame, `data: [DONE]` or an error chunk, as its
+//! last frame, and the translator says it is finished. A value the upstream
+//! sent that is JSON only by the grammar is copied as sent and stops the
+//! checker there (see [`unreadable_copy`]).
+//!
+//! The options byte chooses the context: bits 0–1 where reasoning goes
+//! (omitted, `reasoning_content`, `reasoning`), bit 2 log probabilities,
+//! bit 3 a 512-byte event size limit (an upstream event over it fails the
+//! stream).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use wirebridge_convert::chat_to_responses::{ChatContext, ChatReasoning, StreamTranslator};
+use wirebridge_convert::SseTranslator;
+use wirebridge_fuzz::{unreadable_copy, StreamInput};
+use wirebridge_testkit::{chat_grammar, parse_sse};
+
+fn context(options: u8) -> ChatContext {
+    ChatContext {
+        model: "m".to_owned(),
+        stream: true,
+        include_usage: true,
+        logprobs: options & 4 != 0,
+        reasoning: match options & 3 {
+            1 => ChatReasoning::ReasoningContent,
+            2 => ChatReasoning::Reasoning,
+            _ => ChatReasoning::Omit,
+        },
+    }
+}
+
+/// A terminal frame: `[DONE]`, or an error chunk (which the translator
+/// sends instead of `[DONE]`).
+fn is_terminal(data: &str) -> bool {
+    data == "[DONE]" || data.starts_with(r#"{"error""#)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let input = StreamInput::parse(data);
+    let translator = StreamTranslator::new(context(input.options));
+    let mut stream = if input.options & 8 != 0 {
+        SseTranslator::with_max_event_size(translator, 512)
+    } else {
+        SseTranslator::new(translator)
+    };
+    let mut out = Vec::new();
+    for piece in input.pieces() {
+        stream.feed(piece, &mut out);
+    }
+    stream.finish(&mut out);
+    assert!(stream.is_finished(), "no terminal frame after finish");
+
+    let frames = parse_sse(&out);
+    if let Err(violation) = chat_grammar::check(&frames, true) {
+        assert!(
+            unreadable_copy(&violation, &frames, input.stream),
+            "{violation}\n{}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    let terminals = frames.iter().filter(|f| is_terminal(&f.data)).count();
+    assert_eq!(terminals, 1, "{}", String::from_utf8_lossy(&out));
+    let last = frames.last().map(|f| f.data.as_str()).unwrap_or_default();
+    assert!(is_terminal(last), "{}", String::from_utf8_lossy(&out));
+});

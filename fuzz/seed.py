@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Fills fuzz/corpus/<target>/ with seeds: the recorded fixtures of the shared
+directory (see its fixtures/README.md) and the repository's own test inputs
+and golden outputs.
+
+    python3 fuzz/seed.py [SHARED_DIR]
+
+SHARED_DIR defaults to $WIREBRIDGE_SHARED_DIR, else `shared` beside the
+repository, as for the tests. Stream seeds get the two header bytes the
+stream targets read (split 0: one piece; options 0: default settings; see
+fuzz/src/lib.rs). Existing corpus files are kept: the fuzzer adds its own
+next to the seeds, and a seed is rewritten only under its own name.
+"""
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+FUZZ = Path(__file__).resolve().parent
+ROOT = FUZZ.parent
+HEADER = b"\x00\x00"
+
+
+def shared_dir():
+    if len(sys.argv) > 1:
+        return Path(sys.argv[1])
+    env = os.environ.get("WIREBRIDGE_SHARED_DIR")
+    return Path(env) if env else ROOT.parent / "shared"
+
+
+def sniff_responses(sse: bytes) -> bool:
+    """Whether raw SSE is a Responses stream (as the test kit decides):
+    an `event:` line, or data whose `type` starts with `response.`."""
+    for line in sse.decode("utf-8", "replace").splitlines():
+        if line.startswith("event:"):
+            return True
+        if line.startswith("data:"):
+            try:
+                value = json.loads(line[5:])
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                kind = value.get("type")
+                if isinstance(kind, str) and kind.startswith("response."):
+                    return True
+                if "object" in value or "choices" in value:
+                    return False
+    return False
+
+
+def chunk_lines(path: Path):
+    return [line for line in path.read_text().splitlines() if line.strip()]
+
+
+def chat_frames(lines):
+    """`*.chunks.txt` lines (SSE framing stripped) as a Chat stream."""
+    out = "".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n"
+    return out.encode()
+
+
+def responses_frames(lines):
+    """`*.chunks.txt` lines as a Responses stream: each named by its type."""
+    out = ""
+    for line in lines:
+        out += f"event: {json.loads(line)['type']}\ndata: {line}\n\n"
+    return out.encode()
+
+
+def split_responses(lines):
+    """Lines of several concatenated responses, one group per
+    `response.created`."""
+    groups = []
+    for line in lines:
+        created = json.loads(line).get("type") == "response.created"
+        if not groups or (created and groups[-1]):
+            groups.append([])
+        groups[-1].append(line)
+    return groups
+
+
+def classify(name):
+    """The target a test input or golden file seeds, by its name: golden
+    files end with their kind (`NAME.chat-request.json`), inputs are named
+    `chat-request-*.json`, `*request*.json` (Responses) or `*.KIND.sse`."""
+    for kind in ["chat-stream", "responses-stream", "chat-request", "responses-request"]:
+        if name.endswith(f".{kind}.sse") or name.endswith(f".{kind}.json"):
+            return kind.replace("-", "_")
+    if name.endswith(".json") and name.startswith("chat-request-"):
+        return "chat_request"
+    if name.endswith(".json") and "request" in name:
+        return "responses_request"
+    return None
+
+
+def collect(shared: Path):
+    fixtures = shared / "fixtures"
+    if not fixtures.is_dir():
+        sys.exit(f"no fixtures in {shared}: pass the shared directory, or set WIREBRIDGE_SHARED_DIR")
+    seeds = {"chat_stream": {}, "responses_stream": {}, "responses_request": {}, "chat_request": {}}
+
+    for path in sorted((fixtures / "openai-python").glob("*.sse")):
+        sse = path.read_bytes()
+        kind = "responses_stream" if sniff_responses(sse) else "chat_stream"
+        seeds[kind][path.stem] = sse
+    for path in sorted((fixtures / "vercel-ai/chat").glob("*.chunks.txt")):
+        seeds["chat_stream"][path.name] = chat_frames(chunk_lines(path))
+    for path in sorted((fixtures / "vercel-ai/responses").glob("*.chunks.txt")):
+        groups = split_responses(chunk_lines(path))
+        for i, group in enumerate(groups, 1):
+            name = f"{path.name}-{i}" if len(groups) > 1 else path.name
+            seeds["responses_stream"][name] = responses_frames(group)
+    for path in sorted((fixtures / "codex-peer").glob("*.json")):
+        body = json.loads(path.read_text())["body"]
+        seeds["responses_request"][path.stem] = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+    # The repository's own inputs, and the golden outputs of each direction,
+    # which are valid input of the other.
+    for test_dir in [ROOT / "crates/wirebridge-convert/tests", ROOT / "crates/wirebridge-demo/tests"]:
+        for sub in ["inputs", "golden"]:
+            for path in sorted((test_dir / sub).glob("*")):
+                target = classify(path.name)
+                if target:
+                    seeds[target][f"{test_dir.parent.name}-{sub}-{path.name}"] = path.read_bytes()
+    return seeds
+
+
+def write(target, name, data):
+    directory = FUZZ / "corpus" / target
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / ("seed-" + re.sub(r"[^A-Za-z0-9._-]", "_", name))).write_bytes(data)
+
+
+def main():
+    seeds = collect(shared_dir())
+    for target in ["chat_stream", "responses_stream"]:
+        for name, sse in seeds[target].items():
+            write(target, name, HEADER + sse)
+            # The decoder sees both dialects, fed one byte at a time
+            # (split 1) with a 4 KiB event limit (options 3).
+            write("sse_decoder", name, b"\x01\x03" + sse)
+    for target in ["responses_request", "chat_request"]:
+        for name, body in seeds[target].items():
+            write(target, name, body)
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request"]:
+        count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
+        print(f"{target}: {count} seeds")
+
+
+if __name__ == "__main__":
+    main()

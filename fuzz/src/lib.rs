@@ -1,0 +1,141 @@
+//! Shared pieces of the fuzz targets in `fuzz_targets/`.
+//!
+//! A stream target's input is two header bytes followed by the stream:
+//!
+//! ```text
+//! [split] [options] stream bytes…
+//! ```
+//!
+//! `split` chooses where the stream is cut into the pieces it is fed in
+//! ([`pieces`]), so the fuzzer controls the split points of every input it
+//! keeps and a finding replays with the same cuts. `options` is read by
+//! each target for itself (context settings, an event size limit). Seeds
+//! are recorded streams behind a header (`fuzz/seed.py`).
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+use serde::de::IgnoredAny;
+use wirebridge_testkit::{parse_sse, split_points, SseFrame, Violation};
+
+/// An input cut into its header bytes and the stream they describe.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamInput<'a> {
+    /// Chooses the split points (see [`pieces`]).
+    pub split: u8,
+    /// Target-specific settings.
+    pub options: u8,
+    /// The bytes an upstream sends.
+    pub stream: &'a [u8],
+}
+
+impl<'a> StreamInput<'a> {
+    /// Reads the header; an input shorter than the header is all stream,
+    /// with both header bytes zero.
+    pub fn parse(data: &'a [u8]) -> Self {
+        match data {
+            [split, options, stream @ ..] => StreamInput {
+                split: *split,
+                options: *options,
+                stream,
+            },
+            stream => StreamInput {
+                split: 0,
+                options: 0,
+                stream,
+            },
+        }
+    }
+
+    /// The stream cut into the pieces it is fed in.
+    pub fn pieces(&self) -> Vec<&'a [u8]> {
+        pieces(self.stream, self.split)
+    }
+}
+
+/// `stream` cut into non-empty pieces that concatenate to it: in one piece
+/// when `split` is 0, one byte at a time when it is 1 (every boundary at
+/// once), else at the test kit's pseudo-random points seeded by `split`
+/// (mostly one to sixteen bytes, sometimes kilobytes).
+pub fn pieces(stream: &[u8], split: u8) -> Vec<&[u8]> {
+    match split {
+        _ if stream.is_empty() => Vec::new(),
+        0 => vec![stream],
+        1 => stream.chunks(1).collect(),
+        seed => {
+            let mut out = Vec::new();
+            let mut start = 0;
+            for point in split_points(stream.len(), u64::from(seed)) {
+                out.push(&stream[start..point]);
+                start = point;
+            }
+            out.push(&stream[start..]);
+            // Fuzz builds keep debug assertions: a cut that lost or repeated
+            // bytes would report bugs the translators do not have.
+            debug_assert!(out.iter().all(|p| !p.is_empty()));
+            debug_assert_eq!(out.iter().map(|p| p.len()).sum::<usize>(), stream.len());
+            out
+        }
+    }
+}
+
+/// A Responses request whose tools the Chat stream's tool calls can name,
+/// so `chat_stream` reaches the items that only a translated request's
+/// context produces: a namespaced function (`agents__spawn`), a custom tool
+/// (`apply_patch`, streamed as `custom_tool_call_input`) and a client-run
+/// `tool_search`, with reasoning shown as a summary.
+pub const TOOLS_REQUEST: &str = r#"{"model":"m","input":"go","stream":true,
+"reasoning":{"effort":"low","summary":"auto"},
+"tools":[
+ {"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}},
+ {"type":"namespace","name":"agents","description":"d","tools":[{"type":"function","name":"spawn","parameters":{"type":"object"}}]},
+ {"type":"custom","name":"apply_patch","format":{"type":"grammar","syntax":"lark","definition":"start: /.+/"}},
+ {"type":"tool_search","execution":"client","description":"Finds tools.","parameters":{"type":"object","properties":{"query":{"type":"string"}}}}]}"#;
+
+/// How far some bytes are JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Json {
+    /// JSON as serde_json reads it into a `Value`: strings with paired
+    /// surrogates, numbers within `f64`, at most 128 levels deep.
+    Strict,
+    /// JSON only by the grammar of RFC 8259, which is all that serde_json
+    /// checks of a raw value (`RawValue`). The translators copy the values
+    /// they do not change as raw values, as the client or backend wrote
+    /// them, so such input gives such output.
+    Grammar,
+    /// Not JSON.
+    Not,
+}
+
+impl Json {
+    /// Classifies `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        if serde_json::from_slice::<serde_json::Value>(bytes).is_ok() {
+            Json::Strict
+        } else if serde_json::from_slice::<IgnoredAny>(bytes).is_ok() {
+            Json::Grammar
+        } else {
+            Json::Not
+        }
+    }
+}
+
+/// Whether a grammar checker's `violation` is only that it could not read a
+/// frame holding a value copied from the upstream `stream`.
+///
+/// The translators copy the values they do not change as the backend wrote
+/// them. A value that is JSON only by the grammar ([`Json::Grammar`]: a
+/// logprob of `2e684`, a lone surrogate escape) is copied too, and the
+/// strict checkers, which read frames with serde_json, stop at it. That is
+/// accepted when the frame is JSON by the grammar and the upstream did send
+/// such an event; the rest of the stream is then unchecked, and the target's
+/// other checks (one terminal event) still apply.
+pub fn unreadable_copy(violation: &Violation, frames: &[SseFrame], stream: &[u8]) -> bool {
+    violation.message.starts_with("data is not valid JSON")
+        && frames
+            .get(violation.frame)
+            .is_some_and(|frame| Json::of(frame.data.as_bytes()) == Json::Grammar)
+        && parse_sse(stream)
+            .iter()
+            .any(|frame| Json::of(frame.data.as_bytes()) == Json::Grammar)
+}
