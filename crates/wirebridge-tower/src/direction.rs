@@ -14,6 +14,8 @@ use crate::observer;
 use crate::settings::{ChatSettings, ResponsesSettings};
 use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
+#[cfg(feature = "websocket")]
+use crate::websocket::WebSocketSettings;
 
 /// A translation direction: [`ResponsesOverChat`] or [`ChatOverResponses`].
 ///
@@ -163,6 +165,25 @@ pub(crate) mod sealed {
 
         /// The reply is not kept, whatever the request asked: it says so.
         fn not_stored(_context: &mut Self::Context) {}
+
+        /// How WebSocket mode is served; `None` where it is not.
+        #[cfg(feature = "websocket")]
+        fn websocket(_settings: &Self::Settings) -> Option<&WebSocketSettings> {
+            None
+        }
+
+        /// The settings of one WebSocket connection's turns: every response
+        /// kept in the connection's `cache` (`store: false` ones too), and in
+        /// the store as well when asked and the connection's tenant
+        /// `stores`.
+        #[cfg(feature = "websocket")]
+        fn session(
+            settings: &Self::Settings,
+            _cache: Arc<wirebridge_store::MemoryStore>,
+            _stores: bool,
+        ) -> Self::Settings {
+            settings.clone()
+        }
     }
 }
 
@@ -289,6 +310,33 @@ impl sealed::Direction for ResponsesOverChat {
 
     fn not_stored(context: &mut Self::Context) {
         context.echo.store = false;
+    }
+
+    #[cfg(feature = "websocket")]
+    fn websocket(settings: &ResponsesSettings) -> Option<&WebSocketSettings> {
+        settings.websocket.as_ref()
+    }
+
+    #[cfg(feature = "websocket")]
+    fn session(
+        settings: &ResponsesSettings,
+        cache: Arc<wirebridge_store::MemoryStore>,
+        stores: bool,
+    ) -> ResponsesSettings {
+        let store = settings
+            .stateful
+            .as_ref()
+            .and_then(Stateful::store)
+            .filter(|_| stores)
+            .cloned();
+        let mut session = settings.clone();
+        session.stateful = Some(Stateful::cached(store, cache));
+        session.convert.store = true;
+        session.convert.keep_unstored = true;
+        // The connection is the namespace of its cache: a client without a
+        // credential keeps its responses there, and in no shared store.
+        session.anonymous_store = true;
+        session
     }
 }
 

@@ -30,7 +30,7 @@ const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
 
 /// Runs one exchange: `prefix` is the path before the client endpoint.
 pub(crate) async fn run<S, D, ReqB, ResB>(
-    mut inner: S,
+    inner: S,
     shared: Arc<Shared<D>>,
     request: Request<ReqB>,
     prefix: String,
@@ -51,8 +51,27 @@ where
         Ok(bytes) => bytes,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
+    run_read(inner, &shared, &parts, &bytes, &prefix, tracker).await
+}
+
+/// Runs one exchange whose body was read: `parts` is the head of the
+/// client's request (its credentials and headers go upstream).
+pub(crate) async fn run_read<S, D, ReqB, ResB>(
+    mut inner: S,
+    shared: &Shared<D>,
+    parts: &http::request::Parts,
+    bytes: &[u8],
+    prefix: &str,
+    mut tracker: Tracker,
+) -> Result<Response<ResponseBody<ResB>>, S::Error>
+where
+    D: Direction,
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+    ResB: Body<Data = Bytes> + Send + 'static,
+    ResB::Error: fmt::Display + Into<BoxError>,
+{
     let tenant = D::tenant(&shared.direction, &parts.headers);
-    let prepared = match prepare::<D>(&bytes, &tenant, &shared, &mut tracker).await {
+    let prepared = match prepare::<D>(bytes, &tenant, shared, &mut tracker).await {
         Ok(prepared) => prepared,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
@@ -61,8 +80,8 @@ where
     tracker.losses = prepared.losses.clone();
 
     let upstream = upstream_request(
-        &parts,
-        &prefix,
+        parts,
+        prefix,
         D::UPSTREAM_ENDPOINT,
         prepared.body,
         prepared.stream,

@@ -195,6 +195,26 @@ impl TranslateLayer<ResponsesOverChat> {
         self
     }
 
+    /// How WebSocket mode (`GET …/responses` upgraded) is served: on by
+    /// default with the `websocket` feature. Each `response.create` message
+    /// runs one turn through the same exchange as `POST …/responses`; a
+    /// connection keeps its responses (`store: false` ones too) in a cache
+    /// of its own, in front of the [`store`](Self::store). The connection
+    /// must be served by hyper with upgrades, on a tokio runtime.
+    #[cfg(feature = "websocket")]
+    pub fn websocket(mut self, settings: crate::WebSocketSettings) -> Self {
+        self.settings().direction.websocket = Some(settings);
+        self
+    }
+
+    /// Refuses WebSocket upgrades: they pass to the inner service as any
+    /// other request would.
+    #[cfg(feature = "websocket")]
+    pub fn without_websocket(mut self) -> Self {
+        self.settings().direction.websocket = None;
+        self
+    }
+
     /// What to do when a conversation continued with `previous_response_id`
     /// misses an earlier response (default: [`MissingHistory::Refuse`]).
     pub fn missing_history(mut self, policy: MissingHistory) -> Self {

@@ -67,6 +67,8 @@ mod settings;
 mod shared;
 mod stateful;
 mod tracker;
+#[cfg(feature = "websocket")]
+mod websocket;
 
 pub use body::ResponseBody;
 pub use direction::{ChatOverResponses, ResponsesOverChat, Translation};
@@ -78,6 +80,8 @@ pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;
 pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE};
 pub use stateful::MissingHistory;
+#[cfg(feature = "websocket")]
+pub use websocket::WebSocketSettings;
 pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;
 

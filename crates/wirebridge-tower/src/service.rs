@@ -97,6 +97,16 @@ where
             .client_endpoint
             .as_deref()
             .unwrap_or(D::CLIENT_ENDPOINT);
+        #[cfg(feature = "websocket")]
+        if let Some(settings) = D::websocket(&shared.direction) {
+            let prefix = upstream_prefix(request.uri().path(), endpoint);
+            if let (Some(prefix), true) = (prefix, crate::websocket::is_upgrade(&request)) {
+                let (settings, prefix) = (settings.clone(), prefix.to_owned());
+                let inner = self.inner.clone();
+                let response = crate::websocket::upgrade(inner, shared, settings, request, prefix);
+                return ResponseFuture::exchange(Box::pin(async move { Ok(response) }));
+            }
+        }
         if let Some(stateful) = D::stateful(&shared.direction) {
             if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
                 let stateful = stateful.clone();

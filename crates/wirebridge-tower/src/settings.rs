@@ -49,7 +49,8 @@ impl Default for Common {
 }
 
 /// Settings of Responses clients over a Chat upstream.
-#[derive(Clone, Default)]
+#[derive(Clone)]
+#[cfg_attr(not(feature = "websocket"), derive(Default))]
 pub struct ResponsesSettings {
     /// How to translate (the seal is set per request: it is per tenant).
     pub(crate) convert: responses_to_chat::Options,
@@ -58,6 +59,24 @@ pub struct ResponsesSettings {
     pub(crate) tenant_header: Option<HeaderName>,
     pub(crate) anonymous_store: bool,
     pub(crate) missing_history: MissingHistory,
+    #[cfg(feature = "websocket")]
+    pub(crate) websocket: Option<crate::websocket::WebSocketSettings>,
+}
+
+#[cfg(feature = "websocket")]
+impl Default for ResponsesSettings {
+    fn default() -> Self {
+        Self {
+            convert: responses_to_chat::Options::default(),
+            sealer: None,
+            stateful: None,
+            tenant_header: None,
+            anonymous_store: false,
+            missing_history: MissingHistory::default(),
+            // Served wherever the feature is built in.
+            websocket: Some(crate::websocket::WebSocketSettings::default()),
+        }
+    }
 }
 
 impl fmt::Debug for ResponsesSettings {
@@ -71,7 +90,7 @@ impl fmt::Debug for ResponsesSettings {
             .field("tenant_header", &self.tenant_header)
             .field("anonymous_store", &self.anonymous_store)
             .field("missing_history", &self.missing_history)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

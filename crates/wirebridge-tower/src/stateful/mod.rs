@@ -73,7 +73,7 @@ impl Stateful {
 
     /// A connection's cache in front of `store` (when its requests may use
     /// one).
-    #[allow(dead_code)] // the WebSocket session is its first user
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub(crate) fn cached(store: Option<Arc<dyn ResponseStore>>, cache: Arc<MemoryStore>) -> Self {
         Self {
             store,
@@ -84,6 +84,15 @@ impl Stateful {
     /// The layer's store, if this has one.
     pub(crate) fn store(&self) -> Option<&Arc<dyn ResponseStore>> {
         self.store.as_ref()
+    }
+
+    /// Drops a response from the connection's cache (not from the store):
+    /// a continuation of it failed, and the next must not build on it.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) async fn forget_cached(&self, tenant: &str, id: &str) {
+        if let Some(cache) = &self.cache {
+            let _ = cache.delete(tenant, id).await;
+        }
     }
 }
 

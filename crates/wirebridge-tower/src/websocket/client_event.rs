@@ -1,0 +1,232 @@
+//! Messages from the client: `response.create` (a turn), and the few
+//! others a client may send.
+
+use http::StatusCode;
+use serde_json::value::RawValue;
+use wirebridge_wire::error::ApiError;
+use wirebridge_wire::RawObject;
+
+/// A message from the client.
+#[derive(Debug)]
+pub(crate) enum ClientEvent {
+    /// A turn to run.
+    Create(Create),
+    /// An acknowledgement that needs no answer (`response.processed`,
+    /// which Codex sends once it has handled a response).
+    Ignored,
+}
+
+/// A `response.create` message, as the request body of one turn.
+#[derive(Debug)]
+pub(crate) struct Create {
+    /// The message without its WebSocket-only fields, with `stream: true`:
+    /// the body of `POST /v1/responses`.
+    pub(crate) body: Vec<u8>,
+    /// The lane the client named; echoed on every event of the turn.
+    pub(crate) stream_id: Option<String>,
+    /// `generate: false`: a response with no model call.
+    pub(crate) generate: bool,
+    /// The response the turn continues.
+    pub(crate) previous_response_id: Option<String>,
+}
+
+/// A message that cannot be run: the error event that says why.
+#[derive(Debug)]
+pub(crate) struct Rejected {
+    pub(crate) status: StatusCode,
+    pub(crate) error: ApiError<'static>,
+    pub(crate) stream_id: Option<String>,
+}
+
+impl Rejected {
+    fn new(
+        message: impl Into<String>,
+        code: &'static str,
+        param: Option<&'static str>,
+    ) -> Box<Self> {
+        Box::new(Self {
+            status: StatusCode::BAD_REQUEST,
+            error: ApiError {
+                message: message.into().into(),
+                kind: "invalid_request_error".into(),
+                param: param.map(Into::into),
+                code: Some(code.into()),
+            },
+            stream_id: None,
+        })
+    }
+}
+
+/// Fields of `POST /v1/responses` that have no meaning over a WebSocket.
+const DISALLOWED: [(&str, &str); 3] = [
+    ("stream", "events always stream over a WebSocket"),
+    ("stream_options", "events always stream over a WebSocket"),
+    (
+        "background",
+        "background responses are not run over a WebSocket",
+    ),
+];
+
+/// Reads a text message.
+pub(crate) fn parse(text: &str) -> Result<ClientEvent, Box<Rejected>> {
+    let object = serde_json::from_str::<&RawValue>(text)
+        .and_then(RawObject::parse)
+        .map_err(|e| {
+            Rejected::new(
+                format!("the message is not a JSON object: {e}"),
+                "invalid_json",
+                None,
+            )
+        })?;
+    match object.str("type") {
+        Some("response.create") => create(object),
+        Some("response.processed") => Ok(ClientEvent::Ignored),
+        Some("response.steer") => Err(Rejected::new(
+            "response.steer is not supported: a Chat backend takes no input while it \
+             answers; send response.create with previous_response_id once the response is done",
+            "unsupported_event",
+            Some("type"),
+        )),
+        Some(other) => Err(Rejected::new(
+            format!("unknown event type '{other}'; this endpoint takes response.create"),
+            "unknown_event",
+            Some("type"),
+        )),
+        None => Err(Rejected::new(
+            "the message has no `type`; this endpoint takes response.create",
+            "missing_required_parameter",
+            Some("type"),
+        )),
+    }
+}
+
+fn create(mut object: RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
+    let stream_id = match object.get("stream_id") {
+        None => None,
+        Some(value) => Some(serde_json::from_str::<String>(value.get()).map_err(|_| {
+            Rejected::new(
+                "`stream_id` must be a string",
+                "invalid_type",
+                Some("stream_id"),
+            )
+        })?),
+    };
+    let with_lane = |mut rejected: Box<Rejected>| {
+        rejected.stream_id = stream_id.clone();
+        rejected
+    };
+    for (field, why) in DISALLOWED {
+        if object.get(field).is_some_and(|v| v.get() != "null") {
+            return Err(with_lane(Rejected::new(
+                format!("`{field}` is not sent in response.create: {why}"),
+                "invalid_request_error",
+                Some(field),
+            )));
+        }
+    }
+    let generate = match object.get("generate").map(RawValue::get) {
+        None | Some("true") | Some("null") => true,
+        Some("false") => false,
+        Some(_) => {
+            return Err(with_lane(Rejected::new(
+                "`generate` must be a boolean",
+                "invalid_type",
+                Some("generate"),
+            )))
+        }
+    };
+    let previous_response_id = match object.get("previous_response_id") {
+        None => None,
+        Some(value) => serde_json::from_str::<Option<String>>(value.get()).unwrap_or(None),
+    };
+    for field in [
+        "type",
+        "stream_id",
+        "generate",
+        "stream",
+        "stream_options",
+        "background",
+    ] {
+        object.remove(field);
+    }
+    object.set("stream", "true");
+    Ok(ClientEvent::Create(Create {
+        body: object.to_raw().get().as_bytes().to_vec(),
+        stream_id,
+        generate,
+        previous_response_id,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn created(text: &str) -> Create {
+        match parse(text).unwrap() {
+            ClientEvent::Create(create) => create,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn rejected(text: &str) -> Box<Rejected> {
+        parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn a_create_message_becomes_a_streaming_request_body() {
+        let c = created(
+            r#"{"type":"response.create","model":"m","input":"hi","stream_id":"lane-1","generate":true,"previous_response_id":"resp_1"}"#,
+        );
+        let body: serde_json::Value = serde_json::from_slice(&c.body).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"model":"m","input":"hi","previous_response_id":"resp_1","stream":true})
+        );
+        assert_eq!(c.stream_id.as_deref(), Some("lane-1"));
+        assert!(c.generate);
+        assert_eq!(c.previous_response_id.as_deref(), Some("resp_1"));
+    }
+
+    #[test]
+    fn generate_false_is_a_warm_up() {
+        let c = created(r#"{"type":"response.create","model":"m","generate":false}"#);
+        assert!(!c.generate);
+        assert!(c.stream_id.is_none() && c.previous_response_id.is_none());
+    }
+
+    #[test]
+    fn http_only_fields_are_refused_naming_them() {
+        for field in ["stream", "stream_options", "background"] {
+            let r = rejected(&format!(
+                r#"{{"type":"response.create","model":"m","stream_id":"s","{field}":true}}"#
+            ));
+            assert_eq!(r.status, StatusCode::BAD_REQUEST);
+            assert_eq!(r.error.param.as_deref(), Some(field));
+            assert_eq!(r.stream_id.as_deref(), Some("s"), "the lane is echoed");
+        }
+        // Written out as null, they ask for nothing.
+        created(r#"{"type":"response.create","model":"m","background":null}"#);
+    }
+
+    #[test]
+    fn other_messages_are_named_in_the_error() {
+        assert!(matches!(
+            parse(r#"{"type":"response.processed","response_id":"resp_1"}"#),
+            Ok(ClientEvent::Ignored)
+        ));
+        let steer = rejected(r#"{"type":"response.steer","input":[],"previous_response_id":"r"}"#);
+        assert_eq!(steer.error.code.as_deref(), Some("unsupported_event"));
+        let unknown = rejected(r#"{"type":"session.update"}"#);
+        assert!(unknown.error.message.contains("session.update"));
+        assert_eq!(unknown.error.param.as_deref(), Some("type"));
+        let untyped = rejected(r#"{"model":"m"}"#);
+        assert_eq!(untyped.error.param.as_deref(), Some("type"));
+        let garbage = rejected("{not json");
+        assert_eq!(garbage.error.code.as_deref(), Some("invalid_json"));
+        let array = rejected("[1]");
+        assert_eq!(array.error.code.as_deref(), Some("invalid_json"));
+        let lane = rejected(r#"{"type":"response.create","stream_id":7}"#);
+        assert_eq!(lane.error.param.as_deref(), Some("stream_id"));
+    }
+}

@@ -1,0 +1,119 @@
+//! Messages to the client: a turn's stream events, with the client's lane,
+//! and the protocol's error event.
+
+use http::StatusCode;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use wirebridge_wire::error::ApiError;
+use wirebridge_wire::RawObject;
+
+/// A stream event's JSON with `stream_id` first, when the turn has a lane.
+pub(crate) fn with_lane(event: &str, stream_id: Option<&str>) -> String {
+    let (Some(id), Some(rest)) = (stream_id, event.trim_start().strip_prefix('{')) else {
+        return event.to_owned();
+    };
+    let id = serde_json::to_string(id).expect("strings always serialize");
+    let comma = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    format!("{{\"stream_id\":{id}{comma}{rest}")
+}
+
+#[derive(Serialize)]
+struct ErrorEvent<'a, E> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    status: u16,
+    error: E,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_id: Option<&'a str>,
+}
+
+/// The error event (`WebSocketErrorEvent`) for an error the bridge wrote.
+pub(crate) fn error_event(
+    status: StatusCode,
+    error: &ApiError<'_>,
+    stream_id: Option<&str>,
+) -> String {
+    serde_json::to_string(&ErrorEvent {
+        kind: "error",
+        status: status.as_u16(),
+        error,
+        stream_id,
+    })
+    .expect("error events always serialize")
+}
+
+/// The error event for an error reply of the exchange (`{"error":{…}}`,
+/// the same body an HTTP client would have received).
+pub(crate) fn error_reply_event(
+    status: StatusCode,
+    body: &[u8],
+    stream_id: Option<&str>,
+) -> String {
+    let error = std::str::from_utf8(body)
+        .ok()
+        .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
+        .and_then(|raw| RawObject::parse(raw).ok())
+        .and_then(|object| object.get("error").map(RawValue::to_owned))
+        .filter(|error| error.get().starts_with('{'));
+    match error {
+        Some(error) => serde_json::to_string(&ErrorEvent {
+            kind: "error",
+            status: status.as_u16(),
+            error,
+            stream_id,
+        })
+        .expect("error events always serialize"),
+        // The exchange writes every error reply itself: not reached but
+        // by a reply it did not write.
+        None => error_event(
+            status,
+            &ApiError {
+                message: String::from_utf8_lossy(body).into_owned().into(),
+                kind: crate::error_response::error_type_for(status).into(),
+                param: None,
+                code: Some("upstream_error".into()),
+            },
+            stream_id,
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lane_goes_first_in_every_event() {
+        let event = r#"{"type":"response.created","sequence_number":0}"#;
+        assert_eq!(with_lane(event, None), event);
+        let laned = with_lane(event, Some("a\"b"));
+        let parsed: serde_json::Value = serde_json::from_str(&laned).unwrap();
+        assert_eq!(parsed["stream_id"], "a\"b");
+        assert_eq!(parsed["type"], "response.created");
+        let empty: serde_json::Value = serde_json::from_str(&with_lane("{ }", Some("x"))).unwrap();
+        assert_eq!(empty, serde_json::json!({"stream_id": "x"}));
+    }
+
+    #[test]
+    fn error_replies_keep_their_error_object() {
+        let body = br#"{"error":{"message":"no such model","type":"invalid_request_error","param":"model","code":"model_not_found"}}"#;
+        let event: serde_json::Value =
+            serde_json::from_str(&error_reply_event(StatusCode::NOT_FOUND, body, Some("l")))
+                .unwrap();
+        assert_eq!(
+            event,
+            serde_json::json!({"type":"error","status":404,"stream_id":"l","error":{
+                "message":"no such model","type":"invalid_request_error","param":"model","code":"model_not_found"}})
+        );
+        let odd: serde_json::Value =
+            serde_json::from_str(&error_reply_event(StatusCode::BAD_GATEWAY, b"oops", None))
+                .unwrap();
+        assert_eq!(odd["status"], 502);
+        assert_eq!(odd["error"]["message"], "oops");
+        assert_eq!(odd["error"]["type"], "server_error");
+    }
+}

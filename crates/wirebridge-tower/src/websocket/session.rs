@@ -1,0 +1,350 @@
+//! One WebSocket connection: its turns, one after another, and the
+//! messages of the client read all along.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use hyper::upgrade::{OnUpgrade, Upgraded};
+use hyper_util::rt::TokioIo;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
+use tokio_tungstenite::WebSocketStream;
+use tower::{Service, ServiceExt};
+use wirebridge_store::MemoryStore;
+use wirebridge_wire::error::ApiError;
+
+use super::client_event::{self, ClientEvent, Create, Rejected};
+use super::server_event::error_event;
+use super::turn::{self, Ending, Outgoing, TurnExchange, TurnMessages};
+use super::warmup::Warmup;
+use super::WebSocketSettings;
+use crate::direction::sealed::Direction;
+use crate::exchange;
+use crate::request_body::{BoxError, RequestBody};
+use crate::shared::Shared;
+use crate::stateful::Stateful;
+use crate::tracker::Tracker;
+
+type Socket = WebSocketStream<TokioIo<Upgraded>>;
+
+/// A connection's settings and what its turns share.
+pub(crate) struct Session<S, D: Direction, ReqB> {
+    /// Locked only to clone it, once per turn: the session is shared by
+    /// reference across the awaits of its task, which asks for `Sync`.
+    inner: Mutex<S>,
+    /// The layer's settings, with the connection's cache in front of the
+    /// store.
+    shared: Arc<Shared<D>>,
+    settings: WebSocketSettings,
+    /// The upgrade request's head: its credentials go upstream with every
+    /// turn.
+    parts: Arc<http::request::Parts>,
+    prefix: Arc<str>,
+    tenant: String,
+    stateful: Option<Stateful>,
+    _request: PhantomData<fn() -> ReqB>,
+}
+
+/// The turn running, and what ending it means.
+struct Running {
+    messages: TurnMessages,
+    previous_response_id: Option<String>,
+    ending: Ending,
+}
+
+/// What to do after a client message.
+enum Flow {
+    Continue,
+    Close(Option<CloseFrame>),
+}
+
+impl<S, D, ReqB, ResB> Session<S, D, ReqB>
+where
+    D: Direction,
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ReqB: Body<Data = Bytes> + Send + 'static,
+    ReqB::Error: Into<BoxError>,
+    ResB: Body<Data = Bytes> + Send + 'static,
+    ResB::Error: fmt::Display + Into<BoxError>,
+{
+    pub(crate) fn new(
+        inner: S,
+        shared: Arc<Shared<D>>,
+        settings: WebSocketSettings,
+        parts: http::request::Parts,
+        prefix: String,
+    ) -> Self {
+        let stores = D::tenant(&shared.direction, &parts.headers).stores;
+        let cache = MemoryStore::new()
+            .max_entries(settings.cache_entries)
+            .max_bytes(settings.cache_bytes);
+        let shared = Arc::new(Shared {
+            common: shared.common.clone(),
+            direction: D::session(&shared.direction, Arc::new(cache), stores),
+        });
+        let tenant = D::tenant(&shared.direction, &parts.headers).key;
+        let stateful = D::stateful(&shared.direction).cloned();
+        Self {
+            inner: Mutex::new(inner),
+            shared,
+            settings,
+            parts: Arc::new(parts),
+            prefix: prefix.into(),
+            tenant,
+            stateful,
+            _request: PhantomData,
+        }
+    }
+
+    /// Runs the connection once hyper hands it over, until either side
+    /// closes it or it idles out.
+    pub(crate) async fn run(self, on_upgrade: OnUpgrade) {
+        let upgraded = match on_upgrade.await {
+            Ok(upgraded) => upgraded,
+            Err(e) => {
+                tracing::debug!(error = %e, "the WebSocket upgrade did not complete");
+                return;
+            }
+        };
+        let limit = self.shared.common.body_limit;
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(limit))
+            .max_frame_size(Some(limit));
+        let socket =
+            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
+                .await;
+        let (mut sink, mut incoming) = socket.split();
+        let close = self.serve(&mut sink, &mut incoming).await;
+        if let Some(frame) = close {
+            let _ = sink.send(Message::Close(Some(frame))).await;
+        }
+        let _ = sink.close().await;
+    }
+
+    /// The connection's loop; the close frame to send, if any.
+    async fn serve(
+        &self,
+        sink: &mut SplitSink<Socket, Message>,
+        incoming: &mut SplitStream<Socket>,
+    ) -> Option<CloseFrame> {
+        let mut queued: VecDeque<Create> = VecDeque::new();
+        let mut running: Option<Running> = None;
+        loop {
+            if running.is_none() {
+                running = queued.pop_front().map(|create| self.start(create));
+            }
+            let flow = match &mut running {
+                // Client messages are read while a turn runs: a close or a
+                // disconnect drops the turn, and with it the upstream
+                // request.
+                Some(turn) => tokio::select! {
+                    message = incoming.next() => {
+                        self.on_message(message, &mut queued, sink, true).await
+                    }
+                    out = turn.messages.next() => match out {
+                        Some(Outgoing::Text(text, ending)) => {
+                            if ending != Ending::No {
+                                turn.ending = ending;
+                            }
+                            send(sink, Message::Text(text.into())).await
+                        }
+                        Some(Outgoing::Ping) => send(sink, Message::Ping(Bytes::new())).await,
+                        None => {
+                            if let Some(done) = running.take() {
+                                self.finish(done).await;
+                            }
+                            Flow::Continue
+                        }
+                    },
+                },
+                None => {
+                    match tokio::time::timeout(self.settings.idle_timeout, incoming.next()).await {
+                        Ok(message) => self.on_message(message, &mut queued, sink, false).await,
+                        Err(_) => Flow::Close(Some(CloseFrame {
+                            code: CloseCode::Normal,
+                            reason: "idle timeout".into(),
+                        })),
+                    }
+                }
+            };
+            if let Flow::Close(frame) = flow {
+                return frame;
+            }
+        }
+    }
+
+    /// Handles a client message; `busy` while a turn runs.
+    async fn on_message(
+        &self,
+        message: Option<Result<Message, WsError>>,
+        queued: &mut VecDeque<Create>,
+        sink: &mut SplitSink<Socket, Message>,
+        busy: bool,
+    ) -> Flow {
+        let text = match message {
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Binary(_))) => {
+                let rejected = Box::new(Rejected {
+                    status: StatusCode::BAD_REQUEST,
+                    error: protocol_error(
+                        "binary messages are not read; send each event as JSON text",
+                        "unsupported_message",
+                    ),
+                    stream_id: None,
+                });
+                return self.reject(sink, rejected).await;
+            }
+            // Pings are answered by the protocol layer; pongs need nothing.
+            Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {
+                return Flow::Continue
+            }
+            Some(Ok(Message::Close(_))) | None => return Flow::Close(None),
+            Some(Err(WsError::Capacity(e))) => {
+                return Flow::Close(Some(CloseFrame {
+                    code: CloseCode::Size,
+                    reason: format!("{e}").into(),
+                }))
+            }
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "WebSocket connection lost");
+                return Flow::Close(None);
+            }
+        };
+        match client_event::parse(text.as_str()) {
+            Ok(ClientEvent::Ignored) => Flow::Continue,
+            Ok(ClientEvent::Create(create)) => {
+                let waiting = queued.len() + usize::from(busy);
+                if waiting > self.settings.max_queued {
+                    let rejected = Box::new(Rejected {
+                        status: StatusCode::TOO_MANY_REQUESTS,
+                        error: protocol_error(
+                            format!(
+                                "{waiting} responses are already waiting on this connection; \
+                                 wait for one to finish"
+                            ),
+                            "too_many_queued_responses",
+                        ),
+                        stream_id: create.stream_id,
+                    });
+                    return self.reject(sink, rejected).await;
+                }
+                queued.push_back(create);
+                Flow::Continue
+            }
+            Err(rejected) => self.reject(sink, rejected).await,
+        }
+    }
+
+    async fn reject(&self, sink: &mut SplitSink<Socket, Message>, rejected: Box<Rejected>) -> Flow {
+        let event = error_event(
+            rejected.status,
+            &rejected.error,
+            rejected.stream_id.as_deref(),
+        );
+        send(sink, Message::Text(event.into())).await
+    }
+
+    /// Starts a turn.
+    fn start(&self, create: Create) -> Running {
+        let Create {
+            body,
+            stream_id,
+            generate,
+            previous_response_id,
+        } = create;
+        let max_event_size = self.shared.common.max_event_size;
+        let messages = if generate {
+            let mut inner = self
+                .inner
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let run = self.exchange(body);
+            turn::messages(
+                async move {
+                    // A service that cannot take a request answers no turn.
+                    inner.ready().await.ok()?;
+                    run(inner).await
+                },
+                stream_id,
+                max_event_size,
+            )
+        } else {
+            // Nothing reaches the backend: the turn is answered as an
+            // empty reply would be, and kept like any other.
+            let run = self.exchange(body);
+            turn::messages(run(Warmup), stream_id, max_event_size)
+        };
+        Running {
+            messages,
+            previous_response_id,
+            ending: Ending::No,
+        }
+    }
+
+    /// The exchange of one turn, over a service.
+    fn exchange<T, B>(&self, body: Vec<u8>) -> impl FnOnce(T) -> TurnExchange<B>
+    where
+        T: Service<Request<RequestBody<ReqB>>, Response = Response<B>> + Send + 'static,
+        T::Future: Send + 'static,
+        T::Error: Send + 'static,
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: fmt::Display + Into<BoxError>,
+    {
+        let shared = Arc::clone(&self.shared);
+        let parts = Arc::clone(&self.parts);
+        let prefix = Arc::clone(&self.prefix);
+        move |service: T| {
+            Box::pin(async move {
+                let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
+                tracker.path = parts.uri.path().to_owned();
+                exchange::run_read::<T, D, ReqB, B>(
+                    service, &shared, &parts, &body, &prefix, tracker,
+                )
+                .await
+                .ok()
+            })
+        }
+    }
+
+    /// A turn is over: a failed continuation is not continued again from
+    /// this connection's cache.
+    async fn finish(&self, turn: Running) {
+        if turn.ending == Ending::Done {
+            return;
+        }
+        if let (Some(stateful), Some(previous)) = (&self.stateful, &turn.previous_response_id) {
+            stateful.forget_cached(&self.tenant, previous).await;
+        }
+    }
+}
+
+/// Sends a message; a connection that cannot take it is closed.
+async fn send(sink: &mut SplitSink<Socket, Message>, message: Message) -> Flow {
+    match sink.send(message).await {
+        Ok(()) => Flow::Continue,
+        Err(e) => {
+            tracing::debug!(error = %e, "WebSocket connection lost while sending");
+            Flow::Close(None)
+        }
+    }
+}
+
+fn protocol_error(message: impl Into<String>, code: &'static str) -> ApiError<'static> {
+    ApiError {
+        message: message.into().into(),
+        kind: "invalid_request_error".into(),
+        param: None,
+        code: Some(code.into()),
+    }
+}

@@ -1,0 +1,571 @@
+//! WebSocket mode through the layer, served by hyper on loopback and
+//! driven by a tungstenite client: turns, lanes, the connection cache,
+//! warm-ups, errors, limits and disconnects.
+#![cfg(feature = "websocket")]
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use serde_json::{json, Value};
+use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tower::Layer;
+use wirebridge_store::MemoryStore;
+use wirebridge_testkit::responses_grammar;
+use wirebridge_tower::{RequestBody, ResponsesToChatLayer, WebSocketSettings};
+
+mod common;
+use common::{End, ScriptedBody};
+
+type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// What the upstream saw and did.
+#[derive(Default)]
+struct Upstream {
+    calls: AtomicUsize,
+    /// Set when a hanging reply's body is dropped.
+    dropped: Arc<AtomicBool>,
+}
+
+/// A Chat upstream answering with the roles and texts of the messages it
+/// got, streamed; a last message `fail` gets a 500, and `hang` one chunk
+/// and then nothing.
+fn chat_upstream(
+    upstream: Arc<Upstream>,
+) -> impl tower::Service<
+    Request<RequestBody<Incoming>>,
+    Response = Response<ScriptedBody>,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + 'static {
+    tower::service_fn(move |request: Request<RequestBody<Incoming>>| {
+        let upstream = Arc::clone(&upstream);
+        async move {
+            upstream.calls.fetch_add(1, Ordering::SeqCst);
+            let bytes = request.into_body().collect().await.unwrap().to_bytes();
+            let chat: Value = serde_json::from_slice(&bytes).unwrap();
+            let messages = chat["messages"].as_array().unwrap();
+            let text = messages
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{}:{}",
+                        m["role"].as_str().unwrap(),
+                        m["content"].as_str().unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let last = messages.last().unwrap()["content"].as_str().unwrap_or("");
+            let chunk = |delta: Value, finish: Value| {
+                let c = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+                Bytes::from(format!("data: {c}\n\n"))
+            };
+            let mut response = match last {
+                "fail" => {
+                    let error = r#"{"error":{"message":"the model is overloaded","type":"server_error","code":"overloaded"}}"#;
+                    let mut r =
+                        Response::new(ScriptedBody::new(vec![Bytes::from(error)], End::Eof).0);
+                    *r.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+                    r.headers_mut()
+                        .insert("content-type", "application/json".parse().unwrap());
+                    return Ok(r);
+                }
+                "hang" => {
+                    let first = chunk(
+                        json!({"role": "assistant", "content": "thinking"}),
+                        Value::Null,
+                    );
+                    let (body, dropped) = ScriptedBody::new(vec![first], End::Pending);
+                    let was = Arc::clone(&upstream.dropped);
+                    // Relay the body's drop flag to the test's.
+                    tokio::spawn(async move {
+                        while !dropped.load(Ordering::SeqCst) {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                        was.store(true, Ordering::SeqCst);
+                    });
+                    Response::new(body)
+                }
+                _ => {
+                    let frames = vec![
+                        chunk(json!({"role": "assistant", "content": text}), Value::Null),
+                        chunk(json!({}), json!("stop")),
+                        Bytes::from("data: [DONE]\n\n"),
+                    ];
+                    Response::new(ScriptedBody::new(frames, End::Eof).0)
+                }
+            };
+            response
+                .headers_mut()
+                .insert("content-type", "text/event-stream".parse().unwrap());
+            Ok::<_, Infallible>(response)
+        }
+    })
+}
+
+/// Serves the layer over `upstream` on a loopback port.
+async fn serve(layer: ResponsesToChatLayer, upstream: Arc<Upstream>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = layer.layer(chat_upstream(upstream));
+    tokio::spawn(async move {
+        loop {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let service = TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tcp), service)
+                    .with_upgrades()
+                    .await;
+            });
+        }
+    });
+    format!("ws://{address}/v1/responses")
+}
+
+async fn connect(url: &str, key: Option<&str>) -> Client {
+    let mut request = url.into_client_request().unwrap();
+    if let Some(key) = key {
+        request
+            .headers_mut()
+            .insert("authorization", format!("Bearer {key}").parse().unwrap());
+    }
+    tokio_tungstenite::connect_async(request).await.unwrap().0
+}
+
+async fn send(client: &mut Client, event: Value) {
+    client
+        .send(Message::Text(event.to_string().into()))
+        .await
+        .unwrap();
+}
+
+async fn next(client: &mut Client) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(5), client.next())
+            .await
+            .expect("a message within 5 s")
+            .expect("the connection is open")
+            .unwrap();
+        match message {
+            Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
+            Message::Ping(_) | Message::Pong(_) => continue,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+/// The events of one turn, up to its terminal event or an error event.
+async fn turn(client: &mut Client) -> Vec<Value> {
+    let mut events = Vec::new();
+    loop {
+        let event = next(client).await;
+        let kind = event["type"].as_str().unwrap().to_owned();
+        events.push(event);
+        if matches!(
+            kind.as_str(),
+            "response.completed" | "response.incomplete" | "response.failed" | "error"
+        ) {
+            return events;
+        }
+    }
+}
+
+fn create(input: &str, extra: Value) -> Value {
+    let mut event = json!({"type": "response.create", "model": "m", "input": input});
+    event
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    event
+}
+
+fn completed(events: &[Value]) -> &Value {
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "response.completed", "{events:#?}");
+    &last["response"]
+}
+
+fn output_text(response: &Value) -> String {
+    response["output"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The turn's events as the grammar checker reads an SSE stream.
+fn check_grammar(events: &[Value]) {
+    let frames: Vec<wirebridge_testkit::SseFrame> = events
+        .iter()
+        .map(|e| wirebridge_testkit::SseFrame {
+            event: e["type"].as_str().map(str::to_owned),
+            data: e.to_string(),
+        })
+        .collect();
+    responses_grammar::check(&frames).unwrap();
+}
+
+#[tokio::test]
+async fn turns_run_in_order_and_continue_from_the_connection_cache() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+
+    // Each turn continues the last: `store: false`, so only the
+    // connection keeps them.
+    send(&mut client, create("one", json!({"store": false}))).await;
+    let first = turn(&mut client).await;
+    check_grammar(&first);
+    let first_id = completed(&first)["id"].as_str().unwrap().to_owned();
+    assert_eq!(completed(&first)["store"], false);
+    assert_eq!(output_text(completed(&first)), "user:one");
+
+    send(
+        &mut client,
+        create(
+            "two",
+            json!({"store": false, "previous_response_id": first_id}),
+        ),
+    )
+    .await;
+    let second = turn(&mut client).await;
+    let second_id = completed(&second)["id"].as_str().unwrap().to_owned();
+    send(
+        &mut client,
+        create(
+            "three",
+            json!({"store": false, "previous_response_id": second_id}),
+        ),
+    )
+    .await;
+    let third = turn(&mut client).await;
+    check_grammar(&third);
+    assert_eq!(
+        output_text(completed(&third)),
+        "user:one | assistant:user:one | user:two | assistant:user:one | assistant:user:one | user:two | user:three",
+    );
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 3);
+
+    // Another connection has another cache: not found there.
+    let mut other = connect(&url, Some("sk-a")).await;
+    send(
+        &mut other,
+        create("four", json!({"previous_response_id": second_id})),
+    )
+    .await;
+    let error = turn(&mut other).await.pop().unwrap();
+    assert_eq!(error["type"], "error");
+    assert_eq!(error["status"], 404);
+    assert_eq!(error["error"]["code"], "previous_response_not_found");
+    assert_eq!(error["error"]["param"], "previous_response_id");
+}
+
+#[tokio::test]
+async fn messages_sent_at_once_run_in_order_each_in_its_lane() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    for lane in ["a", "b", "c"] {
+        send(&mut client, create(lane, json!({"stream_id": lane}))).await;
+    }
+    for lane in ["a", "b", "c"] {
+        let events = turn(&mut client).await;
+        assert!(events.iter().all(|e| e["stream_id"] == lane), "{events:#?}");
+        assert_eq!(output_text(completed(&events)), format!("user:{lane}"));
+        let sequence: Vec<u64> = events
+            .iter()
+            .map(|e| e["sequence_number"].as_u64().unwrap())
+            .collect();
+        assert_eq!(sequence, (0..events.len() as u64).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test]
+async fn a_failed_continuation_evicts_what_it_continued() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(&mut client, create("one", json!({"store": false}))).await;
+    let first = turn(&mut client).await;
+    let id = completed(&first)["id"].as_str().unwrap().to_owned();
+
+    send(
+        &mut client,
+        create(
+            "fail",
+            json!({"previous_response_id": id, "stream_id": "x"}),
+        ),
+    )
+    .await;
+    let error = turn(&mut client).await.pop().unwrap();
+    assert_eq!(
+        error,
+        json!({"type": "error", "status": 500, "stream_id": "x", "error": {
+            "message": "the model is overloaded", "type": "server_error", "param": null, "code": "overloaded"}})
+    );
+
+    send(
+        &mut client,
+        create("again", json!({"previous_response_id": id})),
+    )
+    .await;
+    let error = turn(&mut client).await.pop().unwrap();
+    assert_eq!(error["status"], 404);
+    assert_eq!(error["error"]["code"], "previous_response_not_found");
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn a_warm_up_reaches_no_backend_and_its_input_is_continued() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(
+        &mut client,
+        create("context", json!({"generate": false, "store": false})),
+    )
+    .await;
+    let warmup = turn(&mut client).await;
+    check_grammar(&warmup);
+    let response = completed(&warmup);
+    assert_eq!(response["output"], json!([]));
+    assert_eq!(response["model"], "m");
+    assert_eq!(response["usage"]["total_tokens"], 0);
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 0);
+
+    let id = response["id"].as_str().unwrap().to_owned();
+    send(
+        &mut client,
+        create("go", json!({"previous_response_id": id})),
+    )
+    .await;
+    let events = turn(&mut client).await;
+    assert_eq!(output_text(completed(&events)), "user:context | user:go");
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn disconnecting_mid_turn_drops_the_upstream_request() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(&mut client, create("hang", json!({}))).await;
+    loop {
+        let event = next(&mut client).await;
+        if event["type"] == "response.output_text.delta" {
+            assert_eq!(event["delta"], "thinking");
+            break;
+        }
+    }
+    assert!(!upstream.dropped.load(Ordering::SeqCst));
+    drop(client);
+    for _ in 0..200 {
+        if upstream.dropped.load(Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the upstream body was still held 2 s after the client left");
+}
+
+#[tokio::test]
+async fn bad_messages_get_error_events_and_the_connection_stays_usable() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+
+    client
+        .send(Message::Binary(Bytes::from_static(b"{}")))
+        .await
+        .unwrap();
+    let error = next(&mut client).await;
+    assert_eq!(
+        (error["status"].as_u64(), error["error"]["code"].as_str()),
+        (Some(400), Some("unsupported_message"))
+    );
+
+    client
+        .send(Message::Text("{not json".into()))
+        .await
+        .unwrap();
+    assert_eq!(next(&mut client).await["error"]["code"], "invalid_json");
+
+    send(&mut client, create("x", json!({"stream": true}))).await;
+    let error = next(&mut client).await;
+    assert_eq!(error["error"]["param"], "stream");
+
+    send(
+        &mut client,
+        json!({"type": "response.steer", "input": [], "previous_response_id": "r"}),
+    )
+    .await;
+    assert_eq!(
+        next(&mut client).await["error"]["code"],
+        "unsupported_event"
+    );
+
+    // An acknowledgement gets no answer; the next turn's events come next.
+    send(
+        &mut client,
+        json!({"type": "response.processed", "response_id": "r"}),
+    )
+    .await;
+    send(&mut client, create("still here", json!({}))).await;
+    let events = turn(&mut client).await;
+    assert_eq!(events[0]["type"], "response.created");
+    assert_eq!(output_text(completed(&events)), "user:still here");
+
+    // A request the translator refuses: the 400 it would get over HTTP.
+    send(
+        &mut client,
+        json!({"type": "response.create", "input": "no model"}),
+    )
+    .await;
+    let error = next(&mut client).await;
+    assert_eq!(error["status"], 400);
+    assert_eq!(error["error"]["param"], "model");
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_idle_connection_is_closed_and_a_huge_message_closes_with_1009() {
+    let upstream = Arc::new(Upstream::default());
+    let layer = ResponsesToChatLayer::new()
+        .body_limit(4096)
+        .websocket(WebSocketSettings::new().idle_timeout(Duration::from_millis(200)));
+    let url = serve(layer, upstream).await;
+
+    let mut client = connect(&url, None).await;
+    let closed = tokio::time::timeout(Duration::from_secs(3), client.next())
+        .await
+        .unwrap();
+    match closed {
+        Some(Ok(Message::Close(Some(frame)))) => {
+            assert_eq!(frame.code, CloseCode::Normal);
+            assert_eq!(frame.reason.as_str(), "idle timeout");
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let mut client = connect(&url, None).await;
+    let huge = create(&"x".repeat(8192), json!({}));
+    client
+        .send(Message::Text(huge.to_string().into()))
+        .await
+        .unwrap();
+    let closed = tokio::time::timeout(Duration::from_secs(3), client.next())
+        .await
+        .unwrap();
+    match closed {
+        Some(Ok(Message::Close(Some(frame)))) => assert_eq!(frame.code, CloseCode::Size),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn messages_beyond_the_queue_limit_are_refused() {
+    let upstream = Arc::new(Upstream::default());
+    let layer = ResponsesToChatLayer::new().websocket(WebSocketSettings::new().max_queued(1));
+    let url = serve(layer, upstream).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(&mut client, create("hang", json!({}))).await;
+    send(&mut client, create("waits", json!({}))).await;
+    send(
+        &mut client,
+        create("one too many", json!({"stream_id": "z"})),
+    )
+    .await;
+    loop {
+        let event = next(&mut client).await;
+        if event["type"] == "error" {
+            assert_eq!(event["status"], 429);
+            assert_eq!(event["stream_id"], "z");
+            assert_eq!(event["error"]["code"], "too_many_queued_responses");
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn stored_responses_chain_across_connections_for_their_tenant_only() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(
+        ResponsesToChatLayer::new().store(MemoryStore::new()),
+        upstream,
+    )
+    .await;
+    let mut a = connect(&url, Some("sk-a")).await;
+    send(&mut a, create("kept", json!({}))).await;
+    let kept = completed(&turn(&mut a).await).clone();
+    assert_eq!(kept["store"], true);
+    send(&mut a, create("not kept", json!({"store": false}))).await;
+    let unkept = completed(&turn(&mut a).await).clone();
+    drop(a);
+
+    let mut b = connect(&url, Some("sk-a")).await;
+    send(
+        &mut b,
+        create("next", json!({"previous_response_id": kept["id"]})),
+    )
+    .await;
+    assert_eq!(
+        output_text(completed(&turn(&mut b).await)),
+        "user:kept | assistant:user:kept | user:next"
+    );
+    send(
+        &mut b,
+        create("next", json!({"previous_response_id": unkept["id"]})),
+    )
+    .await;
+    assert_eq!(turn(&mut b).await.pop().unwrap()["status"], 404);
+
+    let mut other_tenant = connect(&url, Some("sk-b")).await;
+    send(
+        &mut other_tenant,
+        create("next", json!({"previous_response_id": kept["id"]})),
+    )
+    .await;
+    assert_eq!(turn(&mut other_tenant).await.pop().unwrap()["status"], 404);
+}
+
+#[tokio::test]
+async fn without_a_credential_the_connection_keeps_its_responses_and_stores_none() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(
+        ResponsesToChatLayer::new().store(MemoryStore::new()),
+        upstream,
+    )
+    .await;
+    let mut client = connect(&url, None).await;
+    send(&mut client, create("one", json!({"store": true}))).await;
+    let first = completed(&turn(&mut client).await).clone();
+    assert_eq!(
+        first["store"], false,
+        "nothing is stored without a credential"
+    );
+    send(
+        &mut client,
+        create("two", json!({"previous_response_id": first["id"]})),
+    )
+    .await;
+    assert_eq!(
+        output_text(completed(&turn(&mut client).await)),
+        "user:one | assistant:user:one | user:two"
+    );
+}
