@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -185,3 +186,29 @@ def test_apply_patch_writes_a_file(codex, codex_chain, tmp_path):
     first, _ = upstream_turns(codex_chain, mark)
     apply_patch = next(t for t in first["tools"] if t["function"]["name"] == "apply_patch")
     assert "grammar" in apply_patch["function"]["parameters"]["properties"]["input"]["description"]
+
+
+def test_a_tool_loop_over_a_websocket(codex, codex_chain, tmp_path):
+    """With `supports_websockets = true` on its provider, Codex opens a
+    Responses WebSocket to the bridge and runs the whole tool loop over it:
+    both model turns go through the one upgraded connection, none over
+    HTTP, and none falls back."""
+    mark = codex_chain.tap.mark()
+    log_before = len(codex_chain.bridge.log())
+    run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "qwen3-coder",
+              'call exec_command with cmd="printf over-websocket > proof.txt && cat proof.txt"',
+              "model_providers.wirebridge.supports_websockets=true",
+              "features.responses_websockets=true")
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "over-websocket"
+    assert "over-websocket" in run.final_answer()
+    assert len(upstream_turns(codex_chain, mark)) == 2
+    log = re.sub(r"\x1b\[[0-9;]*m", "", codex_chain.bridge.log()[log_before:]).splitlines()
+    upgrades = [line for line in log if "path=/v1/responses status=101" in line]
+    assert len(upgrades) == 1, f"Codex did not open one WebSocket:\n{log[-20:]}"
+    turns = [line for line in log if " exchange " in line]
+    # Codex warms the connection up first (`generate: false`, answered by
+    # the bridge alone), then runs the two model turns.
+    assert len(turns) == 3, turns
+    assert all('transport="websocket"' in line for line in turns), turns
+    assert "input_tokens=0 output_tokens=0" in turns[0], turns[0]

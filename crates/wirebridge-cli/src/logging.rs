@@ -1,5 +1,6 @@
 //! Log setup, and the one line logged per exchange.
 
+use wirebridge_tower::observer::Transport;
 use wirebridge_tower::Exchange;
 
 use crate::config::LogFormat;
@@ -23,8 +24,14 @@ pub fn init(format: LogFormat) {
 /// One info line per translated exchange: never bodies, never credentials.
 pub fn log_exchange(e: &Exchange) {
     let usage = e.reply.usage.unwrap_or_default();
+    // A WebSocket turn is a `response.create` message on its connection.
+    let method = match e.transport {
+        Transport::Http => "POST",
+        Transport::WebSocket => "response.create",
+    };
     tracing::info!(
-        method = "POST",
+        method,
+        transport = e.transport.as_str(),
         path = %e.path,
         direction = e.direction.as_str(),
         model = %e.model,

@@ -12,7 +12,9 @@ use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt};
 use wirebridge_convert::seal::Sealer;
 use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
-use wirebridge_tower::{ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer};
+use wirebridge_tower::{
+    ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer, WebSocketSettings,
+};
 
 use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
 use crate::logging::log_exchange;
@@ -146,6 +148,12 @@ fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>
             if let Some(store) = store {
                 layer = layer.store_arc(store);
             }
+            layer = match exchange.websocket {
+                true => layer.websocket(
+                    WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
+                ),
+                false => layer.without_websocket(),
+            };
             (boxed(layer.layer(upstream)), "/responses")
         }
         UpstreamApi::Responses => (

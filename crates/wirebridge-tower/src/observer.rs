@@ -23,6 +23,26 @@ impl Direction {
     }
 }
 
+/// How the client's request arrived.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// An HTTP request (`POST …/responses` or `POST …/chat/completions`).
+    #[default]
+    Http,
+    /// A `response.create` message on a Responses WebSocket connection.
+    WebSocket,
+}
+
+impl Transport {
+    /// A short name for logs and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::WebSocket => "websocket",
+        }
+    }
+}
+
 pub use wirebridge_convert::{TokenUsage, ToolCallSummary};
 
 /// One translated exchange, reported when it ends.
@@ -30,7 +50,10 @@ pub use wirebridge_convert::{TokenUsage, ToolCallSummary};
 pub struct Exchange {
     /// Which way it was translated.
     pub direction: Direction,
-    /// The path the client requested.
+    /// How the request arrived.
+    pub transport: Transport,
+    /// The path the client requested (for a WebSocket turn, the path of
+    /// its connection).
     pub path: String,
     /// The model the client asked for.
     pub model: String,

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use wirebridge_convert::{LossReport, ReplySummary};
 
-use crate::observer::{Direction, Exchange, Observer};
+use crate::observer::{Direction, Exchange, Observer, Transport};
 
 /// What is known about an exchange while it runs.
 pub(crate) struct Tracker {
@@ -13,6 +13,7 @@ pub(crate) struct Tracker {
     direction: Direction,
     started: Instant,
     pub(crate) path: String,
+    pub(crate) transport: Transport,
     pub(crate) model: String,
     pub(crate) stream: bool,
     pub(crate) status: u16,
@@ -29,6 +30,7 @@ impl Tracker {
             direction,
             started: Instant::now(),
             path: String::new(),
+            transport: Transport::Http,
             model: String::new(),
             stream: false,
             status: 0,
@@ -61,6 +63,7 @@ impl Tracker {
         self.reported = true;
         let exchange = Exchange {
             direction: self.direction,
+            transport: self.transport,
             path: std::mem::take(&mut self.path),
             model: std::mem::take(&mut self.model),
             stream: self.stream,

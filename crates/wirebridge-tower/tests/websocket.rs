@@ -406,7 +406,7 @@ async fn bad_messages_get_error_events_and_the_connection_stays_usable() {
         .unwrap();
     assert_eq!(next(&mut client).await["error"]["code"], "invalid_json");
 
-    send(&mut client, create("x", json!({"stream": true}))).await;
+    send(&mut client, create("x", json!({"stream": false}))).await;
     let error = next(&mut client).await;
     assert_eq!(error["error"]["param"], "stream");
 

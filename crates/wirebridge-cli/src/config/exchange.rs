@@ -24,6 +24,10 @@ pub const DEFAULT_UPSTREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// balancers and proxies.
 pub const DEFAULT_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
 
+/// How long a WebSocket connection may sit with no turn running and no
+/// message from the client.
+pub const DEFAULT_WEBSOCKET_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Limits on one exchange with the upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExchangeLimits {
@@ -37,6 +41,10 @@ pub struct ExchangeLimits {
     pub keepalive_interval: Duration,
     /// The largest non-streaming reply read to be translated, in bytes.
     pub max_reply_size: usize,
+    /// Whether `GET /v1/responses` may be upgraded to a WebSocket.
+    pub websocket: bool,
+    /// A WebSocket connection idle for this long is closed.
+    pub websocket_idle_timeout: Duration,
 }
 
 /// `missing_history` as written.
@@ -116,6 +124,25 @@ impl ExchangeLimits {
                 env("WIREBRIDGE_MAX_REPLY_SIZE"),
                 flags.max_reply_size.or(file.max_reply_size),
                 wirebridge_tower::DEFAULT_MAX_REPLY_SIZE,
+            )?,
+            websocket: match env("WIREBRIDGE_WEBSOCKET").as_deref() {
+                Some("true" | "1") => true,
+                Some("false" | "0") => false,
+                Some(v) => {
+                    return Err(value(
+                        "WIREBRIDGE_WEBSOCKET",
+                        "",
+                        format!("'{v}' is not true or false"),
+                    ))
+                }
+                None => !flags.no_websocket && file.websocket.unwrap_or(true),
+            },
+            websocket_idle_timeout: duration(
+                "websocket_idle_timeout",
+                "WIREBRIDGE_WEBSOCKET_IDLE_TIMEOUT",
+                &flags.websocket_idle_timeout,
+                file.websocket_idle_timeout.as_ref(),
+                DEFAULT_WEBSOCKET_IDLE_TIMEOUT,
             )?,
         })
     }

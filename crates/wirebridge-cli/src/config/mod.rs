@@ -73,6 +73,8 @@ pub struct FileConfig {
     upstream_idle_timeout: Option<toml::Spanned<toml::Value>>,
     keepalive_interval: Option<toml::Spanned<toml::Value>>,
     max_reply_size: Option<usize>,
+    websocket: Option<bool>,
+    websocket_idle_timeout: Option<toml::Spanned<toml::Value>>,
     anonymous_store: Option<bool>,
     missing_history: Option<MissingHistorySetting>,
     store_tenant_max_entries: Option<usize>,
@@ -158,6 +160,14 @@ pub struct ServeFlags {
     /// Largest non-streaming upstream reply, in bytes [default: 67108864].
     #[arg(long, value_name = "BYTES")]
     pub max_reply_size: Option<usize>,
+    /// Refuse WebSocket upgrades of `GET /v1/responses` (Responses
+    /// WebSocket mode; clients fall back to HTTP).
+    #[arg(long)]
+    pub no_websocket: bool,
+    /// Close a WebSocket connection with no turn running and nothing from
+    /// the client for this long [default: 10m].
+    #[arg(long, value_name = "DURATION")]
+    pub websocket_idle_timeout: Option<String>,
     /// Keep the responses of requests without credentials, in one tenant
     /// all of them share.
     #[arg(long)]

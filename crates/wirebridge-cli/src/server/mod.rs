@@ -140,12 +140,14 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
+        let slot = Arc::new(slot);
         let activity = watchdog::Activity::new(limits.timeouts);
         let io = TokioIo::new(io::WatchedIo::new(stream, activity.clone()));
         let service = service::ConnectionService::new(
             app.clone(),
             activity.clone(),
             limits.body_read_timeout,
+            Arc::clone(&slot),
         );
         let connection = builder
             .serve_connection_with_upgrades(io, service)

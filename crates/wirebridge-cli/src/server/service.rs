@@ -12,6 +12,7 @@ use bytes::Bytes;
 use http::{header, HeaderValue, Request, Response, StatusCode, Version};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
+use tokio::sync::OwnedSemaphorePermit;
 use tower::ServiceExt;
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
@@ -25,15 +26,30 @@ pub struct ConnectionService {
     app: App,
     activity: Arc<Activity>,
     body_read_timeout: Duration,
+    slot: ConnectionSlot,
 }
 
+/// A connection's place under the connection cap, in every request's
+/// extensions: a connection upgraded to a WebSocket ends its HTTP life at
+/// once, but its session keeps the upgrade request's head, and with it the
+/// slot, for as long as it runs.
+#[derive(Clone)]
+pub struct ConnectionSlot(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+
 impl ConnectionService {
-    /// `app`, for the connection whose activity is `activity`.
-    pub fn new(app: App, activity: Arc<Activity>, body_read_timeout: Duration) -> Self {
+    /// `app`, for the connection whose activity is `activity` and whose
+    /// place under the cap is `slot`.
+    pub fn new(
+        app: App,
+        activity: Arc<Activity>,
+        body_read_timeout: Duration,
+        slot: Arc<OwnedSemaphorePermit>,
+    ) -> Self {
         Self {
             app,
             activity,
             body_read_timeout,
+            slot: ConnectionSlot(slot),
         }
     }
 }
@@ -47,7 +63,8 @@ impl hyper::service::Service<Request<Incoming>> for ConnectionService {
         // The head is complete: from here until the response body is sent
         // or dropped, the connection is not idle.
         let in_flight = self.activity.begin();
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(self.slot.clone());
         // Kept for the log line of a 408 (a URI clone shares its bytes).
         let (method, uri, version) = (parts.method.clone(), parts.uri.clone(), parts.version);
         let (body, clock) = DeadlineBody::new(body, self.body_read_timeout);

@@ -57,12 +57,18 @@ impl Rejected {
     }
 }
 
-/// Fields of `POST /v1/responses` that have no meaning over a WebSocket.
-const DISALLOWED: [(&str, &str); 3] = [
-    ("stream", "events always stream over a WebSocket"),
-    ("stream_options", "events always stream over a WebSocket"),
+/// Fields of `POST /v1/responses` that a WebSocket turn cannot honour when
+/// set so: it always streams, and is never run in the background. (Clients
+/// do send `stream: true`, which asks for what happens anyway.)
+const CONTRADICTED: [(&str, &str, &str); 2] = [
+    (
+        "stream",
+        "false",
+        "a WebSocket turn always streams its events",
+    ),
     (
         "background",
+        "true",
         "background responses are not run over a WebSocket",
     ),
 ];
@@ -115,11 +121,11 @@ fn create(mut object: RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
         rejected.stream_id = stream_id.clone();
         rejected
     };
-    for (field, why) in DISALLOWED {
-        if object.get(field).is_some_and(|v| v.get() != "null") {
+    for (field, value, why) in CONTRADICTED {
+        if object.get(field).is_some_and(|v| v.get() == value) {
             return Err(with_lane(Rejected::new(
-                format!("`{field}` is not sent in response.create: {why}"),
-                "invalid_request_error",
+                format!("`{field}: {value}` cannot be honoured: {why}"),
+                "unsupported_value",
                 Some(field),
             )));
         }
@@ -139,14 +145,7 @@ fn create(mut object: RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
         None => None,
         Some(value) => serde_json::from_str::<Option<String>>(value.get()).unwrap_or(None),
     };
-    for field in [
-        "type",
-        "stream_id",
-        "generate",
-        "stream",
-        "stream_options",
-        "background",
-    ] {
+    for field in ["type", "stream_id", "generate", "stream", "background"] {
         object.remove(field);
     }
     object.set("stream", "true");
@@ -196,17 +195,24 @@ mod tests {
     }
 
     #[test]
-    fn http_only_fields_are_refused_naming_them() {
-        for field in ["stream", "stream_options", "background"] {
+    fn what_a_websocket_turn_cannot_honour_is_refused_naming_it() {
+        for (field, value) in [("stream", "false"), ("background", "true")] {
             let r = rejected(&format!(
-                r#"{{"type":"response.create","model":"m","stream_id":"s","{field}":true}}"#
+                r#"{{"type":"response.create","model":"m","stream_id":"s","{field}":{value}}}"#
             ));
             assert_eq!(r.status, StatusCode::BAD_REQUEST);
             assert_eq!(r.error.param.as_deref(), Some(field));
             assert_eq!(r.stream_id.as_deref(), Some("s"), "the lane is echoed");
         }
-        // Written out as null, they ask for nothing.
-        created(r#"{"type":"response.create","model":"m","background":null}"#);
+        // What happens anyway may be asked for (as Codex does).
+        let c = created(
+            r#"{"type":"response.create","model":"m","stream":true,"background":false,"stream_options":{"include_obfuscation":false}}"#,
+        );
+        let body: serde_json::Value = serde_json::from_slice(&c.body).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"model":"m","stream_options":{"include_obfuscation":false},"stream":true})
+        );
     }
 
     #[test]

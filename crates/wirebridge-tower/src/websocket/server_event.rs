@@ -58,7 +58,7 @@ pub(crate) fn error_reply_event(
         .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
         .and_then(|raw| RawObject::parse(raw).ok())
         .and_then(|object| object.get("error").map(RawValue::to_owned))
-        .filter(|error| error.get().starts_with('{'));
+        .and_then(|error| with_code(&error, status));
     match error {
         Some(error) => serde_json::to_string(&ErrorEvent {
             kind: "error",
@@ -80,6 +80,24 @@ pub(crate) fn error_reply_event(
             stream_id,
         ),
     }
+}
+
+/// The error object with a `code`, which the error event requires: an
+/// upstream's error often has none; its `type` then stands in, else one
+/// that says where it came from.
+fn with_code(error: &RawValue, status: StatusCode) -> Option<Box<RawValue>> {
+    let mut object = RawObject::parse(error).ok()?;
+    if object
+        .get("code")
+        .is_none_or(|code| !code.get().starts_with('"'))
+    {
+        let code = match object.get("type").filter(|t| t.get().starts_with('"')) {
+            Some(kind) => kind.get().to_owned(),
+            None => format!("\"{}\"", crate::error_response::error_type_for(status)),
+        };
+        object.set("code", &code);
+    }
+    Some(object.to_raw())
 }
 
 #[cfg(test)]
@@ -115,5 +133,16 @@ mod tests {
         assert_eq!(odd["status"], 502);
         assert_eq!(odd["error"]["message"], "oops");
         assert_eq!(odd["error"]["type"], "server_error");
+        // Every error event has a code.
+        let uncoded =
+            br#"{"error":{"message":"boom","type":"server_error","param":null,"code":null}}"#;
+        let event: serde_json::Value = serde_json::from_str(&error_reply_event(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            uncoded,
+            None,
+        ))
+        .unwrap();
+        assert_eq!(event["error"]["code"], "server_error");
+        assert_eq!(event["error"]["message"], "boom");
     }
 }

@@ -28,6 +28,7 @@ use super::warmup::Warmup;
 use super::WebSocketSettings;
 use crate::direction::sealed::Direction;
 use crate::exchange;
+use crate::observer::Transport;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
 use crate::stateful::Stateful;
@@ -308,6 +309,7 @@ where
             Box::pin(async move {
                 let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
                 tracker.path = parts.uri.path().to_owned();
+                tracker.transport = Transport::WebSocket;
                 exchange::run_read::<T, D, ReqB, B>(
                     service, &shared, &parts, &body, &prefix, tracker,
                 )

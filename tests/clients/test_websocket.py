@@ -1,0 +1,217 @@
+"""Responses WebSocket mode through the real binary, driven by the official
+SDK's WebSocket client (`client.responses.connect()`), in front of the demo
+upstream speaking only Chat Completions, with the tap recording what reaches
+it. Every message the bridge sends is validated against both specs: stream
+events against OpenAI's and Open Responses' event schemas, error events
+against Open Responses' `WebSocketErrorEvent`."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+import harness
+
+TERMINAL = {"response.completed", "response.incomplete", "response.failed", "error"}
+
+
+@pytest.fixture()
+def chain(wirebridge, log_dir, request):
+    """A chain of its own per test: what reaches the upstream, and which
+    upstream connections stay open, belong to that test alone."""
+    chain = harness.start_chain(log_dir, f"ws-{request.node.name}", "chat", extra=["--store", "memory"])
+    yield chain
+    harness.stop_checked(chain)
+
+
+def connect(chain, api_key="sk-wirebridge-test"):
+    client = harness.client(chain)
+    client.api_key = api_key
+    return client.responses.connect()
+
+
+def turn(connection, spec) -> list[dict]:
+    """The messages of one turn, to its terminal event or error event, each
+    validated and read by the SDK."""
+    events = []
+    while True:
+        raw = connection.recv_bytes()
+        event = json.loads(raw)
+        if event["type"] == "error":
+            errors = spec.errors(event, "WebSocketErrorEvent", harness.validate.OPEN_RESPONSES_URI)
+        else:
+            errors = spec.event_errors(event)
+        assert not errors, f"{json.dumps(event)[:1500]}:\n  " + "\n  ".join(errors[:5])
+        assert connection.parse_event(raw).type == event["type"]
+        events.append(event)
+        if event["type"] in TERMINAL:
+            return events
+
+
+def completed(events: list[dict]) -> dict:
+    assert events[-1]["type"] == "response.completed", json.dumps(events[-1])[:2000]
+    return events[-1]["response"]
+
+
+def text(response: dict) -> str:
+    return "".join(
+        part.get("text", "")
+        for item in response["output"] if item["type"] == "message"
+        for part in item["content"]
+    )
+
+
+def user_texts(captured: harness.Captured) -> list[str]:
+    """The user messages of a Chat request, as the upstream received them."""
+    texts = []
+    for message in captured.json()["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content)
+        texts.append(content)
+    return texts
+
+
+def test_a_streamed_turn(chain, spec):
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="hello")
+        events = turn(connection, spec)
+    kinds = [e["type"] for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"], kinds
+    assert "response.output_text.delta" in kinds
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    assert "hello" in text(completed(events))
+    [sent] = chain.tap.since(mark)
+    assert sent.path.endswith("/chat/completions") and sent.json()["stream"] is True
+
+
+def test_three_turns_on_one_connection_continue_with_store_false(chain, spec):
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        previous = None
+        for word in ["alpha", "bravo", "charlie"]:
+            connection.response.create(model="demo", input=f"say {word}", store=False,
+                                       **({"previous_response_id": previous} if previous else {}))
+            response = completed(turn(connection, spec))
+            assert response["store"] is False
+            previous = response["id"]
+    sent = chain.tap.since(mark)
+    assert len(sent) == 3
+    assert user_texts(sent[2]) == ["say alpha", "say bravo", "say charlie"]
+    # The earlier answers went back as assistant messages.
+    assert [m["role"] for m in sent[2].json()["messages"]] == ["user", "assistant"] * 2 + ["user"]
+
+
+def test_after_reconnecting_an_unstored_response_is_not_found_and_the_full_history_works(chain, spec):
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say alpha", store=False)
+        first = completed(turn(connection, spec))
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say bravo", store=False,
+                                   previous_response_id=first["id"])
+        [error] = turn(connection, spec)
+        assert error["status"] == 404
+        assert error["error"]["code"] == "previous_response_not_found"
+        assert error["error"]["param"] == "previous_response_id"
+        assert chain.tap.since(mark) == [], "nothing reached the upstream"
+        # The whole conversation resent: answered on the same connection.
+        history = [{"role": "user", "content": "say alpha"}] + first["output"]
+        connection.response.create(model="demo", input=history + [{"role": "user", "content": "say bravo"}],
+                                   store=False)
+        completed(turn(connection, spec))
+    [sent] = chain.tap.since(mark)
+    assert user_texts(sent) == ["say alpha", "say bravo"]
+
+
+def test_a_stored_response_continues_on_another_connection(chain, spec):
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say alpha")
+        first = completed(turn(connection, spec))
+        assert first["store"] is True
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say bravo", previous_response_id=first["id"])
+        completed(turn(connection, spec))
+    assert user_texts(chain.tap.since(mark)[0]) == ["say alpha", "say bravo"]
+    # Another tenant's connection cannot.
+    with connect(chain, api_key="sk-someone-else") as connection:
+        connection.response.create(model="demo", input="say bravo", previous_response_id=first["id"])
+        [error] = turn(connection, spec)
+        assert error["status"] == 404
+
+
+def test_a_failed_turn_evicts_the_response_it_continued(chain, spec):
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say alpha", store=False)
+        first = completed(turn(connection, spec))
+        connection.response.create(model="demo", input="demo:error 500", store=False,
+                                   previous_response_id=first["id"])
+        [error] = turn(connection, spec)
+        assert error["status"] == 500
+        connection.response.create(model="demo", input="say bravo", store=False,
+                                   previous_response_id=first["id"])
+        [error] = turn(connection, spec)
+        assert error["status"] == 404
+        assert error["error"]["code"] == "previous_response_not_found"
+
+
+def test_a_warm_up_reaches_no_backend(chain, spec):
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say alpha", generate=False, store=False)
+        warm = completed(turn(connection, spec))
+        assert warm["output"] == [] and warm["usage"]["total_tokens"] == 0
+        assert chain.tap.since(mark) == [], "a warm-up must not reach the backend"
+        connection.response.create(model="demo", input="say bravo", store=False,
+                                   previous_response_id=warm["id"])
+        completed(turn(connection, spec))
+    [sent] = chain.tap.since(mark)
+    assert user_texts(sent) == ["say alpha", "say bravo"]
+
+
+def test_lanes_and_bad_messages(chain, spec):
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="hello", stream_id="lane-7")
+        events = turn(connection, spec)
+        assert {e.get("stream_id") for e in events} == {"lane-7"}
+        connection.send_raw("not json")
+        [error] = turn(connection, spec)
+        assert error["status"] == 400 and error["error"]["code"] == "invalid_json"
+        connection.response.create(model="demo", input="hello", background=True)
+        [error] = turn(connection, spec)
+        assert error["error"]["param"] == "background"
+        # Still serving.
+        completed(turn_after(connection, spec, model="demo", input="hello"))
+
+
+def turn_after(connection, spec, **create):
+    connection.response.create(**create)
+    return turn(connection, spec)
+
+
+def test_disconnecting_mid_turn_drops_the_upstream_request(chain, spec):
+    connection = connect(chain).__enter__()
+    try:
+        connection.response.create(model="demo", input="write a long story demo:slow 200")
+        while json.loads(connection.recv_bytes())["type"] != "response.output_text.delta":
+            pass
+        assert harness_open_upstream(chain) >= 1, "the upstream request is open"
+    finally:
+        connection.close()
+    deadline = time.monotonic() + 5
+    while harness_open_upstream(chain) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert harness_open_upstream(chain) == 0, "the upstream connection outlived the client"
+
+
+def harness_open_upstream(chain) -> int:
+    """Connections open between the bridge and the upstream (the tap's
+    sockets come in pairs)."""
+    with chain.tap._lock:
+        return len(chain.tap._sockets) // 2
