@@ -569,3 +569,28 @@ async fn without_a_credential_the_connection_keeps_its_responses_and_stores_none
         "user:one | assistant:user:one | user:two"
     );
 }
+
+#[tokio::test]
+async fn pings_are_answered_between_and_during_turns() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), upstream).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    let pong = |message: Option<Result<Message, _>>| match message {
+        Some(Ok(Message::Pong(payload))) => payload,
+        other => panic!("{other:?}"),
+    };
+    client.send(Message::Ping(Bytes::from_static(b"idle"))).await.unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(3), client.next()).await.unwrap();
+    assert_eq!(pong(reply), Bytes::from_static(b"idle"));
+
+    // While a turn hangs upstream, the connection still answers.
+    send(&mut client, create("hang", json!({}))).await;
+    loop {
+        if next(&mut client).await["type"] == "response.output_text.delta" {
+            break;
+        }
+    }
+    client.send(Message::Ping(Bytes::from_static(b"busy"))).await.unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(3), client.next()).await.unwrap();
+    assert_eq!(pong(reply), Bytes::from_static(b"busy"));
+}
