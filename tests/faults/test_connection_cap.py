@@ -70,3 +70,40 @@ def readable(s) -> bool:
         return False
     finally:
         s.setblocking(True)
+
+
+def test_websocket_connections_count_against_the_cap_while_they_live(chain):
+    """An upgraded connection ends its HTTP life at once, but its session
+    keeps its place: at the cap, with WebSockets open, the next client
+    waits until one of them closes."""
+    from websockets.sync.client import connect as ws_connect
+
+    cap = 3
+    bridge = chain("--max-connections", str(cap), "--idle-timeout", "10s")
+    url = bridge.bridge.url.replace("http://", "ws://") + "/v1/responses"
+    sockets = [ws_connect(url, additional_headers={"authorization": "Bearer sk-x"}, open_timeout=5)
+               for _ in range(cap)]
+    try:
+        # Each one works.
+        sockets[0].send('{"type":"response.create","model":"demo","input":"hello"}')
+        while '"response.completed"' not in sockets[0].recv(timeout=5):
+            pass
+        served = {}
+
+        def real_client():
+            with harness.client(bridge, timeout=10) as client:
+                served["response"] = client.responses.create(model="demo", input="behind them")
+            served["at"] = time.monotonic()
+
+        thread = threading.Thread(target=real_client)
+        thread.start()
+        time.sleep(1.0)
+        assert "at" not in served, "served past the cap while the WebSockets were open"
+        closed_at = time.monotonic()
+        sockets[1].close()
+        thread.join(10)
+        assert served["response"].status == "completed"
+        assert served["at"] - closed_at < 2.0
+    finally:
+        for s in sockets:
+            s.close()
