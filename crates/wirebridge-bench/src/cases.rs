@@ -141,6 +141,12 @@ pub fn codex_prose(shared: &Path) -> Result<String, String> {
     Ok(first_text(&body["input"][0]).to_owned())
 }
 
+/// The tools of the recorded Codex request (~18 KB of JSON), which a
+/// `Response` object echoes back.
+pub fn codex_tools(shared: &Path) -> Result<Value, String> {
+    Ok(codex_body(shared)?["tools"].clone())
+}
+
 /// Every case, both directions, in a stable order, built from the fixtures
 /// in `shared`.
 pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
