@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 use serde::de::IgnoredAny;
+use wirebridge_convert::ConvertError;
 use wirebridge_testkit::{parse_sse, split_points, SseFrame, Violation};
 
 /// An input cut into its header bytes and the stream they describe.
@@ -138,4 +139,43 @@ pub fn unreadable_copy(violation: &Violation, frames: &[SseFrame], stream: &[u8]
         && parse_sse(stream)
             .iter()
             .any(|frame| Json::of(frame.data.as_bytes()) == Json::Grammar)
+}
+
+/// Checks what a request translator made of the request `data`, beyond not
+/// panicking: a translated `body` is JSON, as strictly as the request was
+/// (JSON by the grammar at least, when the request held values that only
+/// the grammar allows, since those are copied as the client wrote them); a
+/// refusal has a message, a 4xx or 5xx status and an error body that is
+/// JSON.
+pub fn check_request(data: &[u8], translated: Result<&[u8], &ConvertError>) {
+    match translated {
+        Ok(body) => {
+            // The request is only read again when the body is not strict.
+            let output = Json::of(body);
+            if output != Json::Strict {
+                let input = Json::of(data);
+                assert!(
+                    input != Json::Strict && output == Json::Grammar,
+                    "a {input:?} request translated to a {output:?} body: {}",
+                    String::from_utf8_lossy(body)
+                );
+            }
+        }
+        Err(error) => {
+            assert!(
+                !error.to_string().is_empty(),
+                "empty error message: {error:?}"
+            );
+            assert!(
+                (400..600).contains(&error.status()),
+                "{error:?}: status {}",
+                error.status()
+            );
+            assert_eq!(
+                Json::of(&error.to_body()),
+                Json::Strict,
+                "error body is not JSON"
+            );
+        }
+    }
 }
