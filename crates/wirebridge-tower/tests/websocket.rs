@@ -579,8 +579,13 @@ async fn pings_are_answered_between_and_during_turns() {
         Some(Ok(Message::Pong(payload))) => payload,
         other => panic!("{other:?}"),
     };
-    client.send(Message::Ping(Bytes::from_static(b"idle"))).await.unwrap();
-    let reply = tokio::time::timeout(Duration::from_secs(3), client.next()).await.unwrap();
+    client
+        .send(Message::Ping(Bytes::from_static(b"idle")))
+        .await
+        .unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(3), client.next())
+        .await
+        .unwrap();
     assert_eq!(pong(reply), Bytes::from_static(b"idle"));
 
     // While a turn hangs upstream, the connection still answers.
@@ -590,7 +595,12 @@ async fn pings_are_answered_between_and_during_turns() {
             break;
         }
     }
-    client.send(Message::Ping(Bytes::from_static(b"busy"))).await.unwrap();
-    let reply = tokio::time::timeout(Duration::from_secs(3), client.next()).await.unwrap();
+    client
+        .send(Message::Ping(Bytes::from_static(b"busy")))
+        .await
+        .unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(3), client.next())
+        .await
+        .unwrap();
     assert_eq!(pong(reply), Bytes::from_static(b"busy"));
 }
