@@ -11,11 +11,11 @@ use wirebridge_convert::{
 };
 
 use crate::observer;
+#[cfg(feature = "websocket")]
+use crate::settings::WebSocketSettings;
 use crate::settings::{ChatSettings, ResponsesSettings};
 use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
-#[cfg(feature = "websocket")]
-use crate::websocket::WebSocketSettings;
 
 /// A translation direction: [`ResponsesOverChat`] or [`ChatOverResponses`].
 ///

@@ -78,10 +78,10 @@ pub use layer::TranslateLayer;
 pub use observer::{Exchange, NoopObserver, Observer};
 pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;
+#[cfg(feature = "websocket")]
+pub use settings::WebSocketSettings;
 pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE};
 pub use stateful::MissingHistory;
-#[cfg(feature = "websocket")]
-pub use websocket::WebSocketSettings;
 pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;
 

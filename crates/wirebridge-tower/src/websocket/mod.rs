@@ -17,7 +17,6 @@ mod turn;
 mod warmup;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response};
@@ -29,73 +28,8 @@ use crate::direction::sealed::Direction;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
 
+pub(crate) use crate::settings::WebSocketSettings;
 pub(crate) use handshake::is_upgrade;
-
-/// How WebSocket mode is served (cargo feature `websocket`): on by default
-/// where the feature is built in; see
-/// [`TranslateLayer::websocket`](crate::TranslateLayer::websocket).
-///
-/// ```
-/// use std::time::Duration;
-/// use wirebridge_tower::{ResponsesToChatLayer, WebSocketSettings};
-///
-/// let layer = ResponsesToChatLayer::new().websocket(
-///     WebSocketSettings::new()
-///         .idle_timeout(Duration::from_secs(120))
-///         .cache_limits(256, 8 << 20),
-/// );
-/// # let _ = layer;
-/// ```
-#[derive(Debug, Clone)]
-pub struct WebSocketSettings {
-    pub(crate) idle_timeout: Duration,
-    pub(crate) cache_entries: usize,
-    pub(crate) cache_bytes: usize,
-    pub(crate) max_queued: usize,
-}
-
-impl Default for WebSocketSettings {
-    fn default() -> Self {
-        Self {
-            idle_timeout: Duration::from_secs(600),
-            cache_entries: 1024,
-            cache_bytes: 16 * 1024 * 1024,
-            max_queued: 8,
-        }
-    }
-}
-
-impl WebSocketSettings {
-    /// Defaults: a connection idle for 10 minutes is closed; its cache
-    /// keeps up to 1,024 responses and 16 MiB; up to 8 `response.create`
-    /// messages wait behind a running turn.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Closes a connection on which no turn runs and the client sent
-    /// nothing for this long.
-    pub fn idle_timeout(mut self, period: Duration) -> Self {
-        self.idle_timeout = period;
-        self
-    }
-
-    /// Bounds each connection's cache of its responses (what
-    /// `previous_response_id` continues with `store: false`): the oldest
-    /// are evicted first.
-    pub fn cache_limits(mut self, entries: usize, bytes: usize) -> Self {
-        self.cache_entries = entries;
-        self.cache_bytes = bytes;
-        self
-    }
-
-    /// How many `response.create` messages may wait behind the running
-    /// turn; one more is answered with an error event.
-    pub fn max_queued(mut self, messages: usize) -> Self {
-        self.max_queued = messages;
-        self
-    }
-}
 
 /// Answers an upgrade request: `101 Switching Protocols` and a session
 /// task, or the error status that says why not.
