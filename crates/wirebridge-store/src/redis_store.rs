@@ -108,6 +108,13 @@ impl RedisStore {
         RedisStoreBuilder::new(url)
     }
 
+    /// Whether `url` names a server or cluster reached over TLS (`rediss://`,
+    /// `rediss+cluster://`, …); an error when the store cannot read it (see
+    /// [Where](Self#where)). Connects to nothing: for checking settings.
+    pub fn uses_tls(url: &str) -> Result<bool, RedisConfigError> {
+        address::parse(url).map(|parsed| parsed.tls)
+    }
+
     /// Connects to the server at `url` with
     /// [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT): `builder(url).connect()`.
     ///
