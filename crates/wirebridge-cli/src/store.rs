@@ -18,7 +18,7 @@ pub enum StoreSetupError {
     /// A certificate or key file cannot be read.
     #[error("cannot read {what} {path}: {source}")]
     File {
-        /// Which setting's file.
+        /// The setting that names the file.
         what: &'static str,
         /// The file.
         path: PathBuf,
@@ -75,12 +75,12 @@ pub async fn open(
 fn redis_store(setting: &RedisSetting) -> Result<RedisStore, StoreSetupError> {
     let mut builder = RedisStore::builder(&setting.url).timeout(setting.timeout);
     if let Some(path) = &setting.ca_file {
-        builder = builder.ca_certificate(read("the CA certificate file", path)?);
+        builder = builder.ca_certificate(read("store_ca_file", path)?);
     }
     if let Some(client) = &setting.client_certificate {
         builder = builder.client_certificate(
-            read("the client certificate file", &client.cert_file)?,
-            read("the client key file", &client.key_file)?,
+            read("store_client_cert_file", &client.cert_file)?,
+            read("store_client_key_file", &client.key_file)?,
         );
     }
     builder.build().map_err(StoreSetupError::Redis)
