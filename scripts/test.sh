@@ -6,11 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # System packages the tests use: Python's venv module (schema checks, the
-# official SDK), a real redis-server (response store tests), and Node.js
+# official SDK), a real redis-server with redis-cli (response store tests,
+# over TLS and as a Cluster), openssl (their test certificates), and Node.js
 # with npm (the Codex CLI and the Vercel AI SDK).
 missing=""
 python3 -m venv --help >/dev/null 2>&1 || missing="$missing python3-venv"
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"
+command -v redis-cli >/dev/null 2>&1 || missing="$missing redis-tools"
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 if [ -n "$missing" ]; then
     echo "== installing$missing"

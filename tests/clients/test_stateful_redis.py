@@ -2,16 +2,18 @@
 the official openai SDK: a three-turn conversation that sends only
 `previous_response_id` (never the history), streaming and not; retrieval,
 input items and deletion; and the same conversation continuing after the
-proxy restarts, because Redis kept it.
+proxy restarts, because Redis kept it. Then the ways Redis is deployed: over
+TLS with a CA file, as an ACL user, as a Redis Cluster; and Redis going away:
+the bridge starts without it, answers 503 for what needs it, and uses it once
+it is back, never showing its password.
 
-A real redis-server is started on a free loopback port, and the real
+Real redis-servers are started on free loopback ports, and the real
 `wirebridge` binary in front of its demo upstream.
 """
 
 import os
 import pathlib
-import shutil
-import socket
+import signal
 import subprocess
 import tempfile
 import time
@@ -19,66 +21,48 @@ import time
 import openai
 import pytest
 
+from redis_servers import Certificates, RedisCluster, RedisServer, free_port
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BIN = os.environ.get("WIREBRIDGE_BIN", str(REPO / "target/debug/wirebridge"))
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_redis(port, workdir):
-    server = shutil.which("redis-server") or shutil.which("valkey-server")
-    if server is None:
-        pytest.fail("redis-server is not installed (apt-get install -y redis-server)")
-    proc = subprocess.Popen(
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    pytest.fail("redis-server did not start")
+# An ACL user's password, with characters a URL must escape.
+PASSWORD = "s3cret@pw:x"
+PASSWORD_IN_URL = "s3cret%40pw%3Ax"
 
 
 @pytest.fixture(scope="module")
 def redis_url():
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="wirebridge-redis-")
-    proc = start_redis(port, workdir)
-    yield f"redis://127.0.0.1:{port}/0"
-    proc.kill()
-    proc.wait()
-    shutil.rmtree(workdir, ignore_errors=True)
+    server = RedisServer().start()
+    yield server.url()
+    server.stop()
 
 
 class Proxy:
-    def __init__(self, store):
+    def __init__(self, store, *args):
+        self.log = tempfile.NamedTemporaryFile(prefix="wirebridge-log-", delete=False)
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--store", store],
+            [BIN, "serve", "--listen", "127.0.0.1:0", "--store", store, *args],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "RUST_LOG": "warn"},
+            stderr=self.log,
+            env={**os.environ, "RUST_LOG": "info"},
             text=True,
         )
         line = self.proc.stdout.readline()
-        assert line.startswith("listening on "), line
+        assert line.startswith("listening on "), line + self.logs()
         self.url = line.split()[-1]
 
     def client(self, key="sk-alice"):
         return openai.OpenAI(base_url=f"{self.url}/v1", api_key=key, max_retries=0, timeout=20)
 
+    def logs(self):
+        return pathlib.Path(self.log.name).read_text(errors="replace")
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=20)
+        self.log.close()
+        os.unlink(self.log.name)
 
 
 @pytest.fixture
@@ -137,31 +121,168 @@ def test_an_unknown_previous_response_is_a_404_naming_it(proxy):
     assert raised.value.body["code"] == "previous_response_not_found"
 
 
+def eventually(action, seconds=15):
+    """`action()`, retried until it stops raising or `seconds` pass."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            return action()
+        except Exception:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def assert_store_unavailable(raised, secret=PASSWORD):
+    assert raised.value.status_code == 503
+    assert raised.value.body["code"] == "store_unavailable"
+    assert raised.value.body["type"] == "server_error"
+    assert secret not in str(raised.value.body) and PASSWORD_IN_URL not in str(raised.value.body)
+
+
 def test_redis_down_is_a_503_then_recovers():
-    port = free_port()
-    workdir = tempfile.mkdtemp(prefix="wirebridge-redis-")
-    redis = start_redis(port, workdir)
-    proxy = Proxy(f"redis://127.0.0.1:{port}/0")
+    redis = RedisServer().start()
+    proxy = Proxy(redis.url())
     try:
         client = proxy.client()
         first = client.responses.create(model="demo", input="before")
         redis.kill()
-        redis.wait()
         started = time.time()
         with pytest.raises(openai.InternalServerError) as raised:
             client.responses.retrieve(first.id)
-        assert raised.value.status_code == 503
-        assert raised.value.body["code"] == "store_unavailable"
+        assert_store_unavailable(raised)
         with pytest.raises(openai.InternalServerError):
             client.responses.create(model="demo", input="x", previous_response_id=first.id)
         assert time.time() - started < 10, "a dead store must not hang requests"
 
-        redis = start_redis(port, workdir)
+        redis.start()
         # The data died with that Redis (it kept none on disk); the bridge is back.
         again = client.responses.create(model="demo", input="after")
         assert client.responses.retrieve(again.id).output_text == again.output_text
     finally:
         proxy.stop()
-        redis.kill()
-        redis.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
+        redis.stop()
+
+
+def test_starts_while_redis_is_down_and_uses_it_once_up():
+    """Redis is not there when the bridge starts: it starts all the same,
+    serves what needs no store, answers 503 for what does, and uses Redis as
+    soon as it is up, without a restart; its password is never shown."""
+    user_rules = ("--user", "bridge", "on", f">{PASSWORD}", "~wirebridge:resp:*", "+@all",
+                  "--user", "default", "off")
+    redis = RedisServer(args=user_rules)
+    proxy = Proxy(redis.url(f"bridge:{PASSWORD_IN_URL}"), "--store-timeout", "1s")
+    try:
+        client = proxy.client()
+        # Nothing to store or read: served as usual.
+        stateless = client.responses.create(model="demo", input="hello", store=False)
+        assert stateless.status == "completed" and stateless.output_text
+        chat = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "hi"}])
+        assert chat.choices[0].message.content
+        # Asked to be stored: delivered, saying it was not.
+        unkept = client.responses.create(model="demo", input="keep me")
+        assert unkept.status == "completed" and unkept.store is False
+        # What needs the store: a prompt 503 in the OpenAI error format.
+        started = time.time()
+        with pytest.raises(openai.InternalServerError) as raised:
+            client.responses.create(model="demo", input="x", previous_response_id="resp_123")
+        assert_store_unavailable(raised)
+        with pytest.raises(openai.InternalServerError) as raised:
+            client.responses.retrieve("resp_123")
+        assert_store_unavailable(raised)
+        assert time.time() - started < 6, "each took at most about the 1 s store timeout"
+
+        redis.start()
+        # The first request after Redis is up is served from it.
+        first = client.responses.create(model="demo", input="My name is Ada.")
+        assert first.store is not False
+        second = client.responses.create(model="demo", input="And?", previous_response_id=first.id)
+        assert second.previous_response_id == first.id
+        assert client.responses.retrieve(first.id).output_text == first.output_text
+
+        logs = proxy.logs()
+        assert "the response store is unavailable" in logs, logs
+        assert "the response store answers again" in logs, logs
+        assert PASSWORD not in logs and PASSWORD_IN_URL not in logs, logs
+        assert "//bridge:" not in logs and "redis://***@127.0.0.1" in logs, "the URL is shown redacted"
+    finally:
+        proxy.stop()
+        redis.stop()
+
+
+def test_a_frozen_redis_is_a_503_within_the_store_timeout_then_recovers():
+    """Redis stops answering mid-run (its connections stay open): requests
+    that need it fail within `--store-timeout`, and work once it answers."""
+    redis = RedisServer().start()
+    proxy = Proxy(redis.url(), "--store-timeout", "1s")
+    try:
+        client = proxy.client()
+        first = client.responses.create(model="demo", input="before")
+        redis.signal(signal.SIGSTOP)
+        try:
+            started = time.time()
+            with pytest.raises(openai.InternalServerError) as raised:
+                client.responses.retrieve(first.id)
+            assert_store_unavailable(raised)
+            assert time.time() - started < 4, time.time() - started
+        finally:
+            redis.signal(signal.SIGCONT)
+        again = eventually(lambda: client.responses.retrieve(first.id))
+        assert again.output_text == first.output_text
+    finally:
+        proxy.stop()
+        redis.stop()
+
+
+def test_tls_with_a_ca_file():
+    certs = Certificates()
+    redis = RedisServer(certs=certs).start()
+    good = Proxy(redis.url(), "--store-ca-file", certs.path("ca.crt"))
+    wrong = Proxy(redis.url(), "--store-ca-file", certs.path("other-ca.crt"))
+    try:
+        client = good.client()
+        first = client.responses.create(model="demo", input="Over TLS.")
+        second = client.responses.create(model="demo", input="Still?", previous_response_id=first.id)
+        items = client.responses.input_items.list(second.id)
+        assert [part.text for item in items.data for part in item.content] == ["Still?"]
+        # A server certificate that CA did not sign: a 503 saying why.
+        with pytest.raises(openai.InternalServerError) as raised:
+            wrong.client().responses.retrieve(first.id)
+        assert_store_unavailable(raised)
+        assert "certificate" in raised.value.body["message"].lower(), raised.value.body
+    finally:
+        good.stop()
+        wrong.stop()
+        redis.stop()
+        certs.remove()
+
+
+def test_a_redis_cluster():
+    cluster = RedisCluster()
+    proxy = Proxy(cluster.url())
+    try:
+        # Several tenants, so that conversations live on several nodes.
+        for key in ("sk-ada", "sk-bob", "sk-cy", "sk-dee"):
+            client = proxy.client(key)
+            first = client.responses.create(model="demo", input=f"I am {key}.")
+            with client.responses.stream(model="demo", input="Who?", previous_response_id=first.id) as stream:
+                second = stream.get_final_response()
+            third = client.responses.create(model="demo", input="Bye.", previous_response_id=second.id)
+            assert third.status == "completed"
+            assert client.responses.retrieve(second.id).output_text == second.output_text
+    finally:
+        proxy.stop()
+        cluster.stop()
+
+
+def test_settings_that_cannot_be_used_stop_it_without_showing_the_password():
+    for code, args in (
+        (2, ["--store", f"redis+cluster://u:{PASSWORD_IN_URL}@a:1,,b:2"]),
+        (2, ["--store", f"redis://u:{PASSWORD_IN_URL}@127.0.0.1:1/0", "--store-ca-file", "/ca.pem"]),
+        (1, ["--store", f"rediss://u:{PASSWORD_IN_URL}@127.0.0.1:1/0", "--store-ca-file", "/nonexistent.pem"]),
+    ):
+        done = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", *args],
+                              capture_output=True, text=True, timeout=20)
+        assert done.returncode == code, done
+        assert "store" in done.stderr, done.stderr
+        assert PASSWORD_IN_URL not in done.stderr and PASSWORD not in done.stderr, done.stderr

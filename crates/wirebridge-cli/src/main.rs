@@ -11,6 +11,7 @@ mod logging;
 mod serve;
 mod server;
 mod signal;
+mod store;
 mod upstream;
 
 use std::io::Write;

@@ -11,12 +11,12 @@ use tokio::net::TcpListener;
 use tower::util::BoxCloneService;
 use tower::{Layer, Service, ServiceExt};
 use wirebridge_convert::seal::Sealer;
-use wirebridge_store::{MemoryStore, RedisStore, ResponseStore};
+use wirebridge_store::ResponseStore;
 use wirebridge_tower::{
     ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer, WebSocketSettings,
 };
 
-use crate::config::{Config, StoreSetting, Upstream as UpstreamSetting, UpstreamApi};
+use crate::config::{Config, Upstream as UpstreamSetting, UpstreamApi};
 use crate::logging::log_exchange;
 use crate::server::{App, ClientBody, Limits};
 use crate::signal::shutdown_signal;
@@ -36,9 +36,9 @@ pub enum ServeError {
     /// The demo upstream did not start.
     #[error("cannot start the demo upstream: {0}")]
     Demo(std::io::Error),
-    /// The response store cannot be reached.
-    #[error("cannot use the response store: {0}")]
-    Store(wirebridge_store::StoreError),
+    /// The response store's settings cannot be used.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreSetupError),
 }
 
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
@@ -66,17 +66,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             label: config.upstream_label.as_str().into(),
         },
     );
-    let store: Option<Arc<dyn ResponseStore>> = match &config.store {
-        StoreSetting::None => None,
-        StoreSetting::Memory => Some(Arc::new(
-            MemoryStore::new()
-                .max_entries_per_tenant(config.state.tenant_max_entries)
-                .max_bytes_per_tenant(config.state.tenant_max_bytes),
-        )),
-        StoreSetting::Redis(url) => Some(Arc::new(
-            RedisStore::connect(url).await.map_err(ServeError::Store)?,
-        )),
-    };
+    let store = crate::store::open(&config.store, &config.state).await?;
     let app = app(&config, upstream, store);
 
     let listener = TcpListener::bind(config.listen)

@@ -13,9 +13,10 @@
 //! Two backends:
 //! - [`MemoryStore`], the default: in this process, bounded by entry count
 //!   and bytes, with a TTL; lost on restart and private to one process.
-//! - `RedisStore` (cargo feature `redis`): on a Redis 7 or Valkey server,
-//!   shared by every bridge replica using it and kept across restarts, one
-//!   tenant's records in one Redis Cluster hash slot, with a TTL.
+//! - `RedisStore` (cargo feature `redis`): on a Redis 7 or Valkey server or
+//!   a Redis Cluster, over TCP, TLS or a Unix socket, shared by every bridge
+//!   replica using it and kept across restarts, one tenant's records in one
+//!   Cluster hash slot, with a TTL.
 //!
 //! Records are namespaced by tenant; [`tenant_key`] derives the tenant from
 //! the request's credential.
@@ -29,7 +30,7 @@ mod tenant;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
-pub use redis_store::RedisStore;
+pub use redis_store::{RedisConfigError, RedisStore, RedisStoreBuilder};
 pub use tenant::{tenant_key, ANONYMOUS_TENANT};
 
 use std::future::Future;

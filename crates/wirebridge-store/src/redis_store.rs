@@ -1,6 +1,9 @@
 //! The Redis (or Valkey) store: shared by every bridge replica that points at
-//! the same server, and kept across restarts.
+//! the same server or cluster, and kept across restarts.
 
+mod address;
+mod builder;
+mod connection;
 mod keys;
 mod record;
 mod scripts;
@@ -10,14 +13,31 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind};
 
 use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
+pub use builder::RedisStoreBuilder;
+use connection::Connection;
 use keys::{Part, TenantKeys};
 use scripts::Lua;
 
-/// Keeps responses on a Redis 7 or Valkey server.
+/// Keeps responses on a Redis 7 or Valkey server, or a Redis Cluster.
+///
+/// # Where
+///
+/// [`builder`](Self::builder) takes a URL:
+/// - one server: `redis://[user:password@]host[:port][/db]`, `valkey://…`
+///   alike, or `redis+unix:///path/to/socket`;
+/// - one server over TLS: `rediss://…` (`valkeys://…`), checked against the
+///   system's CA certificates or
+///   [`ca_certificate`](RedisStoreBuilder::ca_certificate), with an optional
+///   [`client_certificate`](RedisStoreBuilder::client_certificate);
+/// - a cluster: `redis+cluster://[user:password@]host:port[,host:port…]`
+///   (`rediss+cluster://` over TLS), naming one or more seed nodes; the
+///   client learns the others from them and follows the cluster's changes.
+///
+/// A user and password are Redis 6 ACL credentials (`AUTH user password`);
+/// a password alone authenticates as the `default` user.
 ///
 /// # Layout
 ///
@@ -45,17 +65,19 @@ use scripts::Lua;
 ///
 /// # Failures
 ///
-/// The connection reconnects by itself. While the server cannot be reached,
-/// each operation fails with [`StoreError::Unavailable`] within
-/// [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT) (2 s; see
-/// [`connect_with_timeout`](Self::connect_with_timeout)) rather than waiting,
-/// and the first operation after the server is back succeeds. An operation
-/// that meets a dropped connection is tried once more on a fresh one.
+/// A store can be [built](RedisStoreBuilder::build) while Redis is down:
+/// nothing connects before the first operation. The connection reconnects
+/// by itself. While the server cannot be reached, each operation fails with
+/// [`StoreError::Unavailable`] within the timeout
+/// ([`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT), 2 s, unless
+/// [`RedisStoreBuilder::timeout`] says otherwise) rather than waiting, and
+/// the first operation after the server is back succeeds. An operation that
+/// meets a dropped connection is tried once more on a fresh one.
 ///
 /// Needs a Tokio runtime. Cloning is cheap and shares the connection.
 #[derive(Clone)]
 pub struct RedisStore {
-    connection: ConnectionManager,
+    connection: Connection,
     prefix: String,
     ttl: Duration,
     timeout: Duration,
@@ -79,45 +101,34 @@ impl RedisStore {
     /// The longest TTL written; longer ones are shortened to it.
     pub const MAX_TTL: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
-    /// Connects to the server at `url`
-    /// (`redis://[user:password@]host[:port][/db]`, `valkey://…` alike, or
-    /// `redis+unix:///path/to/socket`; TLS is not built in), with
-    /// [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT).
+    /// The settings of a store on the server or cluster at `url` (see
+    /// [Where](Self#where)), to [`build`](RedisStoreBuilder::build) or
+    /// [`connect`](RedisStoreBuilder::connect).
+    pub fn builder(url: &str) -> RedisStoreBuilder {
+        RedisStoreBuilder::new(url)
+    }
+
+    /// Whether `url` names a server or cluster reached over TLS (`rediss://`,
+    /// `rediss+cluster://`, …); an error when the store cannot read it (see
+    /// [Where](Self#where)). Connects to nothing: for checking settings.
+    pub fn uses_tls(url: &str) -> Result<bool, RedisConfigError> {
+        address::parse(url).map(|parsed| parsed.tls)
+    }
+
+    /// Connects to the server at `url` with
+    /// [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT): `builder(url).connect()`.
     ///
     /// Fails with [`StoreError::Unavailable`] when the URL is invalid or the
     /// server does not answer in time: the message never repeats the URL,
     /// which may hold a password.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        Self::connect_with_timeout(url, Self::DEFAULT_TIMEOUT).await
+        Self::builder(url).connect().await
     }
 
     /// Like [`connect`](Self::connect), with `timeout` bounding the connection,
     /// each reply and each store operation instead of the default.
     pub async fn connect_with_timeout(url: &str, timeout: Duration) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url)
-            .map_err(|e| StoreError::Unavailable(format!("invalid Redis URL: {e}")))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            // Every failing operation starts a new attempt: no backoff loop
-            // that operations would wait behind.
-            .set_number_of_retries(0);
-        let connection =
-            tokio::time::timeout(timeout, ConnectionManager::new_with_config(client, config))
-                .await
-                .map_err(|_| unanswered(timeout))?
-                .map_err(unavailable)?;
-        Ok(Self {
-            connection,
-            prefix: Self::DEFAULT_PREFIX.to_owned(),
-            ttl: Self::DEFAULT_TTL,
-            timeout,
-            scripts: Arc::new(Scripts {
-                save: Lua::save(),
-                chain: Lua::chain(),
-            }),
-            round_trips: Arc::new(AtomicU64::new(0)),
-        })
+        Self::builder(url).timeout(timeout).connect().await
     }
 
     /// Puts keys under `prefix` instead of [`DEFAULT_PREFIX`](Self::DEFAULT_PREFIX),
@@ -139,6 +150,12 @@ impl RedisStore {
     /// round trip: what a deployment's latency to Redis is multiplied by.
     pub fn round_trips(&self) -> u64 {
         self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// Whether the server answers now: a `PING` within the timeout (on a
+    /// cluster, to every primary node).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.query::<String>(&redis::cmd("PING")).await.map(drop)
     }
 
     fn keys(&self, tenant: &str) -> TenantKeys {
@@ -172,12 +189,11 @@ impl RedisStore {
 
     /// Sends `cmd`, once more on a fresh connection if it met a dropped one.
     async fn send<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, RedisError> {
-        let mut connection = self.connection.clone();
         self.round_trips.fetch_add(1, Ordering::Relaxed);
-        match cmd.query_async(&mut connection).await {
+        match self.connection.query(cmd).await {
             Err(e) if e.is_io_error() || e.is_unrecoverable_error() => {
                 self.round_trips.fetch_add(1, Ordering::Relaxed);
-                cmd.query_async(&mut connection).await
+                self.connection.query(cmd).await
             }
             result => result,
         }
@@ -204,6 +220,28 @@ impl fmt::Debug for RedisStore {
             .field("ttl", &self.ttl)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+/// Why a [`RedisStoreBuilder`] cannot make a store. No message repeats a
+/// password of the URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RedisConfigError {
+    /// The URL is not one the store reads.
+    #[error("invalid Redis URL: {0}")]
+    Url(String),
+    /// A certificate or key cannot be used, or is given for a URL without
+    /// TLS.
+    #[error("invalid Redis TLS setting: {0}")]
+    Tls(String),
+    /// The Redis client refused the settings.
+    #[error("invalid Redis settings: {0}")]
+    Refused(String),
+}
+
+impl From<RedisConfigError> for StoreError {
+    fn from(e: RedisConfigError) -> Self {
+        StoreError::Unavailable(e.to_string())
     }
 }
 

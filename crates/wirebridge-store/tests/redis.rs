@@ -490,3 +490,27 @@ async fn scripts_are_reloaded_after_a_server_restart() {
     let chain = store.chain(&t, "resp_2").await.unwrap().unwrap();
     assert_eq!(chain.turns, [turn("resp_2", &[]).turn()]);
 }
+
+/// Made while its server is down, a store fails promptly, then works once
+/// the server is up, without being made again.
+#[tokio::test]
+async fn a_store_made_while_the_server_is_down_works_once_it_is_up() {
+    let port = {
+        let server = RedisServer::start();
+        server.port()
+    };
+    let store = RedisStore::builder(&format!("redis://127.0.0.1:{port}/"))
+        .build()
+        .expect("made without connecting");
+    let t = tenant("early");
+    let down = promptly("save while down", store.save(&t, turn("resp_1", &[]))).await;
+    assert!(matches!(down, Err(StoreError::Unavailable(_))), "{down:?}");
+    let ping = promptly("ping while down", store.ping()).await;
+    assert!(matches!(ping, Err(StoreError::Unavailable(_))), "{ping:?}");
+
+    let _server = RedisServer::start_on(port);
+    let saved = promptly("save once up", store.save(&t, turn("resp_1", &[]))).await;
+    assert_eq!(saved, Ok(()));
+    assert_eq!(store.ping().await, Ok(()));
+    assert!(store.get(&t, "resp_1").await.unwrap().is_some());
+}

@@ -4,6 +4,7 @@
 mod duration;
 mod exchange;
 mod limits;
+mod store;
 mod upstream;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,7 @@ use wirebridge_convert::{BackendProfile, LossPolicy};
 
 pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
+pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
 
 /// Which API the upstream speaks.
@@ -49,6 +51,10 @@ pub struct FileConfig {
     upstream_api: Option<UpstreamApi>,
     profile: Option<toml::Spanned<String>>,
     store: Option<toml::Spanned<String>>,
+    store_ca_file: Option<toml::Spanned<String>>,
+    store_client_cert_file: Option<toml::Spanned<String>>,
+    store_client_key_file: Option<toml::Spanned<String>>,
+    store_timeout: Option<toml::Spanned<toml::Value>>,
     upstream_api_key_env: Option<String>,
     max_body: Option<usize>,
     log_format: Option<LogFormat>,
@@ -100,10 +106,27 @@ pub struct ServeFlags {
     #[arg(long)]
     pub profile: Option<String>,
     /// Response store for `store`, `previous_response_id` and
-    /// `GET /v1/responses/{id}`: memory, none, or redis://HOST:PORT/DB
+    /// `GET /v1/responses/{id}`: memory, none, or a Redis URL:
+    /// redis://[USER:PASSWORD@]HOST:PORT/DB, rediss://… (TLS),
+    /// redis+cluster://HOST:PORT,HOST:PORT (rediss+cluster:// for TLS)
     /// [default: memory].
     #[arg(long)]
     pub store: Option<String>,
+    /// CA certificates (PEM) that signed the Redis server's, for rediss://
+    /// [default: the system's].
+    #[arg(long, value_name = "FILE")]
+    pub store_ca_file: Option<String>,
+    /// Client certificate chain (PEM) for a rediss:// server that asks for
+    /// one; with --store-client-key-file.
+    #[arg(long, value_name = "FILE")]
+    pub store_client_cert_file: Option<String>,
+    /// The client certificate's private key (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub store_client_key_file: Option<String>,
+    /// How long Redis may take to connect, to answer, and to finish a store
+    /// operation before the request gets a 503 [default: 2s].
+    #[arg(long, value_name = "DURATION")]
+    pub store_timeout: Option<String>,
     /// Settings file (TOML).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -227,28 +250,6 @@ pub struct SealKeys {
     pub previous: Vec<SealKey>,
     /// True when no key was set and `current` is this process's own.
     pub generated: bool,
-}
-
-/// Where responses are kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StoreSetting {
-    /// Nowhere: `previous_response_id` is refused.
-    None,
-    /// In this process (lost on restart, not shared between replicas).
-    Memory,
-    /// On a Redis (or Valkey) server.
-    Redis(String),
-}
-
-impl StoreSetting {
-    /// The kind, for logs: a Redis URL may hold a password.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            StoreSetting::None => "none",
-            StoreSetting::Memory => "memory",
-            StoreSetting::Redis(_) => "redis",
-        }
-    }
 }
 
 /// Where requests go.
@@ -411,24 +412,7 @@ impl Config {
             })?,
         };
 
-        let (store, store_at) = pick(
-            env("WIREBRIDGE_STORE"),
-            flags.store.clone(),
-            &file.store,
-            &origin,
-        );
-        let store = match store.as_deref().unwrap_or("memory") {
-            "memory" => StoreSetting::Memory,
-            "none" => StoreSetting::None,
-            url if url.starts_with("redis://") => StoreSetting::Redis(url.to_owned()),
-            other => {
-                return Err(value(
-                    "store",
-                    &store_at,
-                    format!("'{other}' is not memory, none or a redis:// URL"),
-                ));
-            }
-        };
+        let store = store::load(&file, flags, env, &origin)?;
 
         let key_env = env("WIREBRIDGE_UPSTREAM_API_KEY_ENV")
             .or_else(|| flags.upstream_api_key_env.clone())

@@ -44,7 +44,13 @@ fn defaults() {
     .unwrap();
     assert_eq!(
         c.store,
-        StoreSetting::Redis("redis://127.0.0.1:6379/2".into())
+        StoreSetting::Redis(RedisSetting {
+            url: "redis://127.0.0.1:6379/2".into(),
+            tls: false,
+            ca_file: None,
+            client_certificate: None,
+            timeout: store::DEFAULT_STORE_TIMEOUT,
+        })
     );
     assert!(load(
         None,
@@ -353,4 +359,107 @@ fn bad_limits_name_the_key() {
     assert!(e.contains("max_connections"), "{e}");
     let e = err(None, &[("WIREBRIDGE_MAX_CONNECTIONS", "many")]);
     assert!(e.contains("WIREBRIDGE_MAX_CONNECTIONS"), "{e}");
+}
+
+fn redis(c: &Config) -> &RedisSetting {
+    match &c.store {
+        StoreSetting::Redis(redis) => redis,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn redis_urls_tls_files_and_timeout() {
+    let c = load(
+        Some(
+            "store = \"rediss://bridge:s3cret@redis.internal:6380/0\"\n\
+             store_ca_file = \"/etc/wb/ca.pem\"\n\
+             store_client_cert_file = \"/etc/wb/client.pem\"\n\
+             store_client_key_file = \"/etc/wb/client.key\"\n\
+             store_timeout = \"500ms\"\n",
+        ),
+        ServeFlags::default(),
+        &[],
+    )
+    .unwrap();
+    let r = redis(&c);
+    assert!(r.tls);
+    assert_eq!(r.ca_file, Some(PathBuf::from("/etc/wb/ca.pem")));
+    assert_eq!(
+        r.client_certificate,
+        Some(store::ClientCertificate {
+            cert_file: "/etc/wb/client.pem".into(),
+            key_file: "/etc/wb/client.key".into(),
+        })
+    );
+    assert_eq!(r.timeout, Duration::from_millis(500));
+    // Logs and debug output never show the password.
+    assert_eq!(r.shown(), "rediss://***@redis.internal:6380/0");
+    assert!(!format!("{c:?}").contains("s3cret"));
+
+    // The flag over the file, the environment over both.
+    let c = load(
+        Some("store_ca_file = \"/file.pem\"\nstore = \"rediss://h\"\n"),
+        ServeFlags {
+            store_ca_file: Some("/flag.pem".into()),
+            store_timeout: Some("3s".into()),
+            ..Default::default()
+        },
+        &[("WIREBRIDGE_STORE_TIMEOUT", "4s")],
+    )
+    .unwrap();
+    assert_eq!(redis(&c).ca_file, Some(PathBuf::from("/flag.pem")));
+    assert_eq!(redis(&c).timeout, Duration::from_secs(4));
+    let c = load(
+        None,
+        ServeFlags::default(),
+        &[
+            ("WIREBRIDGE_STORE", "rediss+cluster://a:7000,b:7001"),
+            ("WIREBRIDGE_STORE_CA_FILE", "/env.pem"),
+        ],
+    )
+    .unwrap();
+    assert!(redis(&c).tls);
+    assert_eq!(redis(&c).ca_file, Some(PathBuf::from("/env.pem")));
+    for url in [
+        "redis+cluster://a:7000,b:7001",
+        "valkey://h/1",
+        "redis+unix:///run/r.sock",
+    ] {
+        let c = load(None, ServeFlags::default(), &[("WIREBRIDGE_STORE", url)]).unwrap();
+        assert_eq!(redis(&c).url, url);
+        assert!(!redis(&c).tls, "{url}");
+    }
+}
+
+#[test]
+fn redis_settings_that_cannot_be_used() {
+    let refused = |file: &str, env: &[(&str, &str)]| -> String {
+        load(Some(file), ServeFlags::default(), env)
+            .expect_err(file)
+            .to_string()
+    };
+    let message = refused("store = \"redis://h\"\nstore_ca_file = \"/ca.pem\"\n", &[]);
+    assert!(
+        message.contains("store_ca_file") && message.contains("TLS"),
+        "{message}"
+    );
+    let message = refused("store_ca_file = \"/ca.pem\"\n", &[]);
+    assert!(message.contains("store_ca_file"), "{message}");
+    let message = refused(
+        "store = \"rediss://h\"\nstore_client_cert_file = \"/c.pem\"\n",
+        &[],
+    );
+    assert!(message.contains("store_client_key_file"), "{message}");
+    let message = refused("store = \"rediss://h\"\nstore_timeout = \"0s\"\n", &[]);
+    assert!(message.contains("store_timeout"), "{message}");
+    for url in [
+        "http://user:s3cret@h/",
+        "redis+cluster://user:s3cret@a:1,,b:2",
+        "rediss://user:s3cret@h#insecure",
+    ] {
+        let message = refused("", &[("WIREBRIDGE_STORE", url)]);
+        assert!(message.contains("'store'"), "{message}");
+        assert!(!message.contains("s3cret"), "{message}");
+    }
 }

@@ -93,8 +93,8 @@ fn bad_escape(shown: &str) -> String {
 }
 
 /// The URL with everything before the authority's last `@` replaced: what
-/// error messages may show.
-fn redact(url: &str) -> String {
+/// error messages and logs may show.
+pub(super) fn redact(url: &str) -> String {
     let start = url.find("://").map_or(0, |i| i + 3);
     let end = url[start..]
         .find(['/', '?', '#'])
