@@ -11,6 +11,7 @@ use wirebridge_wire::responses::strict::{
     ReasoningPart, Response, ResponseStatus, ToolSearchCall,
 };
 
+use super::compaction::add_usage;
 use super::reply::{
     annotations, arguments_literal, content_pieces, custom_input, reasoning_text, status_for,
     tool_search_arguments, usage, Piece,
@@ -64,7 +65,8 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
     let ids = &ctx.ids;
     let response_id = ids.response();
     let mut losses = LossReport::default();
-    let mut output: Vec<Box<RawValue>> = Vec::new();
+    // Items finished before the reply (a compaction) come first.
+    let mut output: Vec<Box<RawValue>> = ctx.leading.clone();
 
     let choices = completion.choices.unwrap_or_default();
     if choices.len() > 1 {
@@ -116,7 +118,10 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         ));
     }
 
-    let usage = completion.usage.as_ref().map(usage);
+    let usage = match completion.usage.as_ref().map(usage) {
+        Some(reply) => Some(add_usage(reply, ctx.prior_usage)),
+        None => ctx.prior_usage,
+    };
     let model = completion
         .model
         .as_deref()
