@@ -6,12 +6,13 @@ use wirebridge_wire::chat::lenient::ChatCompletion;
 use wirebridge_wire::responses::strict::{CompactionItem, OutputItem, ResponseStatus, Usage};
 
 use super::super::body::translate_body;
-use super::super::reply::usage;
+use super::super::reply::{token_usage, usage};
 use super::super::{ResponsesContext, Seal};
 use super::request::SummaryRequest;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
 use crate::loss::{Loss, LossKind, LossReport};
+use crate::summary::ReplySummary;
 
 /// A conversation's summary, as the backend wrote it, sealed for the
 /// client.
@@ -37,6 +38,18 @@ impl Summary {
             encrypted_content: &self.sealed,
         });
         to_raw_value(&item).expect("items always serialize")
+    }
+}
+
+impl Summary {
+    /// How writing the summary went, for observers: completed, with its
+    /// usage.
+    pub fn report(&self) -> ReplySummary {
+        ReplySummary {
+            outcome: Some(ResponseStatus::Completed.as_str().to_owned()),
+            usage: self.usage.as_ref().map(token_usage),
+            tool_calls: Vec::new(),
+        }
     }
 }
 
