@@ -163,6 +163,11 @@ pub(crate) mod sealed {
 
         /// The reply is not kept, whatever the request asked: it says so.
         fn not_stored(_context: &mut Self::Context) {}
+
+        /// The settings compaction runs with (Responses clients only).
+        fn compaction(_settings: &Self::Settings) -> Option<&ResponsesSettings> {
+            None
+        }
     }
 }
 
@@ -289,6 +294,10 @@ impl sealed::Direction for ResponsesOverChat {
 
     fn not_stored(context: &mut Self::Context) {
         context.echo.store = false;
+    }
+
+    fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
+        Some(settings)
     }
 }
 

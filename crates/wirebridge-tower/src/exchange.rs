@@ -14,6 +14,7 @@ use wirebridge_convert::responses_to_chat::Turn;
 use wirebridge_convert::{Loss, LossKind};
 
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
+use crate::compaction;
 use crate::direction::sealed::Direction;
 use crate::direction::{Prepared, Tenant};
 use crate::error_response::{api_error, reshape_upstream_error};
@@ -52,6 +53,10 @@ where
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
     let tenant = D::tenant(&shared.direction, &parts.headers);
+    if let Some(settings) = compaction::asked::<D>(&shared.direction, &bytes) {
+        let turn = compaction::Turn::new(settings, &shared.common, parts, prefix, tenant);
+        return turn.run(inner, &bytes, tracker).await;
+    }
     let prepared = match prepare::<D>(&bytes, &tenant, &shared, &mut tracker).await {
         Ok(prepared) => prepared,
         Err(refused) => return Ok(refused.send(&mut tracker)),
@@ -89,7 +94,7 @@ where
 }
 
 /// Reads the client's body, within the limit.
-async fn read<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, Refused>
+pub(crate) async fn read<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, Refused>
 where
     B: Body<Data = Bytes>,
     B::Error: Into<BoxError>,
@@ -172,24 +177,24 @@ async fn prepare<D: Direction>(
 }
 
 /// What to store once the response is done.
-struct Keep {
-    stateful: Stateful,
-    tenant: String,
-    turn: Turn,
-    ancestors: Vec<String>,
+pub(crate) struct Keep {
+    pub(crate) stateful: Stateful,
+    pub(crate) tenant: String,
+    pub(crate) turn: Turn,
+    pub(crate) ancestors: Vec<String>,
 }
 
 /// The upstream answered: what the reply needs.
-struct Reply<'s, C> {
-    context: C,
-    stream: bool,
-    keep: Option<Keep>,
-    common: &'s Common,
+pub(crate) struct Reply<'s, C> {
+    pub(crate) context: C,
+    pub(crate) stream: bool,
+    pub(crate) keep: Option<Keep>,
+    pub(crate) common: &'s Common,
 }
 
 impl<C: Send + Sync + 'static> Reply<'_, C> {
     /// The client's reply to the upstream's response.
-    async fn send<D, B>(
+    pub(crate) async fn send<D, B>(
         self,
         response: Response<B>,
         mut tracker: Tracker,
@@ -324,7 +329,7 @@ impl Keep {
     }
 }
 
-async fn read_limited<B>(body: B, limit: usize) -> Bytes
+pub(crate) async fn read_limited<B>(body: B, limit: usize) -> Bytes
 where
     B: Body<Data = Bytes>,
     B::Error: Into<BoxError>,

@@ -53,6 +53,7 @@
 #![deny(unsafe_code)]
 
 mod body;
+mod compaction;
 mod direction;
 mod error_response;
 mod exchange;
