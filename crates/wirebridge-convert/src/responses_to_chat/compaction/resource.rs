@@ -6,12 +6,10 @@ use serde_json::value::RawValue;
 use wirebridge_wire::responses::strict::{ItemEvent, Lifecycle, Response, ResponseStatus, Usage};
 
 use super::super::body::TranslatedBody;
-use super::super::reply::token_usage;
 use super::super::stream::emit;
 use super::request::SummaryRequest;
 use super::summary::Summary;
 use crate::ids::unix_now;
-use crate::summary::ReplySummary;
 
 /// `CompactResource`.
 #[derive(Serialize)]
@@ -72,11 +70,7 @@ impl SummaryRequest {
             created_at,
             output,
             losses: summary.losses.clone(),
-            summary: ReplySummary {
-                outcome: Some(status.as_str().to_owned()),
-                usage: summary.usage.as_ref().map(token_usage),
-                tool_calls: Vec::new(),
-            },
+            summary: summary.report(),
         }
     }
 
