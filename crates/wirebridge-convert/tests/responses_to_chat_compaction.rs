@@ -562,3 +562,24 @@ fn a_result_whose_call_was_compacted_away_is_dropped_and_reported() {
         .iter()
         .all(|m| m["role"] != "tool" && m.get("tool_calls").is_none()));
 }
+
+#[test]
+fn the_readme_quotes_the_prompts_as_they_are() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    for text in [SUMMARY_PROMPT, SUMMARY_INTRO] {
+        let quoted: Vec<String> = text
+            .trim_end()
+            .lines()
+            .map(|line| match line {
+                "" => ">".to_owned(),
+                line => format!("> {line}"),
+            })
+            .collect();
+        let quoted = quoted.join("\n");
+        assert!(
+            readme.contains(&quoted),
+            "the README does not quote:\n{quoted}"
+        );
+    }
+}
