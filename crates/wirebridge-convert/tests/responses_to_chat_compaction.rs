@@ -583,3 +583,19 @@ fn the_readme_quotes_the_prompts_as_they_are() {
         );
     }
 }
+
+#[test]
+fn a_conversation_with_nothing_in_it_is_not_summarized() {
+    let sealer = sealer();
+    for body in [
+        r#"{"model":"m","input":[{"type":"compaction_trigger"}]}"#,
+        r#"{"model":"m","input":[]}"#,
+    ] {
+        let err = ParsedRequest::parse(body.as_bytes())
+            .unwrap()
+            .translate_summary(&History::default(), &options(&sealer, "t"))
+            .unwrap_err();
+        assert_eq!(err.status(), 400, "{body}");
+        assert_eq!(err.param(), Some("input"), "{body}");
+    }
+}

@@ -126,12 +126,12 @@ pub(super) fn translate_input<'a>(
         builder.item(item, i, losses)?;
     }
     builder.trailing_summary();
-    if mode.summarize {
-        builder.push(compaction::prompt_message());
-    }
     builder.flush_deferred();
     if builder.messages.is_empty() {
         return Err(ConvertError::MissingField("input".into()));
+    }
+    if mode.summarize {
+        builder.push(compaction::prompt_message());
     }
     Ok(builder.messages)
 }

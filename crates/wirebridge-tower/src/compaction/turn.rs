@@ -332,15 +332,13 @@ impl<'h> Compacting<'_, '_, 'h> {
         let translated = tracker.timed(|| {
             parse(bytes).and_then(|parsed| parsed.translate_summary(self.history, self.options))
         });
-        let summarize = match translated {
+        let mut summarize = match translated {
             Ok(summarize) => summarize,
             Err(e) => return Ok(Err(Refused::from_convert(e).send(tracker))),
         };
+        let body = std::mem::take(&mut summarize.body);
         let upstream = self.upstream();
-        let (_, written) = match upstream
-            .summarize(inner, summarize.body.clone(), tracker)
-            .await?
-        {
+        let (_, written) = match upstream.summarize(inner, body, tracker).await? {
             Ok(written) => written,
             Err(response) => return Ok(Err(response)),
         };

@@ -44,7 +44,7 @@ mod resource;
 mod summary;
 mod tokens;
 
-pub use ask::CompactionAsk;
+pub use ask::{CompactionAsk, MIN_THRESHOLD};
 pub use prompt::{SUMMARY_INTRO, SUMMARY_PROMPT};
 pub use request::{CompactRequest, SummaryRequest};
 pub use summary::Summary;
