@@ -11,10 +11,9 @@ use wirebridge_wire::responses::strict::{
     ReasoningPart, Response, ResponseStatus, ToolSearchCall,
 };
 
-use super::compaction::add_usage;
 use super::reply::{
-    annotations, arguments_literal, content_pieces, custom_input, reasoning_text, status_for,
-    tool_search_arguments, usage, Piece,
+    add_usage, annotations, arguments_literal, content_pieces, custom_input, reasoning_text,
+    status_for, tool_search_arguments, usage, Piece,
 };
 use super::think::split_all;
 use super::{Finished, ResponsesContext};

@@ -15,7 +15,7 @@ use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
 use wirebridge_wire::Str;
 
-use super::compaction::{self, Cut, Mode};
+use super::compacted::{prompt_message, Cut, Mode};
 use super::{History, Options};
 use crate::error::ConvertError;
 use crate::recorder::LossRecorder;
@@ -131,7 +131,7 @@ pub(super) fn translate_input<'a>(
         return Err(ConvertError::MissingField("input".into()));
     }
     if mode.summarize {
-        builder.push(compaction::prompt_message());
+        builder.push(prompt_message());
     }
     Ok(builder.messages)
 }

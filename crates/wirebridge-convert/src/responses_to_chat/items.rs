@@ -12,7 +12,7 @@ use wirebridge_wire::responses::lenient::{Content, ContentPart, InputItem, ItemK
 use wirebridge_wire::Str;
 
 use super::builder::{call_id, empty_user_message, Builder, ItemPath};
-use super::compaction::Place;
+use super::compacted::{summary_message, Place};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
@@ -265,6 +265,45 @@ impl<'a> Builder<'a, '_> {
                 .push(ChatMessage::new(Role::User, MessageContent::Parts(parts)));
         }
         Ok(())
+    }
+}
+
+impl Builder<'_, '_> {
+    /// A `compaction` item: its summary where it is the latest, a loss
+    /// where it cannot be opened.
+    fn compaction(
+        &mut self,
+        path: &ItemPath,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        match self.cut.summary(path.index) {
+            Ok(Some(summary)) => {
+                let message = summary_message(summary);
+                self.push(message);
+                Ok(())
+            }
+            // An earlier one: the latest stands for it.
+            Ok(None) => Ok(()),
+            Err(why) => {
+                let reason = format!(
+                    "the compaction cannot be read ({why}), so the conversation it summarized is \
+                     not sent"
+                );
+                losses.record(
+                    LossKind::UnsupportedItem,
+                    format!("{path}.encrypted_content"),
+                    reason,
+                )
+            }
+        }
+    }
+
+    /// After the last item: the summary of a conversation compacted for
+    /// this request.
+    pub(super) fn trailing_summary(&mut self) {
+        if let Some(summary) = self.cut.take_trailing() {
+            self.push(summary_message(&summary));
+        }
     }
 }
 

@@ -31,6 +31,7 @@
 mod body;
 mod builder;
 mod collected;
+mod compacted;
 pub mod compaction;
 mod echo;
 mod history;

@@ -5,7 +5,7 @@ use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseForma
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
 
 use super::builder::{translate_input, Conversation, Replay};
-use super::compaction::{self, Mode};
+use super::compacted::{self, Mode};
 use super::echo::echo;
 use super::history::{turn_input, History, Turn};
 use super::reasoning;
@@ -124,7 +124,7 @@ pub(super) fn translate<'a>(
         }),
         false => None,
     };
-    compaction::report(&request, mode, &mut losses)?;
+    compacted::report(&request, mode, &mut losses)?;
     let input = Conversation::new(request.input.take(), history)?;
     let lists = tool_lists(&request, &input.items)?;
     let text = request

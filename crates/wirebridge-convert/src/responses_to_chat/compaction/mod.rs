@@ -22,10 +22,10 @@
 //!
 //! - `POST /responses/compact` ([`CompactRequest`]): answered with a
 //!   `response.compaction` object, the client's messages then the
-//!   compaction item ([`Summary::compact_resource`]);
+//!   compaction item ([`SummaryRequest::compact_resource`]);
 //! - a `POST /responses` whose last input item is a `compaction_trigger`
 //!   ([`CompactionAsk::Trigger`]): the turn's output is the compaction item
-//!   alone ([`Summary::trigger_reply`]);
+//!   alone ([`SummaryRequest::trigger_reply`]);
 //! - a `POST /responses` with `context_management` whose input holds more
 //!   tokens than its `compact_threshold` ([`CompactionAsk::Threshold`]):
 //!   compacted first, then answered from the compacted conversation
@@ -36,79 +36,13 @@
 //! back the backend's reply.
 
 mod ask;
-mod carrier;
-mod cut;
-mod prompt;
 mod request;
 mod resource;
 mod summary;
 mod tokens;
 
-pub use ask::{CompactionAsk, MIN_THRESHOLD};
-pub use prompt::{SUMMARY_INTRO, SUMMARY_PROMPT};
+pub use super::compacted::{MIN_THRESHOLD, SUMMARY_INTRO, SUMMARY_PROMPT};
+pub use ask::CompactionAsk;
 pub use request::{CompactRequest, SummaryRequest};
 pub use summary::Summary;
 pub use tokens::{estimate_tokens, tokenize_count, tokenize_request};
-
-pub(super) use cut::{Cut, Place};
-pub(super) use prompt::prompt_message;
-pub(super) use request::report;
-
-use wirebridge_wire::chat::strict::{ChatRequest, ChatToolChoice};
-use wirebridge_wire::responses::strict::Usage;
-
-/// What a translation is for: the client's own request, or a step of a
-/// compaction.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Mode<'s> {
-    /// The caller runs compactions: `context_management` and a final
-    /// `compaction_trigger` are acted on, not lost.
-    pub(super) compacts: bool,
-    /// Asks the backend for a summary of the conversation rather than a
-    /// reply.
-    pub(super) summarize: bool,
-    /// The conversation was just compacted into this summary, which
-    /// stands after it.
-    pub(super) compacted: Option<&'s str>,
-}
-
-impl Mode<'_> {
-    /// The client's request, its compaction run by the caller.
-    pub(super) fn compacting() -> Self {
-        Mode {
-            compacts: true,
-            ..Mode::default()
-        }
-    }
-
-    /// A summary is asked for in one piece, as text: no stream, no tool
-    /// call, no format, no limit that would cut it short.
-    pub(super) fn summary_request(self, chat: &mut ChatRequest<'_>) {
-        chat.stream = None;
-        chat.stream_options = None;
-        if chat.tools.is_some() {
-            chat.tool_choice = Some(ChatToolChoice::Mode("none".into()));
-        }
-        chat.parallel_tool_calls = None;
-        chat.response_format = None;
-        chat.max_tokens = None;
-        chat.max_completion_tokens = None;
-        chat.logprobs = None;
-        chat.top_logprobs = None;
-    }
-}
-
-/// Two usages added up: a reply's, and what was spent before it.
-pub(super) fn add_usage(reply: Usage, prior: Option<Usage>) -> Usage {
-    let Some(prior) = prior else {
-        return reply;
-    };
-    let mut sum = reply;
-    sum.input_tokens += prior.input_tokens;
-    sum.input_tokens_details.cached_tokens += prior.input_tokens_details.cached_tokens;
-    sum.input_tokens_details.cache_write_tokens += prior.input_tokens_details.cache_write_tokens;
-    sum.output_tokens += prior.output_tokens;
-    sum.output_tokens_details.reasoning_tokens += prior.output_tokens_details.reasoning_tokens;
-    sum.total_tokens += prior.total_tokens;
-    sum
-}

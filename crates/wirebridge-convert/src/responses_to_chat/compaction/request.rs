@@ -7,13 +7,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, InputItem, ItemKind};
 
+use super::super::compacted::{is_clients, Mode};
 use super::super::history::History;
 use super::super::request::{translate, TranslatedRequest};
 use super::super::{Options, ParsedRequest, ResponsesContext};
-use super::ask::report_unset_thresholds;
-use super::cut::is_clients;
-use super::summary::Summary;
-use super::Mode;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
 use crate::loss::LossReport;
@@ -146,27 +143,6 @@ impl<'a> ParsedRequest<'a> {
     ) -> Result<TranslatedRequest, ConvertError> {
         translate(self.request, self.len, history, options, Mode::compacting())
     }
-
-    /// Translates the request with its conversation compacted into
-    /// `summary`: the client's messages, then the summary, are what the
-    /// backend reads; the reply's output starts with the `compaction`
-    /// item, and its usage counts the summary's.
-    pub fn translate_compacted(
-        self,
-        history: &History<'a>,
-        options: &Options,
-        summary: &Summary,
-    ) -> Result<TranslatedRequest, ConvertError> {
-        let mode = Mode {
-            compacted: Some(&summary.text),
-            ..Mode::compacting()
-        };
-        let mut t = translate(self.request, self.len, history, options, mode)?;
-        t.context.leading = vec![summary.item(&t.context.ids, 0)];
-        t.context.prior_usage = summary.usage;
-        t.losses.extend(summary.losses.clone());
-        Ok(t)
-    }
 }
 
 impl SummaryRequest {
@@ -178,19 +154,6 @@ impl SummaryRequest {
     /// Whether the client asked for a stream.
     pub fn stream(&self) -> bool {
         self.context.stream
-    }
-}
-
-/// The translation of a compacting request reports what it cannot act
-/// on.
-pub(in crate::responses_to_chat) fn report(
-    request: &CreateResponse<'_>,
-    mode: Mode<'_>,
-    losses: &mut crate::recorder::LossRecorder<'_>,
-) -> Result<(), ConvertError> {
-    match mode.compacts {
-        true => report_unset_thresholds(request, losses),
-        false => super::ask::report_trigger(request, losses),
     }
 }
 

@@ -6,8 +6,11 @@ use wirebridge_wire::chat::lenient::ChatCompletion;
 use wirebridge_wire::responses::strict::{CompactionItem, OutputItem, ResponseStatus, Usage};
 
 use super::super::body::translate_body;
+use super::super::compacted::Mode;
+use super::super::history::History;
 use super::super::reply::{token_usage, usage};
-use super::super::{ResponsesContext, Seal};
+use super::super::request::{translate, TranslatedRequest};
+use super::super::{Options, ParsedRequest, ResponsesContext, Seal};
 use super::request::SummaryRequest;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
@@ -125,5 +128,28 @@ fn append_text(item: &RawValue, out: &mut String) {
             }
             out.push_str(&text);
         }
+    }
+}
+
+impl<'a> ParsedRequest<'a> {
+    /// Translates the request with its conversation compacted into
+    /// `summary`: the client's messages, then the summary, are what the
+    /// backend reads; the reply's output starts with the `compaction`
+    /// item, and its usage counts the summary's.
+    pub fn translate_compacted(
+        self,
+        history: &History<'a>,
+        options: &Options,
+        summary: &Summary,
+    ) -> Result<TranslatedRequest, ConvertError> {
+        let mode = Mode {
+            compacted: Some(&summary.text),
+            ..Mode::compacting()
+        };
+        let mut t = translate(self.request, self.len, history, options, mode)?;
+        t.context.leading = vec![summary.item(&t.context.ids, 0)];
+        t.context.prior_usage = summary.usage;
+        t.losses.extend(summary.losses.clone());
+        Ok(t)
     }
 }

@@ -8,8 +8,7 @@ use wirebridge_wire::responses::strict::{
 };
 use wirebridge_wire::responses::strict::{ItemEvent, Lifecycle};
 
-use super::compaction::add_usage;
-use super::reply::{content_pieces, reasoning_text, usage, Piece};
+use super::reply::{add_usage, content_pieces, reasoning_text, usage, Piece};
 use super::think::{Side, ThinkSplitter};
 use super::{Finished, ResponsesContext};
 use crate::ids::{unix_now, ResponseIds};

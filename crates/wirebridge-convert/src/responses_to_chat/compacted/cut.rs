@@ -3,13 +3,9 @@
 
 use wirebridge_wire::responses::lenient::{InputItem, ItemKind};
 
-use super::super::builder::{Builder, ItemPath};
 use super::super::Seal;
 use super::carrier::{self, Unread};
-use super::prompt::summary_message;
 use crate::error::ConvertError;
-use crate::loss::LossKind;
-use crate::recorder::LossRecorder;
 
 /// The compaction items of a conversation, opened.
 #[derive(Debug, Default)]
@@ -84,6 +80,25 @@ impl Cut {
         })
     }
 
+    /// The summary of the compaction item at `index` when it is the one
+    /// the conversation is read from (`Ok(None)`: an earlier one, which
+    /// the latest stands for), or why it cannot be read.
+    pub(in crate::responses_to_chat) fn summary(
+        &self,
+        index: usize,
+    ) -> Result<Option<&str>, &Unread> {
+        match self.items.iter().find(|(i, _)| *i == index) {
+            Some((_, Ok(summary))) if self.at == Some(index) => Ok(Some(summary)),
+            Some((_, Err(why))) => Err(why),
+            _ => Ok(None),
+        }
+    }
+
+    /// The summary that stands after the last item, once.
+    pub(in crate::responses_to_chat) fn take_trailing(&mut self) -> Option<String> {
+        self.trailing.take()
+    }
+
     /// What becomes of the item at `index`.
     pub(in crate::responses_to_chat) fn place(&self, index: usize, item: &InputItem<'_>) -> Place {
         let Some(at) = self.at else {
@@ -115,7 +130,7 @@ impl Cut {
 
 /// A message the client wrote (not the assistant's): kept through a
 /// compaction.
-pub(super) fn is_clients(item: &InputItem<'_>) -> bool {
+pub(in crate::responses_to_chat) fn is_clients(item: &InputItem<'_>) -> bool {
     matches!(item.role.as_deref(), Some("user" | "system" | "developer"))
 }
 
@@ -131,46 +146,4 @@ fn is_result(kind: ItemKind) -> bool {
         kind,
         ItemKind::FunctionCallOutput | ItemKind::CustomToolCallOutput | ItemKind::ToolSearchOutput
     )
-}
-
-impl Builder<'_, '_> {
-    /// A `compaction` item: its summary where it is the latest, a loss
-    /// where it cannot be opened.
-    pub(in crate::responses_to_chat) fn compaction(
-        &mut self,
-        path: &ItemPath,
-        losses: &mut LossRecorder<'_>,
-    ) -> Result<(), ConvertError> {
-        let Some((_, opened)) = self.cut.items.iter().find(|(i, _)| *i == path.index) else {
-            return Ok(());
-        };
-        match opened {
-            Ok(summary) if self.cut.at == Some(path.index) => {
-                let message = summary_message(summary);
-                self.push(message);
-                Ok(())
-            }
-            // An earlier one: the latest stands for it.
-            Ok(_) => Ok(()),
-            Err(why) => {
-                let reason = format!(
-                    "the compaction cannot be read ({why}), so the conversation it summarized is \
-                     not sent"
-                );
-                losses.record(
-                    LossKind::UnsupportedItem,
-                    format!("{path}.encrypted_content"),
-                    reason,
-                )
-            }
-        }
-    }
-
-    /// After the last item: the summary of a conversation compacted for
-    /// this request.
-    pub(in crate::responses_to_chat) fn trailing_summary(&mut self) {
-        if let Some(summary) = self.cut.trailing.take() {
-            self.push(summary_message(&summary));
-        }
-    }
 }

@@ -44,7 +44,7 @@ pub(in crate::responses_to_chat) fn prompt_message() -> ChatMessage<'static> {
 }
 
 /// The message that stands for a compaction item.
-pub(super) fn summary_message(summary: &str) -> ChatMessage<'static> {
+pub(in crate::responses_to_chat) fn summary_message(summary: &str) -> ChatMessage<'static> {
     let mut text = String::with_capacity(SUMMARY_INTRO.len() + summary.len());
     text.push_str(SUMMARY_INTRO);
     text.push_str(summary);
