@@ -1,6 +1,9 @@
 //! One translated exchange, in four steps: read the client's body, prepare
 //! the upstream request (the stored history resolved, the request
-//! translated), call the upstream, and reply in the client's API.
+//! translated), call the upstream, and reply in the client's API. The
+//! exchanges that compact are [`compaction`]'s.
+
+pub(crate) mod compaction;
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,7 +17,6 @@ use wirebridge_convert::responses_to_chat::Turn;
 use wirebridge_convert::{Loss, LossKind};
 
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
-use crate::compaction;
 use crate::direction::sealed::Direction;
 use crate::direction::{Prepared, Tenant};
 use crate::error_response::{api_error, reshape_upstream_error};

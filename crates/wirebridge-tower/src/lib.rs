@@ -53,7 +53,6 @@
 #![deny(unsafe_code)]
 
 mod body;
-mod compaction;
 mod direction;
 mod error_response;
 mod exchange;

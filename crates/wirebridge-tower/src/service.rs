@@ -10,9 +10,8 @@ use http_body::Body;
 use tower::Service;
 
 use crate::body::ResponseBody;
-use crate::compaction;
 use crate::direction::Translation;
-use crate::exchange;
+use crate::exchange::{self, compaction};
 use crate::future::ResponseFuture;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;

@@ -1,4 +1,4 @@
-//! Compaction for Responses clients over a Chat upstream.
+//! Exchanges that compact, for Responses clients over a Chat upstream.
 //!
 //! - `POST …/responses/compact` ([`compact`]): the conversation, summarized
 //!   by the backend, answered as a `response.compaction` object;
