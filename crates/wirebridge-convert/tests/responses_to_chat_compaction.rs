@@ -599,3 +599,67 @@ fn a_conversation_with_nothing_in_it_is_not_summarized() {
         assert_eq!(err.param(), Some("input"), "{body}");
     }
 }
+
+#[test]
+fn a_compacted_conversation_compacts_again() {
+    let sealer = sealer();
+    let (_, first) = compact(&sealer, "t");
+    let mut input = first["output"].as_array().unwrap().clone();
+    input.push(json!({"type":"message","role":"assistant","content":[{"type":"output_text","text":"Trains booked."}]}));
+    input.push(json!({"role": "user", "content": "Now the hotel."}));
+    let body = serde_json::to_vec(&json!({"model": "m", "input": input})).unwrap();
+    let summarize = CompactRequest::parse(&body)
+        .unwrap()
+        .translate(&History::default(), &options(&sealer, "t"))
+        .unwrap();
+    let contents: Vec<String> = json(&summarize.body)["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(contents.len(), 6, "{contents:?}");
+    assert_eq!(
+        contents[2],
+        format!("{SUMMARY_INTRO}{SUMMARY}"),
+        "the earlier summary, read"
+    );
+    assert_eq!(contents[3], "Trains booked.");
+    assert_eq!(contents[5], SUMMARY_PROMPT);
+
+    let reply = chat_reply(
+        "Lisbon trip: flights and trains booked; hotel next.",
+        json!(null),
+    );
+    let summary = summarize.summary(&reply, &seal(&sealer, "t")).unwrap();
+    let second = json(&summarize.compact_resource(&summary));
+    let kinds: Vec<(&str, &str)> = second["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["type"].as_str().unwrap(),
+                o["role"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("message", "user"),
+            ("message", "developer"),
+            ("message", "user"),
+            ("compaction", "")
+        ],
+        "the client's messages, then only the new compaction"
+    );
+    assert_ne!(
+        second["output"][3]["encrypted_content"],
+        first["output"][2]["encrypted_content"]
+    );
+    assert_eq!(
+        second["usage"]["total_tokens"], 0,
+        "no usage reported: zeros"
+    );
+}
