@@ -167,8 +167,12 @@ fn app(config: &Config, upstream: Upstream, store: Option<Arc<dyn ResponseStore>
                 return Ok(health());
             }
             let path = request.uri().path().to_owned();
-            let is_translated =
-                request.method() == Method::POST && path.trim_end_matches('/').ends_with(endpoint);
+            // The layer reports what it translates (compaction included).
+            let is_translated = request.method() == Method::POST && {
+                let path = path.trim_end_matches('/');
+                path.ends_with(endpoint)
+                    || (endpoint == "/responses" && path.ends_with("/responses/compact"))
+            };
             let method = request.method().clone();
             let started = Instant::now();
             let response = translated.oneshot(request).await?;

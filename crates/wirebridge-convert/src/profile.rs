@@ -130,6 +130,14 @@ pub struct BackendProfile {
     pub think_tags: ThinkTags,
     /// Responses-only fields forwarded as-is (names from [`PASSTHROUGH_FIELDS`]).
     pub passthrough: Vec<String>,
+    /// The backend's token-counting endpoint, a path after the prefix the
+    /// Chat endpoint is called under (`/tokenize` is `/v1/tokenize` next
+    /// to `/v1/chat/completions`), taking vLLM's chat form (`model`,
+    /// `messages`) and answering a `count` or a `tokens` array. A
+    /// `context_management` threshold is measured there; without one, or
+    /// when it fails, estimated from the request's size
+    /// ([`estimate_tokens`](crate::responses_to_chat::compaction::estimate_tokens)).
+    pub tokenize: Option<String>,
 }
 
 impl Default for BackendProfile {
@@ -180,6 +188,7 @@ impl BackendProfile {
             stream_usage: true,
             think_tags: ThinkTags::Off,
             passthrough: vec!["user".into()],
+            tokenize: None,
         }
     }
 

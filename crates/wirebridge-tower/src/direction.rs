@@ -184,6 +184,11 @@ pub(crate) mod sealed {
         ) -> Self::Settings {
             settings.clone()
         }
+
+        /// The settings compaction runs with (Responses clients only).
+        fn compaction(_settings: &Self::Settings) -> Option<&ResponsesSettings> {
+            None
+        }
     }
 }
 
@@ -337,6 +342,10 @@ impl sealed::Direction for ResponsesOverChat {
         // credential keeps its responses there, and in no shared store.
         session.anonymous_store = true;
         session
+    }
+
+    fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
+        Some(settings)
     }
 }
 

@@ -1,6 +1,9 @@
 //! One translated exchange, in four steps: read the client's body, prepare
 //! the upstream request (the stored history resolved, the request
-//! translated), call the upstream, and reply in the client's API.
+//! translated), call the upstream, and reply in the client's API. The
+//! exchanges that compact are [`compaction`]'s.
+
+pub(crate) mod compaction;
 
 use std::fmt;
 use std::sync::Arc;
@@ -71,6 +74,11 @@ where
     ResB::Error: fmt::Display + Into<BoxError>,
 {
     let tenant = D::tenant(&shared.direction, &parts.headers);
+    if let Some(settings) = compaction::asked::<D>(&shared.direction, bytes) {
+        let (parts, prefix) = (parts.clone(), prefix.to_owned());
+        let turn = compaction::Turn::new(settings, &shared.common, parts, prefix, tenant);
+        return turn.run(inner, bytes, tracker).await;
+    }
     let prepared = match prepare::<D>(bytes, &tenant, shared, &mut tracker).await {
         Ok(prepared) => prepared,
         Err(refused) => return Ok(refused.send(&mut tracker)),
@@ -108,7 +116,7 @@ where
 }
 
 /// Reads the client's body, within the limit.
-async fn read<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, Refused>
+pub(crate) async fn read<B>(headers: &HeaderMap, body: B, limit: usize) -> Result<Bytes, Refused>
 where
     B: Body<Data = Bytes>,
     B::Error: Into<BoxError>,
@@ -191,24 +199,24 @@ async fn prepare<D: Direction>(
 }
 
 /// What to store once the response is done.
-struct Keep {
-    stateful: Stateful,
-    tenant: String,
-    turn: Turn,
-    ancestors: Vec<String>,
+pub(crate) struct Keep {
+    pub(crate) stateful: Stateful,
+    pub(crate) tenant: String,
+    pub(crate) turn: Turn,
+    pub(crate) ancestors: Vec<String>,
 }
 
 /// The upstream answered: what the reply needs.
-struct Reply<'s, C> {
-    context: C,
-    stream: bool,
-    keep: Option<Keep>,
-    common: &'s Common,
+pub(crate) struct Reply<'s, C> {
+    pub(crate) context: C,
+    pub(crate) stream: bool,
+    pub(crate) keep: Option<Keep>,
+    pub(crate) common: &'s Common,
 }
 
 impl<C: Send + Sync + 'static> Reply<'_, C> {
     /// The client's reply to the upstream's response.
-    async fn send<D, B>(
+    pub(crate) async fn send<D, B>(
         self,
         response: Response<B>,
         mut tracker: Tracker,
@@ -343,7 +351,7 @@ impl Keep {
     }
 }
 
-async fn read_limited<B>(body: B, limit: usize) -> Bytes
+pub(crate) async fn read_limited<B>(body: B, limit: usize) -> Bytes
 where
     B: Body<Data = Bytes>,
     B::Error: Into<BoxError>,

@@ -11,7 +11,7 @@ use tower::Service;
 
 use crate::body::ResponseBody;
 use crate::direction::Translation;
-use crate::exchange;
+use crate::exchange::{self, compaction};
 use crate::future::ResponseFuture;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -118,6 +118,13 @@ where
                     Ok(stateful.serve(tenant.as_deref(), route, query).await)
                 }));
             }
+        }
+        let (method, path) = (request.method(), request.uri().path());
+        if let Some(prefix) = compaction::route::<D>(&shared.direction, method, path, endpoint) {
+            let clone = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, clone);
+            let compact = compaction::compact::<S, D, ReqB, ResB>(inner, shared, request, prefix);
+            return ResponseFuture::exchange(Box::pin(compact));
         }
         let prefix = (request.method() == Method::POST)
             .then(|| upstream_prefix(request.uri().path(), endpoint))

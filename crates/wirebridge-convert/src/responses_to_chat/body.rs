@@ -12,8 +12,8 @@ use wirebridge_wire::responses::strict::{
 };
 
 use super::reply::{
-    annotations, arguments_literal, content_pieces, custom_input, reasoning_text, status_for,
-    tool_search_arguments, usage, Piece,
+    add_usage, annotations, arguments_literal, content_pieces, custom_input, reasoning_text,
+    status_for, tool_search_arguments, usage, Piece,
 };
 use super::think::split_all;
 use super::{Finished, ResponsesContext};
@@ -64,7 +64,8 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
     let ids = &ctx.ids;
     let response_id = ids.response();
     let mut losses = LossReport::default();
-    let mut output: Vec<Box<RawValue>> = Vec::new();
+    // Items finished before the reply (a compaction) come first.
+    let mut output: Vec<Box<RawValue>> = ctx.leading.clone();
 
     let choices = completion.choices.unwrap_or_default();
     if choices.len() > 1 {
@@ -116,7 +117,10 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         ));
     }
 
-    let usage = completion.usage.as_ref().map(usage);
+    let usage = match completion.usage.as_ref().map(usage) {
+        Some(reply) => Some(add_usage(reply, ctx.prior_usage)),
+        None => ctx.prior_usage,
+    };
     let model = completion
         .model
         .as_deref()

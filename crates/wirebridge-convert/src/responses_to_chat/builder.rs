@@ -15,6 +15,7 @@ use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
 use wirebridge_wire::Str;
 
+use super::compacted::{prompt_message, Cut, Mode};
 use super::{History, Options};
 use crate::error::ConvertError;
 use crate::recorder::LossRecorder;
@@ -92,6 +93,7 @@ pub(super) fn translate_input<'a>(
     names: &ToolNameMap,
     options: &Options,
     replay: Replay,
+    mode: Mode<'_>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Vec<ChatMessage<'a>>, ConvertError> {
     let mut builder = Builder {
@@ -102,6 +104,7 @@ pub(super) fn translate_input<'a>(
         names,
         replay,
         turn_start: 0,
+        cut: Cut::new(&input.items, options.seal.as_ref(), mode.compacted)?,
     };
     if let Some(instructions) = instructions {
         builder.push(ChatMessage::new(
@@ -122,9 +125,13 @@ pub(super) fn translate_input<'a>(
     for (i, item) in input.items.iter().enumerate() {
         builder.item(item, i, losses)?;
     }
+    builder.trailing_summary();
     builder.flush_deferred();
     if builder.messages.is_empty() {
         return Err(ConvertError::MissingField("input".into()));
+    }
+    if mode.summarize {
+        builder.push(prompt_message());
     }
     Ok(builder.messages)
 }
@@ -142,6 +149,8 @@ pub(super) struct Builder<'a, 'o> {
     pub(super) replay: Replay,
     /// Where the current turn starts: the last user message.
     pub(super) turn_start: usize,
+    /// The conversation's compaction items, opened.
+    pub(super) cut: Cut,
 }
 
 impl<'a> Builder<'a, '_> {

@@ -12,6 +12,7 @@ use wirebridge_wire::responses::lenient::{Content, ContentPart, InputItem, ItemK
 use wirebridge_wire::Str;
 
 use super::builder::{call_id, empty_user_message, Builder, ItemPath};
+use super::compacted::{summary_message, Place};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
@@ -27,6 +28,18 @@ impl<'a> Builder<'a, '_> {
             index: i,
             field: "",
         };
+        match self.cut.place(i, item) {
+            Place::Kept => {}
+            Place::Superseded => return Ok(()),
+            Place::Orphaned => {
+                return losses.record(
+                    LossKind::UnsupportedItem,
+                    path,
+                    "the call this result answers was compacted away, and Chat takes no tool \
+                     result without its call",
+                )
+            }
+        }
         match item.classify() {
             ItemKind::Message => self.message(item, &path, losses),
             ItemKind::FunctionCall => self.function_call(item, &path),
@@ -39,6 +52,10 @@ impl<'a> Builder<'a, '_> {
             ItemKind::AdditionalTools => Ok(()),
             ItemKind::ToolSearchCall => self.tool_search_call(item, &path),
             ItemKind::ToolSearchOutput => self.tool_search_output(item, &path),
+            ItemKind::Compaction => self.compaction(&path, losses),
+            // Acted on before translating (`ParsedRequest::compaction`), or
+            // reported; in stored history, it says nothing.
+            ItemKind::CompactionTrigger => Ok(()),
             ItemKind::ItemReference => losses.record(
                 LossKind::StatefulFeature,
                 path,
@@ -248,6 +265,45 @@ impl<'a> Builder<'a, '_> {
                 .push(ChatMessage::new(Role::User, MessageContent::Parts(parts)));
         }
         Ok(())
+    }
+}
+
+impl Builder<'_, '_> {
+    /// A `compaction` item: its summary where it is the latest, a loss
+    /// where it cannot be opened.
+    fn compaction(
+        &mut self,
+        path: &ItemPath,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        match self.cut.summary(path.index) {
+            Ok(Some(summary)) => {
+                let message = summary_message(summary);
+                self.push(message);
+                Ok(())
+            }
+            // An earlier one: the latest stands for it.
+            Ok(None) => Ok(()),
+            Err(why) => {
+                let reason = format!(
+                    "the compaction cannot be read ({why}), so the conversation it summarized is \
+                     not sent"
+                );
+                losses.record(
+                    LossKind::UnsupportedItem,
+                    format!("{path}.encrypted_content"),
+                    reason,
+                )
+            }
+        }
+    }
+
+    /// After the last item: the summary of a conversation compacted for
+    /// this request.
+    pub(super) fn trailing_summary(&mut self) {
+        if let Some(summary) = self.cut.take_trailing() {
+            self.push(summary_message(&summary));
+        }
     }
 }
 

@@ -31,6 +31,8 @@
 mod body;
 mod builder;
 mod collected;
+mod compacted;
+pub mod compaction;
 mod echo;
 mod history;
 mod items;
@@ -114,6 +116,13 @@ pub struct ResponsesContext {
     /// The ids of the response: the same stem for the response and every
     /// item of its turn.
     pub ids: crate::ids::ResponseIds,
+    /// Finished items that come first in the output, before the reply's
+    /// own (the `compaction` item of a conversation compacted for this
+    /// response), each a JSON object.
+    pub leading: Vec<Box<serde_json::value::RawValue>>,
+    /// Tokens spent on this response before the reply (a compaction
+    /// pass): added to the reply's usage.
+    pub prior_usage: Option<wirebridge_wire::responses::strict::Usage>,
 }
 
 impl Seal {

@@ -34,6 +34,22 @@ pub(super) fn usage(chat: &chat::Usage) -> Usage {
     }
 }
 
+/// Two usages added up: a reply's, and what was spent before it (a
+/// compaction pass).
+pub(super) fn add_usage(reply: Usage, prior: Option<Usage>) -> Usage {
+    let Some(prior) = prior else {
+        return reply;
+    };
+    let mut sum = reply;
+    sum.input_tokens += prior.input_tokens;
+    sum.input_tokens_details.cached_tokens += prior.input_tokens_details.cached_tokens;
+    sum.input_tokens_details.cache_write_tokens += prior.input_tokens_details.cache_write_tokens;
+    sum.output_tokens += prior.output_tokens;
+    sum.output_tokens_details.reasoning_tokens += prior.output_tokens_details.reasoning_tokens;
+    sum.total_tokens += prior.total_tokens;
+    sum
+}
+
 /// Responses usage in neutral terms, for summaries.
 pub(super) fn token_usage(u: &Usage) -> crate::summary::TokenUsage {
     crate::summary::TokenUsage {

@@ -5,6 +5,7 @@ use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseForma
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
 
 use super::builder::{translate_input, Conversation, Replay};
+use super::compacted::{self, Mode};
 use super::echo::echo;
 use super::history::{turn_input, History, Turn};
 use super::reasoning;
@@ -48,8 +49,8 @@ pub fn translate_request(
 /// translate once the conversation it continues is known.
 #[derive(Debug)]
 pub struct ParsedRequest<'a> {
-    request: CreateResponse<'a>,
-    len: usize,
+    pub(super) request: CreateResponse<'a>,
+    pub(super) len: usize,
 }
 
 impl<'a> ParsedRequest<'a> {
@@ -90,15 +91,18 @@ impl<'a> ParsedRequest<'a> {
         history: &History<'a>,
         options: &Options,
     ) -> Result<TranslatedRequest, ConvertError> {
-        translate(self.request, self.len, history, options)
+        translate(self.request, self.len, history, options, Mode::default())
     }
 }
 
-fn translate<'a>(
+/// Translates a parsed request; `mode` says whether it is the client's
+/// own, or a step of a compaction.
+pub(super) fn translate<'a>(
     mut request: CreateResponse<'a>,
     request_len: usize,
     history: &History<'a>,
     options: &Options,
+    mode: Mode<'_>,
 ) -> Result<TranslatedRequest, ConvertError> {
     let mut losses = LossRecorder::new(&options.policy);
     let profile = &options.profile;
@@ -120,6 +124,7 @@ fn translate<'a>(
         }),
         false => None,
     };
+    compacted::report(&request, mode, &mut losses)?;
     let input = Conversation::new(request.input.take(), history)?;
     let lists = tool_lists(&request, &input.items)?;
     let text = request
@@ -139,6 +144,7 @@ fn translate<'a>(
         &translated_tools.names,
         options,
         replay,
+        mode,
         &mut losses,
     )?;
 
@@ -196,16 +202,21 @@ fn translate<'a>(
         }
     }
 
-    passthrough(&request, history, &mut chat, options, &mut losses)?;
+    passthrough(&request, history, &mut chat, options, mode, &mut losses)?;
 
+    // A summary is asked for in one piece, whatever the client's reply is.
     let stream = request.stream.unwrap_or(false);
-    if stream {
+    if stream && !mode.summarize {
         chat.stream = Some(true);
         if profile.stream_usage {
             chat.stream_options = Some(StreamOptions {
                 include_usage: true,
             });
         }
+    }
+
+    if mode.summarize {
+        mode.summary_request(&mut chat);
     }
 
     // The translation is about as long as the request: one allocation.
@@ -221,6 +232,8 @@ fn translate<'a>(
         think_tags: profile.think_tags,
         seal: options.seal.clone().filter(|_| plan.seal),
         ids,
+        leading: Vec::new(),
+        prior_usage: None,
     };
     Ok(TranslatedRequest {
         body,
@@ -268,6 +281,7 @@ fn passthrough<'a>(
     history: &History<'_>,
     chat: &mut ChatRequest<'a>,
     options: &Options,
+    mode: Mode<'_>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<(), ConvertError> {
     let profile = &options.profile;
@@ -380,8 +394,14 @@ fn passthrough<'a>(
     }
     // `max_tool_calls` bounds calls to hosted tools, which a Chat backend
     // never makes: it holds without being sent.
+    // Compaction is the layer's to run: with it, `context_management` is
+    // acted on, not lost.
+    let context_management = match mode.compacts {
+        true => None,
+        false => request.context_management,
+    };
     let dropped: [(&str, Option<&RawValue>); 5] = [
-        ("context_management", request.context_management),
+        ("context_management", context_management),
         ("moderation", request.moderation),
         ("prompt_cache_options", request.prompt_cache_options),
         ("client_metadata", request.client_metadata),

@@ -36,7 +36,12 @@ pub(super) const RESPONSE_ERROR_CODES: [&str; 5] = [
     "invalid_image",
 ];
 
-pub(super) fn emit<B: Serialize>(out: &mut Vec<u8>, seq: &mut u64, kind: &'static str, body: B) {
+pub(in crate::responses_to_chat) fn emit<B: Serialize>(
+    out: &mut Vec<u8>,
+    seq: &mut u64,
+    kind: &'static str,
+    body: B,
+) {
     let event = Event {
         kind,
         sequence_number: *seq,

@@ -87,6 +87,8 @@ impl StreamTranslator {
             return;
         }
         let (status, incomplete) = status_for(self.finish_reason.as_deref());
+        // A backend that reports no usage: what was spent before the reply.
+        self.usage = self.usage.or(self.ctx.prior_usage);
         let kind = match status {
             ResponseStatus::Incomplete => "response.incomplete",
             _ => "response.completed",

@@ -3,12 +3,12 @@
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::lenient::{ChatCompletion, Choice, ToolCall};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
-use wirebridge_wire::responses::strict::Lifecycle;
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
 };
+use wirebridge_wire::responses::strict::{ItemEvent, Lifecycle};
 
-use super::reply::{content_pieces, reasoning_text, usage, Piece};
+use super::reply::{add_usage, content_pieces, reasoning_text, usage, Piece};
 use super::think::{Side, ThinkSplitter};
 use super::{Finished, ResponsesContext};
 use crate::ids::{unix_now, ResponseIds};
@@ -19,8 +19,8 @@ mod emit;
 mod end;
 mod text;
 
-pub(in crate::responses_to_chat) use emit::Failure;
-use emit::{emit, upstream_failure};
+use emit::upstream_failure;
+pub(in crate::responses_to_chat) use emit::{emit, Failure};
 
 /// Translates a Chat Completions chunk stream into a Responses event stream.
 ///
@@ -255,7 +255,7 @@ impl StreamTranslator {
             return;
         }
         if let Some(u) = &chunk.usage {
-            self.usage = Some(usage(u));
+            self.usage = Some(add_usage(usage(u), self.ctx.prior_usage));
         }
         for choice in chunk.choices.iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
@@ -314,6 +314,15 @@ impl StreamTranslator {
             let response = self.response(ResponseStatus::InProgress, None, None);
             emit(out, &mut seq, kind, Lifecycle { response });
             self.seq = seq;
+        }
+        // Items finished before the reply began (a compaction) come first.
+        for item in std::mem::take(&mut self.ctx.leading) {
+            let output_index = self.output.len();
+            for kind in ["response.output_item.added", "response.output_item.done"] {
+                let item = &*item;
+                emit(out, &mut self.seq, kind, ItemEvent { output_index, item });
+            }
+            self.output.push(item);
         }
     }
 

@@ -139,7 +139,13 @@ pub enum ItemKind {
     ToolSearchCall,
     /// `tool_search_output`: the tools a search loaded.
     ToolSearchOutput,
-    /// Anything else (hosted tool calls and outputs, compaction, ...).
+    /// `compaction`: the conversation before it, summarized and sealed
+    /// (`encrypted_content`).
+    Compaction,
+    /// `compaction_trigger`: asks for the conversation to be compacted
+    /// (only as the last input item).
+    CompactionTrigger,
+    /// Anything else (hosted tool calls and outputs, ...).
     Other,
 }
 
@@ -158,6 +164,8 @@ impl InputItem<'_> {
             Some("additional_tools") => ItemKind::AdditionalTools,
             Some("tool_search_call") => ItemKind::ToolSearchCall,
             Some("tool_search_output") => ItemKind::ToolSearchOutput,
+            Some("compaction") => ItemKind::Compaction,
+            Some("compaction_trigger") => ItemKind::CompactionTrigger,
             None if self.id.is_some() => ItemKind::ItemReference,
             _ => ItemKind::Other,
         }

@@ -34,6 +34,8 @@ pub enum OutputItem<'a> {
     Reasoning(ReasoningItem<'a>),
     /// A search for deferred tools, run by the client.
     ToolSearchCall(ToolSearchCall<'a>),
+    /// The conversation before it, summarized and sealed.
+    Compaction(CompactionItem<'a>),
 }
 
 /// `message` output item.
@@ -200,6 +202,15 @@ pub struct ToolSearchCall<'a> {
     pub execution: &'static str,
     /// The search arguments, a JSON object (`{"query": …, "limit": …}`).
     pub arguments: &'a RawValue,
+}
+
+/// `compaction` output item: what stands for the conversation before it.
+#[derive(Debug, Serialize)]
+pub struct CompactionItem<'a> {
+    /// `cmp_…` id.
+    pub id: &'a str,
+    /// The summary, sealed: only its sealer can read it.
+    pub encrypted_content: &'a str,
 }
 
 /// A `summary_text` or `reasoning_text` part.

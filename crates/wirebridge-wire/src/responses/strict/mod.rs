@@ -13,8 +13,8 @@ pub use event::{
     SummaryTextEvent,
 };
 pub use item::{
-    Annotation, CustomToolCall, FunctionCall, ItemStatus, OutputItem, OutputMessage, OutputPart,
-    ReasoningItem, ReasoningPart, ToolSearchCall,
+    Annotation, CompactionItem, CustomToolCall, FunctionCall, ItemStatus, OutputItem,
+    OutputMessage, OutputPart, ReasoningItem, ReasoningPart, ToolSearchCall,
 };
 pub use request::{
     AllowedTools, CustomFormat, CustomTool, FunctionTool, InputItem, InputPart, Message,

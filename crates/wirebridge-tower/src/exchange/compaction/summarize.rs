@@ -1,0 +1,159 @@
+//! The upstream calls a compaction makes besides the reply: the summary
+//! (one non-streaming Chat request), and counting the input's tokens.
+
+use std::fmt;
+
+use bytes::Bytes;
+use http::{header, request, response, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use tower::{Service, ServiceExt};
+use wirebridge_convert::responses_to_chat::compaction::{
+    estimate_tokens, tokenize_count, tokenize_request,
+};
+
+use crate::body::ResponseBody;
+use crate::direction::sealed::Direction;
+use crate::direction::ResponsesOverChat;
+use crate::error_response::{api_error, reshape_upstream_error};
+use crate::exchange::read_limited;
+use crate::headers::{is_event_stream, upstream_request};
+use crate::replies::{finish_error, finish_reply};
+use crate::request_body::{BoxError, RequestBody};
+use crate::settings::Common;
+use crate::tracker::Tracker;
+
+/// Largest upstream error body read.
+const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
+
+/// Largest tokenize answer read.
+const MAX_TOKENIZE_ANSWER: usize = 8 * 1024 * 1024;
+
+/// Where the upstream is called, and with which headers: the client's
+/// request, and the prefix before its endpoint.
+pub(super) struct Upstream<'r> {
+    pub(super) parts: &'r request::Parts,
+    pub(super) prefix: &'r str,
+    pub(super) common: &'r Common,
+}
+
+/// A summary the upstream wrote: its head and body. `Err` is the reply the
+/// client gets instead (an upstream error, in the client's shape).
+pub(super) type Written<B> = Result<(response::Parts, Bytes), Response<ResponseBody<B>>>;
+
+impl Upstream<'_> {
+    /// Sends the summary request `body` and reads the whole reply. An
+    /// upstream error status is the client's, re-shaped, as for any request;
+    /// a reply that cannot be read is a 502.
+    pub(super) async fn summarize<S, ReqB, ResB>(
+        &self,
+        inner: &mut S,
+        body: Vec<u8>,
+        tracker: &mut Tracker,
+    ) -> Result<Written<ResB>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes>,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let endpoint = ResponsesOverChat::UPSTREAM_ENDPOINT;
+        let request = upstream_request(self.parts, self.prefix, endpoint, body, false);
+        let response = inner.ready().await?.call(request).await?;
+        tracker.first_byte();
+        let (head, body) = response.into_parts();
+        let refuse = |tracker: &mut Tracker, message: String, code: &'static str| {
+            let error = api_error(message, "server_error", code);
+            finish_error(tracker, StatusCode::BAD_GATEWAY, error)
+        };
+        if head.status.is_redirection() {
+            let message = format!(
+                "the upstream answered {} (a redirect); redirects are not followed",
+                head.status
+            );
+            return Ok(Err(refuse(tracker, message, "upstream_redirect")));
+        }
+        if !head.status.is_success() {
+            let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
+            let reshaped = reshape_upstream_error(head.status, &bytes);
+            let body = ResponseBody::full(reshaped);
+            return Ok(Err(finish_reply(
+                tracker,
+                head,
+                body,
+                "application/json",
+                None,
+            )));
+        }
+        let encoded = head
+            .headers
+            .get(header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|e| !e.eq_ignore_ascii_case("identity"));
+        if encoded {
+            let message = "the upstream sent an encoded summary although identity was requested; \
+                           it cannot be read";
+            return Ok(Err(refuse(
+                tracker,
+                message.into(),
+                "unsupported_upstream_encoding",
+            )));
+        }
+        if is_event_stream(&head.headers) {
+            let message = "the upstream streamed the summary although it was asked for in one \
+                           piece (stream: false)";
+            return Ok(Err(refuse(
+                tracker,
+                message.into(),
+                "bad_upstream_response",
+            )));
+        }
+        let limit = self.common.max_reply_size;
+        match Limited::new(body, limit).collect().await {
+            Ok(collected) => Ok(Ok((head, collected.to_bytes()))),
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Ok(Err(refuse(
+                tracker,
+                format!("the upstream's summary is larger than the {limit}-byte limit"),
+                "upstream_reply_too_large",
+            ))),
+            Err(e) => Ok(Err(refuse(
+                tracker,
+                format!("the upstream's summary could not be read: {e}"),
+                "upstream_read_error",
+            ))),
+        }
+    }
+
+    /// The tokens of the Chat request `chat_body`: counted at the
+    /// backend's `tokenize` endpoint when the profile names one and it
+    /// answers, else estimated.
+    pub(super) async fn count_tokens<S, ReqB, ResB>(
+        &self,
+        inner: &mut S,
+        tokenize: Option<&str>,
+        chat_body: &[u8],
+    ) -> Result<u64, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes>,
+        ResB::Error: Into<BoxError>,
+    {
+        let Some((path, body)) = tokenize.zip(tokenize_request(chat_body)) else {
+            return Ok(estimate_tokens(chat_body));
+        };
+        let request = upstream_request(self.parts, self.prefix, path, body, false);
+        let response = inner.ready().await?.call(request).await?;
+        let status = response.status();
+        let answer = read_limited(response.into_body(), MAX_TOKENIZE_ANSWER).await;
+        match tokenize_count(&answer).filter(|_| status.is_success()) {
+            Some(count) => Ok(count),
+            None => {
+                tracing::warn!(
+                    %status,
+                    path,
+                    "the backend's tokenize endpoint gave no token count; estimating it"
+                );
+                Ok(estimate_tokens(chat_body))
+            }
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! A `POST …/responses` that may compact: one ending with a
+//! `compaction_trigger` is answered with the compaction item alone; one
+//! whose `context_management` threshold its input passes is compacted,
+//! then answered from the compacted conversation; any other is answered as
+//! usual.
+
+use std::fmt;
+
+use bytes::Bytes;
+use http::{request, Request, Response};
+use http_body::Body;
+use tower::{Service, ServiceExt};
+use wirebridge_convert::responses_to_chat::compaction::{CompactionAsk, Summary};
+use wirebridge_convert::responses_to_chat::{
+    History, Options, ParsedRequest, Seal, TranslatedRequest,
+};
+use wirebridge_convert::ConvertError;
+
+use super::conversation::{no_seal_key, options, resolve, settle};
+use super::summarize::Upstream;
+use crate::body::ResponseBody;
+use crate::direction::sealed::Direction;
+use crate::direction::{ResponsesOverChat, Tenant};
+use crate::exchange::{Keep, Reply};
+use crate::headers::upstream_request;
+use crate::replies::{finish_reply, Refused};
+use crate::request_body::{BoxError, RequestBody};
+use crate::settings::{Common, ResponsesSettings};
+use crate::stateful::{unstored_response, Resolved};
+use crate::tracker::Tracker;
+
+/// A `POST …/responses` whose body names compaction, read and not yet
+/// parsed.
+pub(crate) struct Turn<'s> {
+    settings: &'s ResponsesSettings,
+    common: &'s Common,
+    parts: request::Parts,
+    prefix: String,
+    tenant: Tenant,
+}
+
+/// How a step ends: the next step's input, or the client's reply.
+type Step<T, B> = Result<T, Response<ResponseBody<B>>>;
+
+impl<'s> Turn<'s> {
+    /// A turn for `tenant`, called as `parts` with `prefix` before the
+    /// endpoint.
+    pub(crate) fn new(
+        settings: &'s ResponsesSettings,
+        common: &'s Common,
+        parts: request::Parts,
+        prefix: String,
+        tenant: Tenant,
+    ) -> Self {
+        Self {
+            settings,
+            common,
+            parts,
+            prefix,
+            tenant,
+        }
+    }
+
+    /// Answers the turn whose body is `bytes`.
+    pub(crate) async fn run<S, ReqB, ResB>(
+        self,
+        mut inner: S,
+        bytes: &[u8],
+        mut tracker: Tracker,
+    ) -> Result<Response<ResponseBody<ResB>>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        // Declared before the request, which borrows from it once
+        // translated.
+        #[allow(clippy::needless_late_init)]
+        let stored;
+        let parsed = match tracker.timed(|| parse(bytes)) {
+            Ok(parsed) => parsed,
+            Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
+        };
+        let ask = match parsed.compaction() {
+            Ok(ask) => ask,
+            Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
+        };
+        let (options, seal) = options(self.settings, &self.tenant);
+        if ask == Some(CompactionAsk::Trigger) && seal.is_none() {
+            return Ok(no_seal_key().send(&mut tracker));
+        }
+        let references = parsed.item_references();
+        let previous = parsed.previous_response_id();
+        stored = match resolve(self.settings, &self.tenant, previous, &references).await {
+            Ok(stored) => stored,
+            Err(refused) => return Ok(refused.send(&mut tracker)),
+        };
+        let history = match stored.history() {
+            Ok(history) => history,
+            Err(refused) => return Ok(refused.send(&mut tracker)),
+        };
+        let translated = match (ask, seal) {
+            (Some(CompactionAsk::Trigger), Some(seal)) => {
+                let turn = Compacting {
+                    turn: &self,
+                    history: &history,
+                    options: &options,
+                    seal: &seal,
+                };
+                return turn.trigger(inner, parsed, &stored, tracker).await;
+            }
+            (Some(CompactionAsk::Threshold(threshold)), Some(seal)) => {
+                let turn = Compacting {
+                    turn: &self,
+                    history: &history,
+                    options: &options,
+                    seal: &seal,
+                };
+                let translated = tracker.timed(|| parsed.translate_compacting(&history, &options));
+                match translated {
+                    Ok(translated) => {
+                        turn.within(&mut inner, bytes, translated, threshold, &mut tracker)
+                            .await?
+                    }
+                    Err(e) => Err(Refused::from_convert(e).send(&mut tracker)),
+                }
+            }
+            // Nothing to act on, or no key to act with: any request's way
+            // (which reports what it cannot do).
+            (_, Some(_)) => match tracker.timed(|| parsed.translate_compacting(&history, &options))
+            {
+                Ok(translated) => Ok(translated),
+                Err(e) => Err(Refused::from_convert(e).send(&mut tracker)),
+            },
+            (_, None) => match tracker.timed(|| parsed.translate(&history, &options)) {
+                Ok(translated) => Ok(translated),
+                Err(e) => Err(Refused::from_convert(e).send(&mut tracker)),
+            },
+        };
+        match translated {
+            Ok(translated) => self.answer(inner, translated, &stored, tracker).await,
+            Err(response) => Ok(response),
+        }
+    }
+
+    /// Sends the translated request and answers with its reply, as any
+    /// request is answered (and kept).
+    async fn answer<S, ReqB, ResB>(
+        &self,
+        mut inner: S,
+        mut t: TranslatedRequest,
+        stored: &Resolved,
+        mut tracker: Tracker,
+    ) -> Result<Response<ResponseBody<ResB>>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let ancestors = settle(
+            stored,
+            &self.tenant,
+            &mut t.turn,
+            &mut t.context,
+            &mut t.losses,
+        );
+        tracker.model = t.context.model.clone();
+        tracker.stream = t.context.stream;
+        tracker.losses = t.losses;
+        let stream = t.context.stream;
+        let endpoint = ResponsesOverChat::UPSTREAM_ENDPOINT;
+        let upstream = upstream_request(&self.parts, &self.prefix, endpoint, t.body, stream);
+        let response = inner.ready().await?.call(upstream).await?;
+        tracker.first_byte();
+        let keep = self
+            .settings
+            .stateful
+            .clone()
+            .zip(t.turn)
+            .map(|(stateful, turn)| Keep {
+                stateful,
+                tenant: self.tenant.key.clone(),
+                turn,
+                ancestors,
+            });
+        let reply = Reply {
+            context: t.context,
+            stream,
+            keep,
+            common: self.common,
+        };
+        Ok(reply
+            .send::<ResponsesOverChat, ResB>(response, tracker)
+            .await)
+    }
+}
+
+fn parse(bytes: &[u8]) -> Result<ParsedRequest<'_>, ConvertError> {
+    ParsedRequest::parse(bytes)
+}
+
+/// A turn that compacts, with what every step of it needs.
+struct Compacting<'t, 's, 'h> {
+    turn: &'t Turn<'s>,
+    history: &'t History<'h>,
+    options: &'t Options,
+    seal: &'t Seal,
+}
+
+impl<'h> Compacting<'_, '_, 'h> {
+    fn upstream(&self) -> Upstream<'_> {
+        Upstream {
+            parts: &self.turn.parts,
+            prefix: &self.turn.prefix,
+            common: self.turn.common,
+        }
+    }
+
+    /// A turn that ends with a `compaction_trigger`: the summary, as the
+    /// turn's only output item (a body, or a stream of events, as asked),
+    /// kept like any response.
+    async fn trigger<S, ReqB, ResB>(
+        self,
+        mut inner: S,
+        parsed: ParsedRequest<'h>,
+        stored: &Resolved,
+        mut tracker: Tracker,
+    ) -> Result<Response<ResponseBody<ResB>>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let translated = tracker.timed(|| parsed.translate_summary(self.history, self.options));
+        let mut summarize = match translated {
+            Ok(summarize) => summarize,
+            Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
+        };
+        let ancestors = settle(
+            stored,
+            &self.turn.tenant,
+            &mut summarize.turn,
+            &mut summarize.context,
+            &mut summarize.losses,
+        );
+        tracker.model = summarize.model().to_owned();
+        tracker.stream = summarize.stream();
+        tracker.losses = summarize.losses.clone();
+        let body = std::mem::take(&mut summarize.body);
+        let upstream = self.upstream();
+        let (head, written) = match upstream.summarize(&mut inner, body, &mut tracker).await? {
+            Ok(written) => written,
+            Err(response) => return Ok(response),
+        };
+        let summary = match tracker.timed(|| summarize.summary(&written, self.seal)) {
+            Ok(summary) => summary,
+            Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
+        };
+        let mut reply = summarize.trigger_reply(&summary);
+        if let (Some(stateful), Some(turn)) = (&self.turn.settings.stateful, summarize.turn.take())
+        {
+            let tenant = &self.turn.tenant.key;
+            if !stateful
+                .save(tenant, turn, ancestors, reply.finished())
+                .await
+            {
+                reply.body = unstored_response(&reply.body);
+            }
+        }
+        tracker.losses.extend(reply.losses.clone());
+        let (body, content_type) = match summarize.stream() {
+            true => (summarize.trigger_events(&reply), "text/event-stream"),
+            false => (std::mem::take(&mut reply.body), "application/json"),
+        };
+        Ok(finish_reply(
+            &mut tracker,
+            head,
+            ResponseBody::full(body),
+            content_type,
+            Some(reply.summary),
+        ))
+    }
+
+    /// A turn with a `context_management` threshold, translated: as it
+    /// is when its input holds no more tokens than `threshold`, else
+    /// compacted first.
+    async fn within<S, ReqB, ResB>(
+        self,
+        inner: &mut S,
+        bytes: &'h [u8],
+        translated: TranslatedRequest,
+        threshold: u64,
+        tracker: &mut Tracker,
+    ) -> Result<Step<TranslatedRequest, ResB>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let upstream = self.upstream();
+        let tokenize = self.options.profile.tokenize.as_deref();
+        let tokens = upstream
+            .count_tokens(inner, tokenize, &translated.body)
+            .await?;
+        if tokens <= threshold {
+            return Ok(Ok(translated));
+        }
+        tracing::debug!(tokens, threshold, "compacting the conversation");
+        let summary = match self.summary(inner, bytes, tracker).await? {
+            Ok(summary) => summary,
+            Err(response) => return Ok(Err(response)),
+        };
+        let compacted = tracker.timed(|| {
+            parse(bytes)
+                .and_then(|parsed| parsed.translate_compacted(self.history, self.options, &summary))
+        });
+        Ok(compacted.map_err(|e| Refused::from_convert(e).send(tracker)))
+    }
+
+    /// The conversation of the request `bytes`, summarized.
+    async fn summary<S, ReqB, ResB>(
+        &self,
+        inner: &mut S,
+        bytes: &'h [u8],
+        tracker: &mut Tracker,
+    ) -> Result<Step<Summary, ResB>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let translated = tracker.timed(|| {
+            parse(bytes).and_then(|parsed| parsed.translate_summary(self.history, self.options))
+        });
+        let mut summarize = match translated {
+            Ok(summarize) => summarize,
+            Err(e) => return Ok(Err(Refused::from_convert(e).send(tracker))),
+        };
+        let body = std::mem::take(&mut summarize.body);
+        let upstream = self.upstream();
+        let (_, written) = match upstream.summarize(inner, body, tracker).await? {
+            Ok(written) => written,
+            Err(response) => return Ok(Err(response)),
+        };
+        Ok(tracker
+            .timed(|| summarize.summary(&written, self.seal))
+            .map_err(|e| Refused::from_convert(e).send(tracker)))
+    }
+}
