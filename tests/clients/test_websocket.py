@@ -215,3 +215,25 @@ def harness_open_upstream(chain) -> int:
     sockets come in pairs)."""
     with chain.tap._lock:
         return len(chain.tap._sockets) // 2
+
+
+def test_a_compaction_trigger_over_a_websocket(chain, spec):
+    """A turn that ends with `compaction_trigger` answers with the one
+    compaction item, as over HTTP; the next turn on the connection sends
+    the backend the summary in place of what it summarizes."""
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="say alpha", store=False)
+        first = completed(turn(connection, spec))
+        connection.response.create(model="demo", store=False, previous_response_id=first["id"],
+                                   input=[{"type": "compaction_trigger"}])
+        compacted = completed(turn(connection, spec))
+        [item] = compacted["output"]
+        assert item["type"] == "compaction" and item["encrypted_content"]
+        mark = chain.tap.mark()
+        connection.response.create(model="demo", store=False,
+                                   input=[item, {"role": "user", "content": "say bravo"}])
+        completed(turn(connection, spec))
+    [sent] = chain.tap.since(mark)
+    texts = user_texts(sent)
+    assert texts[-1] == "say bravo"
+    assert texts[0].startswith("[Summary of the earlier conversation]"), texts
