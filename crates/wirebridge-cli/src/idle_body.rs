@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ use http_body::{Body, Frame, SizeHint};
 use pin_project::pin_project;
 use tokio::time::{Instant, Sleep};
 use wirebridge_tower::BoxError;
+
+use crate::metrics::Metrics;
 
 /// The upstream sent nothing for the idle timeout.
 #[derive(Debug, thiserror::Error)]
@@ -30,16 +33,18 @@ pub struct IdleBody<B> {
     #[pin]
     sleep: Sleep,
     done: bool,
+    metrics: Arc<Metrics>,
 }
 
 impl<B> IdleBody<B> {
-    /// Wraps `inner`.
-    pub fn new(inner: B, period: Duration) -> Self {
+    /// Wraps `inner`; an upstream gone quiet is counted in `metrics`.
+    pub fn new(inner: B, period: Duration, metrics: Arc<Metrics>) -> Self {
         Self {
             inner,
             period,
             sleep: tokio::time::sleep(period),
             done: false,
+            metrics,
         }
     }
 }
@@ -75,6 +80,7 @@ where
             Poll::Pending => {
                 ready!(this.sleep.poll(cx));
                 *this.done = true;
+                this.metrics.upstream_error("idle_timeout");
                 Poll::Ready(Some(Err(Box::new(UpstreamIdle(*this.period)))))
             }
         }

@@ -1,17 +1,22 @@
 //! Log setup, and the one line logged per exchange.
 
+use std::io::IsTerminal;
+use std::time::Duration;
+
 use wirebridge_tower::observer::Transport;
 use wirebridge_tower::Exchange;
 
 use crate::config::LogFormat;
 
 /// Logs to stderr (stdout carries the `listening on` line), filtered by
-/// `RUST_LOG` (default `info`).
+/// `RUST_LOG` (default `info`). Pretty lines are coloured only on a
+/// terminal: in a file or a log collector, escape codes are noise.
 pub fn init(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let result = match format {
         LogFormat::Pretty => builder.try_init(),
@@ -22,6 +27,8 @@ pub fn init(format: LogFormat) {
 }
 
 /// One info line per translated exchange: never bodies, never credentials.
+/// Durations are whole microseconds; `ttfb_us` and `trace_id` are left out
+/// when there is none.
 pub fn log_exchange(e: &Exchange) {
     let usage = e.reply.usage.unwrap_or_default();
     // A WebSocket turn is a `response.create` message on its connection.
@@ -41,10 +48,30 @@ pub fn log_exchange(e: &Exchange) {
         input_tokens = usage.input,
         output_tokens = usage.output,
         tool_calls = e.reply.tool_calls.len(),
-        ttfb_ms = e.time_to_first_byte.map(|d| d.as_secs_f64() * 1e3).unwrap_or(-1.0),
-        total_ms = e.total_time.as_secs_f64() * 1e3,
-        translation_us = e.translation_time.as_secs_f64() * 1e6,
+        ttfb_us = e.time_to_first_byte.map(micros),
+        total_us = micros(e.total_time),
+        translation_us = micros(e.translation_time),
         dropped = %e.losses.paths(),
+        trace_id = e.trace_id.map(display),
         "exchange"
     );
+}
+
+/// Whole microseconds, rounded to the nearest.
+fn micros(d: Duration) -> u64 {
+    let nanos = d.as_nanos() + 500;
+    u64::try_from(nanos / 1000).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_round_to_the_nearest_microsecond() {
+        assert_eq!(micros(Duration::from_nanos(1_499)), 1);
+        assert_eq!(micros(Duration::from_nanos(1_500)), 2);
+        assert_eq!(micros(Duration::from_millis(3)), 3_000);
+        assert_eq!(micros(Duration::ZERO), 0);
+    }
 }

@@ -3,11 +3,14 @@
 
 #![deny(unsafe_code)]
 
+mod admin;
 mod config;
 mod convert_cmd;
 mod demo;
 mod idle_body;
 mod logging;
+mod metrics;
+mod readiness;
 mod serve;
 mod server;
 mod signal;

@@ -31,22 +31,36 @@ pub enum StoreSetupError {
     Redis(RedisConfigError),
 }
 
+/// The store a setting names, opened.
+pub struct OpenedStore {
+    /// The store, if any.
+    pub store: Option<Arc<dyn ResponseStore>>,
+    /// The same store when it is Redis, for readiness checks.
+    pub redis: Option<Arc<RedisStore>>,
+}
+
 /// The store `setting` names, if any. A Redis store is checked once with a
 /// `PING`; if Redis does not answer, that is logged and the store is used
 /// all the same.
 pub async fn open(
     setting: &StoreSetting,
     state: &StateSettings,
-) -> Result<Option<Arc<dyn ResponseStore>>, StoreSetupError> {
+) -> Result<OpenedStore, StoreSetupError> {
     match setting {
-        StoreSetting::None => Ok(None),
-        StoreSetting::Memory => Ok(Some(Arc::new(
-            MemoryStore::new()
-                .max_entries_per_tenant(state.tenant_max_entries)
-                .max_bytes_per_tenant(state.tenant_max_bytes),
-        ))),
+        StoreSetting::None => Ok(OpenedStore {
+            store: None,
+            redis: None,
+        }),
+        StoreSetting::Memory => Ok(OpenedStore {
+            store: Some(Arc::new(
+                MemoryStore::new()
+                    .max_entries_per_tenant(state.tenant_max_entries)
+                    .max_bytes_per_tenant(state.tenant_max_bytes),
+            )),
+            redis: None,
+        }),
         StoreSetting::Redis(redis) => {
-            let store = redis_store(redis)?;
+            let store = Arc::new(redis_store(redis)?);
             let shown = redis.shown();
             let available = match store.ping().await {
                 Ok(()) => {
@@ -62,11 +76,10 @@ pub async fn open(
                     false
                 }
             };
-            Ok(Some(Arc::new(WatchedStore::new(
-                Arc::new(store),
-                shown,
-                available,
-            ))))
+            Ok(OpenedStore {
+                store: Some(Arc::new(WatchedStore::new(store.clone(), shown, available))),
+                redis: Some(store),
+            })
         }
     }
 }

@@ -22,6 +22,7 @@ use wirebridge_wire::error::{ApiError, ErrorBody};
 
 use crate::config::Credentials;
 use crate::idle_body::IdleBody;
+use crate::metrics::Metrics;
 use crate::server::ClientBody;
 
 /// Bodies sent back by the upstream service.
@@ -53,6 +54,8 @@ pub struct UpstreamOptions {
     pub idle_timeout: Duration,
     /// How error bodies name the upstream: its address is internal.
     pub label: Arc<str>,
+    /// Where upstream failures are counted.
+    pub metrics: Arc<Metrics>,
 }
 
 /// The `authorization` the upstream is sent: a configured key (`Bearer`)
@@ -82,6 +85,7 @@ pub struct Upstream {
     label: Arc<str>,
     first_byte_timeout: Duration,
     idle_timeout: Duration,
+    metrics: Arc<Metrics>,
 }
 
 impl Upstream {
@@ -116,6 +120,7 @@ impl Upstream {
             label: options.label,
             first_byte_timeout: options.first_byte_timeout,
             idle_timeout: options.idle_timeout,
+            metrics: options.metrics,
         }
     }
 
@@ -161,12 +166,14 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
         let client = self.client.clone();
         let label = self.label.clone();
         let (first_byte, idle) = (self.first_byte_timeout, self.idle_timeout);
+        let metrics = Arc::clone(&self.metrics);
         // The target holds no userinfo (it was split off the upstream URL
         // when the settings were loaded): logs may show it, clients may not.
         let target = request.uri().clone();
         Box::pin(async move {
             let Ok(result) = tokio::time::timeout(first_byte, client.request(request)).await else {
                 tracing::warn!(upstream = %target, timeout_s = first_byte.as_secs_f64(), "the upstream sent no response in time");
+                metrics.upstream_error("timeout");
                 return Ok(error_response(
                     StatusCode::GATEWAY_TIMEOUT,
                     &format!(
@@ -182,6 +189,7 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                 Ok(response) if response.status().is_redirection() => {
                     let status = response.status();
                     tracing::warn!(upstream = %target, %status, "the upstream answered with a redirect");
+                    metrics.upstream_error("redirect");
                     Ok(bad_gateway(
                         &format!(
                             "{label} answered {status} (a redirect); redirects are not followed"
@@ -189,12 +197,22 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                         "upstream_redirect",
                     ))
                 }
-                Ok(response) => Ok(response
-                    .map(|body| IdleBody::new(body.map_err(BoxError::from), idle).boxed_unsync())),
+                Ok(response) => {
+                    if response.status().is_client_error() {
+                        metrics.upstream_error("status_4xx");
+                    } else if response.status().is_server_error() {
+                        metrics.upstream_error("status_5xx");
+                    }
+                    Ok(response.map(|body| {
+                        IdleBody::new(body.map_err(BoxError::from), idle, metrics).boxed_unsync()
+                    }))
+                }
                 Err(e) => {
                     tracing::warn!(upstream = %target, error = %chain(&e), "upstream request failed");
+                    let (kind, why) = failure(&e);
+                    metrics.upstream_error(kind);
                     Ok(bad_gateway(
-                        &format!("{label} could not be reached ({})", failure(&e)),
+                        &format!("{label} could not be reached ({why})"),
                         "upstream_unreachable",
                     ))
                 }
@@ -215,9 +233,10 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// Why a request to the upstream failed, for the client: fixed words, since
+/// Why a request to the upstream failed: its kind for metrics (`connect`,
+/// `reset`, `closed` or `failed`), and fixed words for the client, since
 /// the errors themselves may name addresses (a TLS error names the host).
-fn failure(e: &hyper_util::client::legacy::Error) -> &'static str {
+fn failure(e: &hyper_util::client::legacy::Error) -> (&'static str, &'static str) {
     use std::io::ErrorKind;
     let mut io = None;
     let mut incomplete = false;
@@ -232,14 +251,14 @@ fn failure(e: &hyper_util::client::legacy::Error) -> &'static str {
         source = s.source();
     }
     match io {
-        Some(ErrorKind::ConnectionRefused) => "connection refused",
-        Some(ErrorKind::TimedOut) => "connection timed out",
+        Some(ErrorKind::ConnectionRefused) => ("connect", "connection refused"),
+        Some(ErrorKind::TimedOut) => ("connect", "connection timed out"),
         Some(ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe) => {
-            "connection reset"
+            ("reset", "connection reset")
         }
-        _ if e.is_connect() => "could not connect",
-        _ if incomplete => "the connection closed before an answer",
-        _ => "the exchange failed",
+        _ if e.is_connect() => ("connect", "could not connect"),
+        _ if incomplete => ("closed", "the connection closed before an answer"),
+        _ => ("failed", "the exchange failed"),
     }
 }
 
@@ -287,6 +306,7 @@ mod tests {
                     first_byte_timeout: Duration::from_secs(1),
                     idle_timeout: Duration::from_secs(1),
                     label: "the upstream".into(),
+                    metrics: Arc::new(Metrics::new(0)),
                 },
             )
         };

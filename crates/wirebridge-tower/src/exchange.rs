@@ -48,7 +48,7 @@ where
 {
     let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
     let (parts, body) = request.into_parts();
-    tracker.path = parts.uri.path().to_owned();
+    tracker.request(&parts);
 
     let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
         Ok(bytes) => bytes,
@@ -81,7 +81,12 @@ where
     }
     let prepared = match prepare::<D>(bytes, &tenant, shared, &mut tracker).await {
         Ok(prepared) => prepared,
-        Err(refused) => return Ok(refused.send(&mut tracker)),
+        Err(refused) => {
+            // The log line and metrics of a refused request still name its
+            // model when the body names one.
+            tracker.model = model_named(bytes).unwrap_or_default();
+            return Ok(refused.send(&mut tracker));
+        }
     };
     tracker.model = prepared.model.clone();
     tracker.stream = prepared.stream;
@@ -113,6 +118,18 @@ where
         common: &shared.common,
     };
     Ok(step.send::<D, ResB>(response, tracker).await)
+}
+
+/// The `model` a request body names, if it is a JSON object with a string
+/// there; read again only for requests that were refused.
+fn model_named(bytes: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Model<'a> {
+        #[serde(borrow)]
+        model: Option<std::borrow::Cow<'a, str>>,
+    }
+    let parsed: Model<'_> = serde_json::from_slice(bytes).ok()?;
+    parsed.model.map(|m| m.into_owned())
 }
 
 /// Reads the client's body, within the limit.

@@ -66,6 +66,7 @@ mod service;
 mod settings;
 mod shared;
 mod stateful;
+pub mod trace_context;
 mod tracker;
 #[cfg(feature = "websocket")]
 mod websocket;

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use wirebridge_convert::{LossReport, ReplySummary};
 
+use crate::trace_context::TraceId;
+
 /// Which way an exchange was translated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -73,6 +75,9 @@ pub struct Exchange {
     pub translation_time: Duration,
     /// What could not be translated.
     pub losses: LossReport,
+    /// The trace of the client's `traceparent` header, when it had a valid
+    /// one (see [`trace_context`](crate::trace_context)).
+    pub trace_id: Option<TraceId>,
 }
 
 /// Receives one [`Exchange`] per translated request, when its reply ends

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use wirebridge_convert::{LossReport, ReplySummary};
 
 use crate::observer::{Direction, Exchange, Observer, Transport};
+use crate::trace_context::{TraceId, TraceParent};
 
 /// What is known about an exchange while it runs.
 pub(crate) struct Tracker {
@@ -20,6 +21,7 @@ pub(crate) struct Tracker {
     pub(crate) time_to_first_byte: Option<Duration>,
     pub(crate) translation_time: Duration,
     pub(crate) losses: LossReport,
+    trace_id: Option<TraceId>,
     reported: bool,
 }
 
@@ -37,8 +39,15 @@ impl Tracker {
             time_to_first_byte: None,
             translation_time: Duration::ZERO,
             losses: LossReport::default(),
+            trace_id: None,
             reported: false,
         }
+    }
+
+    /// Notes what the client's request head says: its path and its trace.
+    pub(crate) fn request(&mut self, parts: &http::request::Parts) {
+        self.path = parts.uri.path().to_owned();
+        self.trace_id = TraceParent::from_headers(&parts.headers).map(|t| t.trace_id());
     }
 
     /// Runs `f`, counting its time as translation time.
@@ -73,6 +82,7 @@ impl Tracker {
             total_time: self.started.elapsed(),
             translation_time: self.translation_time,
             losses: std::mem::take(&mut self.losses),
+            trace_id: self.trace_id,
         };
         log(&exchange);
         self.observer.on_exchange(&exchange);

@@ -4,6 +4,7 @@
 mod duration;
 mod exchange;
 mod limits;
+mod metrics;
 mod store;
 mod upstream;
 
@@ -19,6 +20,7 @@ use wirebridge_convert::{BackendProfile, LossPolicy};
 
 pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
+pub use metrics::MetricsSettings;
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
 
@@ -85,6 +87,8 @@ pub struct FileConfig {
     missing_history: Option<MissingHistorySetting>,
     store_tenant_max_entries: Option<usize>,
     store_tenant_max_bytes: Option<usize>,
+    metrics_listen: Option<SocketAddr>,
+    metrics_max_models: Option<usize>,
 }
 
 /// Flags of `wirebridge serve`, all optional so the file and the
@@ -199,6 +203,14 @@ pub struct ServeFlags {
     /// earlier response: refuse (404) or continue (reported) [default: refuse].
     #[arg(long, value_enum)]
     pub missing_history: Option<MissingHistorySetting>,
+    /// Serve `/metrics` (with `/healthz` and `/readyz`) on this address
+    /// instead of the main one, whose `/metrics` then goes to the upstream.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Model names with series of their own in `/metrics`; the rest are
+    /// `other` [default: 32].
+    #[arg(long, value_name = "N")]
+    pub metrics_max_models: Option<usize>,
 }
 
 /// The effective settings.
@@ -238,6 +250,8 @@ pub struct Config {
     pub reasoning_output: Option<ReasoningOutput>,
     /// The keys reasoning is sealed with.
     pub seal: SealKeys,
+    /// Where metrics are served.
+    pub metrics: MetricsSettings,
 }
 
 /// The seal keys: the current one, previous ones still accepted, and
@@ -515,6 +529,7 @@ impl Config {
         let limits = ServerLimits::load(&file, flags, env, &origin)?;
         let exchange = ExchangeLimits::load(&file, flags, env, &origin)?;
         let state = StateSettings::load(&file, flags, env)?;
+        let metrics = MetricsSettings::load(&file, flags, env)?;
 
         Ok(Config {
             listen,
@@ -534,6 +549,7 @@ impl Config {
             shutdown_grace_secs: file.shutdown_grace_secs.unwrap_or(10),
             reasoning_output,
             seal,
+            metrics,
         })
     }
 }

@@ -33,11 +33,12 @@ use http_body_util::combinators::UnsyncBoxBody;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tower::util::BoxCloneService;
 use wirebridge_tower::BoxError;
 
 use crate::config::ServerLimits;
+use crate::metrics::{OpenGauge, Opened};
 
 pub use body::ClientBody;
 pub use watchdog::Timeouts;
@@ -95,14 +96,24 @@ impl Limits {
     }
 }
 
+/// A connection's place under the cap, counted in the open-connections
+/// gauge; given up when the connection (or the WebSocket session it became)
+/// ends.
+pub struct Place {
+    _permit: OwnedSemaphorePermit,
+    _opened: Opened,
+}
+
 /// Serves `app` on `listener` until `shutdown` resolves, then stops
-/// accepting and lets open exchanges finish within `grace`.
+/// accepting and lets open exchanges finish within `grace`; `open_connections`
+/// counts the connections served.
 pub async fn serve(
     listener: TcpListener,
     app: App,
     limits: Limits,
     grace: Duration,
     shutdown: impl Future<Output = ()>,
+    open_connections: OpenGauge,
 ) {
     // One permit per connection served: the cap, and at shutdown the way
     // to wait until every connection has ended.
@@ -140,7 +151,10 @@ pub async fn serve(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let slot = Arc::new(slot);
+        let slot = Arc::new(Place {
+            _permit: slot,
+            _opened: open_connections.open(),
+        });
         let activity = watchdog::Activity::new(limits.timeouts);
         let io = TokioIo::new(io::WatchedIo::new(stream, activity.clone()));
         let service = service::ConnectionService::new(

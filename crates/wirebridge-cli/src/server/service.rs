@@ -12,13 +12,12 @@ use bytes::Bytes;
 use http::{header, HeaderValue, Request, Response, StatusCode, Version};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use tokio::sync::OwnedSemaphorePermit;
 use tower::ServiceExt;
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
 use super::body::{BodyClock, DeadlineBody, InFlightBody};
 use super::watchdog::Activity;
-use super::{App, ResponseBody};
+use super::{App, Place, ResponseBody};
 
 /// One connection's service.
 #[derive(Clone)]
@@ -34,7 +33,7 @@ pub struct ConnectionService {
 /// once, but its session keeps the upgrade request's head, and with it the
 /// slot, for as long as it runs.
 #[derive(Clone)]
-pub struct ConnectionSlot(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+pub struct ConnectionSlot(#[allow(dead_code)] Arc<Place>);
 
 impl ConnectionService {
     /// `app`, for the connection whose activity is `activity` and whose
@@ -43,7 +42,7 @@ impl ConnectionService {
         app: App,
         activity: Arc<Activity>,
         body_read_timeout: Duration,
-        slot: Arc<OwnedSemaphorePermit>,
+        slot: Arc<Place>,
     ) -> Self {
         Self {
             app,

@@ -308,7 +308,7 @@ where
         move |service: T| {
             Box::pin(async move {
                 let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
-                tracker.path = parts.uri.path().to_owned();
+                tracker.request(&parts);
                 tracker.transport = Transport::WebSocket;
                 exchange::run_read::<T, D, ReqB, B>(
                     service, &shared, &parts, &body, &prefix, tracker,

@@ -41,7 +41,7 @@ where
 {
     let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
     let (parts, body) = request.into_parts();
-    tracker.path = parts.uri.path().to_owned();
+    tracker.request(&parts);
     let Some(settings) = D::compaction(&shared.direction) else {
         // Routed here only where compaction runs.
         let error = ApiError {

@@ -1,0 +1,122 @@
+//! The label sets of the metrics, and the short lists their values come
+//! from.
+
+use prometheus_client::encoding::EncodeLabelSet;
+
+/// A translated exchange.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ExchangeLabels {
+    /// `responses`, `responses/compact` or `chat/completions`.
+    pub endpoint: &'static str,
+    /// `http` or `websocket`.
+    pub transport: &'static str,
+    /// `responses_to_chat` or `chat_to_responses`.
+    pub direction: &'static str,
+    /// One of the first models seen, or `other`.
+    pub model: String,
+    /// Whether the reply was streamed.
+    pub stream: bool,
+    /// The status sent to the client.
+    pub status: u16,
+    /// How the reply ended ([`outcome`]).
+    pub outcome: &'static str,
+}
+
+/// The timing histograms.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct TimingLabels {
+    /// `responses_to_chat` or `chat_to_responses`.
+    pub direction: &'static str,
+    /// Whether the reply was streamed: the times of the two differ by far.
+    pub stream: bool,
+}
+
+/// Tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct TokenLabels {
+    /// `responses_to_chat` or `chat_to_responses`.
+    pub direction: &'static str,
+    /// One of the first models seen, or `other`.
+    pub model: String,
+    /// `input`, `output`, `cached_input` or `reasoning`.
+    pub kind: &'static str,
+}
+
+/// Losses.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct LossLabels {
+    /// `responses_to_chat` or `chat_to_responses`.
+    pub direction: &'static str,
+    /// A loss kind (`hosted_tool`, `unsupported_parameter`, …).
+    pub kind: &'static str,
+}
+
+/// A request forwarded without translation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ForwardedLabels {
+    /// The status sent to the client.
+    pub status: u16,
+}
+
+/// A metric split by one kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct KindLabels {
+    /// What kind of thing was counted or timed.
+    pub kind: &'static str,
+}
+
+/// The time of a store operation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct OperationLabels {
+    /// `save`, `get`, `delete`, `chain` or `turns`.
+    pub operation: &'static str,
+}
+
+/// A store operation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct StoreLabels {
+    /// `save`, `get`, `delete`, `chain` or `turns`.
+    pub operation: &'static str,
+    /// `ok`, `unavailable` or `error`.
+    pub result: &'static str,
+}
+
+/// The endpoint a translated exchange's path ends with.
+pub fn endpoint(path: &str) -> &'static str {
+    let path = path.trim_end_matches('/');
+    if path.ends_with("/responses/compact") {
+        "responses/compact"
+    } else if path.ends_with("/responses") {
+        "responses"
+    } else if path.ends_with("/chat/completions") {
+        "chat/completions"
+    } else {
+        "other"
+    }
+}
+
+/// How a reply ended, in the client's terms: a Responses status or a Chat
+/// `finish_reason`; `none` without a translated reply (an error status),
+/// and `other` for anything else an upstream made up.
+pub fn outcome(outcome: Option<&str>) -> &'static str {
+    const KNOWN: [&str; 10] = [
+        "completed",
+        "incomplete",
+        "failed",
+        "cancelled",
+        "stop",
+        "length",
+        "tool_calls",
+        "content_filter",
+        "function_call",
+        "error",
+    ];
+    match outcome {
+        None => "none",
+        Some(outcome) => KNOWN
+            .iter()
+            .find(|known| **known == outcome)
+            .copied()
+            .unwrap_or("other"),
+    }
+}

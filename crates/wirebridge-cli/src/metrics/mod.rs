@@ -1,0 +1,281 @@
+//! What `GET /metrics` shows, in the OpenMetrics text format Prometheus
+//! scrapes.
+//!
+//! Every label takes values from a short, known list, except `model`, which
+//! takes the first [`max_models`](crate::config::MetricsSettings) names
+//! seen and `other` for the rest ([`models`]): a client cannot grow the
+//! number of series by naming models.
+
+mod labels;
+mod models;
+mod open;
+mod store;
+
+use std::time::Duration;
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::{Registry, Unit};
+use wirebridge_tower::Exchange;
+
+use labels::{
+    endpoint, outcome, ExchangeLabels, ForwardedLabels, KindLabels, LossLabels, OperationLabels,
+    StoreLabels, TimingLabels, TokenLabels,
+};
+use models::ModelNames;
+
+pub use open::{CountedBody, OpenGauge, Opened};
+pub use store::MeteredStore;
+
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Whole exchanges and waits on the upstream: 0.5 ms to 5 min.
+fn exchange_buckets() -> Histogram {
+    Histogram::new([
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+        60.0, 120.0, 300.0,
+    ])
+}
+
+/// Translation work: 5 µs to 50 ms.
+fn translation_buckets() -> Histogram {
+    Histogram::new([
+        0.000005, 0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+        0.05,
+    ])
+}
+
+/// Store operations: 50 µs to 5 s (past the longest sensible timeout).
+fn store_buckets() -> Histogram {
+    Histogram::new([
+        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+        1.0, 2.5, 5.0,
+    ])
+}
+
+/// The bridge's metrics: cheap to update from any task, rendered on scrape.
+pub struct Metrics {
+    registry: Registry,
+    models: ModelNames,
+    exchanges: Family<ExchangeLabels, Counter>,
+    duration: Histograms<TimingLabels>,
+    time_to_first_byte: Histograms<TimingLabels>,
+    translation: Histograms<TimingLabels>,
+    tokens: Family<TokenLabels, Counter>,
+    losses: Family<LossLabels, Counter>,
+    forwarded: Family<ForwardedLabels, Counter>,
+    upstream_errors: Family<KindLabels, Counter>,
+    store_operations: Family<StoreLabels, Counter>,
+    store_duration: Histograms<OperationLabels>,
+    open_connections: Gauge,
+    open_streams: Gauge,
+}
+
+impl Metrics {
+    /// Fresh metrics, naming at most `max_models` models.
+    pub fn new(max_models: usize) -> Self {
+        let mut this = Self {
+            models: ModelNames::new(max_models),
+            exchanges: Family::default(),
+            duration: Family::new_with_constructor(exchange_buckets),
+            time_to_first_byte: Family::new_with_constructor(exchange_buckets),
+            translation: Family::new_with_constructor(translation_buckets),
+            tokens: Family::default(),
+            losses: Family::default(),
+            forwarded: Family::default(),
+            upstream_errors: Family::default(),
+            store_operations: Family::default(),
+            store_duration: Family::new_with_constructor(store_buckets),
+            open_connections: Gauge::default(),
+            open_streams: Gauge::default(),
+            registry: Registry::with_prefix("wirebridge"),
+        };
+        let registry = &mut this.registry;
+        registry.register(
+            "build",
+            "The running version",
+            Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
+        );
+        registry.register(
+            "exchanges",
+            "Translated exchanges, when they end",
+            this.exchanges.clone(),
+        );
+        registry.register_with_unit(
+            "exchange_duration",
+            "From the request to the end of the reply sent to the client",
+            Unit::Seconds,
+            this.duration.clone(),
+        );
+        registry.register_with_unit(
+            "exchange_time_to_first_byte",
+            "From the request to the first byte of the upstream's reply",
+            Unit::Seconds,
+            this.time_to_first_byte.clone(),
+        );
+        registry.register_with_unit(
+            "exchange_translation",
+            "Time spent translating an exchange, apart from waiting on either side",
+            Unit::Seconds,
+            this.translation.clone(),
+        );
+        registry.register(
+            "tokens",
+            "Tokens the upstream reported, by kind (input, output, cached input, reasoning)",
+            this.tokens.clone(),
+        );
+        registry.register(
+            "losses",
+            "Fields that could not be translated, by kind",
+            this.losses.clone(),
+        );
+        registry.register(
+            "forwarded_requests",
+            "Requests forwarded without translation, by status",
+            this.forwarded.clone(),
+        );
+        registry.register(
+            "upstream_errors",
+            "Upstream failures: timeout, idle_timeout, redirect, connect, reset, closed, \
+             failed, status_4xx, status_5xx",
+            this.upstream_errors.clone(),
+        );
+        registry.register(
+            "store_operations",
+            "Response store operations, by operation and result",
+            this.store_operations.clone(),
+        );
+        registry.register_with_unit(
+            "store_operation_duration",
+            "How long response store operations took",
+            Unit::Seconds,
+            this.store_duration.clone(),
+        );
+        registry.register(
+            "open_connections",
+            "Client connections open, WebSocket connections included",
+            this.open_connections.clone(),
+        );
+        registry.register(
+            "open_streams",
+            "Streamed replies being sent",
+            this.open_streams.clone(),
+        );
+        this
+    }
+
+    /// Counts a translated exchange that ended.
+    pub fn exchange(&self, e: &Exchange) {
+        let direction = e.direction.as_str();
+        let model = self.models.label(&e.model);
+        self.exchanges
+            .get_or_create(&ExchangeLabels {
+                endpoint: endpoint(&e.path),
+                transport: e.transport.as_str(),
+                direction,
+                model: model.clone(),
+                stream: e.stream,
+                status: e.status,
+                outcome: outcome(e.reply.outcome.as_deref()),
+            })
+            .inc();
+        let timing = TimingLabels {
+            direction,
+            stream: e.stream,
+        };
+        self.duration
+            .get_or_create(&timing)
+            .observe(e.total_time.as_secs_f64());
+        if let Some(ttfb) = e.time_to_first_byte {
+            self.time_to_first_byte
+                .get_or_create(&timing)
+                .observe(ttfb.as_secs_f64());
+        }
+        self.translation
+            .get_or_create(&timing)
+            .observe(e.translation_time.as_secs_f64());
+        if let Some(usage) = e.reply.usage {
+            for (kind, count) in [
+                ("input", usage.input),
+                ("output", usage.output),
+                ("cached_input", usage.cached),
+                ("reasoning", usage.reasoning),
+            ] {
+                if count > 0 {
+                    let labels = TokenLabels {
+                        direction,
+                        model: model.clone(),
+                        kind,
+                    };
+                    self.tokens.get_or_create(&labels).inc_by(count);
+                }
+            }
+        }
+        for loss in e.losses.iter() {
+            self.losses
+                .get_or_create(&LossLabels {
+                    direction,
+                    kind: loss.kind.as_str(),
+                })
+                .inc();
+        }
+    }
+
+    /// Counts a request forwarded as it was.
+    pub fn forwarded(&self, status: u16) {
+        self.forwarded
+            .get_or_create(&ForwardedLabels { status })
+            .inc();
+    }
+
+    /// Counts an upstream failure of `kind` (one of those in the metric's
+    /// help text).
+    pub fn upstream_error(&self, kind: &'static str) {
+        self.upstream_errors
+            .get_or_create(&KindLabels { kind })
+            .inc();
+    }
+
+    /// Counts a store operation, its result and its time.
+    pub fn store_operation(&self, operation: &'static str, result: &'static str, took: Duration) {
+        self.store_operations
+            .get_or_create(&StoreLabels { operation, result })
+            .inc();
+        self.store_duration
+            .get_or_create(&OperationLabels { operation })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The gauge of open client connections.
+    pub fn open_connections(&self) -> OpenGauge {
+        OpenGauge::new(self.open_connections.clone())
+    }
+
+    /// The gauge of streamed replies being sent.
+    pub fn open_streams(&self) -> OpenGauge {
+        OpenGauge::new(self.open_streams.clone())
+    }
+
+    /// Everything, as OpenMetrics text.
+    pub fn render(&self) -> String {
+        let mut text = String::with_capacity(16 * 1024);
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;
