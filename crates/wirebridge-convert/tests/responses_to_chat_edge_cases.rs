@@ -496,3 +496,18 @@ fn the_first_finish_reason_decides_the_status() {
         assert_eq!(t.output[0]["status"], "incomplete");
     }
 }
+
+#[test]
+fn an_input_whose_every_item_is_dropped_is_a_400_naming_input_not_a_missing_one() {
+    let body = br#"{"model":"m","input":[{"type":"no_such_item"}]}"#;
+    let err = translate_request(body, &Options::default()).unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert_eq!(err.param(), Some("input"));
+    assert_eq!(
+        err.to_string(),
+        "invalid request body at 'input': none of its 1 item(s) has a Chat Completions equivalent"
+    );
+    // An empty list is still a missing input.
+    let err = translate_request(br#"{"model":"m","input":[]}"#, &Options::default()).unwrap_err();
+    assert_eq!(err.to_string(), "missing required parameter: 'input'");
+}

@@ -96,10 +96,10 @@ pub fn endpoint(path: &str) -> &'static str {
 }
 
 /// How a reply ended, in the client's terms: a Responses status or a Chat
-/// `finish_reason`; `none` without a translated reply (an error status),
-/// and `other` for anything else an upstream made up.
-pub fn outcome(outcome: Option<&str>) -> &'static str {
-    const KNOWN: [&str; 10] = [
+/// `finish_reason`; `error` for an error status (whose reply, if any, was
+/// an error body), and `other` for anything else an upstream made up.
+pub fn outcome(status: u16, outcome: Option<&str>) -> &'static str {
+    const KNOWN: [&str; 9] = [
         "completed",
         "incomplete",
         "failed",
@@ -109,8 +109,10 @@ pub fn outcome(outcome: Option<&str>) -> &'static str {
         "tool_calls",
         "content_filter",
         "function_call",
-        "error",
     ];
+    if status >= 400 {
+        return "error";
+    }
     match outcome {
         None => "none",
         Some(outcome) => KNOWN

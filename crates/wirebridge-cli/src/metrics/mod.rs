@@ -182,7 +182,7 @@ impl Metrics {
                 model: model.clone(),
                 stream: e.stream,
                 status: e.status,
-                outcome: outcome(e.reply.outcome.as_deref()),
+                outcome: outcome(e.status, e.reply.outcome.as_deref()),
             })
             .inc();
         let timing = TimingLabels {

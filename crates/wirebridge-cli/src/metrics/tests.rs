@@ -75,16 +75,19 @@ fn an_exchange_moves_its_counters_and_histograms() {
 fn refused_requests_and_unknown_outcomes_stay_in_bounds() {
     let metrics = Metrics::new(1);
     metrics.exchange(&exchange("first", 200, Some("completed")));
-    metrics.exchange(&exchange("second", 400, None));
-    metrics.exchange(&exchange("", 400, Some("made_up_by_an_upstream")));
+    metrics.exchange(&exchange("second", 400, Some("missing_required_parameter")));
+    metrics.exchange(&exchange("", 200, Some("made_up_by_an_upstream")));
+    metrics.exchange(&exchange("first", 502, None));
     let text = metrics.render();
     for expected in [
-        "model=\"other\",stream=\"true\",status=\"400\",outcome=\"none\"} 1",
-        "model=\"none\",stream=\"true\",status=\"400\",outcome=\"other\"} 1",
+        "model=\"other\",stream=\"true\",status=\"400\",outcome=\"error\"} 1",
+        "model=\"none\",stream=\"true\",status=\"200\",outcome=\"other\"} 1",
+        "model=\"first\",stream=\"true\",status=\"502\",outcome=\"error\"} 1",
     ] {
         assert!(text.contains(expected), "missing {expected}\n{text}");
     }
     assert!(!text.contains("model=\"second\""), "{text}");
+    assert!(!text.contains("missing_required_parameter"), "{text}");
 }
 
 #[test]

@@ -128,7 +128,18 @@ pub(super) fn translate_input<'a>(
     builder.trailing_summary();
     builder.flush_deferred();
     if builder.messages.is_empty() {
-        return Err(ConvertError::MissingField("input".into()));
+        if input.items.is_empty() {
+            return Err(ConvertError::MissingField("input".into()));
+        }
+        // Every item was dropped as untranslatable: say so, rather than
+        // that `input` is missing when the client sent it.
+        return Err(ConvertError::InvalidBody {
+            param: Some("input".into()),
+            message: format!(
+                "none of its {} item(s) has a Chat Completions equivalent",
+                input.items.len()
+            ),
+        });
     }
     if mode.summarize {
         builder.push(prompt_message());
