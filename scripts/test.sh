@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # System packages the tests use: Python's venv module (schema checks, the
 # official SDK), a real redis-server with redis-cli (response store tests,
 # over TLS and as a Cluster), openssl (their test certificates), and Node.js
-# with npm (the Codex CLI and the Vercel AI SDK).
+# with npm (the Codex CLI, the Node SDK and the Vercel AI SDK).
 missing=""
 python3 -m venv --help >/dev/null 2>&1 || missing="$missing python3-venv"
 command -v redis-server >/dev/null 2>&1 || missing="$missing redis-server"

@@ -4,6 +4,8 @@ tap recording what it sends upstream, driven by the official `openai` SDK."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import harness
@@ -61,3 +63,16 @@ def responses_upstream(wirebridge, log_dir):
     chain = harness.start_chain(log_dir, "demo-responses", "responses")
     yield chain
     harness.stop_checked(chain)
+
+
+@pytest.fixture(scope="session")
+def node_clients():
+    """The directory of the Node clients (tests/clients/node), every package
+    its package.json pins installed there."""
+    node_dir = harness.REPO / "tests" / "clients" / "node"
+    pinned = json.loads((node_dir / "package.json").read_text())["dependencies"]
+    missing = [name for name in pinned if not (node_dir / "node_modules" / name / "package.json").is_file()]
+    if missing:
+        pytest.fail(f"the Node clients {missing} are not installed: `bash scripts/test.sh` installs them in "
+                    f"{node_dir}", pytrace=False)
+    return node_dir

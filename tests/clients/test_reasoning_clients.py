@@ -11,11 +11,8 @@ import asyncio
 import json
 import subprocess
 
-import pytest
-
 import harness
 
-NODE_DIR = harness.REPO / "tests" / "clients" / "node"
 PROMPT = "Hello there, bridge"
 
 
@@ -32,14 +29,6 @@ def demo_reasoning(chain: harness.Chain, mark: int) -> str:
             reasoning += (choice.get("delta") or {}).get("reasoning_content") or ""
     assert reasoning, "the demo upstream sent no reasoning"
     return reasoning
-
-
-@pytest.fixture(scope="session")
-def node_clients():
-    if not (NODE_DIR / "node_modules" / "ai").is_dir():
-        pytest.fail(f"the Node clients are not installed: `bash scripts/test.sh` installs them in {NODE_DIR}",
-                    pytrace=False)
-    return NODE_DIR
 
 
 def test_vercel_ai_sdk_shows_the_backends_reasoning(node_clients, chat_upstream):
