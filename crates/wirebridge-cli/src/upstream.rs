@@ -1,5 +1,7 @@
 //! The service that sends requests on to the upstream over HTTP(S).
 
+mod direct;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -24,9 +26,13 @@ use crate::config::Credentials;
 use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
+use direct::DirectPool;
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// How long a kept-alive upstream connection may wait for its next request.
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Headers that belong to one connection, never forwarded.
 const HOP_BY_HOP: [&str; 8] = [
@@ -74,10 +80,14 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
     })
 }
 
-/// Sends each request to the upstream: `/v1/X` becomes `<base>/X`.
+/// Sends each request to the upstream: `/v1/X` becomes `<base>/X`. A plain
+/// `http://` upstream is spoken to over connections each exchange drives
+/// itself ([`direct`]); an `https://` one through hyper-util's pooled
+/// client (TLS, and HTTP/2 when the upstream offers it).
 #[derive(Clone)]
 pub struct Upstream {
     client: Client<HttpsConnector<HttpConnector>, RequestBody<ClientBody>>,
+    direct: Option<DirectPool>,
     scheme: http::uri::Scheme,
     authority: http::uri::Authority,
     base_path: String,
@@ -95,17 +105,20 @@ impl Upstream {
         http.enforce_http(false);
         http.set_connect_timeout(Some(options.connect_timeout));
         http.set_nodelay(true);
+        let direct = (base.scheme() == Some(&http::uri::Scheme::HTTP))
+            .then(|| DirectPool::new(http.clone(), POOL_IDLE_TIMEOUT));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_webpki_roots()
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(https);
         let path = base.path().trim_end_matches('/');
         Self {
             client,
+            direct,
             scheme: base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP),
             authority: base
                 .authority()
@@ -164,6 +177,7 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
             headers.insert(header::AUTHORIZATION, auth.clone());
         }
         let client = self.client.clone();
+        let direct = self.direct.clone();
         let label = self.label.clone();
         let (first_byte, idle) = (self.first_byte_timeout, self.idle_timeout);
         let metrics = Arc::clone(&self.metrics);
@@ -171,7 +185,21 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
         // when the settings were loaded): logs may show it, clients may not.
         let target = request.uri().clone();
         Box::pin(async move {
-            let Ok(result) = tokio::time::timeout(first_byte, client.request(request)).await else {
+            let exchange = async move {
+                match direct {
+                    Some(direct) => direct
+                        .request(request)
+                        .await
+                        .map(|r| r.map(|body| body.map_err(BoxError::from).boxed_unsync()))
+                        .map_err(Failure::Direct),
+                    None => client
+                        .request(request)
+                        .await
+                        .map(|r| r.map(|body| body.map_err(BoxError::from).boxed_unsync()))
+                        .map_err(Failure::Pooled),
+                }
+            };
+            let Ok(result) = tokio::time::timeout(first_byte, exchange).await else {
                 tracing::warn!(upstream = %target, timeout_s = first_byte.as_secs_f64(), "the upstream sent no response in time");
                 metrics.upstream_error("timeout");
                 return Ok(error_response(
@@ -203,9 +231,7 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                     } else if response.status().is_server_error() {
                         metrics.upstream_error("status_5xx");
                     }
-                    Ok(response.map(|body| {
-                        IdleBody::new(body.map_err(BoxError::from), idle, metrics).boxed_unsync()
-                    }))
+                    Ok(response.map(|body| IdleBody::new(body, idle, metrics).boxed_unsync()))
                 }
                 Err(e) => {
                     tracing::warn!(upstream = %target, error = %chain(&e), "upstream request failed");
@@ -218,6 +244,24 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                 }
             }
         })
+    }
+}
+
+/// Why an exchange with the upstream failed, by the client that tried.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    #[error(transparent)]
+    Direct(direct::DirectError),
+    #[error(transparent)]
+    Pooled(hyper_util::client::legacy::Error),
+}
+
+impl Failure {
+    fn is_connect(&self) -> bool {
+        match self {
+            Failure::Direct(e) => e.is_connect(),
+            Failure::Pooled(e) => e.is_connect(),
+        }
     }
 }
 
@@ -236,7 +280,7 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 /// Why a request to the upstream failed: its kind for metrics (`connect`,
 /// `reset`, `closed` or `failed`), and fixed words for the client, since
 /// the errors themselves may name addresses (a TLS error names the host).
-fn failure(e: &hyper_util::client::legacy::Error) -> (&'static str, &'static str) {
+fn failure(e: &Failure) -> (&'static str, &'static str) {
     use std::io::ErrorKind;
     let mut io = None;
     let mut incomplete = false;
