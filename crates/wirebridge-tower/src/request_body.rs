@@ -46,6 +46,18 @@ impl<B> RequestBody<B> {
     }
 }
 
+impl<B> RequestBody<B> {
+    /// The same body again, when it is a translated one not yet sent: a
+    /// client may send such a request again (on another connection) when
+    /// the first attempt failed before any answer.
+    pub fn replay(&self) -> Option<Self> {
+        match &self.kind {
+            Kind::Translated { data: Some(data) } => Some(Self::translated(data.clone())),
+            _ => None,
+        }
+    }
+}
+
 impl<B> fmt::Debug for RequestBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("RequestBody");

@@ -10,8 +10,10 @@
 //! task, in the same poll, and an upstream read that holds several events
 //! leaves as one write. Between exchanges, a kept-alive connection waits in
 //! the pool, watched by a small task that drops it if the upstream closes
-//! it; a request that a reused connection could not send (closed in the
-//! very moment it was taken) is sent again on a fresh connection.
+//! it. A connection the upstream closes in the very moment it is taken
+//! fails the request sent down it with no answer at all: such a request is
+//! sent again on a fresh connection, as curl does, when it can be: when it
+//! was not written yet, or its body is a translated one the bridge holds.
 
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
@@ -104,11 +106,9 @@ impl Parked {
             };
             *lock(&self.watcher) = Some(cx.waker().clone());
             if driven.drive(cx) {
-                tracing::debug!("DIRECT watcher saw the end");
                 *slot = None;
                 return Poll::Ready(());
             }
-            tracing::debug!("DIRECT watcher pending");
             Poll::Pending
         })
         .await
@@ -165,8 +165,12 @@ impl DirectPool {
                 },
                 false => self.connect(&target).await?,
             };
-            tracing::debug!(reused, ready = driven.sender.is_ready(), closed = driven.sender.is_closed(), "DIRECT sending");
             let outgoing = request.take().expect("a request to send");
+            // What to send again if the upstream closes a reused connection
+            // just as the request goes down it (it closed it while idle, and
+            // the close had not arrived yet). Nothing of it was answered; a
+            // streamed client body cannot be sent twice, a translated one can.
+            let again = if reused { replay(&outgoing) } else { None };
             let mut response = std::pin::pin!(driven.sender.try_send_request(outgoing));
             let mut ended = false;
             let result = poll_fn(|cx| {
@@ -178,7 +182,6 @@ impl DirectPool {
                 response.as_mut().poll(cx)
             })
             .await;
-            tracing::debug!(ok = result.is_ok(), ended, "DIRECT head");
             match result {
                 Ok(response) => {
                     let driven = (!ended).then_some(driven);
@@ -189,8 +192,11 @@ impl DirectPool {
                         shared,
                     }));
                 }
-                Err(mut e) => match e.take_message() {
-                    Some(unsent) if reused => request = Some(unsent),
+                Err(mut e) => match e.take_message().or(again) {
+                    Some(unsent) if reused => {
+                        tracing::debug!(error = %e.error(), "a reused upstream connection failed; sending again");
+                        request = Some(unsent);
+                    }
                     _ => return Err(e.into_error().into()),
                 },
             }
@@ -223,6 +229,17 @@ impl DirectPool {
             .map_err(DirectError::Exchange)?;
         Ok(Driven { sender, connection })
     }
+}
+
+/// A copy of `request` to send again, when its body can be.
+fn replay(request: &Request<Outgoing>) -> Option<Request<Outgoing>> {
+    let body = request.body().replay()?;
+    let mut again = Request::new(body);
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.version_mut() = request.version();
+    *again.headers_mut() = request.headers().clone();
+    Some(again)
 }
 
 /// An absolute URI becomes the path and query, its authority the `Host`.
