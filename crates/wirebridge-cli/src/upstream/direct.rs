@@ -347,3 +347,6 @@ impl Body for DrivenBody {
         self.body.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests;
