@@ -1,5 +1,7 @@
 //! Log setup, and the one line logged per exchange.
 
+mod writer;
+
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -7,23 +9,29 @@ use wirebridge_tower::observer::Transport;
 use wirebridge_tower::Exchange;
 
 use crate::config::LogFormat;
+pub use writer::Flush;
+use writer::QueuedWriter;
 
 /// Logs to stderr (stdout carries the `listening on` line), filtered by
-/// `RUST_LOG` (default `info`). Pretty lines are coloured only on a
-/// terminal: in a file or a log collector, escape codes are noise.
-pub fn init(format: LogFormat) {
+/// `RUST_LOG` (default `info`), from a thread of its own ([`writer`]).
+/// Pretty lines are coloured only on a terminal: in a file or a log
+/// collector, escape codes are noise. Keep the returned guard until the
+/// end: dropping it writes what is still queued.
+pub fn init(format: LogFormat) -> Flush {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (writer, flush) = QueuedWriter::spawn(std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr);
+        .with_writer(writer);
     let result = match format {
         LogFormat::Pretty => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
     // A second init (in tests) keeps the first subscriber.
     let _ = result;
+    flush
 }
 
 /// One info line per translated exchange: never bodies, never credentials.

@@ -83,8 +83,11 @@ fn main() -> ExitCode {
             api,
             replay,
         } => {
-            logging::init(config::LogFormat::Pretty);
-            match runtime().block_on(demo::run(listen, api, replay)) {
+            let flush = logging::init(config::LogFormat::Pretty);
+            let result = runtime().block_on(demo::run(listen, api, replay));
+            // What was logged comes before the failure's message.
+            drop(flush);
+            match result {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(1, &format!("demo upstream: {e}")),
             }
@@ -116,8 +119,10 @@ fn serve(flags: config::ServeFlags) -> ExitCode {
         Ok(config) => config,
         Err(e) => return fail(2, &e.to_string()),
     };
-    logging::init(config.log_format);
-    match runtime().block_on(serve::run(config)) {
+    let flush = logging::init(config.log_format);
+    let result = runtime().block_on(serve::run(config));
+    drop(flush);
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(1, &e.to_string()),
     }

@@ -1,0 +1,164 @@
+//! A log writer that does not write on the thread that logs.
+//!
+//! Each event is formatted into a buffer of its own and handed to a writer
+//! thread, which writes whatever has queued up in one `write`: a worker
+//! serving exchanges never waits on stderr, and under load many lines
+//! leave in one system call. The queue is bounded; when stderr cannot keep
+//! up, lines are dropped rather than stalling the proxy, and the writer
+//! says how many once it catches up.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tracing_subscriber::fmt::MakeWriter;
+
+/// Lines queued at most: a few MB of log, seconds of a busy proxy's.
+const QUEUE: usize = 16 * 1024;
+
+/// Hands each formatted event to the writer thread.
+#[derive(Clone)]
+pub struct QueuedWriter {
+    queue: SyncSender<Vec<u8>>,
+    dropped: Arc<AtomicU64>,
+}
+
+/// Ends the writer thread once everything queued is written; dropped at
+/// the end of `main`.
+pub struct Flush {
+    thread: Option<JoinHandle<()>>,
+    stop: SyncSender<Vec<u8>>,
+}
+
+impl QueuedWriter {
+    /// A writer thread writing to `out`, and what stops it.
+    pub fn spawn<W: Write + Send + 'static>(out: W) -> (Self, Flush) {
+        let (queue, lines) = sync_channel(QUEUE);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let counted = Arc::clone(&dropped);
+        let thread = std::thread::Builder::new()
+            .name("wirebridge-log".into())
+            .spawn(move || write_lines(out, lines, counted))
+            .ok();
+        let stop = queue.clone();
+        (Self { queue, dropped }, Flush { thread, stop })
+    }
+}
+
+impl Drop for Flush {
+    fn drop(&mut self) {
+        // The subscriber keeps its sender for good, so the thread cannot
+        // see the queue close: an empty line, after every other, stops it.
+        if let Some(thread) = self.thread.take() {
+            let _ = self.stop.send(Vec::new());
+            let _ = thread.join();
+        }
+    }
+}
+
+fn write_lines<W: Write>(mut out: W, lines: Receiver<Vec<u8>>, dropped: Arc<AtomicU64>) {
+    let mut batch = Vec::with_capacity(64 * 1024);
+    while let Ok(first) = lines.recv() {
+        let mut stop = first.is_empty();
+        batch.extend_from_slice(&first);
+        // Whatever else is queued leaves in the same write.
+        while let Ok(line) = lines.try_recv() {
+            stop |= line.is_empty();
+            batch.extend_from_slice(&line);
+            if batch.len() >= 64 * 1024 {
+                break;
+            }
+        }
+        let lost = dropped.swap(0, Ordering::Relaxed);
+        if lost > 0 {
+            let note = format!("wirebridge: {lost} log lines dropped: stderr could not keep up\n");
+            batch.extend_from_slice(note.as_bytes());
+        }
+        let _ = out.write_all(&batch);
+        let _ = out.flush();
+        batch.clear();
+        if stop {
+            return;
+        }
+    }
+}
+
+/// One event's text, queued when the event is done.
+pub struct Line {
+    text: Vec<u8>,
+    writer: QueuedWriter,
+}
+
+impl Write for Line {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for Line {
+    fn drop(&mut self) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        match self.writer.queue.try_send(text) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.writer.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(TrySendError::Disconnected(_)) => {}
+        }
+    }
+}
+
+impl<'a> MakeWriter<'a> for QueuedWriter {
+    type Writer = Line;
+
+    fn make_writer(&'a self) -> Line {
+        Line {
+            text: Vec::with_capacity(512),
+            writer: self.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_arrive_whole_and_in_order() {
+        let out = Shared::default();
+        let (writer, flush) = QueuedWriter::spawn(out.clone());
+        for i in 0..1000 {
+            let mut line = writer.make_writer();
+            write!(line, "line ").unwrap();
+            writeln!(line, "{i}").unwrap();
+        }
+        drop(flush);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let expected: String = (0..1000).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(text, expected);
+    }
+}
