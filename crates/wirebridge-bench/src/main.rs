@@ -58,6 +58,10 @@ struct Flags {
     /// Only cases whose name contains this.
     #[arg(long)]
     filter: Option<String>,
+    /// With --proxy: the proxy's `RUST_LOG` (`info` logs one line per
+    /// exchange, as deployed; its stderr is discarded either way).
+    #[arg(long, value_name = "FILTER", default_value = "warn")]
+    proxy_log: String,
     /// The `wirebridge` binary that --proxy starts, built beforehand
     /// (`cargo build --release -p wirebridge-cli`). Default:
     /// $WIREBRIDGE_BIN, else `wirebridge` beside this binary, where cargo
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
             rounds: flags.rounds,
             run_time: Duration::from_secs_f64(flags.run_time),
             store: flags.store,
+            log: flags.proxy_log,
         };
         return proxy::run(&settings, &shared, &binary);
     }

@@ -23,9 +23,14 @@ impl Drop for Proxy {
 impl Proxy {
     /// Starts `binary serve --upstream-api API` in front of the demo and
     /// waits for its address. Its settings are the defaults (a memory
-    /// store), logs at `warn`; no `WIREBRIDGE_*` variable of this process
-    /// reaches it.
-    pub(super) fn start(binary: &Path, demo_url: &str, upstream_api: &str) -> Result<Self, String> {
+    /// store), logs filtered by `log` and discarded; no `WIREBRIDGE_*`
+    /// variable of this process reaches it.
+    pub(super) fn start(
+        binary: &Path,
+        demo_url: &str,
+        upstream_api: &str,
+        log: &str,
+    ) -> Result<Self, String> {
         let mut command = Command::new(binary);
         command
             .args([
@@ -37,7 +42,7 @@ impl Proxy {
             ])
             .arg("--upstream")
             .arg(format!("{demo_url}/v1"))
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", log)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());

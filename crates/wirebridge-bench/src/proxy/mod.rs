@@ -53,6 +53,8 @@ pub struct Settings {
     pub run_time: Duration,
     /// Measure the store path instead (see [`requests::store_cases`]).
     pub store: bool,
+    /// The proxy's `RUST_LOG`.
+    pub log: String,
 }
 
 #[derive(Serialize)]
@@ -114,7 +116,7 @@ async fn measure(
     let mut proxies: Vec<(Direction, Proxy)> = Vec::new();
     for direction in Direction::ALL {
         if cases.iter().any(|case| case.direction == direction) {
-            let proxy = Proxy::start(binary, &demo_url, direction.upstream_api())?;
+            let proxy = Proxy::start(binary, &demo_url, direction.upstream_api(), &settings.log)?;
             proxies.push((direction, proxy));
         }
     }
