@@ -260,6 +260,17 @@ fn small_request(body: &Value) -> Value {
 /// A ~50 KB request: the whole Codex request, with earlier turns (a
 /// question, a command, its output, an answer) before the last question.
 fn large_request(body: &Value) -> Value {
+    conversation(body, 49_000)
+}
+
+/// The whole Codex request with earlier turns (a question, a command, its
+/// output, an answer) before the last question, until it holds at least
+/// `target` bytes of JSON, from the fixtures in `shared`.
+pub fn codex_conversation(shared: &Path, target: usize) -> Result<Vec<u8>, String> {
+    Ok(to_bytes(&conversation(&codex_body(shared)?, target)))
+}
+
+fn conversation(body: &Value, target: usize) -> Value {
     let mut request = body.clone();
     let input = body["input"].as_array().cloned().unwrap_or_default();
     let prose = first_text(&input[0]).to_owned();
@@ -269,18 +280,18 @@ fn large_request(body: &Value) -> Value {
         .unwrap_or(input.len());
     let (head, tail) = input.split_at(question);
     let mut items: Vec<Value> = head.to_vec();
+    // The size is counted as items are added rather than by writing the
+    // whole request again for each turn: an item added to a non-empty array
+    // adds its own JSON and a comma.
+    let mut size = {
+        let mut r = request.clone();
+        let mut all = items.clone();
+        all.extend_from_slice(tail);
+        r["input"] = Value::Array(all);
+        to_bytes(&r).len()
+    };
     let mut turn = 0;
-    loop {
-        let probe = {
-            let mut r = request.clone();
-            let mut all = items.clone();
-            all.extend_from_slice(tail);
-            r["input"] = Value::Array(all);
-            to_bytes(&r).len()
-        };
-        if probe >= 49_000 || turn > 100 {
-            break;
-        }
+    while size < target && turn <= target / 100 {
         let at = (turn * 997) % prose.len().saturating_sub(1200).max(1);
         let mut start = at;
         while !prose.is_char_boundary(start) {
@@ -288,14 +299,20 @@ fn large_request(body: &Value) -> Value {
         }
         let excerpt = truncate(&prose[start..], 900);
         let call_id = format!("call_turn{turn:02}");
-        items.push(json!({"type": "message", "role": "user",
-            "content": [{"type": "input_text", "text": format!("Step {turn}: show me the next part of the guidelines.")}]}));
-        items.push(json!({"type": "function_call", "name": "exec_command", "call_id": call_id,
-            "arguments": format!("{{\"cmd\":\"sed -n '{},{}p' AGENTS.md\",\"yield_time_ms\":1000}}", turn * 40 + 1, turn * 40 + 40)}));
-        items.push(json!({"type": "function_call_output", "call_id": call_id,
-            "output": format!("Chunk ID: {turn:04x}\nWall time: 0.0021 seconds\nProcess exited with code 0\nOutput:\n{excerpt}")}));
-        items.push(json!({"type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": truncate(&excerpt, 300)}]}));
+        let turn_items = [
+            json!({"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": format!("Step {turn}: show me the next part of the guidelines.")}]}),
+            json!({"type": "function_call", "name": "exec_command", "call_id": call_id,
+                "arguments": format!("{{\"cmd\":\"sed -n '{},{}p' AGENTS.md\",\"yield_time_ms\":1000}}", turn * 40 + 1, turn * 40 + 40)}),
+            json!({"type": "function_call_output", "call_id": call_id,
+                "output": format!("Chunk ID: {turn:04x}\nWall time: 0.0021 seconds\nProcess exited with code 0\nOutput:\n{excerpt}")}),
+            json!({"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": truncate(&excerpt, 300)}]}),
+        ];
+        for item in turn_items {
+            size += to_bytes(&item).len() + 1;
+            items.push(item);
+        }
         turn += 1;
     }
     items.extend_from_slice(tail);

@@ -36,10 +36,22 @@ struct Flags {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Measure the proxy (direct to the demo upstream, and through the
-    /// proxy) instead of the translation cases.
+    /// Measure the proxy (direct to the demo upstream, passed through the
+    /// proxy, and translated by it) instead of the translation cases.
     #[arg(long)]
     proxy: bool,
+    /// With --proxy: rounds of every case and route; medians and ranges
+    /// are over the rounds.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// With --proxy: seconds each run is measured, after its warm-up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    run_time: f64,
+    /// With --proxy: measure the store path instead, Responses requests of
+    /// 3 KB, 50 KB and 500 KB sent with a credential as `store: false` and
+    /// `store: true`.
+    #[arg(long, requires = "proxy")]
+    store: bool,
     /// Samples per case; the median is reported.
     #[arg(long, default_value_t = 15)]
     samples: usize,
@@ -96,7 +108,17 @@ fn main() -> ExitCode {
             Ok(binary) => binary,
             Err(e) => return fail(&e),
         };
-        return proxy::run(flags.json, flags.filter.as_deref(), &shared, &binary);
+        if !(flags.run_time > 0.0 && flags.run_time.is_finite()) {
+            return fail("--run-time must be a positive number of seconds");
+        }
+        let settings = proxy::Settings {
+            json: flags.json,
+            filter: flags.filter,
+            rounds: flags.rounds,
+            run_time: Duration::from_secs_f64(flags.run_time),
+            store: flags.store,
+        };
+        return proxy::run(&settings, &shared, &binary);
     }
     let cases = match cases::all_cases(&shared) {
         Ok(cases) => cases,

@@ -1,0 +1,159 @@
+//! The load: clients sending one request back to back, its latencies, and
+//! the proxy's CPU time over the same span.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use serde::Serialize;
+
+use super::child::{CpuClock, Proxy};
+use super::requests::BENCH_CREDENTIAL;
+
+/// The benchmark's HTTP client.
+pub(super) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// How a load runs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pace {
+    /// Unmeasured, before the measured span.
+    pub(super) warm_up: Duration,
+    /// The measured span.
+    pub(super) run_time: Duration,
+}
+
+/// What to send, and how many clients send it.
+pub(super) struct Target<'a> {
+    pub(super) url: String,
+    pub(super) body: &'a Bytes,
+    pub(super) credential: bool,
+    pub(super) concurrency: usize,
+}
+
+/// What one load measured.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct Measured {
+    pub(super) requests: usize,
+    pub(super) requests_per_s: f64,
+    pub(super) p50_us: f64,
+    pub(super) p99_us: f64,
+    pub(super) ttfb_p50_us: f64,
+    pub(super) ttfb_p99_us: f64,
+    /// The proxy's CPU time per completed request, for routes through it.
+    pub(super) cpu_us_per_request: Option<f64>,
+}
+
+/// Per-request timings: (total, time to first body byte).
+type Timing = (Duration, Duration);
+
+/// `concurrency` clients sending the body back to back: for the warm-up,
+/// then for the measured span, reading the proxy's CPU time (when the route
+/// goes through it) at the start and at the end of that span. Every request
+/// of the warm-up has been answered when the span starts, and every request
+/// of the span when it ends, so the CPU time read is the span's requests'
+/// (and whatever the proxy does when idle, which is nothing measurable).
+pub(super) async fn load(
+    client: &HttpClient,
+    target: &Target<'_>,
+    pace: Pace,
+    proxy: Option<(&Proxy, &CpuClock)>,
+) -> Result<Measured, String> {
+    let run_for = |time: Duration| {
+        let tasks: Vec<_> = (0..target.concurrency)
+            .map(|_| {
+                let (client, url, body) = (client.clone(), target.url.clone(), target.body.clone());
+                let credential = target.credential;
+                tokio::spawn(async move {
+                    let mut timings = Vec::new();
+                    let start = Instant::now();
+                    while start.elapsed() < time {
+                        timings.push(exchange(&client, &url, body.clone(), credential).await?);
+                    }
+                    Ok::<_, String>(timings)
+                })
+            })
+            .collect();
+        async move {
+            let mut all = Vec::new();
+            for task in tasks {
+                all.extend(task.await.map_err(|e| e.to_string())??);
+            }
+            Ok::<_, String>(all)
+        }
+    };
+    let cpu = || {
+        proxy
+            .map(|(proxy, clock)| proxy.cpu_time(clock))
+            .transpose()
+    };
+    run_for(pace.warm_up).await?;
+    let cpu_before = cpu()?;
+    let start = Instant::now();
+    let timings = run_for(pace.run_time).await?;
+    let elapsed = start.elapsed();
+    let cpu_after = cpu()?;
+    let mut totals: Vec<f64> = timings.iter().map(|t| micros(t.0)).collect();
+    let mut ttfbs: Vec<f64> = timings.iter().map(|t| micros(t.1)).collect();
+    let requests = timings.len();
+    Ok(Measured {
+        requests,
+        requests_per_s: requests as f64 / elapsed.as_secs_f64(),
+        p50_us: percentile(&mut totals, 0.50),
+        p99_us: percentile(&mut totals, 0.99),
+        ttfb_p50_us: percentile(&mut ttfbs, 0.50),
+        ttfb_p99_us: percentile(&mut ttfbs, 0.99),
+        cpu_us_per_request: cpu_before
+            .zip(cpu_after)
+            .map(|(before, after)| micros(after - before) / requests.max(1) as f64),
+    })
+}
+
+/// One request, read to the end.
+async fn exchange(
+    client: &HttpClient,
+    url: &str,
+    body: Bytes,
+    credential: bool,
+) -> Result<Timing, String> {
+    let mut request = http::Request::post(url).header("content-type", "application/json");
+    if credential {
+        request = request.header("authorization", BENCH_CREDENTIAL);
+    }
+    let request = request.body(Full::new(body)).expect("a valid request");
+    let start = Instant::now();
+    let response = client.request(request).await.map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        let status = response.status();
+        let body = response.into_body().collect().await.map(|b| b.to_bytes());
+        let body = body.unwrap_or_default();
+        return Err(format!(
+            "{url} answered {status}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(300)])
+        ));
+    }
+    let mut body = response.into_body();
+    let mut first = None;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| e.to_string())?;
+        if first.is_none() && frame.data_ref().is_some_and(|d| !d.is_empty()) {
+            first = Some(start.elapsed());
+        }
+    }
+    let total = start.elapsed();
+    Ok((total, first.unwrap_or(total)))
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn percentile(values: &mut [f64], p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let rank = ((values.len() as f64 - 1.0) * p).round() as usize;
+    values[rank]
+}

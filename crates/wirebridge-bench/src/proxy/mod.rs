@@ -1,0 +1,181 @@
+//! `wirebridge-bench --proxy`: what the `wirebridge` proxy costs, on
+//! loopback, in both directions.
+//!
+//! The demo upstream runs in this process and speaks both APIs. The proxy
+//! is the `wirebridge` binary started as a subprocess, once per direction
+//! (`serve --upstream-api chat` for Responses clients, `serve
+//! --upstream-api responses` for Chat clients), so what is measured is the
+//! proxy as deployed: hyper server, translation layer, hyper client. Each
+//! case's request is sent four ways (see [`requests::overhead_cases`]):
+//! `direct` to the demo's own endpoint for the client's API, `upstream`
+//! (the translated request straight to the demo), `passthrough` (the
+//! translated request through the proxy, which forwards it untranslated:
+//! the limit a translating proxy is compared to) and `translated`.
+//!
+//! Runs alternate: every round runs every case's routes back to back,
+//! starting each round one route further along, and the comparisons are
+//! taken within a round. Alongside its latencies, each run through the
+//! proxy reports the proxy process's CPU time per request.
+
+mod child;
+mod load;
+mod requests;
+mod summary;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde::Serialize;
+use wirebridge_demo::{Api, DemoConfig, DemoServer};
+
+use crate::fail;
+use child::{CpuClock, Proxy};
+use load::{HttpClient, Pace, Target};
+use requests::{Case, Direction, Via};
+use summary::{Comparison, RouteMedians, Run};
+
+/// Unmeasured load before each run.
+const WARM_UP: Duration = Duration::from_millis(300);
+
+/// How the proxy benchmark runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Print one JSON object instead of tables.
+    pub json: bool,
+    /// Only cases whose name contains this.
+    pub filter: Option<String>,
+    /// Rounds of every case and route.
+    pub rounds: usize,
+    /// The measured span of each run.
+    pub run_time: Duration,
+    /// Measure the store path instead (see [`requests::store_cases`]).
+    pub store: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    clock_ticks_per_second: u64,
+    rounds: usize,
+    run_time_s: f64,
+    runs: Vec<Run>,
+    medians: Vec<RouteMedians>,
+    comparisons: Vec<Comparison>,
+}
+
+/// Runs the proxy benchmark: the requests come from the fixtures in
+/// `shared`, and the proxy is `binary`.
+pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
+    let cases = match settings.store {
+        true => requests::store_cases(shared),
+        false => requests::overhead_cases(shared),
+    };
+    let mut cases = match cases {
+        Ok(cases) => cases,
+        Err(e) => return fail(&e),
+    };
+    if let Some(filter) = &settings.filter {
+        cases.retain(|case| case.name.contains(filter.as_str()));
+    }
+    let clock = match CpuClock::from_system() {
+        Ok(clock) => clock,
+        Err(e) => return fail(&e),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("the runtime starts");
+    match runtime.block_on(measure(&cases, binary, settings, clock)) {
+        Ok(report) if settings.json => {
+            let json = serde_json::to_string(&report).expect("reports serialize");
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Ok(report) => {
+            summary::print_summary(&report.medians, &report.comparisons, settings.store);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+async fn measure(
+    cases: &[Case],
+    binary: &Path,
+    settings: &Settings,
+    clock: CpuClock,
+) -> Result<Report, String> {
+    let demo = DemoServer::try_start(DemoConfig::new().api(Api::Both))
+        .await
+        .map_err(|e| format!("cannot start the demo upstream: {e}"))?;
+    let demo_url = demo.url();
+    let mut proxies: Vec<(Direction, Proxy)> = Vec::new();
+    for direction in Direction::ALL {
+        if cases.iter().any(|case| case.direction == direction) {
+            let proxy = Proxy::start(binary, &demo_url, direction.upstream_api())?;
+            proxies.push((direction, proxy));
+        }
+    }
+    let client: HttpClient = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(64)
+        .build_http();
+    let pace = Pace {
+        warm_up: WARM_UP,
+        run_time: settings.run_time,
+    };
+    let rounds = settings.rounds.max(1);
+    if !settings.json {
+        summary::print_run_header();
+    }
+    let mut runs = Vec::new();
+    for round in 0..rounds {
+        for case in cases {
+            let proxy = proxies
+                .iter()
+                .find(|(direction, _)| *direction == case.direction)
+                .map(|(_, proxy)| proxy)
+                .expect("a proxy per direction measured");
+            // Each round starts one route further along, so that no route
+            // always runs first, or right after the same one.
+            let count = case.routes.len();
+            for route in (0..count).map(|at| &case.routes[(at + round) % count]) {
+                let (base, cpu) = match route.via {
+                    Via::Demo => (&demo_url, None),
+                    Via::Proxy => (&proxy.url, Some((proxy, &clock))),
+                };
+                let target = Target {
+                    url: format!("{base}{}", route.path),
+                    body: &route.body,
+                    credential: route.credential,
+                    concurrency: case.concurrency,
+                };
+                let measured = load::load(&client, &target, pace, cpu).await?;
+                let run = Run {
+                    round,
+                    name: case.name.clone(),
+                    route: route.name,
+                    concurrency: case.concurrency,
+                    streaming: case.streaming,
+                    request_bytes: case.request_bytes,
+                    measured,
+                };
+                if !settings.json {
+                    summary::print_run(&run);
+                }
+                runs.push(run);
+            }
+        }
+    }
+    drop(proxies);
+    let _ = demo.shutdown().await;
+    Ok(Report {
+        clock_ticks_per_second: clock.ticks_per_second,
+        rounds,
+        run_time_s: settings.run_time.as_secs_f64(),
+        medians: summary::medians(cases, &runs),
+        comparisons: summary::comparisons(cases, &runs),
+        runs,
+    })
+}

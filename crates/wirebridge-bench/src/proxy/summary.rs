@@ -1,0 +1,266 @@
+//! What the rounds add up to: each route's medians, and each proxied
+//! route against the one it is compared to, round by round, as the median
+//! and range of the ratios.
+
+use serde::Serialize;
+
+use super::load::Measured;
+use super::requests::{Case, Via};
+
+/// One measured run.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct Run {
+    pub(super) round: usize,
+    pub(super) name: String,
+    pub(super) route: &'static str,
+    pub(super) concurrency: usize,
+    pub(super) streaming: bool,
+    pub(super) request_bytes: usize,
+    #[serde(flatten)]
+    pub(super) measured: Measured,
+}
+
+/// A route's medians over the rounds.
+#[derive(Debug, Serialize)]
+pub(super) struct RouteMedians {
+    pub(super) name: String,
+    pub(super) route: &'static str,
+    pub(super) rounds: usize,
+    pub(super) requests_per_s: f64,
+    pub(super) p50_us: f64,
+    pub(super) p99_us: f64,
+    pub(super) ttfb_p50_us: f64,
+    pub(super) ttfb_p99_us: f64,
+    pub(super) cpu_us_per_request: Option<f64>,
+    /// CPU per KiB of the client's request.
+    pub(super) cpu_us_per_kib: Option<f64>,
+}
+
+/// The median of values taken once per round, and their range.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(super) struct Spread {
+    pub(super) median: f64,
+    pub(super) min: f64,
+    pub(super) max: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Option<Self> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        Some(Self {
+            median: median(&values),
+            min: values[0],
+            max: values[values.len() - 1],
+        })
+    }
+}
+
+/// A proxied route against an earlier one of the same case (`translated`
+/// against `passthrough`), each ratio or difference taken within a round,
+/// between runs taken back to back.
+#[derive(Debug, Serialize)]
+pub(super) struct Comparison {
+    pub(super) name: String,
+    pub(super) route: &'static str,
+    pub(super) against: &'static str,
+    /// Proxy CPU per request, route ÷ against.
+    pub(super) cpu_ratio: Option<Spread>,
+    /// Requests per second, route ÷ against.
+    pub(super) throughput_ratio: Option<Spread>,
+    /// Microseconds added to the p50, p99 and p50 time to first byte.
+    pub(super) added_p50_us: Option<Spread>,
+    pub(super) added_p99_us: Option<Spread>,
+    pub(super) added_ttfb_p50_us: Option<Spread>,
+}
+
+/// Each route's medians, in the cases' order.
+pub(super) fn medians(cases: &[Case], runs: &[Run]) -> Vec<RouteMedians> {
+    let mut out = Vec::new();
+    for case in cases {
+        for route in &case.routes {
+            let of: Vec<&Measured> = runs
+                .iter()
+                .filter(|r| r.name == case.name && r.route == route.name)
+                .map(|r| &r.measured)
+                .collect();
+            if of.is_empty() {
+                continue;
+            }
+            let m = |f: fn(&Measured) -> f64| median_of(of.iter().map(|m| f(m)).collect());
+            let cpu: Vec<f64> = of.iter().filter_map(|m| m.cpu_us_per_request).collect();
+            let cpu = (!cpu.is_empty()).then(|| median_of(cpu));
+            out.push(RouteMedians {
+                name: case.name.clone(),
+                route: route.name,
+                rounds: of.len(),
+                requests_per_s: m(|m| m.requests_per_s),
+                p50_us: m(|m| m.p50_us),
+                p99_us: m(|m| m.p99_us),
+                ttfb_p50_us: m(|m| m.ttfb_p50_us),
+                ttfb_p99_us: m(|m| m.ttfb_p99_us),
+                cpu_us_per_request: cpu,
+                cpu_us_per_kib: cpu.map(|cpu| cpu / (case.request_bytes as f64 / 1024.0)),
+            });
+        }
+    }
+    out
+}
+
+/// Every proxied route against each proxied route listed before it in its
+/// case: `translated` against `passthrough` (and with `--store`, `stored`
+/// against both).
+pub(super) fn comparisons(cases: &[Case], runs: &[Run]) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for case in cases {
+        let proxied: Vec<&'static str> = case
+            .routes
+            .iter()
+            .filter(|r| r.via == Via::Proxy)
+            .map(|r| r.name)
+            .collect();
+        for (at, &route) in proxied.iter().enumerate() {
+            for &against in &proxied[..at] {
+                out.push(compare(&case.name, route, against, runs));
+            }
+        }
+    }
+    out
+}
+
+fn compare(name: &str, route: &'static str, against: &'static str, runs: &[Run]) -> Comparison {
+    let of = |route: &str, round: usize| {
+        runs.iter()
+            .find(|r| r.name == name && r.route == route && r.round == round)
+            .map(|r| &r.measured)
+    };
+    let rounds = runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
+    let pairs: Vec<(&Measured, &Measured)> = (0..rounds)
+        .filter_map(|round| of(route, round).zip(of(against, round)))
+        .collect();
+    let spread = |f: &dyn Fn(&Measured, &Measured) -> Option<f64>| {
+        Spread::of(pairs.iter().filter_map(|(a, b)| f(a, b)).collect())
+    };
+    Comparison {
+        name: name.to_owned(),
+        route,
+        against,
+        cpu_ratio: spread(&|a, b| Some(a.cpu_us_per_request? / b.cpu_us_per_request?)),
+        throughput_ratio: spread(&|a, b| Some(a.requests_per_s / b.requests_per_s)),
+        added_p50_us: spread(&|a, b| Some(a.p50_us - b.p50_us)),
+        added_p99_us: spread(&|a, b| Some(a.p99_us - b.p99_us)),
+        added_ttfb_p50_us: spread(&|a, b| Some(a.ttfb_p50_us - b.ttfb_p50_us)),
+    }
+}
+
+fn median_of(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    median(&values)
+}
+
+/// The median of sorted values.
+fn median(sorted: &[f64]) -> f64 {
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+/// The header of the run lines.
+pub(super) fn print_run_header() {
+    println!(
+        "{:<5} {:<36} {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "round", "case", "route", "req/s", "p50 us", "p99 us", "ttfb p50", "ttfb p99", "cpu us/r"
+    );
+}
+
+/// One run, as it is measured.
+pub(super) fn print_run(run: &Run) {
+    let m = &run.measured;
+    println!(
+        "{:<5} {:<36} {:<11} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9}",
+        run.round + 1,
+        run.name,
+        run.route,
+        m.requests_per_s,
+        m.p50_us,
+        m.p99_us,
+        m.ttfb_p50_us,
+        m.ttfb_p99_us,
+        cpu_text(m.cpu_us_per_request, 1)
+    );
+}
+
+/// The medians, then the comparisons; `per_kib` adds the proxy's CPU per
+/// KiB of request, for cases whose cost is the request's.
+pub(super) fn print_summary(medians: &[RouteMedians], comparisons: &[Comparison], per_kib: bool) {
+    println!();
+    println!(
+        "medians of {} rounds",
+        medians.iter().map(|m| m.rounds).max().unwrap_or(0)
+    );
+    println!(
+        "{:<36} {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "case",
+        "route",
+        "req/s",
+        "p50 us",
+        "p99 us",
+        "ttfb p50",
+        "cpu us/r",
+        if per_kib { "cpu us/KiB" } else { "" }
+    );
+    for m in medians {
+        println!(
+            "{:<36} {:<11} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>10}",
+            m.name,
+            m.route,
+            m.requests_per_s,
+            m.p50_us,
+            m.p99_us,
+            m.ttfb_p50_us,
+            cpu_text(m.cpu_us_per_request, 1),
+            match per_kib {
+                true => cpu_text(m.cpu_us_per_kib, 2),
+                false => String::new(),
+            }
+        );
+    }
+    println!();
+    println!("round by round: median [min, max]");
+    println!(
+        "{:<36} {:<24} {:>21} {:>21} {:>24}",
+        "case", "route / against", "cpu per request", "throughput", "added p99 us"
+    );
+    for c in comparisons {
+        println!(
+            "{:<36} {:<24} {:>21} {:>21} {:>24}",
+            c.name,
+            format!("{} / {}", c.route, c.against),
+            spread_text(c.cpu_ratio, 2, "x"),
+            spread_text(c.throughput_ratio, 2, "x"),
+            spread_text(c.added_p99_us, 0, ""),
+        );
+    }
+}
+
+fn cpu_text(value: Option<f64>, decimals: usize) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format!("{v:.decimals$}"))
+}
+
+fn spread_text(spread: Option<Spread>, decimals: usize, unit: &str) -> String {
+    match spread {
+        Some(s) => format!(
+            "{:.d$}{unit} [{:.d$}, {:.d$}]",
+            s.median,
+            s.min,
+            s.max,
+            d = decimals
+        ),
+        None => "-".to_owned(),
+    }
+}
