@@ -61,6 +61,19 @@ pub struct Tenant {
     pub(crate) stores: bool,
 }
 
+/// Where a parsed request goes: translated as usual, or handed to the
+/// compacting exchanges, which run their own steps (it names compaction,
+/// and compaction runs here).
+pub enum Way<'s, 'a, P> {
+    /// Translated as usual.
+    Usual(P),
+    /// Compacted, with these settings (boxed: rare, and large).
+    Compacting(
+        &'s ResponsesSettings,
+        Box<responses_to_chat::ParsedRequest<'a>>,
+    ),
+}
+
 /// A translated reply body, in parts.
 pub struct ReplyParts {
     pub(crate) body: Vec<u8>,
@@ -97,6 +110,15 @@ pub(crate) mod sealed {
 
         /// Parses a request body.
         fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError>;
+
+        /// Where a parsed request goes: as usual, unless it names
+        /// compaction and compaction runs here.
+        fn way<'s, 'a>(
+            _settings: &'s Self::Settings,
+            parsed: Self::Parsed<'a>,
+        ) -> Way<'s, 'a, Self::Parsed<'a>> {
+            Way::Usual(parsed)
+        }
 
         /// The stored response the request continues.
         fn continues<'p>(_parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
@@ -209,6 +231,16 @@ impl sealed::Direction for ResponsesOverChat {
 
     fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
         responses_to_chat::ParsedRequest::parse(body)
+    }
+
+    fn way<'s, 'a>(
+        settings: &'s ResponsesSettings,
+        parsed: Self::Parsed<'a>,
+    ) -> Way<'s, 'a, Self::Parsed<'a>> {
+        match parsed.names_compaction() {
+            true => Way::Compacting(settings, Box::new(parsed)),
+            false => Way::Usual(parsed),
+        }
     }
 
     fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {

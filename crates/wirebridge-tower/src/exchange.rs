@@ -18,7 +18,7 @@ use wirebridge_convert::{Loss, LossKind};
 
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
-use crate::direction::{Prepared, Tenant};
+use crate::direction::{Prepared, Tenant, Way};
 use crate::error_response::{api_error, reshape_upstream_error};
 use crate::headers::{clean_headers, is_event_stream, upstream_request};
 use crate::replies::{finish_error, finish_reply, Refused};
@@ -46,7 +46,11 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
+    let mut tracker = Tracker::new(
+        &shared.common.observer,
+        &shared.common.loss_warnings,
+        D::KIND,
+    );
     let (parts, body) = request.into_parts();
     tracker.request(&parts);
 
@@ -74,12 +78,24 @@ where
     ResB::Error: fmt::Display + Into<BoxError>,
 {
     let tenant = D::tenant(&shared.direction, &parts.headers);
-    if let Some(settings) = compaction::asked::<D>(&shared.direction, bytes) {
-        let (parts, prefix) = (parts.clone(), prefix.to_owned());
-        let turn = compaction::Turn::new(settings, &shared.common, parts, prefix, tenant);
-        return turn.run(inner, bytes, tracker).await;
-    }
-    let prepared = match prepare::<D>(bytes, &tenant, shared, &mut tracker).await {
+    // Declared before the parsed request, which borrows from it once
+    // translated: it must be dropped after it.
+    let mut stored = Resolved::default();
+    // Parsed once, here: whether the request compacts is read from it,
+    // and the compacting exchanges take it over.
+    let parsed = match tracker.timed(|| D::parse(bytes)) {
+        Ok(parsed) => parsed,
+        Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
+    };
+    let parsed = match D::way(&shared.direction, parsed) {
+        Way::Usual(parsed) => parsed,
+        Way::Compacting(settings, request) => {
+            let (parts, prefix) = (parts.clone(), prefix.to_owned());
+            let turn = compaction::Turn::new(settings, &shared.common, parts, prefix, tenant);
+            return turn.run(inner, bytes, *request, tracker).await;
+        }
+    };
+    let prepared = match prepare::<D>(parsed, &mut stored, &tenant, shared, &mut tracker).await {
         Ok(prepared) => prepared,
         Err(refused) => {
             // The log line and metrics of a refused request still name its
@@ -159,41 +175,33 @@ where
     }
 }
 
-/// Parses the request, resolves the stored conversation it continues, and
-/// translates it.
-async fn prepare<D: Direction>(
-    bytes: &[u8],
+/// Resolves the stored conversation a parsed request continues (into
+/// `stored`, which the translation borrows), and translates the request.
+async fn prepare<'a, D: Direction>(
+    parsed: D::Parsed<'a>,
+    stored: &'a mut Resolved,
     tenant: &Tenant,
     shared: &Shared<D>,
     tracker: &mut Tracker,
 ) -> Result<Prepared<D::Context>, Refused> {
-    // Declared before the parsed request, which borrows from it once
-    // translated: it must be dropped after it.
-    #[allow(clippy::needless_late_init)]
-    let stored;
-    let parsed = tracker
-        .timed(|| D::parse(bytes))
-        .map_err(Refused::from_convert)?;
     let settings = &shared.direction;
-    stored = match D::stateful(settings) {
-        Some(stateful) => {
-            let previous = D::continues(&parsed);
-            let references = D::item_references(&parsed);
-            if !tenant.stores {
-                if previous.is_some() {
-                    return Err(needs_credentials("previous_response_id"));
-                }
-                if !references.is_empty() {
-                    return Err(needs_credentials("input"));
-                }
+    if let Some(stateful) = D::stateful(settings) {
+        let previous = D::continues(&parsed);
+        let references = D::item_references(&parsed);
+        if !tenant.stores {
+            if previous.is_some() {
+                return Err(needs_credentials("previous_response_id"));
             }
-            let policy = D::missing_history(settings);
-            stateful
-                .resolve(&tenant.key, previous, &references, policy)
-                .await?
+            if !references.is_empty() {
+                return Err(needs_credentials("input"));
+            }
         }
-        None => Resolved::default(),
-    };
+        let policy = D::missing_history(settings);
+        *stored = stateful
+            .resolve(&tenant.key, previous, &references, policy)
+            .await?;
+    }
+    let stored: &'a Resolved = stored;
     let history = stored.history()?;
     let mut prepared = tracker
         .timed(|| D::translate(parsed, &history, settings, &tenant.key))

@@ -59,6 +59,7 @@ mod exchange;
 mod future;
 mod headers;
 mod layer;
+mod loss_warnings;
 pub mod observer;
 mod replies;
 mod request_body;

@@ -9,6 +9,7 @@ use http::HeaderName;
 use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{chat_to_responses, responses_to_chat};
 
+use crate::loss_warnings::LossWarnings;
 use crate::observer::{NoopObserver, Observer};
 use crate::stateful::{MissingHistory, Stateful};
 
@@ -32,6 +33,9 @@ pub(crate) struct Common {
     pub(crate) keepalive_interval: Option<Duration>,
     pub(crate) observer: Arc<dyn Observer>,
     pub(crate) client_endpoint: Option<String>,
+    /// The losses warned about: one set per layer, shared by its services
+    /// and their WebSocket sessions.
+    pub(crate) loss_warnings: Arc<LossWarnings>,
 }
 
 impl Default for Common {
@@ -44,6 +48,7 @@ impl Default for Common {
             keepalive_interval: None,
             observer: Arc::new(NoopObserver),
             client_endpoint: None,
+            loss_warnings: Arc::default(),
         }
     }
 }

@@ -5,12 +5,14 @@ use std::time::{Duration, Instant};
 
 use wirebridge_convert::{LossReport, ReplySummary};
 
+use crate::loss_warnings::{LossLevel, LossWarnings};
 use crate::observer::{Direction, Exchange, Observer, Transport};
 use crate::trace_context::{TraceId, TraceParent};
 
 /// What is known about an exchange while it runs.
 pub(crate) struct Tracker {
     observer: Arc<dyn Observer>,
+    loss_warnings: Arc<LossWarnings>,
     direction: Direction,
     started: Instant,
     pub(crate) path: String,
@@ -26,9 +28,16 @@ pub(crate) struct Tracker {
 }
 
 impl Tracker {
-    pub(crate) fn new(observer: Arc<dyn Observer>, direction: Direction) -> Self {
+    /// An exchange starting now, reported to `observer`, its losses warned
+    /// about once per set in `loss_warnings` (the layer's).
+    pub(crate) fn new(
+        observer: &Arc<dyn Observer>,
+        loss_warnings: &Arc<LossWarnings>,
+        direction: Direction,
+    ) -> Self {
         Self {
-            observer,
+            observer: Arc::clone(observer),
+            loss_warnings: Arc::clone(loss_warnings),
             direction,
             started: Instant::now(),
             path: String::new(),
@@ -84,20 +93,34 @@ impl Tracker {
             losses: std::mem::take(&mut self.losses),
             trace_id: self.trace_id,
         };
-        log(&exchange);
+        log(&exchange, &self.loss_warnings);
         self.observer.on_exchange(&exchange);
     }
 }
 
-fn log(exchange: &Exchange) {
-    let dropped = exchange.losses.paths();
-    if !dropped.is_empty() {
-        tracing::warn!(
-            direction = exchange.direction.as_str(),
-            model = %exchange.model,
-            dropped = %dropped,
-            "fields could not be translated and were dropped"
-        );
+/// The message of the loss warning, at whatever level it is logged.
+const DROPPED: &str = "fields could not be translated and were dropped";
+
+fn log(exchange: &Exchange, warnings: &LossWarnings) {
+    if !exchange.losses.is_empty() {
+        let level = warnings.level(exchange.losses.iter().map(|loss| loss.path.as_str()));
+        let dropped = exchange.losses.paths();
+        let (direction, model) = (exchange.direction.as_str(), &exchange.model);
+        match level {
+            LossLevel::Warn => {
+                tracing::warn!(direction, %model, %dropped, "{DROPPED}")
+            }
+            LossLevel::WarnFull => {
+                tracing::warn!(
+                    "more distinct sets of fields were dropped than are remembered: new ones are \
+                     logged at debug level from now on"
+                );
+                tracing::debug!(direction, %model, %dropped, "{DROPPED}");
+            }
+            LossLevel::Debug => {
+                tracing::debug!(direction, %model, %dropped, "{DROPPED}")
+            }
+        }
     }
     tracing::debug!(
         direction = exchange.direction.as_str(),

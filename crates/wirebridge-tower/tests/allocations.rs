@@ -1,5 +1,6 @@
-//! What a stored turn costs in heap allocations, counted (counts are
-//! deterministic, unlike timings).
+//! What a stored turn costs in heap allocations, and what a store adds to
+//! a request that does not use it, counted (counts are deterministic,
+//! unlike timings).
 //!
 //! A turn that continues a stored conversation parses nothing into
 //! `serde_json::Value`: the stored items are borrowed as kept and
@@ -199,4 +200,50 @@ async fn check_stored_turns() {
             "{per_turn} allocations per stored turn (stream={stream})"
         );
     }
+}
+
+/// Allocations of one `store: false` request of `turns` turns with
+/// credentials, through a layer with a store or without one.
+async fn unstored_request(with_store: bool, turns: usize, padding: usize) -> u64 {
+    let layer = ResponsesToChatLayer::new();
+    let layer = match with_store {
+        true => layer.store(MemoryStore::new()),
+        false => layer,
+    };
+    let service = layer.layer(upstream());
+    let input: Vec<Value> = (0..turns)
+        .flat_map(|n| turn_input(n, padding).as_array().unwrap().clone())
+        .collect();
+    let body = json!({"model": "m", "store": false, "input": input}).to_string();
+    let request = Request::post("/v1/responses")
+        .header("authorization", "Bearer k")
+        .body(Full::new(Bytes::from(body)))
+        .unwrap();
+    let before = allocations();
+    let response = service.oneshot(request).await.unwrap();
+    response.into_body().collect().await.unwrap();
+    allocations() - before
+}
+
+/// What a store adds to a request that neither stores nor continues: the
+/// tenant's key (1) and the check for the store's own endpoints (the
+/// `…/responses/` it looks for, written and grown: 2), and nothing that
+/// grows with the request: no second parse, no copy of its items.
+const STORE_ON_AN_UNSTORED_REQUEST: u64 = 3;
+
+#[test]
+fn a_request_that_neither_stores_nor_continues_costs_the_same_with_a_store() {
+    run(async {
+        for (turns, padding) in [(1, 0), (20, 0), (20, 8)] {
+            let with = unstored_request(true, turns, padding).await;
+            let without = unstored_request(false, turns, padding).await;
+            eprintln!(
+                "{turns} turns, padding {padding}: {with} allocations with a store, {without} without"
+            );
+            assert!(
+                with.abs_diff(without) <= STORE_ON_AN_UNSTORED_REQUEST,
+                "{turns} turns, padding {padding}: {with} with a store, {without} without"
+            );
+        }
+    });
 }

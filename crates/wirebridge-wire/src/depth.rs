@@ -31,10 +31,11 @@ pub fn too_deep(json: &[u8], limit: usize) -> Option<String> {
 /// counted.
 fn exceeds(json: &[u8], limit: usize) -> bool {
     let mut depth = 0usize;
-    let mut bytes = json.iter();
-    while let Some(&b) = bytes.next() {
+    let mut at = 0;
+    while let Some(&b) = json.get(at) {
+        at += 1;
         match b {
-            b'"' => skip_string(&mut bytes),
+            b'"' => at = string_end(json, at),
             b'{' | b'[' => {
                 depth += 1;
                 if depth > limit {
@@ -48,16 +49,46 @@ fn exceeds(json: &[u8], limit: usize) -> bool {
     false
 }
 
-/// Consumes a string's bytes up to and including its closing quote.
-fn skip_string(bytes: &mut std::slice::Iter<'_, u8>) {
-    while let Some(&b) = bytes.next() {
-        match b {
-            b'\\' => {
-                bytes.next();
-            }
-            b'"' => return,
-            _ => {}
+/// Where the string whose text starts at `at` ends: just past its closing
+/// quote (or the end of `json`, for one that is not closed).
+fn string_end(json: &[u8], mut at: usize) -> usize {
+    loop {
+        at = quote_or_backslash(json, at);
+        match json.get(at) {
+            Some(b'"') => return at + 1,
+            // A backslash: the byte after it is escaped.
+            Some(_) => at += 2,
+            None => return json.len(),
         }
+    }
+}
+
+/// The first `"` or `\` at or after `at`, or the end of `json`.
+///
+/// Strings are most of a request (prompts, tool output, schemas' text), so
+/// they are skipped eight bytes at a time: a word holds one of the two
+/// bytes when XOR with that byte repeated leaves a zero byte, which the
+/// classic `(x - 0x01…) & !x & 0x80…` finds. That expression flags the
+/// lowest zero byte exactly (bytes above it may be flagged spuriously), so
+/// the lowest flag, read in little-endian order, is the first match.
+fn quote_or_backslash(json: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    while let Some(chunk) = json.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let found = zero_byte(word ^ QUOTES) | zero_byte(word ^ BACKSLASHES);
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    let rest = json.get(at..).unwrap_or_default();
+    match rest.iter().position(|&b| b == b'"' || b == b'\\') {
+        Some(n) => at + n,
+        None => json.len(),
     }
 }
 
@@ -156,6 +187,43 @@ mod tests {
         assert!(!exceeds(json, 3));
         assert!(exceeds(json, 2));
         assert_eq!(too_deep(json, 2).as_deref(), Some("t[1]"));
+    }
+
+    #[test]
+    fn strings_end_where_a_byte_scan_says_at_every_alignment() {
+        // The same walk, one byte at a time.
+        fn byte_by_byte(json: &[u8], mut at: usize) -> usize {
+            while at < json.len() {
+                match json[at] {
+                    b'"' => return at + 1,
+                    b'\\' => at += 2,
+                    _ => at += 1,
+                }
+            }
+            json.len()
+        }
+        let texts: [&[u8]; 6] = [
+            br#"plain text that runs past a word" tail"#,
+            br#"esc\"aped \\" quote"#,
+            br#"\\\\\\\\\"#,
+            "multi-byte ☃ é \\\" and more\"".as_bytes(),
+            b"unclosed and long, longer than a word",
+            br#"ends on a backslash\"#,
+        ];
+        for text in texts {
+            for pad in 0..9 {
+                let mut json = vec![b' '; pad];
+                json.extend_from_slice(text);
+                for start in 0..json.len() {
+                    assert_eq!(
+                        string_end(&json, start),
+                        byte_by_byte(&json, start),
+                        "{:?} from {start}",
+                        String::from_utf8_lossy(&json)
+                    );
+                }
+            }
+        }
     }
 
     #[test]

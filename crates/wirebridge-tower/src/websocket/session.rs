@@ -307,7 +307,11 @@ where
         let prefix = Arc::clone(&self.prefix);
         move |service: T| {
             Box::pin(async move {
-                let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
+                let mut tracker = Tracker::new(
+                    &shared.common.observer,
+                    &shared.common.loss_warnings,
+                    D::KIND,
+                );
                 tracker.request(&parts);
                 tracker.transport = Transport::WebSocket;
                 exchange::run_read::<T, D, ReqB, B>(

@@ -20,6 +20,25 @@ pub enum CompactionAsk {
 }
 
 impl ParsedRequest<'_> {
+    /// Whether the request names compaction at all: a `context_management`
+    /// value other than `null`, or a `compaction_trigger` input item. Read
+    /// from what was parsed, nothing more: a caller that runs compactions
+    /// hands these requests over to [`compaction`](Self::compaction), and
+    /// translates the others as usual (for them both ways translate alike).
+    pub fn names_compaction(&self) -> bool {
+        let context_management = self
+            .request
+            .context_management
+            .is_some_and(|raw| raw.get() != "null");
+        let trigger = || match &self.request.input {
+            Some(Input::Items(items)) => items
+                .iter()
+                .any(|item| item.classify() == ItemKind::CompactionTrigger),
+            _ => false,
+        };
+        context_management || trigger()
+    }
+
     /// What the request asks of compaction, checked: a `compaction_trigger`
     /// that is not the last input item, or a `context_management` entry
     /// that is not a compaction with a threshold of at least 1000 (or
@@ -46,5 +65,39 @@ impl ParsedRequest<'_> {
             .filter_map(|(_, threshold)| *threshold)
             .min();
         Ok(threshold.map(CompactionAsk::Threshold))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(body: &str) -> bool {
+        ParsedRequest::parse(body.as_bytes())
+            .unwrap()
+            .names_compaction()
+    }
+
+    #[test]
+    fn requests_name_compaction_by_field_or_item_not_by_mention() {
+        assert!(names(
+            r#"{"model":"m","input":[{"type":"message","role":"user","content":"hi"},{"type":"compaction_trigger"}]}"#
+        ));
+        assert!(names(
+            r#"{"model":"m","input":"hi","context_management":[{"type":"compaction","compact_threshold":null}]}"#
+        ));
+        // The key as the parser reads it, however it is spelled.
+        assert!(names(
+            r#"{"model":"m","input":"hi","context\u005fmanagement":[]}"#
+        ));
+        assert!(!names(
+            r#"{"model":"m","input":"hi","context_management":null}"#
+        ));
+        assert!(!names(
+            r#"{"model":"m","input":"what do context_management and a compaction_trigger do?"}"#
+        ));
+        assert!(!names(
+            r#"{"model":"m","input":[{"type":"compaction","encrypted_content":"x"}]}"#
+        ));
     }
 }

@@ -39,7 +39,11 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let mut tracker = Tracker::new(shared.common.observer.clone(), D::KIND);
+    let mut tracker = Tracker::new(
+        &shared.common.observer,
+        &shared.common.loss_warnings,
+        D::KIND,
+    );
     let (parts, body) = request.into_parts();
     tracker.request(&parts);
     let Some(settings) = D::compaction(&shared.direction) else {

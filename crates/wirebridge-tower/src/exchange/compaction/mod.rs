@@ -24,7 +24,6 @@ pub(crate) use endpoint::compact;
 pub(crate) use turn::Turn;
 
 use crate::direction::sealed::Direction;
-use crate::settings::ResponsesSettings;
 
 /// The path after the client endpoint that compacts.
 const COMPACT: &str = "/compact";
@@ -46,32 +45,11 @@ pub(crate) fn route<D: Direction>(
     Some(prefix.to_owned())
 }
 
-/// The settings to compact with, when compaction runs here and the
-/// `POST …/responses` body may ask for it. A body that names neither a
-/// `compaction_trigger` nor `context_management` asks for nothing (one
-/// that spells them with JSON escapes is answered as any request, which
-/// reports both as lost), so every other request goes its usual way
-/// unparsed.
-pub(crate) fn asked<'s, D: Direction>(
-    settings: &'s D::Settings,
-    body: &[u8],
-) -> Option<&'s ResponsesSettings> {
-    let settings = D::compaction(settings)?;
-    mentions_compaction(body).then_some(settings)
-}
-
-fn mentions_compaction(body: &[u8]) -> bool {
-    const NEEDLES: [&[u8]; 2] = [b"compaction_trigger", b"context_management"];
-    body.iter().enumerate().any(|(at, &byte)| {
-        byte == b'c' && NEEDLES.iter().any(|needle| body[at..].starts_with(needle))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::direction::{ChatOverResponses, ResponsesOverChat};
-    use crate::settings::ChatSettings;
+    use crate::settings::{ChatSettings, ResponsesSettings};
 
     #[test]
     fn the_compact_endpoint_is_routed_with_any_prefix() {
@@ -95,17 +73,5 @@ mod tests {
             None,
             "Chat clients have no compaction"
         );
-    }
-
-    #[test]
-    fn only_bodies_that_name_compaction_take_its_way() {
-        assert!(mentions_compaction(
-            br#"{"input":[{"type":"compaction_trigger"}]}"#
-        ));
-        assert!(mentions_compaction(
-            br#"{"context_management":[{"type":"compaction"}]}"#
-        ));
-        assert!(!mentions_compaction(br#"{"input":"compact this"}"#));
-        assert!(!mentions_compaction(b"context_managemen"));
     }
 }

@@ -29,8 +29,7 @@ use crate::settings::{Common, ResponsesSettings};
 use crate::stateful::{unstored_response, Resolved};
 use crate::tracker::Tracker;
 
-/// A `POST …/responses` whose body names compaction, read and not yet
-/// parsed.
+/// A `POST …/responses` whose body names compaction.
 pub(crate) struct Turn<'s> {
     settings: &'s ResponsesSettings,
     common: &'s Common,
@@ -61,11 +60,12 @@ impl<'s> Turn<'s> {
         }
     }
 
-    /// Answers the turn whose body is `bytes`.
+    /// Answers the turn whose body is `bytes`, parsed as `parsed`.
     pub(crate) async fn run<S, ReqB, ResB>(
         self,
         mut inner: S,
         bytes: &[u8],
+        parsed: ParsedRequest<'_>,
         mut tracker: Tracker,
     ) -> Result<Response<ResponseBody<ResB>>, S::Error>
     where
@@ -73,14 +73,6 @@ impl<'s> Turn<'s> {
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
-        // Declared before the request, which borrows from it once
-        // translated.
-        #[allow(clippy::needless_late_init)]
-        let stored;
-        let parsed = match tracker.timed(|| parse(bytes)) {
-            Ok(parsed) => parsed,
-            Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
-        };
         let ask = match parsed.compaction() {
             Ok(ask) => ask,
             Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
@@ -91,7 +83,7 @@ impl<'s> Turn<'s> {
         }
         let references = parsed.item_references();
         let previous = parsed.previous_response_id();
-        stored = match resolve(self.settings, &self.tenant, previous, &references).await {
+        let stored = match resolve(self.settings, &self.tenant, previous, &references).await {
             Ok(stored) => stored,
             Err(refused) => return Ok(refused.send(&mut tracker)),
         };
