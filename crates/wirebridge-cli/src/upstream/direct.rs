@@ -172,19 +172,20 @@ impl DirectPool {
             // streamed client body cannot be sent twice, a translated one can.
             let again = if reused { replay(&outgoing) } else { None };
             let mut response = std::pin::pin!(driven.sender.try_send_request(outgoing));
-            let mut ended = false;
+            // Dropped as soon as it ends: a request still queued for it is
+            // failed (and handed back) only when the connection is gone.
+            let mut driven = Some(driven);
             let result = poll_fn(|cx| {
                 // The connection first: it writes the request and reads the
                 // head the response future is waiting for.
-                if !ended {
-                    ended = driven.drive(cx);
+                if driven.as_mut().is_some_and(|d| d.drive(cx)) {
+                    driven = None;
                 }
                 response.as_mut().poll(cx)
             })
             .await;
             match result {
                 Ok(response) => {
-                    let driven = (!ended).then_some(driven);
                     let shared = Arc::clone(&self.shared);
                     return Ok(response.map(|body| DrivenBody {
                         body,

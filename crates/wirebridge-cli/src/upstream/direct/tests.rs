@@ -20,6 +20,8 @@ enum After {
     KeepAlive,
     /// Closes it, without saying so in the answer.
     Close,
+    /// Closes it a moment after answering, without saying so.
+    CloseLater,
     /// Answers the first request; reads the second and closes unanswered.
     DropSecond,
 }
@@ -72,8 +74,13 @@ async fn serve(mut stream: TcpStream, after: After, requests: Arc<AtomicUsize>) 
         }
         let answer = format!("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n#{served}");
         stream.write_all(answer.as_bytes()).await.unwrap();
-        if after == After::Close {
-            return;
+        match after {
+            After::Close => return,
+            After::CloseLater => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                return;
+            }
+            _ => {}
         }
     }
 }
@@ -136,4 +143,20 @@ async fn a_refused_connection_is_a_connect_error() {
         .unwrap();
     let error = pool().request(request).await.err().expect("no server");
     assert!(error.is_connect(), "{error}");
+}
+
+#[tokio::test]
+async fn a_connection_closed_before_it_takes_the_request_sends_it_on_a_new_one() {
+    let server = server(After::CloseLater).await;
+    let pool = pool();
+    assert_eq!(send(&pool, &server.url).await, "#1");
+    // The test's runtime has one thread, blocked here: the watcher does not
+    // run, and the close arrives unseen. Taken again, the connection reads
+    // the close first, with the request still queued for it.
+    std::thread::sleep(Duration::from_millis(100));
+    let answer = tokio::time::timeout(Duration::from_secs(5), send(&pool, &server.url))
+        .await
+        .expect("an answer, not a hang");
+    assert_eq!(answer, "#1");
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
 }
