@@ -25,11 +25,15 @@ pub struct UpstreamIdle(Duration);
 /// clean end; a translated stream's gets its failure event (the layer also
 /// times translated streams by events, which bytes trickling in cannot
 /// fool).
+///
+/// Each frame only records when it arrived; the sleep is moved when it
+/// wakes before the deadline, not on every frame.
 #[pin_project]
 pub struct IdleBody<B> {
     #[pin]
     inner: B,
     period: Duration,
+    last_frame: Instant,
     #[pin]
     sleep: Sleep,
     done: bool,
@@ -39,10 +43,12 @@ pub struct IdleBody<B> {
 impl<B> IdleBody<B> {
     /// Wraps `inner`; an upstream gone quiet is counted in `metrics`.
     pub fn new(inner: B, period: Duration, metrics: Arc<Metrics>) -> Self {
+        let now = Instant::now();
         Self {
             inner,
             period,
-            sleep: tokio::time::sleep(period),
+            last_frame: now,
+            sleep: tokio::time::sleep_until(now + period),
             done: false,
             metrics,
         }
@@ -68,17 +74,24 @@ where
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.project();
+        let mut this = self.project();
         if *this.done {
             return Poll::Ready(None);
         }
         match this.inner.poll_frame(cx) {
             Poll::Ready(frame) => {
-                this.sleep.reset(Instant::now() + *this.period);
+                *this.last_frame = Instant::now();
                 Poll::Ready(frame)
             }
             Poll::Pending => {
-                ready!(this.sleep.poll(cx));
+                loop {
+                    ready!(this.sleep.as_mut().poll(cx));
+                    let deadline = *this.last_frame + *this.period;
+                    if deadline <= this.sleep.deadline() {
+                        break;
+                    }
+                    this.sleep.as_mut().reset(deadline);
+                }
                 *this.done = true;
                 this.metrics.upstream_error("idle_timeout");
                 Poll::Ready(Some(Err(Box::new(UpstreamIdle(*this.period)))))

@@ -59,6 +59,11 @@ impl Tracker {
         self.trace_id = TraceParent::from_headers(&parts.headers).map(|t| t.trace_id());
     }
 
+    /// Counts `elapsed` as translation time.
+    pub(crate) fn add_translation_time(&mut self, elapsed: Duration) {
+        self.translation_time += elapsed;
+    }
+
     /// Runs `f`, counting its time as translation time.
     pub(crate) fn timed<T>(&mut self, f: impl FnOnce() -> T) -> T {
         let start = Instant::now();

@@ -161,3 +161,23 @@ async fn a_reply_over_the_size_limit_is_a_502() {
     let error: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(error["error"]["code"], "upstream_reply_too_large");
 }
+
+#[tokio::test(start_paused = true)]
+async fn each_event_moves_the_idle_deadline() {
+    // Events 8 s apart, under the 10 s timeout: the stream fails 10 s after
+    // the third, not 10 s after it started.
+    let events = vec![Bytes::from(FIRST_CHUNK); 3];
+    let service = ResponsesToChatLayer::new()
+        .stream_idle_timeout(Duration::from_secs(10))
+        .layer(upstream(events, Duration::from_secs(8)));
+    let started = tokio::time::Instant::now();
+    let (_, _, bytes) = read(service.oneshot(request()).await.unwrap()).await;
+    assert_eq!(started.elapsed().as_secs(), 34);
+    let frames = parse_sse(&bytes);
+    let t = responses_grammar::check_with(&frames, &CheckOptions::strict()).unwrap();
+    assert_eq!(t.text, "ThinkingThinkingThinking");
+    assert_eq!(
+        frames.last().unwrap().event.as_deref(),
+        Some("response.failed")
+    );
+}

@@ -37,6 +37,8 @@ pub(crate) trait Driver: fmt::Debug + Send {
     fn first_byte(&mut self);
     /// Translates the events `bytes` complete.
     fn feed(&mut self, bytes: &[u8]);
+    /// The bytes written and not yet sent.
+    fn pending_len(&self) -> usize;
     /// The upstream ended, or failed with `error`.
     fn end(&mut self, error: Option<String>);
     /// The next frames to send: `Ready(None)` when there are none yet,
@@ -63,26 +65,47 @@ pub(crate) struct StreamState<T: StreamTranslate> {
     idle: Option<Timer>,
     /// Writes a keep-alive comment when nothing was sent for a while.
     keepalive: Option<Timer>,
-    /// The upstream's progress when the idle timer was last reset.
+    /// The upstream's progress when the idle timer was last touched.
     progress: u64,
+    /// The size of the last frame sent, the next one's first capacity.
+    frame_size: usize,
 }
 
-/// A deadline that moves: `period` after the last reset.
+/// A deadline `period` after the last touch.
+///
+/// A touch only records the time: the sleep is moved when it fires before
+/// the deadline, so a stream that is busy does not move a timer in the
+/// runtime's timer wheel on every chunk.
 struct Timer {
     period: Duration,
+    last_touch: Instant,
     sleep: Pin<Box<Sleep>>,
 }
 
 impl Timer {
     fn new(period: Duration) -> Self {
+        let now = Instant::now();
         Self {
             period,
-            sleep: Box::pin(tokio::time::sleep(period)),
+            last_touch: now,
+            sleep: Box::pin(tokio::time::sleep_until(now + period)),
         }
     }
 
-    fn reset(&mut self) {
-        self.sleep.as_mut().reset(Instant::now() + self.period);
+    fn touch(&mut self, now: Instant) {
+        self.last_touch = now;
+    }
+
+    /// Ready once `period` has passed since the last touch.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            ready!(self.sleep.as_mut().poll(cx));
+            let deadline = self.last_touch + self.period;
+            if deadline <= self.sleep.deadline() {
+                return Poll::Ready(());
+            }
+            self.sleep.as_mut().reset(deadline);
+        }
     }
 }
 
@@ -98,6 +121,7 @@ impl<T: StreamTranslate> StreamState<T> {
             idle: None,
             keepalive: None,
             progress: 0,
+            frame_size: 0,
         }
     }
 
@@ -146,20 +170,34 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
     }
 
     fn feed(&mut self, bytes: &[u8]) {
-        let Self {
-            stream,
-            out,
-            tracker,
-            ..
-        } = self;
-        tracker.timed(|| stream.feed(bytes, out));
+        if self.out.capacity() == 0 {
+            // The previous frame's buffer left with it: start this one at
+            // the size that one reached instead of growing from nothing.
+            self.out.reserve(self.frame_size);
+        }
+        // One clock read before and one after: the translation's time, the
+        // idle timer's touch and the keep-alive timer's.
+        let started = Instant::now();
+        self.stream.feed(bytes, &mut self.out);
+        let finished = Instant::now();
+        self.tracker
+            .add_translation_time(finished.saturating_duration_since(started));
         if self.stream.progress() != self.progress {
             self.progress = self.stream.progress();
             if let Some(idle) = &mut self.idle {
-                idle.reset();
+                idle.touch(started);
+            }
+        }
+        if !self.out.is_empty() {
+            if let Some(keepalive) = &mut self.keepalive {
+                keepalive.touch(finished);
             }
         }
         self.check_terminal();
+    }
+
+    fn pending_len(&self) -> usize {
+        self.out.len()
     }
 
     fn end(&mut self, error: Option<String>) {
@@ -192,15 +230,13 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
         if self.out.is_empty() {
             return Poll::Ready(None);
         }
-        if let Some(keepalive) = &mut self.keepalive {
-            keepalive.reset();
-        }
+        self.frame_size = self.out.len();
         Poll::Ready(Some(Bytes::from(std::mem::take(&mut self.out))))
     }
 
     fn poll_timers(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if let Some(idle) = &mut self.idle {
-            if idle.sleep.as_mut().poll(cx).is_ready() {
+            if idle.poll_expired(cx).is_ready() {
                 let message = format!(
                     "the upstream sent no event for {} s",
                     idle.period.as_secs_f64()
@@ -212,9 +248,9 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
             }
         }
         if let Some(keepalive) = &mut self.keepalive {
-            if keepalive.sleep.as_mut().poll(cx).is_ready() {
+            if keepalive.poll_expired(cx).is_ready() {
                 write_keepalive(&mut self.out);
-                keepalive.reset();
+                keepalive.touch(Instant::now());
                 return Poll::Ready(());
             }
         }
@@ -255,8 +291,15 @@ impl<T: StreamTranslate> Drop for StreamState<T> {
     }
 }
 
-/// Polls a translated stream: frames ready to send first, then the
-/// upstream.
+/// Bytes of translated output beyond which no more upstream frames are
+/// read into the same client frame.
+const MAX_BATCH: usize = 64 * 1024;
+
+/// Polls a translated stream.
+///
+/// Every upstream frame already at hand is translated before anything is
+/// sent, so that events which arrived in one read leave in one frame (and
+/// one write), up to [`MAX_BATCH`] bytes.
 pub(super) fn poll_frame<B>(
     mut inner: Pin<&mut B>,
     state: &mut dyn Driver,
@@ -267,30 +310,29 @@ where
     B::Error: fmt::Display,
 {
     loop {
+        if !state.is_done() && state.pending_len() < MAX_BATCH {
+            if let Poll::Ready(polled) = inner.as_mut().poll_frame(cx) {
+                match polled {
+                    Some(Ok(frame)) => {
+                        state.first_byte();
+                        if let Ok(data) = frame.into_data() {
+                            state.feed(&data);
+                        }
+                    }
+                    Some(Err(e)) => state.end(Some(format!(
+                        "the upstream connection failed mid-stream: {e}"
+                    ))),
+                    None => state.end(None),
+                }
+                continue;
+            }
+        }
         if let Some(frames) = ready!(state.poll_output(cx)) {
             return Poll::Ready(Some(Ok(Frame::data(frames))));
         }
         if state.is_done() {
             return Poll::Ready(None);
         }
-        let polled = match inner.as_mut().poll_frame(cx) {
-            Poll::Ready(polled) => polled,
-            Poll::Pending => {
-                ready!(state.poll_timers(cx));
-                continue;
-            }
-        };
-        match polled {
-            Some(Ok(frame)) => {
-                state.first_byte();
-                if let Ok(data) = frame.into_data() {
-                    state.feed(&data);
-                }
-            }
-            Some(Err(e)) => state.end(Some(format!(
-                "the upstream connection failed mid-stream: {e}"
-            ))),
-            None => state.end(None),
-        }
+        ready!(state.poll_timers(cx));
     }
 }

@@ -1,0 +1,144 @@
+//! How a translated stream's bytes are framed for the client: every
+//! upstream frame already at hand (what one read of the upstream
+//! connection brought) is translated into one client frame, so that it
+//! leaves in one write, and a long burst is cut into frames of bounded
+//! size.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use common::body;
+use http::{Request, Response};
+use http_body::{Body, Frame};
+use http_body_util::BodyExt;
+use tower::{Layer, ServiceExt};
+use wirebridge_testkit::parse_sse;
+use wirebridge_testkit::responses_grammar::{self, CheckOptions};
+use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
+
+/// The upper bound the layer puts on one client frame, before the event
+/// that crosses it.
+const MAX_BATCH: usize = 64 * 1024;
+
+/// A Chat chunk carrying `text`.
+fn chunk(text: &str) -> Bytes {
+    Bytes::from(format!(
+        "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\
+         \"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"finish_reason\":null}}]}}\n\n"
+    ))
+}
+
+fn last_chunks() -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(
+            b"data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\
+              \"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        ),
+        Bytes::from_static(b"data: [DONE]\n\n"),
+    ]
+}
+
+/// A stream body that yields its bursts' frames back to back, and is not
+/// ready between two bursts (as a connection is between two reads).
+struct Bursts {
+    bursts: VecDeque<VecDeque<Bytes>>,
+}
+
+impl Body for Bursts {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let Some(burst) = self.bursts.front_mut() else {
+            return Poll::Ready(None);
+        };
+        if let Some(frame) = burst.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(frame))));
+        }
+        self.bursts.pop_front();
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// The client frames a Responses client gets from a Chat upstream that
+/// sends `bursts`, and the grammar check of their bytes.
+async fn client_frames(bursts: Vec<Vec<Bytes>>) -> Vec<Bytes> {
+    let service = ResponsesToChatLayer::new().layer(tower::service_fn(
+        move |_: Request<RequestBody<common::ScriptedBody>>| {
+            let body = Bursts {
+                bursts: bursts.iter().map(|b| b.iter().cloned().collect()).collect(),
+            };
+            async move {
+                let mut response = Response::new(body);
+                response
+                    .headers_mut()
+                    .insert("content-type", "text/event-stream".parse().unwrap());
+                Ok::<_, Infallible>(response)
+            }
+        },
+    ));
+    let request = Request::post("/v1/responses")
+        .body(body(r#"{"model":"m","input":"hi","stream":true}"#))
+        .unwrap();
+    let mut response = service.oneshot(request).await.unwrap().into_body();
+    let mut frames = Vec::new();
+    while let Some(frame) = response.frame().await {
+        frames.push(frame.unwrap().into_data().unwrap());
+    }
+    let all: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+    responses_grammar::check_with(&parse_sse(&all), &CheckOptions::strict())
+        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&all)));
+    frames
+}
+
+#[tokio::test]
+async fn the_events_of_one_read_leave_in_one_frame() {
+    let first = vec![chunk("One"), chunk(" two"), chunk(" three")];
+    let second = vec![chunk(" four"), chunk(" five")];
+    let frames = client_frames(vec![first, second, last_chunks()]).await;
+    assert_eq!(frames.len(), 3, "one client frame per upstream burst");
+    let text = |frame: &Bytes| {
+        parse_sse(frame)
+            .iter()
+            .filter(|f| f.event.as_deref() == Some("response.output_text.delta"))
+            .count()
+    };
+    assert_eq!(text(&frames[0]), 3);
+    assert_eq!(text(&frames[1]), 2);
+    assert_eq!(text(&frames[2]), 0);
+    assert!(String::from_utf8_lossy(&frames[2]).contains("response.completed"));
+}
+
+#[tokio::test]
+async fn a_long_burst_is_cut_into_bounded_frames() {
+    let word = "x".repeat(200);
+    let mut burst: Vec<Bytes> = (0..1_000).map(|_| chunk(&word)).collect();
+    burst.extend(last_chunks());
+    let frames = client_frames(vec![burst]).await;
+    let total: usize = frames.iter().map(Bytes::len).sum();
+    assert!(total > 4 * MAX_BATCH, "the burst is large: {total} bytes");
+    // A frame of deltas ends at most one delta (a few hundred bytes here)
+    // past the bound. The frame that ends the text also holds its `*.done`
+    // events, which repeat the whole text.
+    let deltas: Vec<&Bytes> = frames
+        .iter()
+        .filter(|f| {
+            let text = String::from_utf8_lossy(f);
+            text.contains("response.output_text.delta")
+                && !text.contains("response.output_text.done")
+        })
+        .collect();
+    assert!(deltas.len() >= 3, "{} frames of deltas", deltas.len());
+    for frame in deltas {
+        assert!(frame.len() < MAX_BATCH + 1_024, "{} bytes", frame.len());
+    }
+}
