@@ -1,5 +1,6 @@
 //! Log setup, and the one line logged per exchange.
 
+mod fields;
 mod writer;
 
 use std::io::IsTerminal;
@@ -15,18 +16,21 @@ use writer::QueuedWriter;
 /// Logs to stderr (stdout carries the `listening on` line), filtered by
 /// `RUST_LOG` (default `info`), from a thread of its own ([`writer`]).
 /// Pretty lines are coloured only on a terminal: in a file or a log
-/// collector, escape codes are noise. Keep the returned guard until the
+/// collector, escape codes are noise, and their fields are written plainly
+/// ([`fields`]). Keep the returned guard until the
 /// end: dropping it writes what is still queued.
 pub fn init(format: LogFormat) -> Flush {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let (writer, flush) = QueuedWriter::spawn(std::io::stderr());
+    let terminal = std::io::stderr().is_terminal();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(terminal)
         .with_writer(writer);
     let result = match format {
-        LogFormat::Pretty => builder.try_init(),
+        LogFormat::Pretty if terminal => builder.try_init(),
+        LogFormat::Pretty => builder.fmt_fields(fields::PlainFields).try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
     };
     // A second init (in tests) keeps the first subscriber.

@@ -156,14 +156,26 @@ impl fmt::Display for TraceParent {
 
 impl fmt::Display for TraceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+        write_hex::<32>(&self.0, f)
     }
 }
 
 impl fmt::Display for SpanId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+        write_hex::<16>(&self.0, f)
     }
+}
+
+/// `bytes` as `N` lowercase hex digits, in one write (the trace id is in
+/// every exchange's log line).
+fn write_hex<const N: usize>(bytes: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; N];
+    for (pair, b) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(b >> 4)];
+        pair[1] = DIGITS[usize::from(b & 0xf)];
+    }
+    f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
 }
 
 /// Two lowercase hex digits.

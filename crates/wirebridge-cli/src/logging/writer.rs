@@ -3,7 +3,9 @@
 //! Each event is formatted into a buffer of its own and handed to a writer
 //! thread, which writes whatever has queued up in one `write`: a worker
 //! serving exchanges never waits on stderr, and under load many lines
-//! leave in one system call. The queue is bounded; when stderr cannot keep
+//! leave in one system call. While lines keep coming, the writer looks for
+//! them every [`LINGER`] instead of waiting to be woken, so that queueing
+//! a line costs the worker no system call. The queue is bounded; when stderr cannot keep
 //! up, lines are dropped rather than stalling the proxy, and the writer
 //! says how many once it catches up.
 
@@ -12,11 +14,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tracing_subscriber::fmt::MakeWriter;
 
 /// Lines queued at most: a few MB of log, seconds of a busy proxy's.
 const QUEUE: usize = 16 * 1024;
+
+/// Bytes written at most in one `write`.
+const BATCH: usize = 64 * 1024;
+
+/// How long the writer waits between two writes while lines keep coming:
+/// the most a line waits on a busy proxy.
+const LINGER: Duration = Duration::from_millis(10);
 
 /// Hands each formatted event to the writer thread.
 #[derive(Clone)]
@@ -59,29 +69,53 @@ impl Drop for Flush {
 }
 
 fn write_lines<W: Write>(mut out: W, lines: Receiver<Vec<u8>>, dropped: Arc<AtomicU64>) {
-    let mut batch = Vec::with_capacity(64 * 1024);
+    let mut batch = Vec::with_capacity(BATCH);
+    // Idle: wait for a line (the thread that sends it wakes this one).
     while let Ok(first) = lines.recv() {
         let mut stop = first.is_empty();
         batch.extend_from_slice(&first);
-        // Whatever else is queued leaves in the same write.
-        while let Ok(line) = lines.try_recv() {
-            stop |= line.is_empty();
-            batch.extend_from_slice(&line);
-            if batch.len() >= 64 * 1024 {
+        loop {
+            stop |= drain(&lines, &mut batch);
+            note_dropped(&dropped, &mut batch);
+            let _ = out.write_all(&batch);
+            let _ = out.flush();
+            batch.clear();
+            if stop {
+                return;
+            }
+            // Busy: look again after a moment rather than wait. A thread
+            // that queues a line then has no one to wake, and a busy
+            // proxy's lines leave together.
+            std::thread::sleep(LINGER);
+            stop = drain(&lines, &mut batch);
+            if batch.is_empty() && !stop {
                 break;
             }
         }
-        let lost = dropped.swap(0, Ordering::Relaxed);
-        if lost > 0 {
-            let note = format!("wirebridge: {lost} log lines dropped: stderr could not keep up\n");
-            batch.extend_from_slice(note.as_bytes());
+    }
+}
+
+/// Moves what is queued into `batch`, up to [`BATCH`] bytes; whether the
+/// stop line was among it.
+fn drain(lines: &Receiver<Vec<u8>>, batch: &mut Vec<u8>) -> bool {
+    let mut stop = false;
+    while batch.len() < BATCH {
+        match lines.try_recv() {
+            Ok(line) => {
+                stop |= line.is_empty();
+                batch.extend_from_slice(&line);
+            }
+            Err(_) => break,
         }
-        let _ = out.write_all(&batch);
-        let _ = out.flush();
-        batch.clear();
-        if stop {
-            return;
-        }
+    }
+    stop
+}
+
+fn note_dropped(dropped: &AtomicU64, batch: &mut Vec<u8>) {
+    let lost = dropped.swap(0, Ordering::Relaxed);
+    if lost > 0 {
+        let note = format!("wirebridge: {lost} log lines dropped: stderr could not keep up\n");
+        batch.extend_from_slice(note.as_bytes());
     }
 }
 
@@ -160,5 +194,30 @@ mod tests {
         let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
         let expected: String = (0..1000).map(|i| format!("line {i}\n")).collect();
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn lines_arrive_whether_the_writer_waits_or_looks() {
+        let out = Shared::default();
+        let (writer, flush) = QueuedWriter::spawn(out.clone());
+        let send = |i: usize| {
+            let mut line = writer.make_writer();
+            writeln!(line, "line {i}").unwrap();
+        };
+        // Lines further apart than LINGER find the writer waiting; closer
+        // ones find it looking; the last one is queued just before the
+        // stop.
+        let pauses = [30, 1, 2, 15, 0, 5, 40, 3, 0];
+        for (i, pause) in pauses.iter().enumerate() {
+            send(i);
+            std::thread::sleep(Duration::from_millis(*pause));
+        }
+        let written_before_stop = out.0.lock().unwrap().len();
+        send(pauses.len());
+        drop(flush);
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let expected: String = (0..=pauses.len()).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(text, expected);
+        assert!(written_before_stop > 0, "lines are written before the end");
     }
 }
