@@ -62,6 +62,18 @@ struct Flags {
     /// exchange, as deployed; its stderr is discarded either way).
     #[arg(long, value_name = "FILTER", default_value = "warn")]
     proxy_log: String,
+    /// With --proxy: also measure the LiteLLM proxy (`pip install
+    /// 'litellm[proxy]'`) translating the same requests, as a `litellm`
+    /// route; PATH is its `litellm` command (default: `litellm` on PATH).
+    #[arg(
+        long,
+        value_name = "PATH",
+        num_args = 0..=1,
+        default_missing_value = "litellm",
+        requires = "proxy",
+        conflicts_with = "store"
+    )]
+    litellm: Option<PathBuf>,
     /// The `wirebridge` binary that --proxy starts, built beforehand
     /// (`cargo build --release -p wirebridge-cli`). Default:
     /// $WIREBRIDGE_BIN, else `wirebridge` beside this binary, where cargo
@@ -122,6 +134,7 @@ fn main() -> ExitCode {
             run_time: Duration::from_secs_f64(flags.run_time),
             store: flags.store,
             log: flags.proxy_log,
+            litellm: flags.litellm,
         };
         return proxy::run(&settings, &shared, &binary);
     }

@@ -69,13 +69,9 @@ impl Proxy {
         Err("the proxy exited before listening".to_owned())
     }
 
-    /// CPU time the proxy has used so far, user and system, all its
-    /// threads; see [`CpuClock`].
-    pub(super) fn cpu_time(&self, clock: &CpuClock) -> Result<Duration, String> {
-        let path = format!("/proc/{}/stat", self.child.id());
-        let stat = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {path} (--proxy measures CPU on Linux): {e}"))?;
-        clock.cpu_time(&stat)
+    /// The process id, whose CPU time [`CpuClock::process_time`] reads.
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 
@@ -113,6 +109,15 @@ impl CpuClock {
                 text.trim()
             )),
         }
+    }
+
+    /// CPU time process `pid` has used so far, user and system, all its
+    /// threads.
+    pub(super) fn process_time(&self, pid: u32) -> Result<Duration, String> {
+        let path = format!("/proc/{pid}/stat");
+        let stat = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {path} (--proxy measures CPU on Linux): {e}"))?;
+        self.cpu_time(&stat)
     }
 
     /// `utime + stime` of a `/proc/<pid>/stat` line.

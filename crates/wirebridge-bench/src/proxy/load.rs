@@ -9,7 +9,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use serde::Serialize;
 
-use super::child::{CpuClock, Proxy};
+use super::child::CpuClock;
 use super::requests::BENCH_CREDENTIAL;
 
 /// The benchmark's HTTP client.
@@ -41,7 +41,8 @@ pub(super) struct Measured {
     pub(super) p99_us: f64,
     pub(super) ttfb_p50_us: f64,
     pub(super) ttfb_p99_us: f64,
-    /// The proxy's CPU time per completed request, for routes through it.
+    /// The CPU time per completed request of the proxy the route goes
+    /// through, for routes through one.
     pub(super) cpu_us_per_request: Option<f64>,
 }
 
@@ -49,8 +50,8 @@ pub(super) struct Measured {
 type Timing = (Duration, Duration);
 
 /// `concurrency` clients sending the body back to back: for the warm-up,
-/// then for the measured span, reading the proxy's CPU time (when the route
-/// goes through it) at the start and at the end of that span. Every request
+/// then for the measured span, reading the CPU time of the proxy the route
+/// goes through (`measured_process`, its pid) at the start and at the end of that span. Every request
 /// of the warm-up has been answered when the span starts, and every request
 /// of the span when it ends, so the CPU time read is the span's requests'
 /// (and whatever the proxy does when idle, which is nothing measurable).
@@ -58,7 +59,7 @@ pub(super) async fn load(
     client: &HttpClient,
     target: &Target<'_>,
     pace: Pace,
-    proxy: Option<(&Proxy, &CpuClock)>,
+    measured_process: Option<(u32, &CpuClock)>,
 ) -> Result<Measured, String> {
     let run_for = |time: Duration| {
         let tasks: Vec<_> = (0..target.concurrency)
@@ -84,8 +85,8 @@ pub(super) async fn load(
         }
     };
     let cpu = || {
-        proxy
-            .map(|(proxy, clock)| proxy.cpu_time(clock))
+        measured_process
+            .map(|(pid, clock)| clock.process_time(pid))
             .transpose()
     };
     run_for(pace.warm_up).await?;

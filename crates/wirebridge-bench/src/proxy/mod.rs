@@ -12,17 +12,21 @@
 //! translated request through the proxy, which forwards it untranslated:
 //! the limit a translating proxy is compared to) and `translated`.
 //!
+//! With `--litellm`, a fifth route sends the client's request through the
+//! LiteLLM proxy ([`litellm`]), translating the same way.
+//!
 //! Runs alternate: every round runs every case's routes back to back,
 //! starting each round one route further along, and the comparisons are
 //! taken within a round. Alongside its latencies, each run through the
 //! proxy reports the proxy process's CPU time per request.
 
 mod child;
+mod litellm;
 mod load;
 mod requests;
 mod summary;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -33,8 +37,9 @@ use wirebridge_demo::{Api, DemoConfig, DemoServer};
 
 use crate::fail;
 use child::{CpuClock, Proxy};
+use litellm::LiteLlm;
 use load::{HttpClient, Pace, Target};
-use requests::{Case, Direction, Via};
+use requests::{Case, Direction, Route, Via};
 use summary::{Comparison, RouteMedians, Run};
 
 /// Unmeasured load before each run.
@@ -55,6 +60,8 @@ pub struct Settings {
     pub store: bool,
     /// The proxy's `RUST_LOG`.
     pub log: String,
+    /// The `litellm` command, to measure the LiteLLM proxy beside it.
+    pub litellm: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +87,18 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
     };
     if let Some(filter) = &settings.filter {
         cases.retain(|case| case.name.contains(filter.as_str()));
+    }
+    if settings.litellm.is_some() {
+        for case in &mut cases {
+            let translated = case.routes.iter().find(|r| r.name == "translated");
+            if let Some(translated) = translated.cloned() {
+                case.routes.push(Route {
+                    name: "litellm",
+                    via: Via::LiteLlm,
+                    ..translated
+                });
+            }
+        }
     }
     let clock = match CpuClock::from_system() {
         Ok(clock) => clock,
@@ -123,6 +142,13 @@ async fn measure(
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(64)
         .build_http();
+    let mut litellms: Vec<(Direction, LiteLlm)> = Vec::new();
+    if let Some(executable) = &settings.litellm {
+        for &(direction, _) in &proxies {
+            let litellm = LiteLlm::start(executable, &demo_url, direction, &client).await?;
+            litellms.push((direction, litellm));
+        }
+    }
     let pace = Pace {
         warm_up: WARM_UP,
         run_time: settings.run_time,
@@ -145,7 +171,15 @@ async fn measure(
             for route in (0..count).map(|at| &case.routes[(at + round) % count]) {
                 let (base, cpu) = match route.via {
                     Via::Demo => (&demo_url, None),
-                    Via::Proxy => (&proxy.url, Some((proxy, &clock))),
+                    Via::Proxy => (&proxy.url, Some((proxy.pid(), &clock))),
+                    Via::LiteLlm => {
+                        let litellm = litellms
+                            .iter()
+                            .find(|(direction, _)| *direction == case.direction)
+                            .map(|(_, litellm)| litellm)
+                            .expect("a LiteLLM per direction measured");
+                        (&litellm.url, Some((litellm.pid(), &clock)))
+                    }
                 };
                 let target = Target {
                     url: format!("{base}{}", route.path),
@@ -171,6 +205,7 @@ async fn measure(
         }
     }
     drop(proxies);
+    drop(litellms);
     let _ = demo.shutdown().await;
     Ok(Report {
         clock_ticks_per_second: clock.ticks_per_second,

@@ -72,6 +72,8 @@ pub(super) enum Via {
     Demo,
     /// Through the proxy of the case's direction.
     Proxy,
+    /// Through the LiteLLM proxy of the case's direction (`--litellm`).
+    LiteLlm,
 }
 
 /// One way of sending a case's request.

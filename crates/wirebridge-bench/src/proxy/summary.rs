@@ -110,15 +110,15 @@ pub(super) fn medians(cases: &[Case], runs: &[Run]) -> Vec<RouteMedians> {
 }
 
 /// Every proxied route against each proxied route listed before it in its
-/// case: `translated` against `passthrough` (and with `--store`, `stored`
-/// against both).
+/// case: `translated` against `passthrough` (with `--store`, `stored`
+/// against both; with `--litellm`, `litellm` against both).
 pub(super) fn comparisons(cases: &[Case], runs: &[Run]) -> Vec<Comparison> {
     let mut out = Vec::new();
     for case in cases {
         let proxied: Vec<&'static str> = case
             .routes
             .iter()
-            .filter(|r| r.via == Via::Proxy)
+            .filter(|r| r.via != Via::Demo)
             .map(|r| r.name)
             .collect();
         for (at, &route) in proxied.iter().enumerate() {
