@@ -92,7 +92,10 @@ where
         Way::Compacting(settings, request) => {
             let (parts, prefix) = (parts.clone(), prefix.to_owned());
             let turn = compaction::Turn::new(settings, &shared.common, parts, prefix, tenant);
-            return turn.run(inner, bytes, *request, tracker).await;
+            // Boxed: the compaction turn's future is several times the size
+            // of the usual exchange's, which would otherwise carry it (and
+            // copy it on every move) for every request.
+            return Box::pin(turn.run(inner, bytes, *request, tracker)).await;
         }
     };
     let prepared = match prepare::<D>(parsed, &mut stored, &tenant, shared, &mut tracker).await {
