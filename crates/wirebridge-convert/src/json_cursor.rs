@@ -12,6 +12,8 @@
 //! parses the document with serde as before, so giving up costs time, not
 //! behaviour, and errors are always serde's.
 
+use serde_json::value::RawValue;
+
 /// A position in a JSON text, moved forward by reading values.
 #[derive(Debug, Clone)]
 pub(crate) struct JsonCursor<'a> {
@@ -168,6 +170,30 @@ impl<'a> JsonCursor<'a> {
         Some(value)
     }
 
+    /// Reads `null` as `None`, or a value with `read`.
+    pub(crate) fn nullable<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<Option<T>> {
+        if self.null()? {
+            return Some(None);
+        }
+        read(self).map(Some)
+    }
+
+    /// Reads a value with `read`, returning serde_json's raw value of it,
+    /// borrowed. Wrapping the text checks it once more, so this is for
+    /// short values (a fragment of text, an empty array).
+    pub(crate) fn raw_value(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<()>,
+    ) -> Option<&'a RawValue> {
+        self.peek()?;
+        let start = self.pos;
+        read(self)?;
+        serde_json::from_str(&self.text[start..self.pos]).ok()
+    }
+
     /// Steps over a string, number, `true`, `false` or `null`; gives up on
     /// objects and arrays.
     pub(crate) fn skip_scalar(&mut self) -> Option<()> {
@@ -217,6 +243,21 @@ impl<'a> JsonCursor<'a> {
     /// Checks that only whitespace is left, as `serde_json::from_str` does.
     pub(crate) fn end(mut self) -> Option<()> {
         self.peek().is_none().then_some(())
+    }
+}
+
+/// The known fields of an object read so far, by number (up to 8).
+///
+/// serde rejects a field that comes twice: a fast path gives up on one,
+/// leaving serde to say so.
+#[derive(Debug, Default)]
+pub(crate) struct SeenFields(u8);
+
+impl SeenFields {
+    /// Notes field `bit`; `None` if it was seen already.
+    pub(crate) fn once(&mut self, bit: u8) -> Option<()> {
+        let mask = 1 << bit;
+        (self.0 & mask == 0).then(|| self.0 |= mask)
     }
 }
 

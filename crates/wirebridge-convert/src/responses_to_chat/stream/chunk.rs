@@ -26,7 +26,7 @@ use wirebridge_wire::chat::lenient::ChatCompletion;
 use wirebridge_wire::chat::lenient::{Choice, ChoiceMessage};
 use wirebridge_wire::raw::JsonStr;
 
-use crate::json_cursor::JsonCursor;
+use crate::json_cursor::{JsonCursor, SeenFields};
 
 /// What a chunk read by [`read_chunk`] holds.
 #[derive(Debug, Default)]
@@ -42,21 +42,21 @@ pub(super) struct Chunk<'a> {
 /// Reads a chunk of the common shape, or `None` for serde to parse it.
 pub(super) fn read_chunk(data: &str) -> Option<Chunk<'_>> {
     let mut chunk = Chunk::default();
-    let mut seen = Seen::default();
+    let mut seen = SeenFields::default();
     let mut cursor = JsonCursor::new(data);
     cursor.object(|c, key| match key {
         "id" => {
             seen.once(0)?;
-            nullable(c, JsonCursor::plain_str).map(drop)
+            c.nullable(JsonCursor::plain_str).map(drop)
         }
         "created" => {
             seen.once(1)?;
-            chunk.created = nullable(c, JsonCursor::u64)?;
+            chunk.created = c.nullable(JsonCursor::u64)?;
             Some(())
         }
         "model" => {
             seen.once(2)?;
-            chunk.model = nullable(c, JsonCursor::plain_str)?;
+            chunk.model = c.nullable(JsonCursor::plain_str)?;
             Some(())
         }
         "choices" => {
@@ -86,11 +86,11 @@ pub(super) fn read_chunk(data: &str) -> Option<Chunk<'_>> {
 
 fn read_choice<'a>(c: &mut JsonCursor<'a>) -> Option<Choice<'a>> {
     let mut choice = Choice::default();
-    let mut seen = Seen::default();
+    let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "index" => {
             seen.once(0)?;
-            choice.index = nullable(c, |c| c.u64()?.try_into().ok())?;
+            choice.index = c.nullable(|c| c.u64()?.try_into().ok())?;
             Some(())
         }
         "delta" => {
@@ -102,7 +102,7 @@ fn read_choice<'a>(c: &mut JsonCursor<'a>) -> Option<Choice<'a>> {
         }
         "finish_reason" => {
             seen.once(2)?;
-            choice.finish_reason = nullable(c, JsonCursor::plain_str)?.map(Into::into);
+            choice.finish_reason = c.nullable(JsonCursor::plain_str)?.map(Into::into);
             Some(())
         }
         "logprobs" | "message" => {
@@ -116,31 +116,31 @@ fn read_choice<'a>(c: &mut JsonCursor<'a>) -> Option<Choice<'a>> {
 
 fn read_delta<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
     let mut delta = ChoiceMessage::default();
-    let mut seen = Seen::default();
+    let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "role" => {
             seen.once(0)?;
-            delta.role = nullable(c, JsonCursor::plain_str)?.map(Into::into);
+            delta.role = c.nullable(JsonCursor::plain_str)?.map(Into::into);
             Some(())
         }
         "content" => {
             seen.once(1)?;
-            delta.content = nullable(c, raw_str)?;
+            delta.content = c.nullable(raw_str)?;
             Some(())
         }
         "refusal" => {
             seen.once(2)?;
-            delta.refusal = nullable(c, json_str)?;
+            delta.refusal = c.nullable(json_str)?;
             Some(())
         }
         "reasoning_content" => {
             seen.once(3)?;
-            delta.reasoning_content = nullable(c, json_str)?;
+            delta.reasoning_content = c.nullable(json_str)?;
             Some(())
         }
         "reasoning" => {
             seen.once(4)?;
-            delta.reasoning = nullable(c, raw_str)?;
+            delta.reasoning = c.nullable(raw_str)?;
             Some(())
         }
         "tool_calls" | "function_call" | "annotations" => {
@@ -157,38 +157,13 @@ fn read_delta<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
     Some(delta)
 }
 
-/// `null` (as `None`), or what `read` reads.
-fn nullable<'a, T>(
-    c: &mut JsonCursor<'a>,
-    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<T>,
-) -> Option<Option<T>> {
-    if c.null()? {
-        return Some(None);
-    }
-    read(c).map(Some)
-}
-
-/// A string, as serde_json's raw value of it (borrowed).
+/// A string, as serde_json's raw value of it.
 fn raw_str<'a>(c: &mut JsonCursor<'a>) -> Option<&'a RawValue> {
-    let literal = c.str_literal()?;
-    // Wrapping the literal checks it once more: it is a few bytes.
-    serde_json::from_str(literal).ok()
+    c.raw_value(|c| c.str_literal().map(drop))
 }
 
 fn json_str<'a>(c: &mut JsonCursor<'a>) -> Option<JsonStr<'a>> {
     JsonStr::new(raw_str(c)?)
-}
-
-/// The fields of an object read so far: serde rejects a repeated field,
-/// so a repeated one is left to it.
-#[derive(Default)]
-struct Seen(u8);
-
-impl Seen {
-    fn once(&mut self, bit: u8) -> Option<()> {
-        let mask = 1 << bit;
-        (self.0 & mask == 0).then(|| self.0 |= mask)
-    }
 }
 
 #[cfg(test)]
