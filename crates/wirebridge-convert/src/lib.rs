@@ -46,6 +46,7 @@
 pub mod chat_to_responses;
 pub mod error;
 pub mod ids;
+mod json_cursor;
 pub mod loss;
 pub mod profile;
 mod recorder;

@@ -15,10 +15,13 @@ use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
 
 mod calls;
+mod chunk;
+mod delta_frame;
 mod emit;
 mod end;
 mod text;
 
+use delta_frame::DeltaFrame;
 use emit::upstream_failure;
 pub(in crate::responses_to_chat) use emit::{emit, Failure};
 
@@ -88,6 +91,7 @@ struct ReasoningState {
     id: String,
     output_index: usize,
     text: EscapedText,
+    frame: DeltaFrame,
 }
 
 #[derive(Debug)]
@@ -104,6 +108,7 @@ struct Part {
     text: EscapedText,
     /// Log-probability entries, comma-joined, without the brackets.
     logprobs: String,
+    frame: DeltaFrame,
 }
 
 #[derive(Debug)]
@@ -239,6 +244,13 @@ impl StreamTranslator {
             self.complete(out);
             return;
         }
+        if let Some(chunk) = chunk::read_chunk(data) {
+            self.start(chunk.model, chunk.created, out);
+            if let Some(choice) = &chunk.choice {
+                self.choose(choice, out);
+            }
+            return;
+        }
         let chunk: ChatCompletion<'_> = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
             Err(e) => {
@@ -249,7 +261,7 @@ impl StreamTranslator {
                 return;
             }
         };
-        self.start(&chunk, out);
+        self.start(chunk.model.as_deref(), chunk.created, out);
         if let Some(raw) = chunk.error {
             self.fail_with(upstream_failure(raw), out);
             return;
@@ -258,13 +270,24 @@ impl StreamTranslator {
             self.usage = Some(add_usage(usage(u), self.ctx.prior_usage));
         }
         for choice in chunk.choices.iter().flatten() {
-            if choice.index.unwrap_or(0) != 0 {
-                self.note_extra_choice();
-                continue;
-            }
-            if let Err(failure) = self.choice(choice, out) {
-                self.fail_with(failure, out);
+            if !self.choose(choice, out) {
                 return;
+            }
+        }
+    }
+
+    /// Translates a choice of the reply, or notes one that is not; returns
+    /// whether the stream goes on.
+    fn choose(&mut self, choice: &Choice<'_>, out: &mut Vec<u8>) -> bool {
+        if choice.index.unwrap_or(0) != 0 {
+            self.note_extra_choice();
+            return true;
+        }
+        match self.choice(choice, out) {
+            Ok(()) => true,
+            Err(failure) => {
+                self.fail_with(failure, out);
+                false
             }
         }
     }
@@ -288,11 +311,13 @@ impl StreamTranslator {
         self.fail_with(Failure::server(message), out);
     }
 
-    fn start(&mut self, chunk: &ChatCompletion<'_>, out: &mut Vec<u8>) {
+    /// Starts the response on the first chunk, from its `model` and
+    /// `created`.
+    fn start(&mut self, model: Option<&str>, created: Option<u64>, out: &mut Vec<u8>) {
         // Some servers (Azure) open with a chunk that names no model: the
         // first one that does names the response's.
         if !self.upstream_model {
-            if let Some(model) = chunk.model.as_deref().filter(|m| !m.is_empty()) {
+            if let Some(model) = model.filter(|m| !m.is_empty()) {
                 model.clone_into(&mut self.model);
                 self.upstream_model = true;
             }
@@ -300,7 +325,7 @@ impl StreamTranslator {
         if self.state != State::Waiting {
             return;
         }
-        self.created_at = chunk.created.filter(|c| *c > 0).unwrap_or_else(unix_now);
+        self.created_at = created.filter(|c| *c > 0).unwrap_or_else(unix_now);
         self.begin(out);
     }
 

@@ -10,6 +10,7 @@ use wirebridge_wire::responses::strict::{
     ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem, ReasoningPart,
 };
 
+use super::delta_frame::DeltaFrame;
 use super::emit::{emit, to_raw};
 use super::{MessageState, Open, Part, ReasoningState, StreamTranslator};
 
@@ -53,42 +54,34 @@ impl StreamTranslator {
                     body,
                 );
             }
+            let frame = match summary {
+                true => DeltaFrame::new(
+                    "response.reasoning_summary_text.delta",
+                    &id,
+                    output_index,
+                    "summary_index",
+                    0,
+                ),
+                false => DeltaFrame::new(
+                    "response.reasoning_text.delta",
+                    &id,
+                    output_index,
+                    "content_index",
+                    0,
+                ),
+            };
             self.open = Open::Reasoning(ReasoningState {
                 id,
                 output_index,
                 text: EscapedText::new(),
+                frame,
             });
         }
         let Open::Reasoning(state) = &mut self.open else {
             unreachable!("opened above")
         };
         state.text.push_escaped(text.escaped());
-        let (item_id, output_index) = (state.id.as_str(), state.output_index);
-        let delta = Some(text);
-        if summary {
-            let body = SummaryTextEvent {
-                item_id,
-                output_index,
-                summary_index: 0,
-                delta,
-                text: None,
-            };
-            emit(
-                out,
-                &mut self.seq,
-                "response.reasoning_summary_text.delta",
-                body,
-            );
-        } else {
-            let body = ReasoningTextEvent {
-                item_id,
-                output_index,
-                content_index: 0,
-                delta,
-                text: None,
-            };
-            emit(out, &mut self.seq, "response.reasoning_text.delta", body);
-        }
+        state.frame.write(out, &mut self.seq, text.raw(), None);
     }
 
     pub(super) fn text(
@@ -150,39 +143,29 @@ impl StreamTranslator {
                 part,
             };
             emit(out, &mut self.seq, "response.content_part.added", body);
+            let kind = match refusal {
+                true => "response.refusal.delta",
+                false => "response.output_text.delta",
+            };
             state.current = Some(Part {
                 refusal,
                 text: EscapedText::new(),
                 logprobs: String::new(),
+                frame: DeltaFrame::new(kind, item_id, output_index, "content_index", content_index),
             });
         }
         let part = state.current.as_mut().expect("opened above");
         part.text.push_escaped(text.escaped());
-        let delta = Some(text);
-        if refusal {
-            let body = RefusalEvent {
-                item_id,
-                output_index,
-                content_index,
-                delta,
-                refusal: None,
-            };
-            emit(out, &mut self.seq, "response.refusal.delta", body);
-        } else {
-            let logprobs = logprobs
+        // Output text events carry log probabilities, refusals none.
+        let logprobs = (!refusal).then(|| {
+            logprobs
                 .filter(|l| l.get().starts_with('['))
-                .unwrap_or(empty_array());
+                .unwrap_or(empty_array())
+        });
+        if let Some(logprobs) = logprobs {
             append_logprobs(&mut part.logprobs, logprobs);
-            let body = OutputTextEvent {
-                item_id,
-                output_index,
-                content_index,
-                delta,
-                text: None,
-                logprobs,
-            };
-            emit(out, &mut self.seq, "response.output_text.delta", body);
         }
+        part.frame.write(out, &mut self.seq, text.raw(), logprobs);
     }
 
     pub(super) fn close_reasoning(

@@ -3,17 +3,21 @@
 use serde_json::value::RawValue;
 use wirebridge_sse::{encode_done, encode_event_with};
 use wirebridge_wire::chat::strict::{
-    ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, CustomChunk, Delta,
-    FunctionChunk, ToolCallChunk,
+    ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, Delta,
 };
 use wirebridge_wire::raw::{JsonStr, JsonText};
-use wirebridge_wire::responses::lenient::{OutputItem, ResponseBody, StreamEvent};
+use wirebridge_wire::responses::lenient::{ResponseBody, StreamEvent};
 
 use super::body::arguments;
 use super::reply::{finish_reason, usage, Failure};
 use super::{ChatContext, ChatReasoning};
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
+use chunk_frame::ChunkFrame;
+
+mod chunk_frame;
+mod event;
+mod items;
 
 /// Translates a Responses event stream into a Chat Completions chunk stream.
 ///
@@ -53,6 +57,8 @@ pub struct StreamTranslator {
     usage: Option<CompletionUsage>,
     losses: LossReport,
     outcome: Option<&'static str>,
+    /// The constant parts of text chunks, once the first is written.
+    frame: Option<ChunkFrame>,
 }
 
 #[derive(Debug)]
@@ -82,6 +88,7 @@ impl StreamTranslator {
             usage: None,
             losses: LossReport::default(),
             outcome: None,
+            frame: None,
         }
     }
 
@@ -131,17 +138,25 @@ impl StreamTranslator {
         if data.trim() == "[DONE]" {
             return self.finish(out);
         }
-        let event: StreamEvent<'_> = match serde_json::from_str(data) {
-            Ok(event) => event,
-            Err(e) => {
-                return self.fail_with(
-                    Failure::server(format!(
-                        "the upstream sent an event that is not valid JSON: {e}"
-                    )),
-                    out,
-                )
-            }
+        let event: StreamEvent<'_> = match event::read_event(data) {
+            Some(event) => event,
+            None => match serde_json::from_str(data) {
+                Ok(event) => event,
+                Err(e) => {
+                    return self.fail_with(
+                        Failure::server(format!(
+                            "the upstream sent an event that is not valid JSON: {e}"
+                        )),
+                        out,
+                    )
+                }
+            },
         };
+        self.event(&event, out);
+    }
+
+    /// Translates one event.
+    fn event(&mut self, event: &StreamEvent<'_>, out: &mut Vec<u8>) {
         let index = event.output_index.unwrap_or(0);
         match event.kind() {
             "response.created" | "response.in_progress" | "response.queued" => {
@@ -208,7 +223,7 @@ impl StreamTranslator {
                     out,
                 );
             }
-            "error" => self.fail_with(Failure::from_event(&event), out),
+            "error" => self.fail_with(Failure::from_event(event), out),
             _ => {}
         }
     }
@@ -327,19 +342,14 @@ impl StreamTranslator {
         if !self.streamed.contains(&index) {
             self.streamed.push(index);
         }
-        let mut delta = Delta::default();
-        match kind {
-            TextKind::Content => delta.content = Some(text),
-            TextKind::Refusal => delta.refusal = Some(text),
+        let (field, text) = match kind {
+            TextKind::Content => ("content", text),
+            TextKind::Refusal => ("refusal", text),
             TextKind::Reasoning(part) => match self.ctx.reasoning {
-                ChatReasoning::ReasoningContent | ChatReasoning::Reasoning => {
-                    let text = self.separate_reasoning(index, part, text);
-                    if self.ctx.reasoning == ChatReasoning::Reasoning {
-                        delta.reasoning = Some(text);
-                    } else {
-                        delta.reasoning_content = Some(text);
-                    }
+                ChatReasoning::ReasoningContent => {
+                    ("reasoning_content", self.separate_reasoning(index, part, text))
                 }
+                ChatReasoning::Reasoning => ("reasoning", self.separate_reasoning(index, part, text)),
                 ChatReasoning::Omit => {
                     return self.lose_once(
                         LossKind::ReasoningSetting,
@@ -348,13 +358,28 @@ impl StreamTranslator {
                     )
                 }
             },
-        }
-        let compacted = logprobs.map(wirebridge_wire::compact);
-        let logprobs = compacted.as_deref().map(|content| ChoiceLogprobs {
-            content: Some(content),
+        };
+        let Some(logprobs) = logprobs else {
+            let frame = self.frame.get_or_insert_with(|| {
+                ChunkFrame::new(&self.id, self.created, &self.model, self.ctx.include_usage)
+            });
+            frame.write_text(out, field, text.raw());
+            return;
+        };
+        let compacted = wirebridge_wire::compact(logprobs);
+        let logprobs = ChoiceLogprobs {
+            content: Some(&compacted),
             refusal: None,
-        });
-        self.write(out, delta, None, logprobs);
+        };
+        let mut delta = Delta::default();
+        let slot = match field {
+            "content" => &mut delta.content,
+            "refusal" => &mut delta.refusal,
+            "reasoning_content" => &mut delta.reasoning_content,
+            _ => &mut delta.reasoning,
+        };
+        *slot = Some(text);
+        self.write(out, delta, None, Some(logprobs));
     }
 
     /// Starts a new reasoning part with a blank line after the previous one.
@@ -369,169 +394,6 @@ impl StreamTranslator {
             return text;
         }
         JsonText::from_escaped(&format!(r"\n\n{}", text.escaped()))
-    }
-
-    fn call_slot(&self, output_index: u32) -> Option<usize> {
-        self.calls
-            .iter()
-            .position(|c| c.output_index == output_index)
-    }
-
-    fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
-        match item.kind() {
-            "function_call" | "custom_tool_call" => {
-                self.open_call(index, item, out);
-            }
-            "message" | "reasoning" => {}
-            other => self.lose_once(
-                LossKind::UnsupportedItem,
-                other,
-                &format!("'{other}' items have no Chat Completions equivalent"),
-            ),
-        }
-    }
-
-    /// Sends a call's first fragment: index, id, type and name. Returns
-    /// whether the call is open; a call without a name or a call id fails
-    /// the stream, since a Chat client can neither run nor answer it.
-    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) -> bool {
-        if self.call_slot(index).is_some() {
-            return true;
-        }
-        let named = |field: Option<&str>| field.is_some_and(|f| !f.is_empty());
-        if !named(item.name.as_deref()) || !named(item.call_id.as_deref()) {
-            self.fail_with(
-                Failure::server(format!(
-                    "the upstream sent a {} item without a name or call_id",
-                    item.kind()
-                )),
-                out,
-            );
-            return false;
-        }
-        let custom = item.kind() == "custom_tool_call";
-        let chat_index = self.calls.len() as u32;
-        self.calls.push(Call {
-            output_index: index,
-            custom,
-            sent: false,
-            name: item.name.as_deref().unwrap_or_default().to_owned(),
-            call_id: item.call_id.as_deref().unwrap_or_default().to_owned(),
-            argument_bytes: 0,
-        });
-        let name = item.name.as_deref();
-        let empty = JsonText::from_text("");
-        let call = ToolCallChunk {
-            index: chat_index,
-            id: item.call_id.as_deref(),
-            kind: Some(if custom { "custom" } else { "function" }),
-            function: (!custom).then(|| FunctionChunk {
-                name,
-                arguments: empty.clone(),
-            }),
-            custom: custom.then_some(CustomChunk { name, input: empty }),
-        };
-        self.start(out);
-        self.write(
-            out,
-            Delta {
-                tool_calls: vec![call],
-                ..Delta::default()
-            },
-            None,
-            None,
-        );
-        true
-    }
-
-    fn call_fragment(&mut self, index: u32, text: JsonText<'_>, out: &mut Vec<u8>) {
-        let Some(slot) = self.call_slot(index) else {
-            return;
-        };
-        let call = &mut self.calls[slot];
-        call.sent = true;
-        call.argument_bytes += text.escaped().len();
-        let custom = call.custom;
-        let fragment = ToolCallChunk {
-            index: slot as u32,
-            id: None,
-            kind: None,
-            function: (!custom).then(|| FunctionChunk {
-                name: None,
-                arguments: text.clone(),
-            }),
-            custom: custom.then_some(CustomChunk {
-                name: None,
-                input: text,
-            }),
-        };
-        self.write(
-            out,
-            Delta {
-                tool_calls: vec![fragment],
-                ..Delta::default()
-            },
-            None,
-            None,
-        );
-    }
-
-    /// Sends what an item carried that no delta did: servers may skip deltas
-    /// and send only complete items.
-    fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
-        match item.kind() {
-            "function_call" | "custom_tool_call" => {
-                if !self.open_call(index, item, out) {
-                    return;
-                }
-                let slot = self.call_slot(index).expect("opened above");
-                if !self.calls[slot].sent {
-                    let text = match item.kind() {
-                        "custom_tool_call" => item
-                            .input
-                            .map(JsonText::from)
-                            .unwrap_or_else(|| JsonText::from_text("")),
-                        _ => arguments(item.arguments),
-                    };
-                    if !text.is_empty() {
-                        self.call_fragment(index, text, out);
-                    }
-                }
-            }
-            "message" if !self.streamed.contains(&index) => {
-                for part in item.parts() {
-                    match (part.kind(), part.text, part.refusal) {
-                        ("output_text", Some(text), _) if !text.is_empty() => {
-                            self.emit_text(index, text.into(), TextKind::Content, None, out)
-                        }
-                        ("refusal", _, Some(refusal)) if !refusal.is_empty() => {
-                            self.emit_text(index, refusal.into(), TextKind::Refusal, None, out)
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            "reasoning" if !self.streamed.contains(&index) => {
-                let mut texts: Vec<_> = item.parts().into_iter().filter_map(|p| p.text).collect();
-                if texts.is_empty() {
-                    texts = item
-                        .summary_parts()
-                        .into_iter()
-                        .filter_map(|p| p.text)
-                        .collect();
-                }
-                if !texts.is_empty() {
-                    self.emit_text(
-                        index,
-                        JsonText::join(texts, r"\n\n"),
-                        TextKind::Reasoning(0),
-                        None,
-                        out,
-                    );
-                }
-            }
-            _ => {}
-        }
     }
 
     fn complete(&mut self, raw: Option<&RawValue>, out: &mut Vec<u8>) {

@@ -1,0 +1,410 @@
+//! A forward-only reader of JSON text, for the stream fast paths.
+//!
+//! A stream translator reads one small JSON document per upstream event,
+//! and most of them have the same few fields. serde walks every field into
+//! typed structs, the ones a translator ignores included; this reader lets
+//! a fast path pick out the fields it needs and step over the rest.
+//!
+//! It accepts less than serde_json does, never more: every method returns
+//! `None` as soon as it meets something it does not handle (an escape in a
+//! key, a nested value where a scalar was expected, a float where a count
+//! was expected, or anything that is not valid JSON). The caller then
+//! parses the document with serde as before, so giving up costs time, not
+//! behaviour, and errors are always serde's.
+
+use serde_json::value::RawValue;
+
+/// A position in a JSON text, moved forward by reading values.
+#[derive(Debug, Clone)]
+pub(crate) struct JsonCursor<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> JsonCursor<'a> {
+    /// A cursor at the start of `text`.
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self { text, pos: 0 }
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// The next byte after whitespace, not consumed.
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.bytes().get(self.pos) {
+            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                return Some(b);
+            }
+            self.pos += 1;
+        }
+        None
+    }
+
+    /// Consumes `expected`, after whitespace.
+    fn eat(&mut self, expected: u8) -> Option<()> {
+        (self.peek()? == expected).then(|| self.pos += 1)
+    }
+
+    /// Reads an object, calling `field` with each key; `field` must read
+    /// the value. Keys must be free of escapes.
+    pub(crate) fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.plain_str()?;
+            self.eat(b':')?;
+            field(self, key)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Reads an array, calling `element` for each element; `element` must
+    /// read it.
+    pub(crate) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Reads `null` if it comes next: `true` if it did.
+    pub(crate) fn null(&mut self) -> Option<bool> {
+        if self.peek()? != b'n' {
+            return Some(false);
+        }
+        self.literal("null")?;
+        Some(true)
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        let end = self.pos + word.len();
+        (self.bytes().get(self.pos..end)? == word.as_bytes()).then(|| self.pos = end)
+    }
+
+    /// Reads a string without escapes: its content, borrowed.
+    pub(crate) fn plain_str(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.pos;
+        let end = self.string_end(false)?;
+        Some(&self.text[start..end - 1])
+    }
+
+    /// Reads a string, escapes included: its literal, quotes and escapes
+    /// intact, as serde_json's raw values keep it.
+    pub(crate) fn str_literal(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let start = self.pos;
+        self.eat(b'"')?;
+        let end = self.string_end(true)?;
+        Some(&self.text[start..end])
+    }
+
+    /// Consumes a string's content and closing quote (the opening one is
+    /// consumed), returning the position after the closing quote. Gives
+    /// up on raw control characters, which JSON forbids, on escapes unless
+    /// `escapes`, and on `\u` escapes of surrogates, which serde_json
+    /// checks in some positions and not others.
+    fn string_end(&mut self, escapes: bool) -> Option<usize> {
+        let bytes = self.bytes();
+        let mut i = self.pos;
+        loop {
+            i = skip_plain(bytes, i);
+            match *bytes.get(i)? {
+                b'"' => {
+                    self.pos = i + 1;
+                    return Some(self.pos);
+                }
+                b'\\' if escapes => i = escape_end(bytes, i + 1)?,
+                _ => return None,
+            }
+        }
+    }
+
+    /// Reads a non-negative integer written as plain digits.
+    pub(crate) fn u64(&mut self) -> Option<u64> {
+        self.peek()?;
+        let bytes = self.bytes();
+        let start = self.pos;
+        let mut end = start;
+        let mut value: u64 = 0;
+        while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
+            value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+            end += 1;
+        }
+        let digits = end - start;
+        // A leading zero, a fraction or an exponent: serde's to judge.
+        if digits == 0 || (digits > 1 && bytes[start] == b'0') {
+            return None;
+        }
+        if matches!(bytes.get(end), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        self.pos = end;
+        Some(value)
+    }
+
+    /// Reads `null` as `None`, or a value with `read`.
+    pub(crate) fn nullable<T>(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<Option<T>> {
+        if self.null()? {
+            return Some(None);
+        }
+        read(self).map(Some)
+    }
+
+    /// Reads a value with `read`, returning serde_json's raw value of it,
+    /// borrowed. Wrapping the text checks it once more, so this is for
+    /// short values (a fragment of text, an empty array).
+    pub(crate) fn raw_value(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<()>,
+    ) -> Option<&'a RawValue> {
+        self.peek()?;
+        let start = self.pos;
+        read(self)?;
+        serde_json::from_str(&self.text[start..self.pos]).ok()
+    }
+
+    /// Steps over a string, number, `true`, `false` or `null`; gives up on
+    /// objects and arrays.
+    pub(crate) fn skip_scalar(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.str_literal().map(drop),
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// Steps over a number, as JSON's grammar has it.
+    fn number(&mut self) -> Option<()> {
+        let bytes = self.bytes();
+        let mut i = self.pos;
+        if bytes.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let digits = |from: usize| {
+            let count = bytes[from..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            (count > 0).then_some(from + count)
+        };
+        let int_end = digits(i)?;
+        if bytes[i] == b'0' && int_end > i + 1 {
+            return None;
+        }
+        i = int_end;
+        if bytes.get(i) == Some(&b'.') {
+            i = digits(i + 1)?;
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            i = digits(i)?;
+        }
+        self.pos = i;
+        Some(())
+    }
+
+    /// Checks that only whitespace is left, as `serde_json::from_str` does.
+    pub(crate) fn end(mut self) -> Option<()> {
+        self.peek().is_none().then_some(())
+    }
+}
+
+/// The known fields of an object read so far, by number (up to 8).
+///
+/// serde rejects a field that comes twice: a fast path gives up on one,
+/// leaving serde to say so.
+#[derive(Debug, Default)]
+pub(crate) struct SeenFields(u8);
+
+impl SeenFields {
+    /// Notes field `bit`; `None` if it was seen already.
+    pub(crate) fn once(&mut self, bit: u8) -> Option<()> {
+        let mask = 1 << bit;
+        (self.0 & mask == 0).then(|| self.0 |= mask)
+    }
+}
+
+/// The index of the first quote, backslash or control character at or
+/// after `i`, eight bytes at a time while a word holds none: string
+/// content is most of a chunk's bytes.
+fn skip_plain(bytes: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // High bit set in every byte of `word` below `n` (n <= 0x80); borrows
+    // can mark bytes above a marked one, never a word with none.
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH;
+    let equal = |word: u64, b: u8| below(word ^ (ONES * u64::from(b)), 1);
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
+        if below(word, 0x20) | equal(word, b'"') | equal(word, b'\\') != 0 {
+            break;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The index after an escape whose backslash is just before `i`; `None`
+/// for an invalid escape or a surrogate code unit.
+fn escape_end(bytes: &[u8], i: usize) -> Option<usize> {
+    match *bytes.get(i)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 1),
+        b'u' => {
+            let hex = bytes.get(i + 1..i + 5)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let unit = u16::from_str_radix(hex, 16).ok()?;
+            (!(0xD800..0xE000).contains(&unit)).then_some(i + 5)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Steps over any scalar, object or array the cursor can read.
+    fn skip_any(c: &mut JsonCursor<'_>) -> Option<()> {
+        match c.peek()? {
+            b'{' => c.object(|c, _| skip_any(c)),
+            b'[' => c.array(skip_any),
+            _ => c.skip_scalar(),
+        }
+    }
+
+    fn accepts(text: &str) -> bool {
+        let mut c = JsonCursor::new(text);
+        skip_any(&mut c).and_then(|()| c.end()).is_some()
+    }
+
+    #[test]
+    fn reads_what_it_handles() {
+        for text in [
+            r#"{"a":1,"b":"x\n\u00e9\"","c":[true,false,null],"d":{}}"#,
+            " [ -0.5e+3 , 10 , 0 , \"\" ] ",
+            r#"{"k":{"n":[[],{}]}}"#,
+        ] {
+            assert!(accepts(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn gives_up_on_what_serde_rejects_or_it_does_not_handle() {
+        for text in [
+            r#"{"a":01}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":-}"#,
+            r#"{"a":"x\q"}"#,
+            r#"{"a":"\ud800"}"#,
+            "{\"a\":\"tab\there\"}",
+            r#"{"a\"b":1}"#,
+            r#"{"a":1,}"#,
+            r#"[1,]"#,
+            r#"{"a":nul}"#,
+            r#"{"a":1} x"#,
+            r#"{"a":1"#,
+            r#"{"a" 1}"#,
+        ] {
+            assert!(!accepts(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn accepts_only_what_serde_accepts() {
+        // Mutations of a chunk: wherever the cursor reads one through,
+        // serde_json must read it too.
+        let base = r#"{"id":"c-1","created":17,"x":[1.5e3,-2,true],"s":"a\"b\u00e9","n":null,"o":{"k":false}}"#;
+        let alphabet = b"{}[]\":,\\ 0123456789.eE+-tfnulrsabx\x01";
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut accepted = 0;
+        for _ in 0..50_000 {
+            let mut bytes = base.as_bytes().to_vec();
+            for _ in 0..1 + next() % 3 {
+                let at = (next() % bytes.len() as u64) as usize;
+                let b = alphabet[(next() % alphabet.len() as u64) as usize];
+                match next() % 3 {
+                    0 => bytes[at] = b,
+                    1 => bytes.insert(at, b),
+                    _ => drop(bytes.remove(at)),
+                }
+            }
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            if accepts(text) {
+                assert!(
+                    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
+                    "{text}"
+                );
+                accepted += 1;
+            }
+        }
+        assert!(accepted > 5_000, "{accepted}");
+    }
+
+    #[test]
+    fn reads_strings_and_counts() {
+        let mut c = JsonCursor::new(r#" "plain" "esc\"aped" 1234 0 01 "#);
+        assert_eq!(c.plain_str(), Some("plain"));
+        assert_eq!(c.clone().plain_str(), None);
+        assert_eq!(c.str_literal(), Some(r#""esc\"aped""#));
+        assert_eq!(c.u64(), Some(1234));
+        assert_eq!(c.u64(), Some(0));
+        assert_eq!(c.u64(), None);
+        let long = format!("\"{}\"", "x".repeat(37));
+        assert_eq!(JsonCursor::new(&long).plain_str().map(str::len), Some(37));
+        assert_eq!(JsonCursor::new("18446744073709551616").u64(), None);
+    }
+}
