@@ -76,9 +76,17 @@ impl ConvertError {
     /// [`MAX_DEPTH`](wirebridge_wire::depth::MAX_DEPTH) anywhere, pass-through
     /// JSON (schemas, metadata) included, naming where.
     pub fn check_depth(body: &[u8]) -> Result<(), ConvertError> {
-        use wirebridge_wire::depth::{too_deep, MAX_DEPTH};
-        match too_deep(body, MAX_DEPTH) {
-            None => Ok(()),
+        Self::check_depth_and_compactness(body).map(|_| ())
+    }
+
+    /// [`check_depth`](Self::check_depth), also telling, from the same pass
+    /// over the body, whether it is compact (no whitespace outside its
+    /// strings): the raw values of a compact body need no compacting.
+    pub fn check_depth_and_compactness(body: &[u8]) -> Result<bool, ConvertError> {
+        use wirebridge_wire::depth::{survey, MAX_DEPTH};
+        let found = survey(body, MAX_DEPTH);
+        match found.too_deep {
+            None => Ok(found.compact),
             Some(path) => Err(ConvertError::InvalidBody {
                 param: Some(path),
                 message: format!("JSON nested more than {MAX_DEPTH} levels deep"),

@@ -4,7 +4,9 @@
 //! not for values it keeps raw (a tool's JSON Schema, `metadata`, arguments
 //! sent as objects): those would be forwarded however deep they are, to
 //! upstream parsers that may not stop. [`too_deep`] checks a whole body in
-//! one pass over its bytes.
+//! one pass over its bytes; [`survey`] does the same and, in that pass, also
+//! tells whether the body is compact, so that its raw values need no
+//! compacting of their own.
 
 use std::fmt::Write as _;
 
@@ -24,13 +26,55 @@ pub const MAX_DEPTH: usize = 128;
 /// assert_eq!(too_deep(deep.as_bytes(), 8).as_deref(), Some("tools[0].parameters[0][0][0][0][0]"));
 /// ```
 pub fn too_deep(json: &[u8], limit: usize) -> Option<String> {
-    exceeds(json, limit).then(|| path_at_limit(json, limit))
+    survey(json, limit).too_deep
 }
 
-/// Whether `json` nests deeper than `limit`: strings skipped, brackets
-/// counted.
+/// What one pass over a JSON text finds: how deep it nests, and whether it
+/// holds whitespace outside its strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Survey {
+    /// The path of the first value nesting deeper than the limit, as
+    /// [`too_deep`] names it, or `None`.
+    pub too_deep: Option<String>,
+    /// Whether the text holds no whitespace outside its strings, so that
+    /// every value in it is already compact. Only known for a text within
+    /// the limit (`false` otherwise).
+    pub compact: bool,
+}
+
+/// Checks `json` against `limit` as [`too_deep`] does and, in the same
+/// pass, whether it is compact.
+///
+/// ```
+/// use wirebridge_wire::depth::survey;
+///
+/// assert!(survey(br#"{"a":["x y"]}"#, 8).compact);
+/// assert!(!survey(br#"{"a": 1}"#, 8).compact);
+/// ```
+pub fn survey(json: &[u8], limit: usize) -> Survey {
+    match scan(json, limit) {
+        Some(padded) => Survey {
+            too_deep: None,
+            compact: !padded,
+        },
+        None => Survey {
+            too_deep: Some(path_at_limit(json, limit)),
+            compact: false,
+        },
+    }
+}
+
+/// Whether `json` nests deeper than `limit`.
+#[cfg(test)]
 fn exceeds(json: &[u8], limit: usize) -> bool {
+    scan(json, limit).is_none()
+}
+
+/// Walks `json`, strings skipped and brackets counted: `None` when it nests
+/// deeper than `limit`, else whether it has whitespace outside its strings.
+fn scan(json: &[u8], limit: usize) -> Option<bool> {
     let mut depth = 0usize;
+    let mut padded = false;
     let mut at = 0;
     while let Some(&b) = json.get(at) {
         at += 1;
@@ -39,14 +83,15 @@ fn exceeds(json: &[u8], limit: usize) -> bool {
             b'{' | b'[' => {
                 depth += 1;
                 if depth > limit {
-                    return true;
+                    return None;
                 }
             }
             b'}' | b']' => depth = depth.saturating_sub(1),
+            b' ' | b'\n' | b'\r' | b'\t' => padded = true,
             _ => {}
         }
     }
-    false
+    Some(padded)
 }
 
 /// Where the string whose text starts at `at` ends: just past its closing
@@ -245,6 +290,20 @@ mod tests {
         );
         assert!(path.ends_with('…'), "{path}");
         assert_eq!(too_deep(body.as_bytes(), 300), None);
+    }
+
+    #[test]
+    fn tells_compact_text_from_padded() {
+        assert!(survey(br#"{"s":" \n\t","t":[1,{"u":"a b"}]}"#, 8).compact);
+        for padded in [&br#"{"a": 1}"#[..], b"[1,\n2]", b"\t[]", b"[]\r\n"] {
+            let found = survey(padded, 8);
+            assert_eq!((found.too_deep, found.compact), (None, false));
+        }
+        let deep = survey(b"[[[]]]", 2);
+        assert_eq!(
+            (deep.too_deep.as_deref(), deep.compact),
+            (Some("[0][0]"), false)
+        );
     }
 
     #[test]

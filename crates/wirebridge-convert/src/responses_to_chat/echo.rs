@@ -11,13 +11,17 @@ use wirebridge_wire::responses::lenient::{CreateResponse, Reasoning, Tool};
 use wirebridge_wire::responses::strict::ResponseEcho;
 use wirebridge_wire::RawObject;
 
-/// The echo of a request, `tools` being its parsed top-level tools.
+/// The echo of a request, `tools` being its parsed top-level tools;
+/// `compact` says the request's body holds no whitespace outside its
+/// strings, so that its values are copied without compacting.
 pub(super) fn echo(
     request: &CreateResponse<'_>,
     reasoning: &Reasoning<'_>,
     tools: &[Tool<'_>],
+    compact: bool,
 ) -> ResponseEcho {
     let defaults = ResponseEcho::default();
+    let owned = |raw| owned(raw, compact);
     ResponseEcho {
         background: false,
         frequency_penalty: request
@@ -41,9 +45,9 @@ pub(super) fn echo(
             .to_owned(),
         store: request.store.unwrap_or(true),
         temperature: request.temperature.unwrap_or(defaults.temperature),
-        text: echoed_text(request.text).unwrap_or(defaults.text),
+        text: echoed_text(request.text, compact).unwrap_or(defaults.text),
         tool_choice: owned(request.tool_choice).unwrap_or(defaults.tool_choice),
-        tools: echoed_tools(request.tools, tools).unwrap_or(defaults.tools),
+        tools: echoed_tools(request.tools, tools, compact).unwrap_or(defaults.tools),
         top_logprobs: request.top_logprobs.unwrap_or(defaults.top_logprobs),
         top_p: request.top_p.unwrap_or(defaults.top_p),
         truncation: owned(request.truncation).unwrap_or(defaults.truncation),
@@ -76,20 +80,25 @@ fn echoed_reasoning(reasoning: &Reasoning<'_>) -> Box<RawValue> {
 
 /// `text` as sent, with `format` filled in when only `verbosity` was given:
 /// both specs require it in a `Response`.
-fn echoed_text(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
+fn echoed_text(raw: Option<&RawValue>, compact: bool) -> Option<Box<RawValue>> {
     let raw = non_null(raw)?;
     let mut text = RawObject::parse(raw).ok()?;
     if text.get("format").is_some_and(|f| f.get() != "null") {
-        return owned(Some(raw));
+        return owned(Some(raw), compact);
     }
     text.set("format", r#"{"type":"text"}"#);
-    Some(compacted(text.to_raw()))
+    let filled = text.to_raw();
+    Some(if compact { filled } else { compacted(filled) })
 }
 
 /// The tools as sent, with what the specs require of a function tool filled
 /// in where a client left it out: `strict` as the backend applied it (Chat's
 /// default, not strict), `parameters: null` and `description: null`.
-fn echoed_tools(raw: Option<&RawValue>, tools: &[Tool<'_>]) -> Option<Box<RawValue>> {
+fn echoed_tools(
+    raw: Option<&RawValue>,
+    tools: &[Tool<'_>],
+    compact: bool,
+) -> Option<Box<RawValue>> {
     fn complete(tools: &[Tool<'_>]) -> bool {
         tools.iter().all(|t| match t.kind() {
             "function" => t.strict.is_some() && t.parameters.is_some() && t.description.is_some(),
@@ -118,18 +127,23 @@ fn echoed_tools(raw: Option<&RawValue>, tools: &[Tool<'_>]) -> Option<Box<RawVal
     }
     let raw = non_null(raw)?;
     if complete(tools) {
-        return owned(Some(raw));
+        return owned(Some(raw), compact);
     }
-    fill(raw).map(compacted)
+    let filled = fill(raw)?;
+    Some(if compact { filled } else { compacted(filled) })
 }
 
 fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")
 }
 
-/// An owned, compacted copy: echoes end up inside SSE `data:` lines.
-fn owned(raw: Option<&RawValue>) -> Option<Box<RawValue>> {
-    non_null(raw).map(|r| wirebridge_wire::compact(r).into_owned())
+/// An owned, compacted copy: echoes end up inside SSE `data:` lines. A
+/// value from a body known to be `compact` is copied as it is.
+fn owned(raw: Option<&RawValue>, compact: bool) -> Option<Box<RawValue>> {
+    non_null(raw).map(|r| match compact {
+        true => r.to_owned(),
+        false => wirebridge_wire::compact(r).into_owned(),
+    })
 }
 
 fn compacted(raw: Box<RawValue>) -> Box<RawValue> {
@@ -146,7 +160,7 @@ mod tests {
     fn tools_echo(json: &str) -> String {
         let request: CreateResponse<'_> = serde_json::from_str(json).unwrap();
         let tools = request.parse_tools().unwrap();
-        echoed_tools(request.tools, &tools)
+        echoed_tools(request.tools, &tools, false)
             .unwrap()
             .get()
             .to_owned()
@@ -186,11 +200,11 @@ mod tests {
     fn text_gains_a_format() {
         let raw: &RawValue = serde_json::from_str(r#"{"verbosity": "low"}"#).unwrap();
         assert_eq!(
-            echoed_text(Some(raw)).unwrap().get(),
+            echoed_text(Some(raw), false).unwrap().get(),
             r#"{"verbosity":"low","format":{"type":"text"}}"#
         );
         let raw: &RawValue = serde_json::from_str(r#"{"format":{"type":"json_object"}}"#).unwrap();
-        assert_eq!(echoed_text(Some(raw)).unwrap().get(), raw.get());
+        assert_eq!(echoed_text(Some(raw), false).unwrap().get(), raw.get());
     }
 
     #[test]

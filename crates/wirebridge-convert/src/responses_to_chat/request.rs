@@ -51,17 +51,21 @@ pub fn translate_request(
 pub struct ParsedRequest<'a> {
     pub(super) request: CreateResponse<'a>,
     pub(super) len: usize,
+    /// Whether the body holds no whitespace outside its strings: its raw
+    /// values are then echoed as they are, with no compacting.
+    pub(super) compact: bool,
 }
 
 impl<'a> ParsedRequest<'a> {
     /// Parses a request body; an invalid one is an error naming the field.
     pub fn parse(body: &'a [u8]) -> Result<Self, ConvertError> {
-        ConvertError::check_depth(body)?;
+        let compact = ConvertError::check_depth_and_compactness(body)?;
         let request: CreateResponse<'a> = serde_json::from_slice(body)
             .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
         Ok(Self {
             request,
             len: body.len(),
+            compact,
         })
     }
 
@@ -91,19 +95,23 @@ impl<'a> ParsedRequest<'a> {
         history: &History<'a>,
         options: &Options,
     ) -> Result<TranslatedRequest, ConvertError> {
-        translate(self.request, self.len, history, options, Mode::default())
+        translate(self, history, options, Mode::default())
     }
 }
 
 /// Translates a parsed request; `mode` says whether it is the client's
 /// own, or a step of a compaction.
 pub(super) fn translate<'a>(
-    mut request: CreateResponse<'a>,
-    request_len: usize,
+    parsed: ParsedRequest<'a>,
     history: &History<'a>,
     options: &Options,
     mode: Mode<'_>,
 ) -> Result<TranslatedRequest, ConvertError> {
+    let ParsedRequest {
+        mut request,
+        len: request_len,
+        compact,
+    } = parsed;
     let mut losses = LossRecorder::new(&options.policy);
     let profile = &options.profile;
 
@@ -225,7 +233,7 @@ pub(super) fn translate<'a>(
     serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
-        echo: echo(&request, &reasoning, &lists[0].tools),
+        echo: echo(&request, &reasoning, &lists[0].tools, compact),
         tool_names: translated_tools.names,
         stream,
         reasoning_output: plan.output,

@@ -123,7 +123,7 @@ impl<'a> ParsedRequest<'a> {
             summarize: true,
             ..Mode::compacting()
         };
-        let t = translate(self.request, self.len, history, options, mode)?;
+        let t = translate(self, history, options, mode)?;
         Ok(SummaryRequest {
             body: t.body,
             losses: t.losses,
@@ -141,7 +141,7 @@ impl<'a> ParsedRequest<'a> {
         history: &History<'a>,
         options: &Options,
     ) -> Result<TranslatedRequest, ConvertError> {
-        translate(self.request, self.len, history, options, Mode::compacting())
+        translate(self, history, options, Mode::compacting())
     }
 }
 

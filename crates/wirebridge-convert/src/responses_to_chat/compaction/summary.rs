@@ -146,7 +146,7 @@ impl<'a> ParsedRequest<'a> {
             compacted: Some(&summary.text),
             ..Mode::compacting()
         };
-        let mut t = translate(self.request, self.len, history, options, mode)?;
+        let mut t = translate(self, history, options, mode)?;
         t.context.leading = vec![summary.item(&t.context.ids, 0)];
         t.context.prior_usage = summary.usage;
         t.losses.extend(summary.losses.clone());
