@@ -89,7 +89,12 @@ pub async fn post(url: &str, body: &Value) -> (u16, Bytes) {
 
 /// GETs `url` on a connection of its own; the status and the whole body.
 pub async fn get(url: &str) -> (u16, Bytes) {
-    send(http::Request::get(url).body(Full::new(Bytes::new())).unwrap()).await
+    send(
+        http::Request::get(url)
+            .body(Full::new(Bytes::new()))
+            .unwrap(),
+    )
+    .await
 }
 
 async fn send(request: http::Request<Full<Bytes>>) -> (u16, Bytes) {
