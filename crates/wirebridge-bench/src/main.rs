@@ -62,6 +62,11 @@ struct Flags {
     /// exchange, as deployed; its stderr is discarded either way).
     #[arg(long, value_name = "FILTER", default_value = "warn")]
     proxy_log: String,
+    /// With --proxy: one more argument for the proxy's `serve` command
+    /// line, after the bench's own; repeat for several. To compare settings,
+    /// such as `--proxy-arg=--runtime=per-core`.
+    #[arg(long = "proxy-arg", value_name = "ARG", allow_hyphen_values = true)]
+    proxy_args: Vec<String>,
     /// The `wirebridge` binary that --proxy starts, built beforehand
     /// (`cargo build --release -p wirebridge-cli`). Default:
     /// $WIREBRIDGE_BIN, else `wirebridge` beside this binary, where cargo
@@ -122,6 +127,7 @@ fn main() -> ExitCode {
             run_time: Duration::from_secs_f64(flags.run_time),
             store: flags.store,
             log: flags.proxy_log,
+            args: flags.proxy_args,
         };
         return proxy::run(&settings, &shared, &binary);
     }

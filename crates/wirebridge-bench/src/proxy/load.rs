@@ -43,6 +43,10 @@ pub(super) struct Measured {
     pub(super) ttfb_p99_us: f64,
     /// The proxy's CPU time per completed request, for routes through it.
     pub(super) cpu_us_per_request: Option<f64>,
+    /// The proxy's context switches per completed request (its threads'
+    /// sleeps and preemptions: a wake-up of an idle thread is one), for
+    /// routes through it.
+    pub(super) switches_per_request: Option<f64>,
 }
 
 /// Per-request timings: (total, time to first body byte).
@@ -88,12 +92,13 @@ pub(super) async fn load(
             .map(|(proxy, clock)| proxy.cpu_time(clock))
             .transpose()
     };
+    let switches = || proxy.map(|(proxy, _)| proxy.context_switches()).transpose();
     run_for(pace.warm_up).await?;
-    let cpu_before = cpu()?;
+    let (cpu_before, switches_before) = (cpu()?, switches()?);
     let start = Instant::now();
     let timings = run_for(pace.run_time).await?;
     let elapsed = start.elapsed();
-    let cpu_after = cpu()?;
+    let (cpu_after, switches_after) = (cpu()?, switches()?);
     let mut totals: Vec<f64> = timings.iter().map(|t| micros(t.0)).collect();
     let mut ttfbs: Vec<f64> = timings.iter().map(|t| micros(t.1)).collect();
     let requests = timings.len();
@@ -107,6 +112,9 @@ pub(super) async fn load(
         cpu_us_per_request: cpu_before
             .zip(cpu_after)
             .map(|(before, after)| micros(after - before) / requests.max(1) as f64),
+        switches_per_request: switches_before
+            .zip(switches_after)
+            .map(|(before, after)| after.saturating_sub(before) as f64 / requests.max(1) as f64),
     })
 }
 

@@ -55,10 +55,14 @@ pub struct Settings {
     pub store: bool,
     /// The proxy's `RUST_LOG`.
     pub log: String,
+    /// More arguments for the proxy's `serve` command line.
+    pub args: Vec<String>,
 }
 
 #[derive(Serialize)]
 struct Report {
+    /// The arguments added to the proxy's command line.
+    proxy_args: Vec<String>,
     clock_ticks_per_second: u64,
     rounds: usize,
     run_time_s: f64,
@@ -116,7 +120,13 @@ async fn measure(
     let mut proxies: Vec<(Direction, Proxy)> = Vec::new();
     for direction in Direction::ALL {
         if cases.iter().any(|case| case.direction == direction) {
-            let proxy = Proxy::start(binary, &demo_url, direction.upstream_api(), &settings.log)?;
+            let proxy = Proxy::start(
+                binary,
+                &demo_url,
+                direction.upstream_api(),
+                &settings.log,
+                &settings.args,
+            )?;
             proxies.push((direction, proxy));
         }
     }
@@ -173,6 +183,7 @@ async fn measure(
     drop(proxies);
     let _ = demo.shutdown().await;
     Ok(Report {
+        proxy_args: settings.args.clone(),
         clock_ticks_per_second: clock.ticks_per_second,
         rounds,
         run_time_s: settings.run_time.as_secs_f64(),
