@@ -74,6 +74,11 @@ struct Flags {
         conflicts_with = "store"
     )]
     litellm: Option<PathBuf>,
+    /// With --proxy: one more argument for the proxy's `serve` command
+    /// line, after the bench's own; repeat for several. To compare settings,
+    /// such as `--proxy-arg=--runtime=per-core`.
+    #[arg(long = "proxy-arg", value_name = "ARG", allow_hyphen_values = true)]
+    proxy_args: Vec<String>,
     /// The `wirebridge` binary that --proxy starts, built beforehand
     /// (`cargo build --release -p wirebridge-cli`). Default:
     /// $WIREBRIDGE_BIN, else `wirebridge` beside this binary, where cargo
@@ -135,6 +140,7 @@ fn main() -> ExitCode {
             store: flags.store,
             log: flags.proxy_log,
             litellm: flags.litellm,
+            args: flags.proxy_args,
         };
         return proxy::run(&settings, &shared, &binary);
     }

@@ -7,6 +7,7 @@ mod admin;
 mod config;
 mod convert_cmd;
 mod demo;
+mod home;
 mod idle_body;
 mod logging;
 mod metrics;
@@ -120,7 +121,7 @@ fn serve(flags: config::ServeFlags) -> ExitCode {
         Err(e) => return fail(2, &e.to_string()),
     };
     let flush = logging::init(config.log_format);
-    let result = runtime().block_on(serve::run(config));
+    let result = serve::run(config);
     drop(flush);
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,29 +1,36 @@
-//! `wirebridge serve`: the proxy.
+//! `wirebridge serve`: the proxy, on the runtime its settings name.
+//!
+//! - `multi-thread`: one Tokio multi-thread runtime and one listener; the
+//!   runtime spreads connections over its worker threads.
+//! - `per-core` ([`per_core`]): a current-thread runtime per worker thread,
+//!   each accepting from a listener of its own on the same address, and a
+//!   home runtime on the main thread for what must stay in one place
+//!   (signals, the metrics listener, the demo upstream, the Redis store's
+//!   connections).
+//!
+//! Either way, what is shared is made once ([`Bridge`]): the metrics, the
+//! readiness checks, the store, the connection cap; each accept loop gets an
+//! app of its own ([`app`]).
 
-use std::convert::Infallible;
+mod app;
+mod per_core;
+
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use http::{header, HeaderMap, HeaderValue, Method, Request, Response};
-use http_body_util::BodyExt;
 use tokio::net::TcpListener;
-use tower::util::BoxCloneService;
-use tower::{Layer, Service, ServiceExt};
-use wirebridge_convert::seal::Sealer;
-use wirebridge_store::ResponseStore;
-use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
-use wirebridge_tower::{
-    ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer, WebSocketSettings,
-};
+use tokio::sync::watch;
 
 use crate::admin::Admin;
-use crate::config::{Config, Upstream as UpstreamSetting, UpstreamApi};
-use crate::logging::log_exchange;
-use crate::metrics::{CountedBody, MeteredStore, Metrics, OpenGauge};
+use crate::config::{Config, RuntimeFlavor, Upstream as UpstreamSetting, UpstreamApi};
+use crate::demo::InProcessDemo;
+use crate::home::Home;
+use crate::metrics::{MeteredStore, Metrics};
 use crate::readiness::Readiness;
-use crate::server::{App, ClientBody, Limits};
+use crate::server::{Admission, Limits, Places};
 use crate::signal::shutdown_signal;
-use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
+use crate::upstream::UpstreamOptions;
+use app::AppFactory;
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +43,9 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
+    /// A runtime or one of its threads could not be started.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(std::io::Error),
     /// The demo upstream did not start.
     #[error("cannot start the demo upstream: {0}")]
     Demo(std::io::Error),
@@ -54,39 +64,23 @@ pub enum ServeError {
 
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
 /// grace period.
-pub async fn run(config: Config) -> Result<(), ServeError> {
-    let metrics = Arc::new(Metrics::new(config.metrics.max_models));
-    let (base, credentials, demo) = match &config.upstream {
-        UpstreamSetting::Url(url) => (url.uri.clone(), url.credentials.as_ref(), None),
-        UpstreamSetting::Demo => {
-            let server = crate::demo::start_in_process()
-                .await
-                .map_err(ServeError::Demo)?;
-            (server.base_url(), None, Some(server))
-        }
-    };
-    let upstream = Upstream::new(
-        &base,
-        UpstreamOptions {
-            authorization: crate::upstream::authorization(
-                config.upstream_key.as_deref(),
-                credentials,
-            ),
-            connect_timeout: config.upstream_connect_timeout,
-            first_byte_timeout: config.exchange.first_byte_timeout,
-            idle_timeout: config.exchange.idle_timeout,
-            label: config.upstream_label.as_str().into(),
-            metrics: Arc::clone(&metrics),
-        },
-    );
-    let opened = crate::store::open(&config.store, &config.state).await?;
-    let readiness = Arc::new(Readiness::new(opened.redis));
-    let store = opened.store.map(|store| -> Arc<dyn ResponseStore> {
-        Arc::new(MeteredStore::new(store, Arc::clone(&metrics)))
-    });
-    let admin = Admin::new(Arc::clone(&metrics), Arc::clone(&readiness));
-    let app = app(&config, upstream, store, &metrics, admin.clone());
+pub fn run(config: Config) -> Result<(), ServeError> {
+    let workers = config.runtime.workers();
+    match config.runtime.flavor {
+        RuntimeFlavor::MultiThread => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+            .map_err(ServeError::Runtime)?
+            .block_on(multi_thread(config)),
+        RuntimeFlavor::PerCore => per_core::run(config, workers),
+    }
+}
 
+/// One runtime: the accept loop runs beside the wait for a signal, and
+/// each connection is a task the runtime's threads share.
+async fn multi_thread(config: Config) -> Result<(), ServeError> {
+    let bridge = Bridge::start(&config, Home::here()).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -97,208 +91,165 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         addr: config.listen,
         source,
     })?;
-    if config.seal.generated && config.upstream_api == UpstreamApi::Chat {
-        tracing::warn!(
-            "no seal key is set (seal_key / WIREBRIDGE_SEAL_KEY): reasoning sealed for clients \
-             can be opened only by this process; several replicas must share one key \
-             (`wirebridge keygen` makes one)"
+    bridge.announce(&config, addr);
+    let (finish, finished) = watch::channel(false);
+    bridge.serve_metrics(&config, finished).await?;
+    let (stop, stopping) = watch::channel(false);
+    let accepting = crate::server::serve(
+        listener,
+        bridge.apps.app(),
+        bridge.limits,
+        bridge.places.clone(),
+        Admission::PlaceFirst,
+        stopping,
+        0,
+    );
+    tokio::join!(accepting, bridge.until_shutdown(stop));
+    bridge.drain().await;
+    let _ = finish.send(true);
+    Ok(())
+}
+
+/// What every accept loop shares.
+struct Bridge {
+    apps: AppFactory,
+    readiness: Arc<Readiness>,
+    admin: Admin,
+    limits: Limits,
+    places: Places,
+    grace: Duration,
+    /// The upstream as the log shows it.
+    upstream_shown: String,
+    /// The demo upstream, when it is the one configured: it runs until the
+    /// bridge is dropped.
+    _demo: Option<InProcessDemo>,
+}
+
+impl Bridge {
+    /// Opens the store (its calls made on `home`), starts the demo upstream
+    /// when it is the one configured, and resolves the limits.
+    async fn start(config: &Config, home: Home) -> Result<Self, ServeError> {
+        let metrics = Arc::new(Metrics::new(config.metrics.max_models));
+        let (base, credentials, demo) = match &config.upstream {
+            UpstreamSetting::Url(url) => (url.uri.clone(), url.credentials.as_ref(), None),
+            UpstreamSetting::Demo => {
+                let server = crate::demo::start_in_process()
+                    .await
+                    .map_err(ServeError::Demo)?;
+                (server.base_url(), None, Some(server))
+            }
+        };
+        let options = UpstreamOptions {
+            authorization: crate::upstream::authorization(
+                config.upstream_key.as_deref(),
+                credentials,
+            ),
+            connect_timeout: config.upstream_connect_timeout,
+            first_byte_timeout: config.exchange.first_byte_timeout,
+            idle_timeout: config.exchange.idle_timeout,
+            label: config.upstream_label.as_str().into(),
+            metrics: Arc::clone(&metrics),
+        };
+        let opened = crate::store::open(&config.store, &config.state, &home).await?;
+        let readiness = Arc::new(Readiness::new(opened.redis, home));
+        let store = opened
+            .store
+            .map(|store| -> Arc<dyn wirebridge_store::ResponseStore> {
+                Arc::new(MeteredStore::new(store, Arc::clone(&metrics)))
+            });
+        let admin = Admin::new(Arc::clone(&metrics), Arc::clone(&readiness));
+        // The URI of a configured upstream holds no userinfo.
+        let upstream_shown = match demo {
+            Some(_) => "demo".to_owned(),
+            None => base.to_string(),
+        };
+        let apps = AppFactory::new(config, base, options, store, admin.clone());
+        // Each client connection may hold one to the upstream, and, with the
+        // demo upstream in this process, the demo's end of it too.
+        let descriptors_per_connection = if demo.is_some() { 3 } else { 2 };
+        let limits = Limits::resolve(&config.limits, descriptors_per_connection);
+        let places = Places::new(limits.max_connections, metrics.open_connections());
+        Ok(Self {
+            apps,
+            readiness,
+            admin,
+            limits,
+            places,
+            grace: Duration::from_secs(config.shutdown_grace_secs),
+            upstream_shown,
+            _demo: demo,
+        })
+    }
+
+    /// Tells the world the bridge listens on `addr`: stdout's first line,
+    /// then the log.
+    fn announce(&self, config: &Config, addr: std::net::SocketAddr) {
+        if config.seal.generated && config.upstream_api == UpstreamApi::Chat {
+            tracing::warn!(
+                "no seal key is set (seal_key / WIREBRIDGE_SEAL_KEY): reasoning sealed for \
+                 clients can be opened only by this process; several replicas must share one \
+                 key (`wirebridge keygen` makes one)"
+            );
+        }
+        println!("listening on http://{addr}");
+        let limits = &self.limits;
+        tracing::info!(
+            %addr,
+            upstream = %self.upstream_shown,
+            upstream_api = ?config.upstream_api,
+            profile = %config.profile.name,
+            store = config.store.kind(),
+            runtime = config.runtime.flavor.as_str(),
+            workers = config.runtime.workers(),
+            max_connections = limits.max_connections,
+            header_read_timeout_ms = limits.timeouts.header_read.as_millis() as u64,
+            idle_timeout_ms = limits.timeouts.idle.as_millis() as u64,
+            body_read_timeout_ms = limits.body_read_timeout.as_millis() as u64,
+            "wirebridge ready"
         );
     }
-    // Each client connection may hold one to the upstream, and, with the
-    // demo upstream in this process, the demo's end of it too.
-    let descriptors_per_connection = if demo.is_some() { 3 } else { 2 };
-    let limits = Limits::resolve(&config.limits, descriptors_per_connection);
-    println!("listening on http://{addr}");
-    tracing::info!(
-        %addr,
-        // The URI of a configured upstream holds no userinfo.
-        upstream = %if demo.is_some() { "demo".to_owned() } else { base.to_string() },
-        upstream_api = ?config.upstream_api,
-        profile = %config.profile.name,
-        store = config.store.kind(),
-        max_connections = limits.max_connections,
-        header_read_timeout_ms = limits.timeouts.header_read.as_millis() as u64,
-        idle_timeout_ms = limits.timeouts.idle.as_millis() as u64,
-        body_read_timeout_ms = limits.body_read_timeout.as_millis() as u64,
-        "wirebridge ready"
-    );
 
-    let (stop_metrics, metrics_stopped) = tokio::sync::watch::channel(false);
-    if let Some(addr) = config.metrics.listen {
+    /// Serves `/metrics`, `/healthz` and `/readyz` on `metrics_listen`, if
+    /// set, from a task of the current runtime, until `finished` turns true.
+    async fn serve_metrics(
+        &self,
+        config: &Config,
+        mut finished: watch::Receiver<bool>,
+    ) -> Result<(), ServeError> {
+        let Some(addr) = config.metrics.listen else {
+            return Ok(());
+        };
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| ServeError::MetricsBind { addr, source })?;
         let addr = listener.local_addr().unwrap_or(addr);
         tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
-        let mut stopped = metrics_stopped;
+        let admin = self.admin.clone();
         tokio::spawn(
-            admin.serve(listener, limits.timeouts.header_read, async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
+            admin.serve(listener, self.limits.timeouts.header_read, async move {
+                let _ = finished.wait_for(|finished| *finished).await;
             }),
         );
+        Ok(())
     }
 
-    let grace = Duration::from_secs(config.shutdown_grace_secs);
-    let shutdown = async {
+    /// Waits for SIGINT or SIGTERM, then turns not ready and tells the
+    /// accept loops to stop.
+    async fn until_shutdown(&self, stop: watch::Sender<bool>) {
         shutdown_signal().await;
         // Not ready from the first moment of the shutdown.
-        readiness.drain();
-    };
-    crate::server::serve(
-        listener,
-        app,
-        limits,
-        grace,
-        shutdown,
-        metrics.open_connections(),
-    )
-    .await;
-    let _ = stop_metrics.send(true);
-    drop(demo);
-    Ok(())
-}
-
-/// Health check, translation for the API the upstream does not speak,
-/// pass-through for everything else.
-fn app(
-    config: &Config,
-    upstream: Upstream,
-    store: Option<Arc<dyn ResponseStore>>,
-    metrics: &Arc<Metrics>,
-    admin: Admin,
-) -> App {
-    let observer = {
-        let metrics = Arc::clone(metrics);
-        move |e: &wirebridge_tower::Exchange| {
-            log_exchange(e);
-            metrics.exchange(e);
-        }
-    };
-    let (translated, endpoint): (App, &'static str) = match config.upstream_api {
-        UpstreamApi::Chat => {
-            let exchange = &config.exchange;
-            let mut layer = ResponsesToChatLayer::new()
-                .profile(config.profile.clone())
-                .policy(config.policy.clone())
-                .body_limit(config.max_body)
-                .max_reply_size(exchange.max_reply_size)
-                .stream_idle_timeout(exchange.idle_timeout)
-                .keepalive_interval(exchange.keepalive_interval)
-                .observer(observer.clone())
-                .anonymous_store(config.state.anonymous_store)
-                .missing_history(config.state.missing_history)
-                .sealer(Sealer::new(
-                    config.seal.current.clone(),
-                    config.seal.previous.clone(),
-                ));
-            if let Some(output) = config.reasoning_output {
-                layer = layer.reasoning_output(output);
-            }
-            if let Some(store) = store {
-                layer = layer.store_arc(store);
-            }
-            layer = match exchange.websocket {
-                true => layer.websocket(
-                    WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
-                ),
-                false => layer.without_websocket(),
-            };
-            (boxed(layer.layer(upstream)), "/responses")
-        }
-        UpstreamApi::Responses => (
-            boxed(
-                ChatToResponsesLayer::new()
-                    .policy(config.policy.clone())
-                    .body_limit(config.max_body)
-                    .max_reply_size(config.exchange.max_reply_size)
-                    .stream_idle_timeout(config.exchange.idle_timeout)
-                    .keepalive_interval(config.exchange.keepalive_interval)
-                    .observer(observer)
-                    .layer(upstream),
-            ),
-            "/chat/completions",
-        ),
-    };
-    let metrics_here = config.metrics.listen.is_none();
-    let (metrics, open_streams) = (Arc::clone(metrics), metrics.open_streams());
-    let service = tower::service_fn(move |mut request: Request<ClientBody>| {
-        let translated = translated.clone();
-        let (admin, metrics, open_streams) = (admin.clone(), metrics.clone(), open_streams.clone());
-        async move {
-            if let Some(endpoint) = Admin::endpoint(request.uri().path(), metrics_here) {
-                return Ok(admin.answer(endpoint).await);
-            }
-            let trace = continue_trace(request.headers_mut());
-            let path = request.uri().path().to_owned();
-            // The layer reports what it translates (compaction included).
-            let is_translated = request.method() == Method::POST && {
-                let path = path.trim_end_matches('/');
-                path.ends_with(endpoint)
-                    || (endpoint == "/responses" && path.ends_with("/responses/compact"))
-            };
-            let method = request.method().clone();
-            let started = Instant::now();
-            let response = translated.oneshot(request).await?;
-            if !is_translated {
-                let status = response.status().as_u16();
-                metrics.forwarded(status);
-                tracing::info!(
-                    %method,
-                    %path,
-                    status,
-                    total_us = started.elapsed().as_micros() as u64,
-                    trace_id = %trace.trace_id(),
-                    "request"
-                );
-            }
-            Ok(counted(response, &open_streams))
-        }
-    });
-    BoxCloneService::new(service)
-}
-
-/// Continues the client's trace with a span of this hop, or starts one,
-/// in the `traceparent` sent upstream. A `tracestate` without a valid
-/// `traceparent` belongs to no trace here, and is dropped.
-fn continue_trace(headers: &mut HeaderMap) -> TraceParent {
-    let trace = match TraceParent::from_headers(headers) {
-        Some(parent) => parent.child(),
-        None => {
-            headers.remove("tracestate");
-            TraceParent::start()
-        }
-    };
-    headers.insert(TRACEPARENT, trace.to_header_value());
-    trace
-}
-
-/// A streamed reply counts as an open stream until it ends.
-fn counted(
-    response: Response<crate::server::ResponseBody>,
-    open_streams: &OpenGauge,
-) -> Response<crate::server::ResponseBody> {
-    let streamed = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v: &HeaderValue| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !streamed {
-        return response;
+        self.readiness.drain();
+        let _ = stop.send(true);
     }
-    let opened = open_streams.open();
-    response.map(|body| CountedBody::new(body, opened).boxed_unsync())
-}
 
-fn boxed<S>(service: S) -> App
-where
-    S: Service<
-            Request<ClientBody>,
-            Response = Response<ResponseBody<UpstreamBody>>,
-            Error = Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    BoxCloneService::new(service.map_response(|response| response.map(|body| body.boxed_unsync())))
+    /// Waits for the open connections to end, within the grace period.
+    async fn drain(&self) {
+        tracing::info!(
+            grace_secs = self.grace.as_secs(),
+            "shutting down: waiting for open exchanges"
+        );
+        if !self.places.drain(self.grace).await {
+            tracing::warn!("grace period over: closing the remaining connections");
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! The real `wirebridge` binary, started as a process on loopback.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -9,69 +11,8 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Value};
+use support::{post, start, start_with_env, Proc, BIN};
 use wirebridge_testkit::{chat_grammar, parse_sse, responses_grammar};
-
-const BIN: &str = env!("CARGO_BIN_EXE_wirebridge");
-
-/// A running process, killed on drop.
-struct Proc {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `wirebridge ARGS --listen 127.0.0.1:0` and reads the address from
-/// its first stdout line.
-fn start(args: &[&str]) -> Proc {
-    start_with_env(args, &[])
-}
-
-/// `start`, with these environment variables set.
-fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proc {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .args(["--listen", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .to_owned();
-    Proc { child, url }
-}
-
-async fn post(url: &str, body: &Value) -> (u16, Bytes) {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let request = http::Request::post(url)
-        .header("content-type", "application/json")
-        .header("authorization", "Bearer test")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap();
-    let response = tokio::time::timeout(Duration::from_secs(20), client.request(request))
-        .await
-        .unwrap()
-        .unwrap();
-    let status = response.status().as_u16();
-    (
-        status,
-        response.into_body().collect().await.unwrap().to_bytes(),
-    )
-}
 
 #[tokio::test]
 async fn responses_clients_over_the_demo_chat_upstream() {

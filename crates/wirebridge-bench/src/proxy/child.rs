@@ -21,15 +21,16 @@ impl Drop for Proxy {
 }
 
 impl Proxy {
-    /// Starts `binary serve --upstream-api API` in front of the demo and
-    /// waits for its address. Its settings are the defaults (a memory
-    /// store), logs filtered by `log` and discarded; no `WIREBRIDGE_*`
-    /// variable of this process reaches it.
+    /// Starts `binary serve --upstream-api API` in front of the demo, with
+    /// `extra` arguments, and waits for its address. Its settings are
+    /// otherwise the defaults (a memory store), logs filtered by `log` and
+    /// discarded; no `WIREBRIDGE_*` variable of this process reaches it.
     pub(super) fn start(
         binary: &Path,
         demo_url: &str,
         upstream_api: &str,
         log: &str,
+        extra: &[String],
     ) -> Result<Self, String> {
         let mut command = Command::new(binary);
         command
@@ -42,6 +43,7 @@ impl Proxy {
             ])
             .arg("--upstream")
             .arg(format!("{demo_url}/v1"))
+            .args(extra)
             .env("RUST_LOG", log)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -73,6 +75,40 @@ impl Proxy {
     pub(super) fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// Context switches the threads of process `pid` have made so far, voluntary
+/// (a thread waiting for work) and not (one preempted), summed over
+/// `/proc/<pid>/task/*/status`. Threads that have exited are not
+/// counted; a proxy's threads live as long as it does.
+pub(super) fn process_context_switches(pid: u32) -> Result<u64, String> {
+    let dir = format!("/proc/{pid}/task");
+    let tasks = std::fs::read_dir(&dir).map_err(|e| format!("cannot read {dir}: {e}"))?;
+    let mut switches = 0;
+    for task in tasks.flatten() {
+        // A thread that exits meanwhile has no status left to read.
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        switches += context_switches(&status);
+    }
+    Ok(switches)
+}
+
+/// `voluntary_ctxt_switches + nonvoluntary_ctxt_switches` of a thread's
+/// `status` file.
+fn context_switches(status: &str) -> u64 {
+    status
+        .lines()
+        .filter_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            matches!(
+                key,
+                "voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches"
+            )
+            .then(|| value.trim().parse::<u64>().ok())?
+        })
+        .sum()
 }
 
 /// Reads a process's CPU time from `/proc/<pid>/stat`.
@@ -156,5 +192,13 @@ mod tests {
         let stat = "4242 (wire bridge (x)) S 1 4242 4242 0 -1 4194560 900 0 0 0 \
                     250 31 0 0 20 0 3 0 77 100000 500 18446744073709551615";
         assert_eq!(clock.cpu_time(stat).unwrap(), Duration::from_millis(2_810));
+    }
+
+    #[test]
+    fn context_switches_are_both_kinds_summed() {
+        let status = "Name:\twirebridge\nThreads:\t4\nvoluntary_ctxt_switches:\t120\n\
+                      nonvoluntary_ctxt_switches:\t7\n";
+        assert_eq!(context_switches(status), 127);
+        assert_eq!(context_switches("Name:\tx\n"), 0);
     }
 }

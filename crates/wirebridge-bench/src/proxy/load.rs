@@ -9,7 +9,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use serde::Serialize;
 
-use super::child::CpuClock;
+use super::child::{process_context_switches, CpuClock};
 use super::requests::BENCH_CREDENTIAL;
 
 /// The benchmark's HTTP client.
@@ -44,6 +44,10 @@ pub(super) struct Measured {
     /// The CPU time per completed request of the proxy the route goes
     /// through, for routes through one.
     pub(super) cpu_us_per_request: Option<f64>,
+    /// The proxy's context switches per completed request (its threads'
+    /// sleeps and preemptions: a wake-up of an idle thread is one), for
+    /// routes through it.
+    pub(super) switches_per_request: Option<f64>,
 }
 
 /// Per-request timings: (total, time to first body byte).
@@ -89,12 +93,17 @@ pub(super) async fn load(
             .map(|(pid, clock)| clock.process_time(pid))
             .transpose()
     };
+    let switches = || {
+        measured_process
+            .map(|(pid, _)| process_context_switches(pid))
+            .transpose()
+    };
     run_for(pace.warm_up).await?;
-    let cpu_before = cpu()?;
+    let (cpu_before, switches_before) = (cpu()?, switches()?);
     let start = Instant::now();
     let timings = run_for(pace.run_time).await?;
     let elapsed = start.elapsed();
-    let cpu_after = cpu()?;
+    let (cpu_after, switches_after) = (cpu()?, switches()?);
     let mut totals: Vec<f64> = timings.iter().map(|t| micros(t.0)).collect();
     let mut ttfbs: Vec<f64> = timings.iter().map(|t| micros(t.1)).collect();
     let requests = timings.len();
@@ -108,6 +117,9 @@ pub(super) async fn load(
         cpu_us_per_request: cpu_before
             .zip(cpu_after)
             .map(|(before, after)| micros(after - before) / requests.max(1) as f64),
+        switches_per_request: switches_before
+            .zip(switches_after)
+            .map(|(before, after)| after.saturating_sub(before) as f64 / requests.max(1) as f64),
     })
 }
 

@@ -62,10 +62,14 @@ pub struct Settings {
     pub log: String,
     /// The `litellm` command, to measure the LiteLLM proxy beside it.
     pub litellm: Option<PathBuf>,
+    /// More arguments for the proxy's `serve` command line.
+    pub args: Vec<String>,
 }
 
 #[derive(Serialize)]
 struct Report {
+    /// The arguments added to the proxy's command line.
+    proxy_args: Vec<String>,
     clock_ticks_per_second: u64,
     rounds: usize,
     run_time_s: f64,
@@ -135,7 +139,13 @@ async fn measure(
     let mut proxies: Vec<(Direction, Proxy)> = Vec::new();
     for direction in Direction::ALL {
         if cases.iter().any(|case| case.direction == direction) {
-            let proxy = Proxy::start(binary, &demo_url, direction.upstream_api(), &settings.log)?;
+            let proxy = Proxy::start(
+                binary,
+                &demo_url,
+                direction.upstream_api(),
+                &settings.log,
+                &settings.args,
+            )?;
             proxies.push((direction, proxy));
         }
     }
@@ -208,6 +218,7 @@ async fn measure(
     drop(litellms);
     let _ = demo.shutdown().await;
     Ok(Report {
+        proxy_args: settings.args.clone(),
         clock_ticks_per_second: clock.ticks_per_second,
         rounds,
         run_time_s: settings.run_time.as_secs_f64(),

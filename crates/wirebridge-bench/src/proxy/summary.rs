@@ -173,8 +173,17 @@ fn median(sorted: &[f64]) -> f64 {
 /// The header of the run lines.
 pub(super) fn print_run_header() {
     println!(
-        "{:<5} {:<36} {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "round", "case", "route", "req/s", "p50 us", "p99 us", "ttfb p50", "ttfb p99", "cpu us/r"
+        "{:<5} {:<36} {:<11} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "round",
+        "case",
+        "route",
+        "req/s",
+        "p50 us",
+        "p99 us",
+        "ttfb p50",
+        "ttfb p99",
+        "cpu us/r",
+        "cs/r"
     );
 }
 
@@ -182,7 +191,7 @@ pub(super) fn print_run_header() {
 pub(super) fn print_run(run: &Run) {
     let m = &run.measured;
     println!(
-        "{:<5} {:<36} {:<11} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9}",
+        "{:<5} {:<36} {:<11} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9.0} {:>9} {:>9}",
         run.round + 1,
         run.name,
         run.route,
@@ -191,7 +200,8 @@ pub(super) fn print_run(run: &Run) {
         m.p99_us,
         m.ttfb_p50_us,
         m.ttfb_p99_us,
-        cpu_text(m.cpu_us_per_request, 1)
+        cpu_text(m.cpu_us_per_request, 1),
+        cpu_text(m.switches_per_request, 1)
     );
 }
 

@@ -5,6 +5,7 @@ mod duration;
 mod exchange;
 mod limits;
 mod metrics;
+mod runtime;
 mod store;
 mod upstream;
 
@@ -21,6 +22,7 @@ use wirebridge_convert::{BackendProfile, LossPolicy};
 pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
 pub use metrics::MetricsSettings;
+pub use runtime::{RuntimeFlavor, RuntimeSettings};
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
 
@@ -89,6 +91,8 @@ pub struct FileConfig {
     store_tenant_max_bytes: Option<usize>,
     metrics_listen: Option<SocketAddr>,
     metrics_max_models: Option<usize>,
+    runtime: Option<toml::Spanned<String>>,
+    workers: Option<usize>,
 }
 
 /// Flags of `wirebridge serve`, all optional so the file and the
@@ -211,6 +215,14 @@ pub struct ServeFlags {
     /// `other` [default: 32].
     #[arg(long, value_name = "N")]
     pub metrics_max_models: Option<usize>,
+    /// How connections are spread over threads: multi-thread (one runtime,
+    /// one listener) or per-core (a single-threaded runtime and a
+    /// listener per worker thread; Linux) [default: multi-thread].
+    #[arg(long, value_enum)]
+    pub runtime: Option<RuntimeFlavor>,
+    /// Threads serving connections [default: one per core].
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
 }
 
 /// The effective settings.
@@ -252,6 +264,8 @@ pub struct Config {
     pub seal: SealKeys,
     /// Where metrics are served.
     pub metrics: MetricsSettings,
+    /// Which runtime serves connections, on how many threads.
+    pub runtime: RuntimeSettings,
 }
 
 /// The seal keys: the current one, previous ones still accepted, and
@@ -530,6 +544,7 @@ impl Config {
         let exchange = ExchangeLimits::load(&file, flags, env, &origin)?;
         let state = StateSettings::load(&file, flags, env)?;
         let metrics = MetricsSettings::load(&file, flags, env)?;
+        let runtime = RuntimeSettings::load(&file, flags, env, &origin)?;
 
         Ok(Config {
             listen,
@@ -550,6 +565,7 @@ impl Config {
             reasoning_output,
             seal,
             metrics,
+            runtime,
         })
     }
 }

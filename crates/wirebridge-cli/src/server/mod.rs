@@ -1,9 +1,9 @@
 //! Serving client connections within limits.
 //!
-//! - At most `max_connections` connections are served at once. At the cap
-//!   the listener is not accepted from: new connections wait in the kernel's
-//!   backlog, instead of being accepted only to fail for want of a file
-//!   descriptor.
+//! - At most `max_connections` connections are served at once, however
+//!   many accept loops share the cap ([`places`]). At the cap new
+//!   connections wait in the kernel's backlog, instead of being accepted
+//!   only to fail for want of a file descriptor.
 //! - Failed accepts back off and are logged with a count ([`accept`]).
 //! - Each connection has a watchdog ([`watchdog`]): it is closed when a
 //!   request head does not arrive within the header-read timeout (on a new
@@ -19,6 +19,7 @@ mod body;
 mod connection;
 mod fd_limit;
 mod io;
+mod places;
 mod service;
 mod watchdog;
 
@@ -33,14 +34,15 @@ use http_body_util::combinators::UnsyncBoxBody;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::watch;
 use tower::util::BoxCloneService;
 use wirebridge_tower::BoxError;
 
 use crate::config::ServerLimits;
-use crate::metrics::{OpenGauge, Opened};
+use places::Reserved;
 
 pub use body::ClientBody;
+pub use places::{Admission, Place, Places};
 pub use watchdog::Timeouts;
 
 /// The body of every response sent to a client.
@@ -96,28 +98,19 @@ impl Limits {
     }
 }
 
-/// A connection's place under the cap, counted in the open-connections
-/// gauge; given up when the connection (or the WebSocket session it became)
-/// ends.
-pub struct Place {
-    _permit: OwnedSemaphorePermit,
-    _opened: Opened,
-}
-
-/// Serves `app` on `listener` until `shutdown` resolves, then stops
-/// accepting and lets open exchanges finish within `grace`; `open_connections`
-/// counts the connections served.
+/// Serves `app` on `listener`, each connection in a place of `places`
+/// taken as `admission` says, until `stop` turns true: then stops
+/// accepting and returns, and the connections it started finish what is in
+/// flight and close. `worker` names the accept loop in the log.
 pub async fn serve(
     listener: TcpListener,
     app: App,
     limits: Limits,
-    grace: Duration,
-    shutdown: impl Future<Output = ()>,
-    open_connections: OpenGauge,
+    places: Places,
+    admission: Admission,
+    mut stop: watch::Receiver<bool>,
+    worker: usize,
 ) {
-    // One permit per connection served: the cap, and at shutdown the way
-    // to wait until every connection has ended.
-    let connections = Arc::new(Semaphore::new(limits.max_connections));
     let mut acceptor = accept::Acceptor::new(listener);
     let mut at_cap = accept::Throttle::new(accept::LOG_EVERY);
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -125,64 +118,76 @@ pub async fn serve(
     // HTTP/1 timeout would also close idle connections at the same
     // deadline, cutting the idle timeout short.
     builder.http1().header_read_timeout(None);
-    let (stop, stopped) = watch::channel(false);
-    tokio::pin!(shutdown);
+    let stopping = stop.clone();
+    let stopped = async move {
+        // An error means the sender is gone: stop as well.
+        let _ = stop.wait_for(|stop| *stop).await;
+    };
+    tokio::pin!(stopped);
     loop {
-        // A slot first, then a connection: at the cap nothing is accepted,
-        // and new connections wait in the backlog.
-        let slot = match connections.clone().try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(_) => {
-                if let Some(times) = at_cap.record(tokio::time::Instant::now()) {
-                    tracing::warn!(
-                        max_connections = limits.max_connections,
-                        times,
-                        "at the connection limit: new connections wait in the backlog"
-                    );
-                }
-                tokio::select! {
-                    slot = connections.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
-                    () = &mut shutdown => break,
-                }
+        let (place, (stream, peer)) = match admission {
+            Admission::PlaceFirst => {
+                let Some(reserved) = reserve(&places, &mut at_cap, &mut stopped).await else {
+                    break;
+                };
+                let accepted = tokio::select! {
+                    accepted = acceptor.accept() => accepted,
+                    () = &mut stopped => break,
+                };
+                (places.occupy(reserved), accepted)
+            }
+            Admission::ConnectionFirst => {
+                let accepted = tokio::select! {
+                    accepted = acceptor.accept() => accepted,
+                    () = &mut stopped => break,
+                };
+                let Some(reserved) = reserve(&places, &mut at_cap, &mut stopped).await else {
+                    break;
+                };
+                (places.occupy(reserved), accepted)
             }
         };
-        let (stream, peer) = tokio::select! {
-            accepted = acceptor.accept() => accepted,
-            () = &mut shutdown => break,
-        };
+        tracing::debug!(worker, %peer, "accepted a connection");
         let _ = stream.set_nodelay(true);
-        let slot = Arc::new(Place {
-            _permit: slot,
-            _opened: open_connections.open(),
-        });
+        let place = Arc::new(place);
         let activity = watchdog::Activity::new(limits.timeouts);
         let io = TokioIo::new(io::WatchedIo::new(stream, activity.clone()));
         let service = service::ConnectionService::new(
             app.clone(),
             activity.clone(),
             limits.body_read_timeout,
-            Arc::clone(&slot),
+            Arc::clone(&place),
         );
         let connection = builder
             .serve_connection_with_upgrades(io, service)
             .into_owned();
-        let stopped = stopped.clone();
+        let stopping = stopping.clone();
         tokio::spawn(async move {
-            connection::drive(connection, activity, stopped, peer).await;
-            drop(slot);
+            connection::drive(connection, activity, stopping, peer).await;
+            drop(place);
         });
     }
-    drop(acceptor);
-    tracing::info!(
-        grace_secs = grace.as_secs(),
-        "shutting down: waiting for open exchanges"
-    );
-    let _ = stop.send(true);
-    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
-    if tokio::time::timeout(grace, connections.acquire_many(all))
-        .await
-        .is_err()
-    {
-        tracing::warn!("grace period over: closing the remaining connections");
+}
+
+/// A place under the cap, waiting for one when there is none (logged, at
+/// most once per interval); `None` if `stopped` resolves first.
+async fn reserve(
+    places: &Places,
+    at_cap: &mut accept::Throttle,
+    stopped: &mut (impl Future<Output = ()> + Unpin),
+) -> Option<Reserved> {
+    if let Some(reserved) = places.try_reserve() {
+        return Some(reserved);
+    }
+    if let Some(times) = at_cap.record(tokio::time::Instant::now()) {
+        tracing::warn!(
+            max_connections = places.max(),
+            times,
+            "at the connection limit: new connections wait in the backlog"
+        );
+    }
+    tokio::select! {
+        reserved = places.reserve() => Some(reserved),
+        () = stopped => None,
     }
 }
