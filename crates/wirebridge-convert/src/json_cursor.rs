@@ -308,6 +308,7 @@ fn escape_end(bytes: &[u8], i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wirebridge_testkit::mutate::{edit, Rng};
 
     /// Steps over any scalar, object or array the cursor can read.
     fn skip_any(c: &mut JsonCursor<'_>) -> Option<()> {
@@ -361,25 +362,11 @@ mod tests {
         // serde_json must read it too.
         let base = r#"{"id":"c-1","created":17,"x":[1.5e3,-2,true],"s":"a\"b\u00e9","n":null,"o":{"k":false}}"#;
         let alphabet = b"{}[]\":,\\ 0123456789.eE+-tfnulrsabx\x01";
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15_u64);
         let mut accepted = 0;
         for _ in 0..50_000 {
-            let mut bytes = base.as_bytes().to_vec();
-            for _ in 0..1 + next() % 3 {
-                let at = (next() % bytes.len() as u64) as usize;
-                let b = alphabet[(next() % alphabet.len() as u64) as usize];
-                match next() % 3 {
-                    0 => bytes[at] = b,
-                    1 => bytes.insert(at, b),
-                    _ => drop(bytes.remove(at)),
-                }
-            }
+            let edits = 1 + rng.below(3);
+            let bytes = edit(base.as_bytes(), alphabet, edits, &mut rng);
             let Ok(text) = std::str::from_utf8(&bytes) else {
                 continue;
             };

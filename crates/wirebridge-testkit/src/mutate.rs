@@ -46,6 +46,27 @@ pub fn mutate(input: &[u8], rng: &mut Rng) -> Vec<u8> {
     out
 }
 
+/// A copy of `input` with `edits` small edits, each replacing, inserting
+/// or deleting one byte, inserted and replacing bytes taken from
+/// `alphabet`: damage slight enough that most copies keep their shape, for
+/// tests that compare two readers of the same input.
+pub fn edit(input: &[u8], alphabet: &[u8], edits: usize, rng: &mut Rng) -> Vec<u8> {
+    let mut out = input.to_vec();
+    for _ in 0..edits {
+        if out.is_empty() {
+            break;
+        }
+        let at = rng.below(out.len());
+        let b = alphabet[rng.below(alphabet.len())];
+        match rng.below(3) {
+            0 => out[at] = b,
+            1 => out.insert(at, b),
+            _ => drop(out.remove(at)),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

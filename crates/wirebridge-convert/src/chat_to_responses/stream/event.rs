@@ -76,6 +76,7 @@ pub(super) fn read_event(data: &str) -> Option<StreamEvent<'_>> {
 mod tests {
     use super::*;
     use serde_json::value::RawValue;
+    use wirebridge_testkit::mutate::{edit, Rng};
 
     const DELTA: &str = r#"{"type":"response.output_text.delta","content_index":0,"delta":"quer","item_id":"msg_0842a5a14f2f9e5c","logprobs":[],"obfuscation":"7C72BNdD2RHQ","output_index":1,"sequence_number":1280}"#;
 
@@ -147,25 +148,11 @@ mod tests {
     #[test]
     fn mutated_events_read_alike() {
         let alphabet = b"{}[]\":,\\ 019.e-nultrsa\x01";
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d_u64);
         let mut read_fast = 0;
         for _ in 0..30_000 {
-            let mut bytes = DELTA.as_bytes().to_vec();
-            for _ in 0..1 + next() % 2 {
-                let at = (next() % bytes.len() as u64) as usize;
-                let b = alphabet[(next() % alphabet.len() as u64) as usize];
-                match next() % 3 {
-                    0 => bytes[at] = b,
-                    1 => bytes.insert(at, b),
-                    _ => drop(bytes.remove(at)),
-                }
-            }
+            let edits = 1 + rng.below(2);
+            let bytes = edit(DELTA.as_bytes(), alphabet, edits, &mut rng);
             let Ok(data) = std::str::from_utf8(&bytes) else {
                 continue;
             };

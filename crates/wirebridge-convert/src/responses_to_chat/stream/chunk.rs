@@ -169,6 +169,7 @@ fn json_str<'a>(c: &mut JsonCursor<'a>) -> Option<JsonStr<'a>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wirebridge_testkit::mutate::{edit, Rng};
     use wirebridge_wire::chat::lenient::ChatCompletion;
 
     const CHUNK: &str = r#"{"id":"chatcmpl-D8Z5","object":"chat.completion.chunk","created":1770933892,"model":"gpt-4.1-nano","service_tier":"default","system_fingerprint":"fp_de604bd877","choices":[{"index":0,"delta":{"content":"Holiday"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"dTh"}"#;
@@ -261,25 +262,11 @@ mod tests {
     #[test]
     fn mutated_chunks_read_alike() {
         let alphabet = b"{}[]\":,\\ 019.e-nultrsa\x01";
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d_u64);
         let mut read_fast = 0;
         for _ in 0..30_000 {
-            let mut bytes = CHUNK.as_bytes().to_vec();
-            for _ in 0..1 + next() % 2 {
-                let at = (next() % bytes.len() as u64) as usize;
-                let b = alphabet[(next() % alphabet.len() as u64) as usize];
-                match next() % 3 {
-                    0 => bytes[at] = b,
-                    1 => bytes.insert(at, b),
-                    _ => drop(bytes.remove(at)),
-                }
-            }
+            let edits = 1 + rng.below(2);
+            let bytes = edit(CHUNK.as_bytes(), alphabet, edits, &mut rng);
             let Ok(data) = std::str::from_utf8(&bytes) else {
                 continue;
             };
