@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use super::count::Count;
 use super::duration::DurationSetting;
-use super::{value, ConfigError, FileConfig, Origin, ServeFlags};
+use super::{ConfigError, FileConfig, Origin, ServeFlags};
 
 /// How long a client may take to send a complete request head. A head is a
 /// few hundred bytes to a few KB and leaves a client in one write; 10 s is
@@ -50,23 +51,13 @@ impl ServerLimits {
         env: &dyn Fn(&str) -> Option<String>,
         origin: &Origin<'_>,
     ) -> Result<Self, ConfigError> {
-        let max_connections = match env("WIREBRIDGE_MAX_CONNECTIONS") {
-            Some(v) => Some(v.trim().parse::<usize>().map_err(|_| {
-                value(
-                    "WIREBRIDGE_MAX_CONNECTIONS",
-                    "",
-                    format!("'{v}' is not a number of connections"),
-                )
-            })?),
-            None => flags.max_connections.or(file.max_connections),
-        };
-        if let Some(n) = max_connections.filter(|n| !(1..=MAX_CONNECTIONS).contains(n)) {
-            return Err(value(
-                "max_connections",
-                "",
-                format!("{n} is not between 1 and {MAX_CONNECTIONS}"),
-            ));
+        let max_connections = Count {
+            key: "max_connections",
+            env_var: "WIREBRIDGE_MAX_CONNECTIONS",
+            noun: "connections",
+            max: MAX_CONNECTIONS,
         }
+        .load(env, flags.max_connections.or(file.max_connections))?;
         Ok(Self {
             header_read_timeout: DurationSetting {
                 key: "header_read_timeout",

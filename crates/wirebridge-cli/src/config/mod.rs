@@ -1,6 +1,7 @@
 //! Settings: defaults, then the TOML file, then flags, then `WIREBRIDGE_*`
 //! environment variables, each overriding the one before.
 
+mod count;
 mod duration;
 mod exchange;
 mod limits;

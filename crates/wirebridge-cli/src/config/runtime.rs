@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use super::count::Count;
 use super::{value, ConfigError, FileConfig, Origin, ServeFlags};
 
 /// The most worker threads a setting may ask for.
@@ -92,23 +93,13 @@ impl RuntimeSettings {
                  (SO_REUSEPORT), which only Linux does; use multi-thread",
             ));
         }
-        let workers = match env("WIREBRIDGE_WORKERS") {
-            Some(v) => Some(v.trim().parse::<usize>().map_err(|_| {
-                value(
-                    "WIREBRIDGE_WORKERS",
-                    "",
-                    format!("'{v}' is not a number of threads"),
-                )
-            })?),
-            None => flags.workers.or(file.workers),
-        };
-        if let Some(n) = workers.filter(|n| !(1..=MAX_WORKERS).contains(n)) {
-            return Err(value(
-                "workers",
-                "",
-                format!("{n} is not between 1 and {MAX_WORKERS}"),
-            ));
+        let workers = Count {
+            key: "workers",
+            env_var: "WIREBRIDGE_WORKERS",
+            noun: "threads",
+            max: MAX_WORKERS,
         }
+        .load(env, flags.workers.or(file.workers))?;
         Ok(Self { flavor, workers })
     }
 }
