@@ -172,8 +172,10 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
     fn feed(&mut self, bytes: &[u8]) {
         if self.out.capacity() == 0 {
             // The previous frame's buffer left with it: start this one at
-            // the size that one reached instead of growing from nothing.
-            self.out.reserve(self.frame_size);
+            // the size that one reached instead of growing from nothing, up
+            // to a bound, as bytes that complete no event keep it while
+            // the stream waits.
+            self.out.reserve(self.frame_size.min(MAX_FIRST_CAPACITY));
         }
         // One clock read before and one after: the translation's time, the
         // idle timer's touch and the keep-alive timer's.
@@ -290,6 +292,9 @@ impl<T: StreamTranslate> Drop for StreamState<T> {
         self.tracker.report(summary);
     }
 }
+
+/// The most a frame's buffer starts with.
+const MAX_FIRST_CAPACITY: usize = 4 * 1024;
 
 /// Bytes of translated output beyond which no more upstream frames are
 /// read into the same client frame.
