@@ -138,6 +138,12 @@ pub struct BackendProfile {
     /// when it fails, estimated from the request's size
     /// ([`estimate_tokens`](crate::responses_to_chat::compaction::estimate_tokens)).
     pub tokenize: Option<String>,
+    /// Whether the backend takes Chat's named `tool_choice` object
+    /// (`{"type":"function","function":{"name":…}}`). Without it a named
+    /// choice is sent as `"required"` with `tools` narrowed to the named
+    /// tool, which forces the same call (llama.cpp's server reads only the
+    /// string forms, and treats an object as `auto`).
+    pub named_tool_choice: bool,
 }
 
 impl Default for BackendProfile {
@@ -189,6 +195,7 @@ impl BackendProfile {
             think_tags: ThinkTags::Off,
             passthrough: vec!["user".into()],
             tokenize: None,
+            named_tool_choice: false,
         }
     }
 
@@ -203,6 +210,7 @@ impl BackendProfile {
             reasoning_effort: true,
             reasoning_efforts: efforts(&["none", "minimal", "low", "medium", "high", "xhigh"]),
             passthrough: PASSTHROUGH_FIELDS.iter().map(|s| s.to_string()).collect(),
+            named_tool_choice: true,
             ..Self::generic()
         }
     }
@@ -214,6 +222,7 @@ impl BackendProfile {
             max_tokens_field: MaxTokensField::MaxCompletionTokens,
             text_parts_as_string: false,
             reasoning_effort: true,
+            named_tool_choice: true,
             ..Self::generic()
         }
     }
@@ -241,6 +250,7 @@ impl BackendProfile {
     pub fn deepseek() -> Self {
         Self {
             name: "deepseek".into(),
+            named_tool_choice: true,
             ..Self::generic()
         }
     }
@@ -255,6 +265,7 @@ impl BackendProfile {
             reasoning_efforts: efforts(&["minimal", "low", "medium", "high"]),
             web_search_options: true,
             passthrough: vec!["user".into(), "metadata".into()],
+            named_tool_choice: true,
             ..Self::generic()
         }
     }

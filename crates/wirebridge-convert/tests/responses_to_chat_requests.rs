@@ -280,6 +280,52 @@ fn profiles_choose_fields() {
 }
 
 #[test]
+fn a_named_tool_choice_takes_the_form_the_backend_reads() {
+    let body = r#"{"model":"m","input":"x","tool_choice":{"type":"function","name":"b"},
+        "tools":[{"type":"function","name":"a","parameters":{"type":"object"}},
+                 {"type":"function","name":"b","parameters":{"type":"object"}}]}"#;
+    let names = |chat: &Value| -> Vec<String> {
+        chat["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Servers that read Chat's named object get it, with every tool offered.
+    let vllm = chat(
+        body,
+        &Options {
+            profile: BackendProfile::vllm(),
+            ..Options::default()
+        },
+    );
+    assert_eq!(
+        vllm["tool_choice"],
+        serde_json::json!({"type": "function", "function": {"name": "b"}})
+    );
+    assert_eq!(names(&vllm), ["a", "b"]);
+    // llama-server reads only the string forms (an object falls back to
+    // `auto`): the call is forced by requiring one and offering only `b`.
+    for profile in [BackendProfile::llama_cpp(), BackendProfile::generic()] {
+        let narrowed = chat(
+            body,
+            &Options {
+                profile,
+                ..Options::default()
+            },
+        );
+        assert_eq!(narrowed["tool_choice"], "required");
+        assert_eq!(names(&narrowed), ["b"]);
+    }
+    // Narrowing to a tool that is not there would leave nothing to call.
+    let missing = r#"{"model":"m","input":"x","tool_choice":{"type":"function","name":"c"},
+        "tools":[{"type":"function","name":"a","parameters":{"type":"object"}}]}"#;
+    let error = translate_request(missing.as_bytes(), &Options::default()).unwrap_err();
+    assert_eq!(error.param(), Some("tool_choice.name"), "{error}");
+}
+
+#[test]
 fn stream_asks_for_usage() {
     let c = chat(
         r#"{"model":"m","input":"x","stream":true}"#,

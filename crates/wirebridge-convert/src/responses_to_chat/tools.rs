@@ -98,7 +98,7 @@ pub(super) fn translate_tools<'a>(
         }
     }
     if let Some(raw) = tool_choice.filter(|r| r.get() != "null") {
-        out.choice = choice(raw, &mut out, losses)?;
+        out.choice = choice(raw, &mut out, profile, losses)?;
     }
     Ok(out)
 }
@@ -411,6 +411,7 @@ impl ChoiceObject<'_> {
 fn choice<'a>(
     raw: &'a RawValue,
     out: &mut TranslatedTools<'a>,
+    profile: &BackendProfile,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Option<ChatToolChoice<'a>>, ConvertError> {
     if raw.get().starts_with('"') {
@@ -432,7 +433,19 @@ fn choice<'a>(
                 .function_name()
                 .ok_or_else(|| ConvertError::MissingField("tool_choice.name".into()))?;
             let chat_name = out.names.chat_name(name, None).unwrap_or(name).to_owned();
-            Ok(Some(named(chat_name)))
+            if profile.named_tool_choice {
+                return Ok(Some(named(chat_name)));
+            }
+            // Offering only the named tool and requiring a call forces the
+            // same call on servers that read only the string forms.
+            out.tools.retain(|t| t.function.name == chat_name);
+            if out.tools.is_empty() {
+                return Err(ConvertError::invalid(
+                    "tool_choice.name",
+                    format!("tool_choice names '{name}', which is not among the request's tools"),
+                ));
+            }
+            Ok(Some(ChatToolChoice::Mode(Cow::Borrowed("required"))))
         }
         "allowed_tools" => {
             let mode = object.mode.as_deref().unwrap_or("auto");
