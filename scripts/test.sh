@@ -25,7 +25,7 @@ if [ -n "$missing" ]; then
 fi
 
 venv=.venv
-requirements="tests/schema/requirements.txt tests/clients/requirements.txt"
+requirements="tests/schema/requirements.txt tests/clients/requirements.txt tests/live/requirements.txt"
 stamp="$venv/.requirements"
 # shellcheck disable=SC2086
 if [ ! -x "$venv/bin/python" ] || ! cat $requirements | cmp -s - "$stamp"; then
@@ -81,5 +81,14 @@ WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebri
 echo "== faults: slow, idle, dripping and exhausting clients against the real binary"
 WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebridge}" \
     "$venv/bin/python" -m pytest -v tests/faults
+
+echo "== live: llama.cpp's llama-server running Gemma 3 270M behind the bridge"
+# Built once into the user's cache directory (about 7 minutes on 2 cores),
+# then reused. WIREBRIDGE_LIVE=0 turns the suite off: its tests then say so.
+if [ "${WIREBRIDGE_LIVE:-1}" != 0 ]; then
+    bash scripts/llama_server.sh >/dev/null
+fi
+WIREBRIDGE_BIN="${WIREBRIDGE_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/wirebridge}" \
+    "$venv/bin/python" -m pytest -v tests/live
 
 echo "== all tests passed"

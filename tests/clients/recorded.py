@@ -220,12 +220,13 @@ def from_responses_events(events: list[dict]) -> Expected:
     from the terminal event, the message of an `error` event."""
     expected = Expected()
     # Text by output item, keyed by `output_index`: some servers change
-    # `item_id` between the events of one item.
-    message_text: dict[int, str] = {}
+    # `item_id` between the events of one item; others (llama-server) send
+    # no `output_index`, and then the item id keys it.
+    message_text: dict[int | str, str] = {}
     for event in events:
         ty = event.get("type")
         if ty == "response.output_text.delta":
-            index = event["output_index"]
+            index = event.get("output_index", event.get("item_id"))
             message_text[index] = message_text.get(index, "") + event["delta"]
         elif ty == "response.refusal.delta":
             expected.refusal += event["delta"]

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds llama.cpp's `llama-server` once and prints the directory it is in.
+#
+# The sources are the ones vendored in the registry's `llama-cpp-python`
+# source distribution (pinned by version and SHA-256 below). The build is
+# CPU-only and static, and lands in the user's cache directory, outside any
+# clone, so that a second run on the same machine prints the path at once:
+#
+#   ${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}/llama-server-VERSION/
+#     llama-server     the binary
+#     templates/       the chat templates the live suite uses
+#
+# A first build takes about 7 minutes on 2 cores. It needs cmake and a C++
+# compiler, installed from Debian's packages when missing.
+set -euo pipefail
+
+version=0.3.36
+sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
+templates="meta-llama-Llama-3.1-8B-Instruct.jinja meetkai-functionary-medium-v3.2.jinja"
+
+cache="${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}"
+home="$cache/llama-server-$version"
+
+if [ -x "$home/llama-server" ] && [ -f "$home/.complete" ]; then
+    echo "$home"
+    exit 0
+fi
+
+log() { echo "llama_server.sh: $*" >&2; }
+
+missing=""
+command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
+command -v g++ >/dev/null 2>&1 || missing="$missing g++"
+if [ -n "$missing" ]; then
+    log "installing$missing"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+log "downloading llama-cpp-python $version (sources of llama.cpp)"
+python3 -m pip download --quiet --no-deps --no-binary llama-cpp-python \
+    -d "$work" "llama-cpp-python==$version" >&2
+archive="$work/llama_cpp_python-$version.tar.gz"
+echo "$sha256  $archive" | sha256sum --check --quiet - >&2
+tar -xzf "$archive" -C "$work"
+source_dir="$work/llama_cpp_python-$version/vendor/llama.cpp"
+
+log "building llama-server (about 7 minutes on 2 cores)"
+start=$(date +%s)
+cmake -S "$source_dir" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON -DLLAMA_OPENSSL=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
+    -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF >"$work/configure.log" 2>&1 ||
+    { cat "$work/configure.log" >&2; exit 1; }
+cmake --build "$work/build" --target llama-server -j "$(nproc)" >"$work/build.log" 2>&1 ||
+    { tail -50 "$work/build.log" >&2; exit 1; }
+log "built in $(($(date +%s) - start)) s"
+
+rm -rf "$home"
+mkdir -p "$home/templates"
+cp "$work/build/bin/llama-server" "$home/"
+for template in $templates; do
+    cp "$source_dir/models/templates/$template" "$home/templates/"
+done
+cp "$source_dir/LICENSE" "$home/LICENSE"
+touch "$home/.complete"
+echo "$home"

