@@ -400,8 +400,12 @@ fn think_tags_split_across_chunks_become_reasoning() {
     assert_eq!(t.output[0]["type"], "reasoning");
     assert_eq!(t.output[1]["type"], "message");
 
-    // Off by default: the tags are content.
-    let (_, t) = run(&upstream);
+    // Off: the tags are content.
+    let off = ResponsesContext {
+        think_tags: ThinkTags::Off,
+        ..Default::default()
+    };
+    let (_, t) = run_with(&upstream, off);
     assert!(t.text.starts_with("<think>Let me"));
 
     // Templates that open the tag in the prompt.
