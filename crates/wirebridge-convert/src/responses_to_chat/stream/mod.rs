@@ -262,12 +262,13 @@ impl StreamTranslator {
             }
         };
         self.start(chunk.model.as_deref(), chunk.created, out);
+        // Usage first: an error chunk may say what the failed reply cost.
+        if let Some(u) = &chunk.usage {
+            self.usage = Some(add_usage(usage(u), self.ctx.prior_usage));
+        }
         if let Some(raw) = chunk.error {
             self.fail_with(upstream_failure(raw), out);
             return;
-        }
-        if let Some(u) = &chunk.usage {
-            self.usage = Some(add_usage(usage(u), self.ctx.prior_usage));
         }
         for choice in chunk.choices.iter().flatten() {
             if !self.choose(choice, out) {
