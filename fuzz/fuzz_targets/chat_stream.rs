@@ -47,6 +47,7 @@ fn context(options: u8) -> ResponsesContext {
     ctx.think_tags = match (options >> 2) & 3 {
         1 => ThinkTags::Tags,
         2 => ThinkTags::StartsInside,
+        3 => ThinkTags::Off,
         _ => ctx.think_tags,
     };
     ctx

@@ -11,7 +11,8 @@
 //! The options byte chooses the context: bits 0–1 where reasoning goes
 //! (omitted, `reasoning_content`, `reasoning`), bit 2 log probabilities,
 //! bit 3 a 512-byte event size limit (an upstream event over it fails the
-//! stream).
+//! stream), bit 4 a request that declared one tool, `f` (calls to others
+//! are left out).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -31,6 +32,8 @@ fn context(options: u8) -> ChatContext {
             2 => ChatReasoning::Reasoning,
             _ => ChatReasoning::Omit,
         },
+        // Calls to any other tool are ones the backend ran itself.
+        declared_tools: (options & 16 != 0).then(|| vec!["f".to_owned()]),
     }
 }
 

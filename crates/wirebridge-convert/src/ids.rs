@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// The length of a token: 128 bits in hex.
-const STEM_LEN: usize = 32;
+pub(crate) const STEM_LEN: usize = 32;
 
 /// A fresh 128-bit hex token, unique within the process and unlikely to
 /// repeat across processes (seeded from the OS through `RandomState`).

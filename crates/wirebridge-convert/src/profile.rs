@@ -14,14 +14,21 @@ pub enum ReasoningField {
     Reasoning,
 }
 
-/// Whether reasoning arrives inline in the content as `<think>…</think>`.
+/// Whether reasoning arrives inline in the content, between tags.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ThinkTags {
     /// Content is content.
-    #[default]
     Off,
-    /// Text between `<think>` and `</think>` is reasoning.
+    /// A block at the very start of the content (after whitespace, if
+    /// any) opened by `<think>` or `<reasoning>` and closed by the matching
+    /// tag is reasoning; the rest is content, tags included. Servers
+    /// without a reasoning parser write reasoning models' thinking so
+    /// (DeepSeek-R1 on some hosts, Qwen3 on vLLM without `--reasoning-parser`,
+    /// gpt-oss on Bedrock), and an answer rarely opens with such a tag.
+    #[default]
+    Leading,
+    /// Text between `<think>` and `</think>` is reasoning, wherever it is.
     Tags,
     /// Reasoning until `</think>`: for chat templates that open the tag in
     /// the prompt, so the model's output starts inside it.
@@ -126,7 +133,7 @@ pub struct BackendProfile {
     pub reasoning_output: ReasoningOutput,
     /// Whether to ask for a usage chunk with `stream_options.include_usage`.
     pub stream_usage: bool,
-    /// Whether reasoning arrives inline as `<think>…</think>` content.
+    /// Whether reasoning arrives inline in the content, between tags.
     pub think_tags: ThinkTags,
     /// Responses-only fields forwarded as-is (names from [`PASSTHROUGH_FIELDS`]).
     pub passthrough: Vec<String>,
@@ -192,7 +199,7 @@ impl BackendProfile {
             reasoning_efforts: efforts(&["low", "medium", "high"]),
             reasoning_output: ReasoningOutput::Auto,
             stream_usage: true,
-            think_tags: ThinkTags::Off,
+            think_tags: ThinkTags::Leading,
             passthrough: vec!["user".into()],
             tokenize: None,
             named_tool_choice: false,
@@ -203,6 +210,9 @@ impl BackendProfile {
     pub fn openai() -> Self {
         Self {
             name: "openai".into(),
+            // Its models' reasoning never reaches the content: an answer
+            // that opens with a tag is the answer.
+            think_tags: ThinkTags::Off,
             developer_role: true,
             max_tokens_field: MaxTokensField::MaxCompletionTokens,
             text_parts_as_string: false,
@@ -322,6 +332,29 @@ mod tests {
         assert!(custom.developer_role);
         assert_eq!(custom.max_tokens_field, MaxTokensField::MaxTokens);
         assert!(serde_json::from_str::<BackendProfile>(r#"{"developer":true}"#).is_err());
+    }
+
+    #[test]
+    fn leading_reasoning_blocks_are_split_but_on_openai() {
+        for name in BackendProfile::BUILTIN {
+            let expected = match name {
+                "openai" => ThinkTags::Off,
+                _ => ThinkTags::Leading,
+            };
+            assert_eq!(BackendProfile::builtin(name).unwrap().think_tags, expected);
+        }
+        let custom: BackendProfile = serde_json::from_str(r#"{"name":"mine"}"#).unwrap();
+        assert_eq!(custom.think_tags, ThinkTags::Leading);
+        for (value, mode) in [
+            ("off", ThinkTags::Off),
+            ("leading", ThinkTags::Leading),
+            ("tags", ThinkTags::Tags),
+            ("starts_inside", ThinkTags::StartsInside),
+        ] {
+            let json = format!(r#"{{"think_tags":"{value}"}}"#);
+            let profile: BackendProfile = serde_json::from_str(&json).unwrap();
+            assert_eq!(profile.think_tags, mode, "{value}");
+        }
     }
 
     #[test]

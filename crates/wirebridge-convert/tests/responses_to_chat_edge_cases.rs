@@ -288,6 +288,25 @@ fn midstream_error_chunk_fails_with_upstream_message_and_code() {
 }
 
 #[test]
+fn usage_beside_an_error_is_kept_in_the_failed_response() {
+    let upstream = chunk(r#"{"role":"assistant","content":"par"}"#, "null")
+        + r#"data: {"id":"c1","object":"chat.completion.chunk","created":7,"model":"m","choices":[],"error":{"message":"upstream overloaded","type":"server_error"},"usage":{"prompt_tokens":11,"completion_tokens":3,"total_tokens":14,"prompt_tokens_details":{"cached_tokens":4}}}"#
+        + "\n\n";
+    let (frames, t) = run(&upstream);
+    assert_eq!(t.status, "failed");
+    assert_eq!(t.error.unwrap()["message"], "upstream overloaded");
+    assert_eq!(t.text, "par");
+    let usage = t.usage.expect("the failed response keeps the usage");
+    assert_eq!(usage["input_tokens"], 11);
+    assert_eq!(usage["output_tokens"], 3);
+    assert_eq!(usage["total_tokens"], 14);
+    assert_eq!(usage["input_tokens_details"]["cached_tokens"], 4);
+    let failed: Value = serde_json::from_str(&frames.last().unwrap().data).unwrap();
+    assert_eq!(failed["type"], "response.failed");
+    assert_eq!(failed["response"]["usage"], usage);
+}
+
+#[test]
 fn invalid_json_chunk_fails() {
     let upstream = chunk(r#"{"content":"a"}"#, "null") + "data: {not json\n\n";
     let (_, t) = run(&upstream);
@@ -400,8 +419,12 @@ fn think_tags_split_across_chunks_become_reasoning() {
     assert_eq!(t.output[0]["type"], "reasoning");
     assert_eq!(t.output[1]["type"], "message");
 
-    // Off by default: the tags are content.
-    let (_, t) = run(&upstream);
+    // Off: the tags are content.
+    let off = ResponsesContext {
+        think_tags: ThinkTags::Off,
+        ..Default::default()
+    };
+    let (_, t) = run_with(&upstream, off);
     assert!(t.text.starts_with("<think>Let me"));
 
     // Templates that open the tag in the prompt.

@@ -8,7 +8,7 @@ mod common;
 
 use common::{assert_golden, redact, redacted_sse, translate_stream};
 use serde_json::Value;
-use wirebridge_convert::profile::BackendProfile;
+use wirebridge_convert::profile::{BackendProfile, ThinkTags};
 use wirebridge_convert::responses_to_chat::{
     translate_body, translate_request, Options, ResponsesContext,
 };
@@ -137,6 +137,28 @@ fn streams() {
             ctx.clone(),
         );
     }
+}
+
+#[test]
+fn inline_reasoning() {
+    // Servers without a reasoning parser write it at the start of the
+    // content, between tags: a leading block is reasoning, later tags are
+    // the answer's.
+    let ctx = ResponsesContext {
+        model: "deepseek-r1".into(),
+        think_tags: ThinkTags::Leading,
+        ..Default::default()
+    };
+    stream_golden(
+        "inline-think",
+        &common::input("inline-think.chat-stream.sse"),
+        ctx.clone(),
+    );
+    body_golden(
+        "inline-reasoning",
+        &common::input("inline-reasoning.chat-response.json"),
+        &ctx,
+    );
 }
 
 #[test]

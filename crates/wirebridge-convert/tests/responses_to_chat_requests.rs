@@ -120,8 +120,12 @@ fn errors_name_the_field() {
             "input[0].call_id",
         ),
         (
-            r#"{"model":"m","input":[{"type":"function_call_output","call_id":"c"}]}"#,
-            "input[0].output",
+            r#"{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c"}]}"#,
+            "input[1].output",
+        ),
+        (
+            r#"{"model":"m","input":[{"type":"function_call_output","call_id":"c","output":"x"}]}"#,
+            "input[0].call_id",
         ),
         (
             r#"{"model":"m","input":"x","tool_choice":"sometimes"}"#,

@@ -59,14 +59,15 @@ fn upstream() -> impl Service<
     })
 }
 
-/// A user turn of a realistic shape: text with escapes, and a tool result.
-/// `padding` makes every item hold more JSON (longer text, more fields, a
-/// nested object the bridge does not know) without adding items.
+/// A user turn of a realistic shape: text with escapes, a tool call and its
+/// result. `padding` makes every item hold more JSON (longer text, more
+/// fields, a nested object the bridge does not know) without adding items.
 fn turn_input(n: usize, padding: usize) -> Value {
     let filler = "lorem ipsum \"dolor\" sit amet\n".repeat(padding);
     let extra: Vec<Value> = (0..padding).map(|k| json!({"k": k, "v": [k, k]})).collect();
     json!([
         {"role": "user", "content": [{"type": "input_text", "text": format!("Step {n}: read \"notes.txt\" and summarize it.\nKeep it short.{filler}")}], "x_client": extra},
+        {"type": "function_call", "call_id": format!("call_{n}"), "name": "read", "arguments": "{\"path\":\"notes.txt\"}", "x_trace": extra},
         {"type": "function_call_output", "call_id": format!("call_{n}"), "output": format!("line one\nline two\nline three{filler}"), "x_trace": extra},
     ])
 }
@@ -158,7 +159,7 @@ async fn whole_turn(depth: usize, stream: bool) -> u64 {
 /// Allocations a stored turn may add per turn of history: the memory store
 /// copies each record out (its five strings, the future that reads it, the
 /// parent id it follows: 7), the translator reads the record's two item
-/// arrays (2) and writes the turn's three items as Chat messages (about 5).
+/// arrays (2) and writes the turn's four items as Chat messages (about 5).
 /// None of it depends on how much JSON an item holds.
 const PER_TURN_OF_HISTORY: u64 = 20;
 

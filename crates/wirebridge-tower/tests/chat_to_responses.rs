@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{body, read, upstream, Seen};
+use common::{body, declaring, read, upstream, Seen};
 use http::{Request, StatusCode};
 use serde_json::Value;
 use tower::{Layer, ServiceExt};
@@ -29,13 +29,14 @@ async fn every_recorded_responses_stream_reaches_the_client_as_a_valid_chat_stre
             seed as u64,
             seen.clone(),
         ));
-        let (status, headers, bytes) =
-            read(service.oneshot(post(STREAM_REQUEST)).await.unwrap()).await;
+        let expected = responses_grammar::transcript_of_recorded(&stream.frames());
+        let names = expected.function_calls.iter().map(|c| c.name.as_str());
+        let request = declaring(STREAM_REQUEST, names);
+        let (status, headers, bytes) = read(service.oneshot(post(&request)).await.unwrap()).await;
         assert_eq!(status, 200);
         assert_eq!(headers["content-type"], "text/event-stream");
         let t = chat_grammar::check(&parse_sse(&bytes), true)
             .unwrap_or_else(|v| panic!("{}: {v}", stream.name));
-        let expected = responses_grammar::transcript_of_recorded(&stream.frames());
         if expected.status == "failed" {
             assert!(t.error.is_some(), "{}", stream.name);
         } else if !stream.name.contains("openai-phase") {
@@ -65,8 +66,11 @@ async fn json_replies_and_failed_responses() {
         2,
         Seen::default(),
     ));
-    let request = r#"{"model":"m","messages":[{"role":"user","content":"weather?"}]}"#;
-    let (status, _, bytes) = read(service.oneshot(post(request)).await.unwrap()).await;
+    let request = declaring(
+        r#"{"model":"m","messages":[{"role":"user","content":"weather?"}]}"#,
+        ["weather"],
+    );
+    let (status, _, bytes) = read(service.oneshot(post(&request)).await.unwrap()).await;
     assert_eq!(status, 200);
     let completion: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(completion["object"], "chat.completion");
@@ -80,7 +84,7 @@ async fn json_replies_and_failed_responses() {
         2,
         Seen::default(),
     ));
-    let (status, _, bytes) = read(service.oneshot(post(request)).await.unwrap()).await;
+    let (status, _, bytes) = read(service.oneshot(post(&request)).await.unwrap()).await;
     assert_eq!(status, 502);
     let error: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(error["error"]["message"], "boom");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{body, read, upstream, Seen};
+use common::{body, declaring, read, upstream, Seen};
 use http::{Request, StatusCode};
 use serde_json::Value;
 use tower::{Layer, ServiceExt};
@@ -68,8 +68,10 @@ async fn a_responses_stream_for_a_body_request_becomes_the_body() {
             seed as u64,
             Seen::default(),
         ));
+        let names = expected.function_calls.iter().map(|c| c.name.as_str());
+        let request = declaring(CHAT_BODY_REQUEST, names);
         let response = service
-            .oneshot(post("/v1/chat/completions", CHAT_BODY_REQUEST))
+            .oneshot(post("/v1/chat/completions", &request))
             .await
             .unwrap();
         let (status, headers, bytes) = read(response).await;

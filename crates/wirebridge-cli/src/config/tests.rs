@@ -96,6 +96,29 @@ fn custom_profiles_and_policy_from_the_file() {
 }
 
 #[test]
+fn inline_reasoning_is_split_unless_a_profile_turns_it_off() {
+    use wirebridge_convert::profile::ThinkTags;
+    let think_tags = |file: &str| {
+        load(Some(file), ServeFlags::default(), &[])
+            .unwrap()
+            .profile
+            .think_tags
+    };
+    assert_eq!(think_tags(""), ThinkTags::Leading);
+    assert_eq!(think_tags("profile = \"openai\"\n"), ThinkTags::Off);
+    assert_eq!(
+        think_tags("profile = \"mine\"\n[profiles.mine]\ndeveloper_role = true\n"),
+        ThinkTags::Leading
+    );
+    for (value, mode) in [("off", ThinkTags::Off), ("leading", ThinkTags::Leading)] {
+        let file = format!("profile = \"mine\"\n[profiles.mine]\nthink_tags = \"{value}\"\n");
+        assert_eq!(think_tags(&file), mode, "{value}");
+    }
+    let file = "profile = \"mine\"\n[profiles.mine]\nthink_tags = \"sometimes\"\n";
+    assert!(load(Some(file), ServeFlags::default(), &[]).is_err());
+}
+
+#[test]
 fn reasoning_output_and_seal_keys() {
     let key = SealKey::generate().to_base64();
     let old = SealKey::generate().to_base64();

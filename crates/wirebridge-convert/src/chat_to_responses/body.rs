@@ -8,7 +8,7 @@ use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::ResponseBody;
 
 use super::reply::{chat_annotation, finish_reason, usage, Failure};
-use super::{ChatContext, ChatReasoning};
+use super::{server_call_loss, ChatContext, ChatReasoning};
 use crate::error::ConvertError;
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
@@ -55,7 +55,11 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
     let mut logprobs = Vec::new();
     let mut tool_calls = Vec::new();
     for (i, item) in output.iter().enumerate() {
+        let name = item.name.as_deref().unwrap_or_default();
         match item.kind() {
+            kind @ ("function_call" | "custom_tool_call") if ctx.ran_by_backend(name) => {
+                losses.push(server_call_loss(format!("output[{i}]"), kind, name));
+            }
             "message" => {
                 for part in item.parts() {
                     match part.kind() {
@@ -84,14 +88,14 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
             "function_call" => tool_calls.push(ToolCall::Function {
                 id: item.call_id.as_deref().unwrap_or_default().into(),
                 function: FunctionCall {
-                    name: item.name.as_deref().unwrap_or_default().into(),
+                    name: name.into(),
                     arguments: arguments(item.arguments),
                 },
             }),
             "custom_tool_call" => tool_calls.push(ToolCall::Custom {
                 id: item.call_id.as_deref().unwrap_or_default().into(),
                 custom: CustomCall {
-                    name: item.name.as_deref().unwrap_or_default().into(),
+                    name: name.into(),
                     input: item
                         .input
                         .map(JsonText::from)

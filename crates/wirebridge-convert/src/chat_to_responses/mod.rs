@@ -64,4 +64,35 @@ pub struct ChatContext {
     pub logprobs: bool,
     /// Where reasoning goes.
     pub reasoning: ChatReasoning,
+    /// The names of the tools the client declared (`tools`, legacy
+    /// `functions`), when known. A call to any other tool is one the
+    /// backend ran itself (xAI's search tools come back so): the client
+    /// can neither run nor answer it, so it is left out of the reply and
+    /// reported. `None` lets every call through.
+    pub declared_tools: Option<Vec<String>>,
+}
+
+impl ChatContext {
+    /// Whether a call to `name` is one the backend ran itself: a tool the
+    /// client did not declare, when the declared ones are known. A call
+    /// without a name is no one's, and fails as before.
+    pub(crate) fn ran_by_backend(&self, name: &str) -> bool {
+        !name.is_empty()
+            && self
+                .declared_tools
+                .as_ref()
+                .is_some_and(|tools| !tools.iter().any(|t| t == name))
+    }
+}
+
+/// The loss of a call the backend ran itself, at `path`.
+pub(crate) fn server_call_loss(path: String, kind: &str, name: &str) -> crate::loss::Loss {
+    crate::loss::Loss {
+        kind: crate::loss::LossKind::UnsupportedItem,
+        path,
+        reason: format!(
+            "a {kind} to '{name}', a tool the request did not declare: the backend ran it \
+             itself, and a Chat reply holds only calls for the client to run"
+        ),
+    }
 }

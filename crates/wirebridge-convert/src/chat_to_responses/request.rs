@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::lenient::{CreateChatCompletion, ResponseFormat};
 use wirebridge_wire::responses::strict::{
-    Reasoning, ResponsesRequest, StreamOptions, TextFormat, TextParam,
+    Reasoning, ResponsesRequest, StreamOptions, TextFormat, TextParam, Tool,
 };
 use wirebridge_wire::Str;
 
@@ -77,6 +77,15 @@ pub fn translate_request(
     unsupported(&request, &mut losses)?;
     let tools = translate_tools(&request, &mut losses)?;
     let input = translate_messages(messages, &mut losses)?;
+    let declared_tools = tools
+        .tools
+        .iter()
+        .filter_map(|tool| match tool {
+            Tool::Function(f) => Some(f.name.clone().into_owned()),
+            Tool::Custom(c) => Some(c.name.clone().into_owned()),
+            _ => None,
+        })
+        .collect();
 
     let logprobs = request.logprobs == Some(true);
     let mut out = ResponsesRequest {
@@ -134,6 +143,7 @@ pub fn translate_request(
         include_usage: stream_options.include_usage == Some(true),
         logprobs,
         reasoning: options.reasoning,
+        declared_tools: Some(declared_tools),
     };
     Ok(TranslatedRequest {
         body,

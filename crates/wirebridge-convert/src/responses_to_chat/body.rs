@@ -7,8 +7,8 @@ use wirebridge_wire::chat::lenient::{ChatCompletion, ChoiceMessage};
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::raw::{empty_array, JsonText};
 use wirebridge_wire::responses::strict::{
-    CustomToolCall, FunctionCall, ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem,
-    ReasoningPart, Response, ResponseStatus, ToolSearchCall,
+    CustomToolCall, FunctionCall, ItemStatus, MessagePhase, OutputItem, OutputMessage, OutputPart,
+    ReasoningItem, ReasoningPart, Response, ResponseStatus, ToolSearchCall,
 };
 
 use super::reply::{
@@ -239,6 +239,12 @@ fn push_items(
     }
     if !content.is_empty() {
         let id = ids.item("msg", output.len());
+        let has_calls = message.function_call.is_some()
+            || message
+                .tool_calls
+                .iter()
+                .flatten()
+                .any(|c| c.function.is_some() || c.custom.is_some());
         push(
             output,
             &OutputItem::Message(OutputMessage {
@@ -246,6 +252,11 @@ fn push_items(
                 status,
                 role: "assistant",
                 content,
+                // The calls come after the message in the output.
+                phase: Some(match has_calls {
+                    true => MessagePhase::Commentary,
+                    false => MessagePhase::FinalAnswer,
+                }),
             }),
         );
     }

@@ -8,6 +8,7 @@
 //! Chat item of its own.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 use wirebridge_wire::chat::strict::{ChatMessage, MessageContent, Role, ToolCall};
@@ -47,6 +48,7 @@ impl<'a> Conversation<'a> {
                     items.extend(own.into_vec());
                 }
                 resolve_references(&mut items[start..], history)?;
+                check_results(&items, start)?;
                 None
             }
             Some(Input::Text(text)) if items.is_empty() => Some(text),
@@ -81,6 +83,61 @@ fn resolve_references<'a>(
         let path = format!("input[{i}].id");
         if let Some((_, stored)) = history.referenced(&id, &path)? {
             *item = stored;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a tool result among the request's own items (from `own_start`)
+/// that answers no call of the conversation, its stored history included:
+/// a Chat backend takes no `tool` message without its call, and would
+/// refuse the request with less to go on, or answer something else.
+///
+/// A result after a `compaction` item may answer a call the compaction
+/// summarized, and one after an `item_reference` no store resolved may
+/// answer the item it names: those are left to the translation.
+fn check_results(items: &[InputItem<'_>], own_start: usize) -> Result<(), ConvertError> {
+    let is_result = |item: &InputItem<'_>| {
+        matches!(
+            item.classify(),
+            ItemKind::FunctionCallOutput | ItemKind::CustomToolCallOutput
+        )
+    };
+    if !items[own_start..].iter().any(is_result) {
+        return Ok(());
+    }
+    let mut calls = HashSet::with_capacity(items.len());
+    let call_ids = items
+        .iter()
+        .filter(|item| {
+            matches!(
+                item.classify(),
+                ItemKind::FunctionCall | ItemKind::CustomToolCall
+            )
+        })
+        .filter_map(|item| item.call_id.as_deref());
+    calls.extend(call_ids);
+    let mut calls_unknown = false;
+    for (i, item) in items.iter().enumerate() {
+        match item.classify() {
+            ItemKind::Compaction | ItemKind::ItemReference => calls_unknown = true,
+            _ if calls_unknown || i < own_start || !is_result(item) => {}
+            _ => {
+                // A missing call_id is the translation's to report.
+                let Some(id) = item.call_id.as_deref() else {
+                    continue;
+                };
+                if !calls.contains(id) {
+                    return Err(ConvertError::invalid(
+                        format!("input[{}].call_id", i - own_start),
+                        format!(
+                            "no function_call or custom_tool_call of the conversation has \
+                             call_id '{id}': a tool result must answer a call sent in input, \
+                             or in the stored response previous_response_id continues"
+                        ),
+                    ));
+                }
+            }
         }
     }
     Ok(())

@@ -172,14 +172,24 @@ pub(super) fn turn_input(
     ids: &ResponseIds,
     history: &History<'_>,
 ) -> Result<String, ConvertError> {
-    let mut out = String::from("[");
+    let mut out = String::new();
     match input {
-        None => {}
-        Some(Input::Text(text)) => user_message(&mut out, &ids.input_item("msg", 0), *text),
+        None => out.push('['),
+        Some(Input::Text(text)) => {
+            // The message around the text: its role and one content part.
+            out.reserve(text.raw().get().len() + SPLICED + 96);
+            out.push('[');
+            user_message(&mut out, &ids.input_item("msg", 0), *text)
+        }
         Some(Input::Items(items)) => {
             let raws = items
                 .raw_items()
                 .map_err(|e| ConvertError::invalid("input", e.to_string()))?;
+            // Sized once: grown as written, the string would take more
+            // allocations the more JSON the items hold.
+            let len = raws.iter().map(|r| r.get().len() + SPLICED).sum::<usize>();
+            out.reserve(len + 2);
+            out.push('[');
             for (n, (raw, item)) in raws.iter().zip(items.iter()).enumerate() {
                 if n > 0 {
                     out.push(',');
@@ -200,6 +210,11 @@ pub(super) fn turn_input(
     out.push(']');
     Ok(out)
 }
+
+/// Room for what is spliced into an item, `"type":"message","id":"…",`,
+/// and the comma after it: 32 bytes of keys and punctuation, and an id of
+/// a prefix (up to `item_`), a response's stem and `in` with 4 digits.
+const SPLICED: usize = 32 + 5 + crate::ids::STEM_LEN + 6;
 
 /// A string `input` as the message item it stands for.
 fn user_message(out: &mut String, id: &str, text: JsonStr<'_>) {

@@ -103,6 +103,10 @@ impl<'a> Builder<'a, '_> {
             index: path.index,
             field: ".content",
         };
+        // An assistant message's `phase` (`commentary`, `final_answer`, or
+        // Codex's `partial_answer`) is left behind without a loss: Chat has
+        // no such field and its models read none, and the phase says how the
+        // text stood to the calls after it, which the history itself shows.
         let mut message = match role {
             Role::Assistant => assistant_message(content, &content_path, losses)?,
             _ => ChatMessage::new(role, self.content(content, role, &content_path, losses)?),

@@ -109,7 +109,8 @@ pub struct ResponsesContext {
     /// How reasoning is shown: [`ReasoningOutput::Text`] or
     /// [`ReasoningOutput::Summary`] (`Auto` reads as text).
     pub reasoning_output: ReasoningOutput,
-    /// Whether the backend writes reasoning inline as `<think>` tags.
+    /// Whether the backend writes reasoning inline in the content, between
+    /// tags.
     pub think_tags: crate::profile::ThinkTags,
     /// Seals reasoning into `encrypted_content`, when the client asked for it.
     pub seal: Option<Seal>,

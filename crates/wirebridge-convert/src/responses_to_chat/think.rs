@@ -1,15 +1,18 @@
-//! Reasoning written inline as `<think>…</think>` in the content.
+//! Reasoning written inline in the content, between tags.
 //!
 //! Servers without a reasoning parser send a reasoning model's thinking as
-//! ordinary content between tags. The splitter separates it, tolerating tags
-//! cut across chunks: it holds back only what could be the start of a tag.
+//! ordinary content: `<think>…</think>` (DeepSeek-R1, Qwen3) or
+//! `<reasoning>…</reasoning>` (gpt-oss on some hosts). The splitter
+//! separates it, tolerating tags cut across chunks anywhere: it holds back
+//! only what could still be the start of a tag, and releases it as soon as
+//! it cannot.
 
 use crate::profile::ThinkTags;
 
 /// Which side of a tag a piece of text is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Side {
-    /// Between `<think>` and `</think>`.
+    /// Inside a reasoning block.
     Reasoning,
     /// Everything else.
     Content,
@@ -18,28 +21,75 @@ pub(super) enum Side {
 const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";
 
+/// The blocks [`ThinkTags::Leading`] recognises at the start of the
+/// content: an opening tag and the closing tag that ends it.
+const LEADING_BLOCKS: [(&str, &str); 2] = [(OPEN, CLOSE), ("<reasoning>", "</reasoning>")];
+
+/// Where the splitter is in the content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Nothing but whitespace so far, perhaps followed by the start of an
+    /// opening tag ([`ThinkTags::Leading`] only).
+    Opening,
+    /// Inside a block, until its closing tag.
+    Inside(&'static str),
+    /// Outside any block: [`ThinkTags::Tags`] looks for the next `<think>`;
+    /// the other modes have nothing more to find.
+    Outside,
+}
+
 /// Splits streamed content into reasoning and content.
 #[derive(Debug, Clone)]
 pub(super) struct ThinkSplitter {
-    inside: bool,
-    /// A suffix of the last fragment that may be the start of a tag.
+    mode: ThinkTags,
+    place: Place,
+    /// What arrived but cannot be sent yet: leading whitespace, or a suffix
+    /// that may be the start of a tag.
     pending: String,
-    /// Drop the blank lines models write right after `</think>`.
+    /// Drop the blank lines models write right after a closing tag.
     trim_next_content: bool,
 }
 
 impl ThinkSplitter {
+    /// A splitter for the mode, or `None` when content is only content.
     pub(super) fn new(mode: ThinkTags) -> Option<Self> {
-        let inside = match mode {
+        let place = match mode {
             ThinkTags::Off => return None,
-            ThinkTags::Tags => false,
-            ThinkTags::StartsInside => true,
+            ThinkTags::Tags => Place::Outside,
+            ThinkTags::StartsInside => Place::Inside(CLOSE),
+            ThinkTags::Leading => Place::Opening,
         };
         Some(Self {
-            inside,
+            mode,
+            place,
             pending: String::new(),
             trim_next_content: false,
         })
+    }
+
+    /// Whether every fragment from now on is content, unchanged: the
+    /// leading block is behind (or was never there) and nothing is held
+    /// back. The caller can then send fragments as they arrived, escaped
+    /// and with their log probabilities, without splitting them.
+    pub(super) fn settled(&self) -> bool {
+        self.mode != ThinkTags::Tags
+            && self.place == Place::Outside
+            && self.pending.is_empty()
+            && !self.trim_next_content
+    }
+
+    /// Whether `fragment`, the next one, is content as it stands, which
+    /// settles the splitter. True when the splitter is settled, or when the
+    /// content's first non-blank character arrives in `fragment` with
+    /// nothing held back and is not `<`: no leading block can follow.
+    pub(super) fn passes_whole(&mut self, fragment: &str) -> bool {
+        if self.place == Place::Opening && self.pending.is_empty() {
+            let start = fragment.trim_start();
+            if !start.is_empty() && !start.starts_with('<') {
+                self.place = Place::Outside;
+            }
+        }
+        self.settled()
     }
 
     /// Splits one fragment, calling `emit` for each non-empty piece in order.
@@ -48,29 +98,66 @@ impl ThinkSplitter {
         buf.push_str(fragment);
         let mut rest = buf.as_str();
         loop {
-            let tag = if self.inside { CLOSE } else { OPEN };
-            if let Some(at) = rest.find(tag) {
-                self.emit(&rest[..at], emit);
-                self.inside = !self.inside;
-                self.trim_next_content = !self.inside;
-                rest = &rest[at + tag.len()..];
-                continue;
+            match self.place {
+                Place::Opening => {
+                    let start = rest.trim_start();
+                    match leading_tag(start) {
+                        Opening::Undecided => {
+                            self.pending = rest.to_owned();
+                            return;
+                        }
+                        Opening::Tag { open, close } => {
+                            // The whitespace before the tag goes with it.
+                            self.place = Place::Inside(close);
+                            rest = &start[open.len()..];
+                        }
+                        Opening::NotATag => self.place = Place::Outside,
+                    }
+                }
+                Place::Inside(close) => match rest.find(close) {
+                    Some(at) => {
+                        self.emit(&rest[..at], emit);
+                        self.place = Place::Outside;
+                        self.trim_next_content = true;
+                        rest = &rest[at + close.len()..];
+                    }
+                    None => return self.hold_partial(rest, close, emit),
+                },
+                Place::Outside if self.mode == ThinkTags::Tags => match rest.find(OPEN) {
+                    Some(at) => {
+                        self.emit(&rest[..at], emit);
+                        self.place = Place::Inside(CLOSE);
+                        self.trim_next_content = false;
+                        rest = &rest[at + OPEN.len()..];
+                    }
+                    None => return self.hold_partial(rest, OPEN, emit),
+                },
+                Place::Outside => return self.emit(rest, emit),
             }
-            let keep = partial_tag_suffix(rest, tag);
-            self.emit(&rest[..rest.len() - keep], emit);
-            self.pending = rest[rest.len() - keep..].to_owned();
-            return;
         }
     }
 
-    /// Emits what was held back, at the end of the content.
+    /// Emits `rest` but for a suffix that may be the start of `tag`, which
+    /// is held back for the next fragment.
+    fn hold_partial(&mut self, rest: &str, tag: &str, emit: &mut dyn FnMut(Side, &str)) {
+        let keep = partial_tag_suffix(rest, tag);
+        self.emit(&rest[..rest.len() - keep], emit);
+        self.pending = rest[rest.len() - keep..].to_owned();
+    }
+
+    /// Emits what was held back: at the end of the content, or before
+    /// something that is not content (a tool call, a refusal). Content that
+    /// had not yet shown whether it opens with a tag is content.
     pub(super) fn finish(&mut self, emit: &mut dyn FnMut(Side, &str)) {
+        if self.place == Place::Opening {
+            self.place = Place::Outside;
+        }
         let pending = std::mem::take(&mut self.pending);
         self.emit(&pending, emit);
     }
 
     fn emit(&mut self, text: &str, emit: &mut dyn FnMut(Side, &str)) {
-        if self.inside {
+        if let Place::Inside(_) = self.place {
             if !text.is_empty() {
                 emit(Side::Reasoning, text);
             }
@@ -86,6 +173,34 @@ impl ThinkSplitter {
             emit(Side::Content, text);
         }
     }
+}
+
+/// What the start of the content (leading whitespace removed) shows.
+enum Opening {
+    /// Too little to tell: empty, or a proper prefix of an opening tag.
+    Undecided,
+    /// It opens with a tag.
+    Tag {
+        open: &'static str,
+        close: &'static str,
+    },
+    /// It cannot open with a tag.
+    NotATag,
+}
+
+fn leading_tag(start: &str) -> Opening {
+    if start.is_empty() {
+        return Opening::Undecided;
+    }
+    for (open, close) in LEADING_BLOCKS {
+        if start.starts_with(open) {
+            return Opening::Tag { open, close };
+        }
+        if open.starts_with(start) {
+            return Opening::Undecided;
+        }
+    }
+    Opening::NotATag
 }
 
 /// Length of the longest suffix of `text` that is a proper prefix of `tag`.
@@ -114,64 +229,4 @@ pub(super) fn split_all(mode: ThinkTags, text: &str) -> Option<(String, String)>
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn split(mode: ThinkTags, fragments: &[&str]) -> Vec<(Side, String)> {
-        let mut splitter = ThinkSplitter::new(mode).unwrap();
-        let mut out: Vec<(Side, String)> = Vec::new();
-        let mut collect = |side: Side, piece: &str| match out.last_mut() {
-            Some((last, text)) if *last == side => text.push_str(piece),
-            _ => out.push((side, piece.to_owned())),
-        };
-        for f in fragments {
-            splitter.push(f, &mut collect);
-        }
-        splitter.finish(&mut collect);
-        out
-    }
-
-    #[test]
-    fn tags_split_anywhere() {
-        let whole = "<think>a < b</think>\n\nAnswer <thin";
-        let expected = vec![
-            (Side::Reasoning, "a < b".to_owned()),
-            (Side::Content, "Answer <thin".to_owned()),
-        ];
-        for cut in 0..=whole.len() {
-            if !whole.is_char_boundary(cut) {
-                continue;
-            }
-            let got = split(ThinkTags::Tags, &[&whole[..cut], &whole[cut..]]);
-            assert_eq!(got, expected, "cut at {cut}");
-        }
-        let bytes: Vec<String> = whole.chars().map(String::from).collect();
-        let refs: Vec<&str> = bytes.iter().map(String::as_str).collect();
-        assert_eq!(split(ThinkTags::Tags, &refs), expected);
-    }
-
-    #[test]
-    fn starts_inside_when_the_template_opened_the_tag() {
-        let got = split(ThinkTags::StartsInside, &["hmm", "</think>", "Hi"]);
-        assert_eq!(
-            got,
-            vec![
-                (Side::Reasoning, "hmm".into()),
-                (Side::Content, "Hi".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn plain_content_passes_through() {
-        assert_eq!(
-            split(ThinkTags::Tags, &["no tags ", "here é"]),
-            vec![(Side::Content, "no tags here é".into())]
-        );
-        assert_eq!(
-            split_all(ThinkTags::Tags, "<think>x</think>y"),
-            Some(("x".into(), "y".into()))
-        );
-        assert_eq!(split_all(ThinkTags::Off, "<think>x</think>y"), None);
-    }
-}
+mod tests;

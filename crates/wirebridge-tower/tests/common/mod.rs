@@ -171,3 +171,21 @@ where
         body.collect().await.unwrap().to_bytes(),
     )
 }
+
+/// `request` declaring function tools named `names`, as the recorded
+/// request did: a call to a tool the client did not declare is one the
+/// backend ran itself, and is left out of the reply.
+pub fn declaring<'n>(request: &str, names: impl IntoIterator<Item = &'n str>) -> String {
+    let mut request: serde_json::Value = serde_json::from_str(request).unwrap();
+    let mut tools: Vec<serde_json::Value> = Vec::new();
+    for name in names {
+        let tool = serde_json::json!({"type": "function", "function": {"name": name}});
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    if !tools.is_empty() {
+        request["tools"] = serde_json::Value::from(tools);
+    }
+    request.to_string()
+}

@@ -8,6 +8,7 @@ use wirebridge_wire::responses::lenient::OutputItem;
 use super::{Call, StreamTranslator, TextKind};
 use crate::chat_to_responses::body::arguments;
 use crate::chat_to_responses::reply::Failure;
+use crate::chat_to_responses::server_call_loss;
 use crate::loss::LossKind;
 
 impl StreamTranslator {
@@ -19,6 +20,9 @@ impl StreamTranslator {
 
     pub(super) fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
         match item.kind() {
+            kind @ ("function_call" | "custom_tool_call") if self.ran_by_backend(index, item) => {
+                self.leave_out(index, kind, item);
+            }
             "function_call" | "custom_tool_call" => {
                 self.open_call(index, item, out);
             }
@@ -28,6 +32,25 @@ impl StreamTranslator {
                 other,
                 &format!("'{other}' items have no Chat Completions equivalent"),
             ),
+        }
+    }
+
+    /// Whether a call item is one the backend ran itself. A call already
+    /// sent stays the client's, whatever a later event names it.
+    fn ran_by_backend(&self, index: u32, item: &OutputItem<'_>) -> bool {
+        self.call_slot(index).is_none()
+            && self
+                .ctx
+                .ran_by_backend(item.name.as_deref().unwrap_or_default())
+    }
+
+    /// Reports, once per item, a call the backend ran itself; its events
+    /// find no open call and are dropped with it.
+    fn leave_out(&mut self, index: u32, kind: &str, item: &OutputItem<'_>) {
+        let path = format!("output[{index}]");
+        if !self.losses.iter().any(|l| l.path == path) {
+            let name = item.name.as_deref().unwrap_or_default();
+            self.losses.push(server_call_loss(path, kind, name));
         }
     }
 
@@ -120,6 +143,9 @@ impl StreamTranslator {
     /// and send only complete items.
     pub(super) fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
         match item.kind() {
+            kind @ ("function_call" | "custom_tool_call") if self.ran_by_backend(index, item) => {
+                self.leave_out(index, kind, item);
+            }
             "function_call" | "custom_tool_call" => {
                 if !self.open_call(index, item, out) {
                     return;

@@ -3,16 +3,21 @@
 
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::strict::{ErrorEvent, ErrorPayload, Lifecycle};
-use wirebridge_wire::responses::strict::{ItemStatus, ResponseError, ResponseStatus};
+use wirebridge_wire::responses::strict::{ItemStatus, MessagePhase, ResponseError, ResponseStatus};
 
 use super::emit::{emit, to_raw, Failure, RESPONSE_ERROR_CODES};
 use super::{CallPhase, Open, State, StreamTranslator};
 use crate::responses_to_chat::reply::status_for;
 
 impl StreamTranslator {
-    /// Closes the open item. A live tool call closes together with every
-    /// buffered call, since tool calls end a turn.
+    /// Closes the open item because another one opens. A live tool call
+    /// closes together with every buffered call, since tool calls end a
+    /// turn.
     pub(super) fn close_open(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+        self.close_item(false, out)
+    }
+
+    fn close_item(&mut self, reply_ended: bool, out: &mut Vec<u8>) -> Result<(), Failure> {
         let status = self.closing_status();
         match std::mem::replace(&mut self.open, Open::Nothing) {
             Open::Nothing => Ok(()),
@@ -21,10 +26,26 @@ impl StreamTranslator {
                 Ok(())
             }
             Open::Message(state) => {
-                self.close_message(state, status, out);
+                let phase = self.message_phase(reply_ended);
+                self.close_message(state, status, phase, out);
                 Ok(())
             }
             Open::Calls => self.close_calls(out),
+        }
+    }
+
+    /// The phase of the message closing, when it is known: commentary when
+    /// tool calls follow it (one is opening, or waits to be sent whole at
+    /// the end), the final answer when the reply ended without any. A
+    /// message closed by reasoning while the reply goes on has none: calls
+    /// may follow or not.
+    fn message_phase(&self, reply_ended: bool) -> Option<MessagePhase> {
+        if self.calls.iter().any(|c| c.phase != CallPhase::Closed) {
+            Some(MessagePhase::Commentary)
+        } else if reply_ended {
+            Some(MessagePhase::FinalAnswer)
+        } else {
+            None
         }
     }
 
@@ -44,7 +65,8 @@ impl StreamTranslator {
         match std::mem::replace(&mut self.open, Open::Nothing) {
             Open::Nothing => {}
             Open::Reasoning(state) => self.close_reasoning(state, ItemStatus::Incomplete, out),
-            Open::Message(state) => self.close_message(state, ItemStatus::Incomplete, out),
+            // Cut short: what it would have been is not known.
+            Open::Message(state) => self.close_message(state, ItemStatus::Incomplete, None, out),
             Open::Calls => {
                 for slot in 0..self.calls.len() {
                     if matches!(self.calls[slot].phase, CallPhase::Live { .. }) {
@@ -55,8 +77,9 @@ impl StreamTranslator {
         }
     }
 
+    /// Closes every item, at the end of the reply.
     pub(super) fn close_all(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
-        self.close_open(out)?;
+        self.close_item(true, out)?;
         self.close_calls(out)
     }
 

@@ -262,12 +262,13 @@ impl StreamTranslator {
             }
         };
         self.start(chunk.model.as_deref(), chunk.created, out);
+        // Usage first: an error chunk may say what the failed reply cost.
+        if let Some(u) = &chunk.usage {
+            self.usage = Some(add_usage(usage(u), self.ctx.prior_usage));
+        }
         if let Some(raw) = chunk.error {
             self.fail_with(upstream_failure(raw), out);
             return;
-        }
-        if let Some(u) = &chunk.usage {
-            self.usage = Some(add_usage(usage(u), self.ctx.prior_usage));
         }
         for choice in chunk.choices.iter().flatten() {
             if !self.choose(choice, out) {
@@ -408,7 +409,14 @@ impl StreamTranslator {
                     }
                 }
             }
-            if let Some(refusal) = delta.refusal.filter(|r| !r.is_empty()) {
+            let refusal = delta.refusal.filter(|r| !r.is_empty());
+            let calls = delta.tool_calls.iter().flatten().next().is_some();
+            if refusal.is_some() || calls || delta.function_call.is_some() {
+                // Content held back in case it opened a tag comes before
+                // what follows it.
+                self.flush_think(out);
+            }
+            if let Some(refusal) = refusal {
                 let logprobs = choice.logprobs.as_ref().and_then(|l| l.refusal);
                 self.text(refusal.into(), true, logprobs, out);
             }
@@ -441,19 +449,28 @@ impl StreamTranslator {
         Ok(())
     }
 
-    /// Answer text, through the `<think>` splitter when the profile has one.
+    /// Answer text, through the reasoning splitter when the profile has one
+    /// and it may still find a tag.
     fn content(&mut self, text: JsonStr<'_>, logprobs: Option<&RawValue>, out: &mut Vec<u8>) {
         if text.is_empty() {
             return;
         }
-        if self.think.is_some() {
-            self.split_think(&text.decode(), out);
-        } else {
-            self.text(text.into(), false, logprobs, out);
+        match &mut self.think {
+            // Past a leading block (or sure there is none), content goes out
+            // as it came, with its log probabilities and without decoding.
+            Some(splitter) if !splitter.settled() => {
+                let decoded = text.decode();
+                if splitter.passes_whole(&decoded) {
+                    self.text(text.into(), false, logprobs, out);
+                } else {
+                    self.split_think(&decoded, out);
+                }
+            }
+            _ => self.text(text.into(), false, logprobs, out),
         }
     }
 
-    /// Routes content through the `<think>` splitter (profile `think_tags`).
+    /// Routes content through the reasoning splitter (profile `think_tags`).
     fn split_think(&mut self, text: &str, out: &mut Vec<u8>) {
         let Some(mut splitter) = self.think.take() else {
             return;

@@ -7,7 +7,7 @@ use wirebridge_wire::responses::strict::{
     SummaryPartEvent, SummaryTextEvent,
 };
 use wirebridge_wire::responses::strict::{
-    ItemStatus, OutputItem, OutputMessage, OutputPart, ReasoningItem, ReasoningPart,
+    ItemStatus, MessagePhase, OutputItem, OutputMessage, OutputPart, ReasoningItem, ReasoningPart,
 };
 
 use super::delta_frame::DeltaFrame;
@@ -97,11 +97,17 @@ impl StreamTranslator {
             }
             let output_index = self.output.len();
             let id = self.ids.item("msg", output_index);
+            // No phase yet: OpenAI's models say it before their first token,
+            // a Chat backend never does. Whether tool calls follow the text
+            // is known only when the message closes, so its phase is on
+            // `output_item.done` and in the response's output; the spec
+            // makes it optional, and clients take the item from its `done`.
             let item = OutputItem::Message(OutputMessage {
                 id: &id,
                 status: ItemStatus::InProgress,
                 role: "assistant",
                 content: Vec::new(),
+                phase: None,
             });
             emit(
                 out,
@@ -247,6 +253,7 @@ impl StreamTranslator {
         &mut self,
         mut state: MessageState,
         status: ItemStatus,
+        phase: Option<MessagePhase>,
         out: &mut Vec<u8>,
     ) {
         close_part(&mut state, &mut self.seq, out);
@@ -273,6 +280,7 @@ impl StreamTranslator {
             status,
             role: "assistant",
             content,
+            phase,
         });
         self.output.push(to_raw(&item));
         emit(

@@ -49,6 +49,20 @@ pub struct OutputMessage<'a> {
     pub role: &'static str,
     /// Text and refusal parts.
     pub content: Vec<OutputPart<'a>>,
+    /// Whether the message is commentary before tool calls or the final
+    /// answer; left out when not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<MessagePhase>,
+}
+
+/// What an assistant message is to the turn it ends or continues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessagePhase {
+    /// Said on the way: tool calls follow it in the same response.
+    Commentary,
+    /// The answer that ends the turn.
+    FinalAnswer,
 }
 
 /// A part of an assistant message: in an output item, and in the assistant

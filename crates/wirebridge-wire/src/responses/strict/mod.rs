@@ -13,7 +13,7 @@ pub use event::{
     SummaryTextEvent,
 };
 pub use item::{
-    Annotation, CompactionItem, CustomToolCall, FunctionCall, ItemStatus, OutputItem,
+    Annotation, CompactionItem, CustomToolCall, FunctionCall, ItemStatus, MessagePhase, OutputItem,
     OutputMessage, OutputPart, ReasoningItem, ReasoningPart, ToolSearchCall,
 };
 pub use request::{
