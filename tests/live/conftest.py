@@ -70,9 +70,9 @@ def spec():
     return harness.validate.Spec(harness.validate.spec_dir())
 
 
-def _server(name: str, template: str, log_dir: Path):
+def _server(name: str, template: str, log_dir: Path, context: int = 4096):
     try:
-        server = llama.LlamaServer(name, template, log_dir)
+        server = llama.LlamaServer(name, template, log_dir, context)
     except FileNotFoundError as missing:
         pytest.fail(str(missing), pytrace=False)
     return server
@@ -80,7 +80,7 @@ def _server(name: str, template: str, log_dir: Path):
 
 @pytest.fixture(scope="session")
 def text_server(log_dir):
-    server = _server("text", TEXT_TEMPLATE, log_dir)
+    server = _server("text", TEXT_TEMPLATE, log_dir, context=16384)
     yield server
     server.stop()
 

@@ -57,9 +57,12 @@ def _free_port() -> int:
 class LlamaServer:
     """`llama-server` on loopback with the model and one chat template:
     `--jinja`, a small context, a fixed seed, one slot (requests are served
-    in order, which keeps timings comparable)."""
+    in order, which keeps timings comparable), and at most `predict` tokens
+    per answer whatever a client asks (a base model rarely stops by itself,
+    and clients such as Codex set no limit)."""
 
-    def __init__(self, name: str, template: str, log_dir: Path, context: int = 4096) -> None:
+    def __init__(self, name: str, template: str, log_dir: Path, context: int = 4096,
+                 predict: int = 128) -> None:
         home = server_home()
         binary = home / "llama-server"
         if not binary.is_file():
@@ -72,7 +75,7 @@ class LlamaServer:
         args = [
             str(binary), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
             "--jinja", "--chat-template-file", str(home / "templates" / template),
-            "-c", str(context), "--seed", "42", "--threads", "2", "--parallel", "1",
+            "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", "2", "--parallel", "1",
             "--no-webui", "--alias", "gemma-3-270m", "--log-colors", "off",
         ]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log,
