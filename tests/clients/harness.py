@@ -36,6 +36,14 @@ def shared_dir() -> Path:
 
 
 FIXTURES = shared_dir() / "fixtures"
+# The project's own recordings of real servers (see tests/recorded/README.md).
+RECORDED = REPO / "tests" / "recorded"
+
+
+def recorded_answers(pattern: str) -> list[Path]:
+    """The recorded answers of every server in RECORDED matching `pattern`
+    (`chat-stream-*.sse`, say), without the requests recorded beside them."""
+    return sorted(p for p in RECORDED.glob("*/" + pattern) if not p.name.endswith(".request.json"))
 
 
 def binary() -> Path:

@@ -100,6 +100,28 @@ def test_responses_client_recorded_http_error_body(wirebridge, log_dir, spec):
         harness.stop_checked(chain)
 
 
+def test_responses_client_recorded_server_failure_mid_stream(wirebridge, log_dir, spec):
+    """`recorded/llama-server/chat-error-midstream.sse`: llama-server's own
+    failure after its first chunk, a `data: {"error": …}` chunk with its
+    code as a number, on a 200 stream. The client gets an `error` event and
+    `response.failed` with the server's message, and the SDK raises it."""
+    path = harness.RECORDED / "llama-server" / "chat-error-midstream.sse"
+    message = json.loads(path.read_text(encoding="utf-8").split("data: ")[-1])["error"]["message"]
+    chain = harness.start_chain(log_dir, path.name, "chat", replay=path)
+    try:
+        request = {**responses_request("Hello"), "stream": True}
+        status, _, text = harness.post_direct(chain.base_url + "/responses", json.dumps(request).encode())
+        assert status == 200
+        events = schema.assert_valid_stream(spec, text, "responses")
+        assert [e["type"] for e in events][-2:] == ["error", "response.failed"]
+        assert events[-2]["error"]["message"] == message
+        with pytest.raises(openai.APIError) as raised:
+            list(harness.client(chain).responses.create(**responses_request("Hello"), stream=True))
+        checks.assert_stream_error(raised.value, message)
+    finally:
+        harness.stop_checked(chain)
+
+
 def test_chat_client_recorded_http_error_body(wirebridge, log_dir, spec):
     """`vercel-ai/responses/openai-error.1.json` (insufficient_quota), served
     with the status OpenAI sends it with (429; the recording holds the body

@@ -34,15 +34,20 @@ import harness
 import recorded
 import schema
 
-STREAMS = sorted((harness.FIXTURES / "openai-python").glob("chat-stream-*.sse")) + sorted(
+SHARED_STREAMS = sorted((harness.FIXTURES / "openai-python").glob("chat-stream-*.sse")) + sorted(
     (harness.FIXTURES / "vercel-ai" / "chat").glob("*.chunks.txt")
 )
-BODIES = sorted((harness.FIXTURES / "openai-python").glob("chat-json-*.json")) + [
+SHARED_BODIES = sorted((harness.FIXTURES / "openai-python").glob("chat-json-*.json")) + [
     harness.FIXTURES / "vercel-ai" / "chat" / "openai-text.json"
 ]
+# The project's own recordings of real servers (tests/recorded/SERVER/).
+STREAMS = SHARED_STREAMS + harness.recorded_answers("chat-stream-*.sse")
+BODIES = SHARED_BODIES + harness.recorded_answers("chat-json-*.json")
 
 
 def fixture_id(path) -> str:
+    if path.is_relative_to(harness.RECORDED):
+        return "recorded/" + str(path.relative_to(harness.RECORDED))
     return str(path.relative_to(harness.FIXTURES))
 
 
@@ -53,8 +58,9 @@ def test_every_recorded_chat_answer_is_covered():
         p for p in harness.FIXTURES.rglob("*") if p.is_file() and (p.suffix == ".sse" or "/chat/" in str(p))
     } | set((harness.FIXTURES / "openai-python").glob("chat-json-*.json"))
     error_bodies = {harness.FIXTURES / "vercel-ai" / "chat" / "reasoning-model-legacy-parameter-error.json"}
-    assert chat_files == set(STREAMS) | set(BODIES) | error_bodies
-    assert len(STREAMS) == 15 and len(BODIES) == 7
+    assert chat_files == set(SHARED_STREAMS) | set(SHARED_BODIES) | error_bodies
+    assert len(SHARED_STREAMS) == 15 and len(SHARED_BODIES) == 7
+    assert len(STREAMS) > len(SHARED_STREAMS) and len(BODIES) > len(SHARED_BODIES), "no recordings of our own"
 
 
 def client_request(expected: recorded.Expected, path) -> dict:

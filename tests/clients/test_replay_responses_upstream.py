@@ -24,6 +24,10 @@ Recordings with known quirks:
   between the events of one item.
 * Reasoning (summaries, encrypted content) is left out of Chat answers: the
   bridge serves the strict Chat shape by default.
+* `recorded/llama-server/responses-stream-text.sse`: llama-server's own
+  Responses endpoint, not OpenAI: no `sequence_number`, `output_index` or
+  `content_index`, and `response.created` names no model. Chat chunks go
+  out before the model is known, so they name the requested one.
 """
 
 from __future__ import annotations
@@ -46,11 +50,21 @@ STREAMS = sorted(p for p in RESPONSES_DIR.glob("*.chunks.txt") if p != CONCATENA
 # (source, part): the parts are written to a temporary directory when used.
 STREAM_CASES = [(p, None) for p in STREAMS] + [(CONCATENATED, n) for n in range(1, 5)]
 BODIES = sorted(p for p in RESPONSES_DIR.glob("*.json") if p.name != "openai-error.1.json")
+# The project's own recordings of real Responses servers (tests/recorded/SERVER/).
+OWN_STREAMS = harness.recorded_answers("responses-stream-*.sse")
+OWN_BODIES = harness.recorded_answers("responses-json-*.json")
+STREAM_CASES += [(p, None) for p in OWN_STREAMS]
+
+
+def path_id(path) -> str:
+    if path.is_relative_to(harness.RECORDED):
+        return "recorded/" + str(path.relative_to(harness.RECORDED))
+    return path.name
 
 
 def case_id(case) -> str:
     path, part = case
-    return path.name + (f"#part{part}" if part else "")
+    return path_id(path) + (f"#part{part}" if part else "")
 
 
 def test_every_recorded_responses_answer_is_covered():
@@ -59,6 +73,7 @@ def test_every_recorded_responses_answer_is_covered():
     assert set(RESPONSES_DIR.glob("*.chunks.txt")) == set(STREAMS) | {CONCATENATED}
     assert set(RESPONSES_DIR.glob("*.json")) == set(BODIES) | {RESPONSES_DIR / "openai-error.1.json"}
     assert len(STREAMS) == 10 and len(BODIES) == 3
+    assert OWN_STREAMS and OWN_BODIES, "no recordings of our own"
 
 
 def client_request(expected: recorded.Expected) -> dict:
@@ -87,6 +102,9 @@ def stream_replay(request, wirebridge, log_dir, parts_dir):
         path = parts[part - 1]
     events = recorded.payloads(path)
     expected = recorded.from_responses_events(events)
+    created = next(e for e in events if e.get("type") == "response.created")
+    if not created["response"].get("model"):
+        expected.model = client_request(expected)["model"]
     if source.name not in TRIMMED:
         # The recording is whole: its deltas add up to its items' text.
         assert expected.messages == [t for t in recorded.final_message_texts(events) if t]
@@ -97,7 +115,7 @@ def stream_replay(request, wirebridge, log_dir, parts_dir):
     harness.stop_checked(chain)
 
 
-@pytest.fixture(scope="module", params=BODIES, ids=lambda p: p.name)
+@pytest.fixture(scope="module", params=BODIES + OWN_BODIES, ids=path_id)
 def body_replay(request, wirebridge, log_dir):
     path = request.param
     chain = harness.start_chain(log_dir, path.name, "responses", replay=path)

@@ -98,10 +98,13 @@ fn bodies_and_requests_round_trip() {
             serde_json::from_slice(&body).unwrap(),
             serde_json::from_slice(&back).unwrap(),
         );
-        assert_eq!(
-            b["choices"][0]["message"]["content"], a["choices"][0]["message"]["content"],
-            "{name}"
-        );
+        // An empty content beside tool calls (llama-server writes `""`)
+        // opens no message item, so it comes back as no content.
+        let content = |v: &Value| match &v["choices"][0]["message"]["content"] {
+            Value::String(s) if s.is_empty() => Value::Null,
+            other => other.clone(),
+        };
+        assert_eq!(content(&b), content(&a), "{name}");
         assert_eq!(
             b["usage"]["total_tokens"], a["usage"]["total_tokens"],
             "{name}"

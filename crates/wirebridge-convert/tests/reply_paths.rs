@@ -119,6 +119,14 @@ fn mistral_thinking_parts_are_reasoning_and_text_parts_are_the_answer() {
     assert_eq!(r["output"][1]["content"][0]["text"], "2 + 2 = 4.");
 }
 
+fn created_names_a_model(sse: &[u8]) -> bool {
+    parse_sse(sse).iter().any(|frame| {
+        serde_json::from_str::<Value>(&frame.data).is_ok_and(|event| {
+            event["type"] == "response.created" && event["response"]["model"].is_string()
+        })
+    })
+}
+
 fn responses_cases() -> Vec<(String, Vec<u8>, bool)> {
     let mut cases: Vec<(String, Vec<u8>, bool)> = fixtures::responses_bodies()
         .into_iter()
@@ -155,9 +163,17 @@ fn responses_bodies_and_streams_translate_alike_both_ways() {
         let from_stream = chat_to_responses::translate_stream_body(&stream, &ctx);
         match (from_body, from_stream) {
             (Ok(a), Ok(b)) => {
+                let (mut gist_a, mut gist_b) = (chat_gist(&a.body), chat_gist(&b.body));
+                // A stream whose `response.created` names no model (as
+                // llama-server's) names the requested one in every chunk:
+                // chunks go out before the model is known.
+                if !created_names_a_model(&stream) {
+                    assert_eq!(gist_b["model"], "m", "{name}");
+                    gist_a["model"] = Value::Null;
+                    gist_b["model"] = Value::Null;
+                }
                 assert_eq!(
-                    chat_gist(&a.body),
-                    chat_gist(&b.body),
+                    gist_a, gist_b,
                     "{name}: the body and the stream translate differently"
                 );
                 let cited: Value = serde_json::from_slice(&a.body).unwrap();

@@ -33,9 +33,13 @@ pub fn shared_dir() -> PathBuf {
 }
 
 /// Path of a fixture file, `rel` being relative to `shared/fixtures`
-/// (e.g. `"openai-python/chat-stream-text.sse"`).
+/// (e.g. `"openai-python/chat-stream-text.sse"`), or, when it starts with
+/// `recorded/`, to the project's own [`recorded_dir`].
 pub fn fixture_path(rel: &str) -> PathBuf {
-    shared_dir().join("fixtures").join(rel)
+    match rel.strip_prefix("recorded/") {
+        Some(own) => recorded_dir().join(own),
+        None => shared_dir().join("fixtures").join(rel),
+    }
 }
 
 /// The bytes of a fixture file. Panics when it cannot be read.
@@ -182,6 +186,49 @@ fn split_responses(lines: Vec<&str>) -> Vec<Vec<&str>> {
     groups
 }
 
+/// The project's own recordings of real servers, `tests/recorded/<server>/`
+/// in the repository (see the README there): what a live run recorded.
+pub fn recorded_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/recorded")
+}
+
+/// Files of [`recorded_dir`] named `<prefix>*<suffix>`, in every server's
+/// folder, sorted, with their bytes; named `recorded/<server>/<file>`.
+fn recorded(prefix: &str, suffix: &str) -> Vec<(String, Vec<u8>)> {
+    let root = recorded_dir();
+    let mut found = Vec::new();
+    for server in fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("cannot list {} ({e})", root.display()))
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+    {
+        let server_name = server.file_name().to_string_lossy().into_owned();
+        for file in fs::read_dir(server.path())
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+        {
+            let name = file.file_name().to_string_lossy().into_owned();
+            if name.starts_with(prefix)
+                && name.ends_with(suffix)
+                && !name.ends_with(".request.json")
+            {
+                let bytes = fs::read(file.path()).unwrap_or_else(|e| panic!("{name}: {e}"));
+                found.push((format!("recorded/{server_name}/{name}"), bytes));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn recorded_streams(kind: StreamKind, prefix: &str) -> Vec<FixtureStream> {
+    recorded(prefix, ".sse")
+        .into_iter()
+        .map(|(name, sse)| FixtureStream { name, kind, sse })
+        .collect()
+}
+
 fn read_text(rel: &str) -> String {
     String::from_utf8(load_bytes(rel)).unwrap_or_else(|e| panic!("fixture {rel} is not UTF-8: {e}"))
 }
@@ -201,10 +248,12 @@ fn sse_streams(kind: StreamKind) -> Vec<FixtureStream> {
 }
 
 /// Every recorded Chat Completions stream, as raw SSE bytes:
-/// `openai-python/*.sse` (as is) and `vercel-ai/chat/*.chunks.txt` (re-framed
-/// with `data:` lines and a final `data: [DONE]`), each group sorted by name.
+/// `openai-python/*.sse` (as is), `vercel-ai/chat/*.chunks.txt` (re-framed
+/// with `data:` lines and a final `data: [DONE]`), and the project's own
+/// `recorded/*/chat-stream-*.sse`, each group sorted by name.
 pub fn chat_streams() -> Vec<FixtureStream> {
     let mut out = sse_streams(StreamKind::Chat);
+    out.extend(recorded_streams(StreamKind::Chat, "chat-stream-"));
     for rel in list("vercel-ai/chat", "", ".chunks.txt") {
         let text = read_text(&rel);
         out.push(FixtureStream {
@@ -218,11 +267,13 @@ pub fn chat_streams() -> Vec<FixtureStream> {
 
 /// Every recorded Responses stream, as raw SSE bytes:
 /// `vercel-ai/responses/*.chunks.txt` re-framed with `event:` + `data:` lines
-/// (and any Responses `.sse` file in `openai-python/`). A file holding several
+/// (any Responses `.sse` file in `openai-python/`, and the project's own
+/// `recorded/*/responses-stream-*.sse`). A file holding several
 /// concatenated responses is split on `response.created` into streams named
 /// `FILE#1`, `FILE#2`, ….
 pub fn responses_streams() -> Vec<FixtureStream> {
     let mut out = sse_streams(StreamKind::Responses);
+    out.extend(recorded_streams(StreamKind::Responses, "responses-stream-"));
     for rel in list("vercel-ai/responses", "", ".chunks.txt") {
         let text = read_text(&rel);
         let groups = split_responses(chunk_lines(&text));
@@ -263,17 +314,22 @@ fn bodies(files: Vec<String>) -> Vec<(String, Vec<u8>)> {
 
 /// Non-streaming Chat completion bodies (file bytes as recorded):
 /// `openai-python/chat-json-*.json` and `vercel-ai/chat/*.json` except HTTP
-/// error bodies.
+/// error bodies, and the project's own `recorded/*/chat-json-*.json`.
 pub fn chat_bodies() -> Vec<(String, Vec<u8>)> {
     let mut files = list("openai-python", "chat-json-", ".json");
     files.extend(list("vercel-ai/chat", "", ".json"));
-    bodies(files)
+    let mut out = bodies(files);
+    out.extend(recorded("chat-json-", ".json"));
+    out
 }
 
 /// Non-streaming Responses bodies (file bytes as recorded):
-/// `vercel-ai/responses/*.json` except HTTP error bodies (`openai-error.1.json`).
+/// `vercel-ai/responses/*.json` except HTTP error bodies (`openai-error.1.json`),
+/// and the project's own `recorded/*/responses-json-*.json`.
 pub fn responses_bodies() -> Vec<(String, Vec<u8>)> {
-    bodies(list("vercel-ai/responses", "", ".json"))
+    let mut out = bodies(list("vercel-ai/responses", "", ".json"));
+    out.extend(recorded("responses-json-", ".json"));
+    out
 }
 
 /// HTTP error bodies (`{"error": {...}}`) among the recorded JSON files of

@@ -36,6 +36,12 @@ fn expectation(name: &str) -> Expect {
         // output_index skipped) and its lifecycle `response` objects were
         // stripped down to a few keys: "use it for item/phase structure only".
         "openai-phase.1.chunks.txt" => Expect::Rejected("missing required key"),
+        // llama-server's own Responses endpoint, not OpenAI: no
+        // `sequence_number`, `output_index` or `content_index` on any event,
+        // and a bare `response` (id, object, status) until it completes.
+        "recorded/llama-server/responses-stream-text.sse" => {
+            Expect::Rejected("missing `sequence_number`")
+        }
         // Function calls (Azure OpenAI and OpenAI): no `name` on arguments.done.
         "azure__azure-tool-call.1.chunks.txt"
         | "issue-19493-gpt-5.1-tool-call.chunks.txt"
