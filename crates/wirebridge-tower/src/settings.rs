@@ -9,6 +9,7 @@ use http::HeaderName;
 use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{chat_to_responses, responses_to_chat};
 
+use crate::catalog::Catalog;
 use crate::loss_warnings::LossWarnings;
 use crate::observer::{NoopObserver, Observer};
 use crate::stateful::{MissingHistory, Stateful};
@@ -36,6 +37,8 @@ pub(crate) struct Common {
     /// The losses warned about: one set per layer, shared by its services
     /// and their WebSocket sessions.
     pub(crate) loss_warnings: Arc<LossWarnings>,
+    /// The model catalog served at `GET …/models`, if any.
+    pub(crate) catalog: Option<Catalog>,
 }
 
 impl Default for Common {
@@ -49,6 +52,7 @@ impl Default for Common {
             observer: Arc::new(NoopObserver),
             client_endpoint: None,
             loss_warnings: Arc::default(),
+            catalog: None,
         }
     }
 }
