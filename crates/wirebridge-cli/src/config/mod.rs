@@ -7,6 +7,7 @@ mod exchange;
 mod limits;
 mod metrics;
 mod runtime;
+mod seal;
 mod store;
 mod upstream;
 
@@ -17,13 +18,13 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use wirebridge_convert::profile::ReasoningOutput;
-use wirebridge_convert::seal::{KeyError, SealKey};
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
 pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
 pub use metrics::MetricsSettings;
 pub use runtime::{RuntimeFlavor, RuntimeSettings};
+pub use seal::SealKeys;
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
 
@@ -269,18 +270,6 @@ pub struct Config {
     pub runtime: RuntimeSettings,
 }
 
-/// The seal keys: the current one, previous ones still accepted, and
-/// whether the current one was generated for this process only.
-#[derive(Debug, Clone)]
-pub struct SealKeys {
-    /// What new carriers are sealed with.
-    pub current: SealKey,
-    /// Also accepted when opening.
-    pub previous: Vec<SealKey>,
-    /// True when no key was set and `current` is this process's own.
-    pub generated: bool,
-}
-
 /// Where requests go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Upstream {
@@ -499,45 +488,7 @@ impl Config {
             })
             .transpose()?;
 
-        let (seal_key, seal_at) = pick(env("WIREBRIDGE_SEAL_KEY"), None, &file.seal_key, &origin);
-        let seal = match seal_key {
-            // The message never repeats the key.
-            Some(text) => SealKeys {
-                current: text
-                    .parse()
-                    .map_err(|e: KeyError| value("seal_key", &seal_at, e.to_string()))?,
-                previous: Vec::new(),
-                generated: false,
-            },
-            None => SealKeys {
-                current: SealKey::generate(),
-                previous: Vec::new(),
-                generated: true,
-            },
-        };
-        let previous: Vec<(String, String)> = match env("WIREBRIDGE_SEAL_PREVIOUS_KEYS") {
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(|k| (k.to_owned(), " (environment)".to_owned()))
-                .collect(),
-            None => file
-                .seal_previous_keys
-                .iter()
-                .map(|k| (k.get_ref().clone(), origin.at(Some(k.span()))))
-                .collect(),
-        };
-        let seal = SealKeys {
-            previous: previous
-                .into_iter()
-                .map(|(text, at)| {
-                    text.parse()
-                        .map_err(|e: KeyError| value("seal_previous_keys", &at, e.to_string()))
-                })
-                .collect::<Result<_, _>>()?,
-            ..seal
-        };
+        let seal = SealKeys::load(&file, env, &origin)?;
 
         let upstream_connect_timeout = upstream::connect_timeout(&file, flags, env, &origin)?;
         let upstream_label = upstream::label(&file, flags, env, &origin)?;
