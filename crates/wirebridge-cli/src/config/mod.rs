@@ -6,6 +6,7 @@ mod duration;
 mod exchange;
 mod limits;
 mod metrics;
+mod models;
 mod runtime;
 mod seal;
 mod store;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::profile::ReasoningOutput;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
@@ -75,6 +77,11 @@ pub struct FileConfig {
     /// Per-kind loss actions.
     #[serde(default)]
     loss_policy: Option<LossPolicy>,
+    /// The model catalog's settings of each model, by name.
+    #[serde(default)]
+    models: BTreeMap<String, models::ModelTable>,
+    /// The model catalog's settings of every model.
+    model_defaults: Option<models::ModelTable>,
     header_read_timeout: Option<toml::Spanned<toml::Value>>,
     idle_timeout: Option<toml::Spanned<toml::Value>>,
     body_read_timeout: Option<toml::Spanned<toml::Value>>,
@@ -242,6 +249,8 @@ pub struct Config {
     pub profile: BackendProfile,
     /// What to do with each kind of loss.
     pub policy: LossPolicy,
+    /// What `GET /v1/models` tells Codex about the upstream's models.
+    pub catalog: ModelCatalog,
     /// Sent upstream as `Bearer` instead of the client's authorization.
     pub upstream_key: Option<String>,
     /// How long connecting to the upstream may take.
@@ -430,6 +439,7 @@ impl Config {
             })?,
         };
 
+        let catalog = models::load(&file, &profile, upstream_api, &origin)?;
         let store = store::load(&file, flags, env, &origin)?;
 
         let key_env = env("WIREBRIDGE_UPSTREAM_API_KEY_ENV")
@@ -505,6 +515,7 @@ impl Config {
             upstream_api,
             profile,
             policy: file.loss_policy.unwrap_or_default(),
+            catalog,
             upstream_key,
             upstream_connect_timeout,
             upstream_label,
