@@ -4,9 +4,10 @@
 //!
 //! Codex is told apart by the `client_version` query parameter, which its
 //! models client adds to every request for the catalog
-//! (`GET {base_url}/models?client_version=0.169.0`); its `originator` and
-//! `user-agent` headers say which Codex it is, and are not needed. OpenAI's
-//! SDKs send no query there.
+//! (`GET {base_url}/models?client_version=0.169.0`). Its `originator` and
+//! `user-agent` headers name which Codex asks (`codex_exec`,
+//! `codex_cli_rs`, …), so they cannot tell Codex by one name. OpenAI's SDKs
+//! send no query there.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
