@@ -10,8 +10,7 @@
 //! send no query there.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -19,13 +18,14 @@ use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
-use wirebridge_convert::catalog::{parse_model_list, ModelCatalog, UpstreamModel};
+use wirebridge_convert::catalog::{codex_catalog, parse_model_list, UpstreamModel};
 
 use crate::body::ResponseBody;
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
 use crate::exchange::read_limited;
 use crate::replies::Refused;
 use crate::request_body::{BoxError, RequestBody};
+use crate::settings::CatalogSettings;
 
 /// The query parameter Codex's models client always sends.
 const CODEX_MARKER: &str = "client_version";
@@ -33,24 +33,10 @@ const CODEX_MARKER: &str = "client_version";
 /// Largest upstream error body read.
 const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
 
-/// The catalog a layer serves, shared by its services.
-#[derive(Clone)]
-pub(crate) struct Catalog {
-    settings: Arc<ModelCatalog>,
-    /// Whether serving models without instructions was warned about.
-    warned: Arc<AtomicBool>,
-}
-
-impl Catalog {
-    pub(crate) fn new(settings: ModelCatalog) -> Self {
-        Self {
-            settings: Arc::new(settings),
-            warned: Arc::default(),
-        }
-    }
+impl CatalogSettings {
     /// Codex's catalog, of the upstream's models when it listed them.
     fn codex<B>(&self, upstream: Option<&[UpstreamModel]>) -> Response<ResponseBody<B>> {
-        let models = self.settings.models(upstream);
+        let models = self.models.models(upstream);
         let bare = models.iter().filter(|m| m.instructions.is_empty()).count();
         if bare > 0 && !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(
@@ -60,15 +46,7 @@ impl Catalog {
                  these models get none"
             );
         }
-        json(self.settings.codex_catalog(upstream))
-    }
-}
-
-impl fmt::Debug for Catalog {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Catalog")
-            .field("settings", &self.settings)
-            .finish_non_exhaustive()
+        json(codex_catalog(&models))
     }
 }
 
@@ -95,7 +73,7 @@ fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
 /// Answers `GET {prefix}/models`.
 pub(crate) async fn serve<S, ReqB, ResB>(
     mut inner: S,
-    catalog: Catalog,
+    catalog: CatalogSettings,
     max_reply_size: usize,
     request: Request<ReqB>,
     prefix: String,
@@ -114,7 +92,7 @@ where
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
     let status = response.status();
-    let settings = &catalog.settings;
+    let settings = &catalog.models;
     if status == StatusCode::NOT_FOUND && settings.has_models() {
         // An upstream without a list of its own: the settings' models.
         return Ok(match codex {

@@ -12,10 +12,10 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 use wirebridge_store::ResponseStore;
 
-use crate::catalog::Catalog;
 use crate::direction::{ChatOverResponses, ResponsesOverChat, Translation};
 use crate::observer::Observer;
 use crate::service::Translate;
+use crate::settings::CatalogSettings;
 use crate::shared::Shared;
 use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
@@ -146,7 +146,7 @@ impl<D: Translation> TranslateLayer<D> {
     /// the catalog has settings for, if any; its other errors are re-shaped
     /// as OpenAI's. Without a catalog, the request passes through.
     pub fn model_catalog(mut self, catalog: ModelCatalog) -> Self {
-        self.settings().common.catalog = Some(Catalog::new(catalog));
+        self.settings().common.catalog = Some(CatalogSettings::new(catalog));
         self
     }
 }

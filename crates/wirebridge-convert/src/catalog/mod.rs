@@ -155,7 +155,7 @@ impl ModelCatalog {
 
     /// Codex's catalog, `{"models":[…]}`, of [`ModelCatalog::models`].
     pub fn codex_catalog(&self, upstream: Option<&[UpstreamModel]>) -> Vec<u8> {
-        codex::write(&self.models(upstream))
+        codex_catalog(&self.models(upstream))
     }
 
     /// OpenAI's plain list of the models with settings of their own,
@@ -189,6 +189,12 @@ impl ModelCatalog {
         })
         .expect("the list always serializes")
     }
+}
+
+/// Codex's catalog of these models, `{"models":[…]}`, listed in this
+/// order.
+pub fn codex_catalog(models: &[CatalogModel]) -> Vec<u8> {
+    codex::write(models)
 }
 
 /// The effort used when none is picked.
