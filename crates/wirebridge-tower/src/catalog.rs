@@ -59,15 +59,12 @@ pub(crate) fn route<'p>(method: &Method, path: &'p str) -> Option<&'p str> {
 
 /// Whether the request is Codex's.
 fn from_codex(uri: &Uri) -> bool {
-    query_pairs(uri.query()).any(|(name, _)| name == CODEX_MARKER)
+    uri.query().unwrap_or_default().split('&').any(is_marker)
 }
 
-fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
-    query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+/// Whether a pair of a query (`name=value`, or `name`) is Codex's marker.
+fn is_marker(pair: &str) -> bool {
+    pair.split('=').next() == Some(CODEX_MARKER)
 }
 
 /// Answers `GET {prefix}/models`.
@@ -155,7 +152,7 @@ fn catalog_request<ReqB>(request: Request<ReqB>, prefix: &str) -> Request<Reques
         .query()
         .unwrap_or_default()
         .split('&')
-        .filter(|pair| !pair.is_empty() && pair.split('=').next() != Some(CODEX_MARKER))
+        .filter(|pair| !pair.is_empty() && !is_marker(pair))
         .collect();
     let path_and_query = match query.is_empty() {
         true => format!("{prefix}/models"),
