@@ -5,9 +5,11 @@ tap recording what it sends upstream, driven by the official `openai` SDK."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
+import codex_runs
 import harness
 
 # Every test gets this bound (seconds), on top of the SDK's own timeouts,
@@ -76,3 +78,15 @@ def node_clients():
         pytest.fail(f"the Node clients {missing} are not installed: `bash scripts/test.sh` installs them in "
                     f"{node_dir}", pytrace=False)
     return node_dir
+
+
+@pytest.fixture(scope="session")
+def codex():
+    """The Codex binary the npm package installs, at the pinned version."""
+    path = codex_runs.codex_binary()
+    if not path.exists():
+        pytest.fail(f"{path} not found: `bash scripts/test.sh` installs it (npm install in "
+                    f"{codex_runs.NODE_DIR})", pytrace=False)
+    version = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
+    assert codex_runs.CODEX_VERSION in version, version
+    return path

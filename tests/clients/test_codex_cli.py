@@ -1,6 +1,6 @@
-"""The real Codex CLI (npm `@openai/codex`, pinned in tests/clients/node)
-through the real `wirebridge serve`, in front of the scripted demo
-upstream speaking only Chat Completions, with no network beyond loopback.
+"""The real Codex CLI, run as `codex_runs` runs it, through the real
+`wirebridge serve`, in front of the scripted demo upstream speaking only
+Chat Completions. Codex reads only its bundled model catalog here.
 
 The demo upstream calls a tool when the user message asks for it by name
 (`call exec_command with cmd="…"`), reasons first when asked for a
@@ -11,17 +11,12 @@ and prints the final answer."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 
 import harness
-
-CODEX_VERSION = "0.169.0"
-NODE_DIR = harness.REPO / "tests" / "clients" / "node"
+from codex_runs import Run, offered, upstream_turns
 
 # A profile for backends with interleaved thinking (vLLM serving Qwen3,
 # DeepSeek, Kimi, GLM): reasoning efforts forwarded, reasoning replayed.
@@ -37,82 +32,12 @@ replay_reasoning = true
 
 
 @pytest.fixture(scope="session")
-def codex() -> Path:
-    """The Codex binary the npm package installs, at the pinned version."""
-    path = Path(os.environ.get("WIREBRIDGE_CODEX_BIN", NODE_DIR / "node_modules" / ".bin" / "codex"))
-    if not path.exists():
-        pytest.fail(f"{path} not found: `bash scripts/test.sh` installs it (npm install in {NODE_DIR})", pytrace=False)
-    version = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
-    assert CODEX_VERSION in version, version
-    return path
-
-
-@pytest.fixture(scope="session")
 def codex_chain(wirebridge, log_dir, tmp_path_factory):
     config = tmp_path_factory.mktemp("bridge") / "bridge.toml"
     config.write_text(BRIDGE_CONFIG)
     chain = harness.start_chain(log_dir, "codex", "chat", extra=["--config", str(config)])
     yield chain
     harness.stop_checked(chain)
-
-
-class Run:
-    """One `codex exec --json` run: its events, exit code and working directory."""
-
-    def __init__(self, codex: Path, chain: harness.Chain, home: Path, work: Path, model: str,
-                 prompt: str, *config: str) -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        work.mkdir(parents=True, exist_ok=True)
-        (home / "config.toml").write_text(
-            f"""\
-model_provider = "wirebridge"
-check_for_update_on_startup = false
-
-[model_providers.wirebridge]
-name = "wirebridge"
-base_url = "{chain.base_url}"
-wire_api = "responses"
-env_key = "WIREBRIDGE_TEST_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[analytics]
-enabled = false
-"""
-        )
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_", "WIREBRIDGE_"))}
-        env.update(CODEX_HOME=str(home), WIREBRIDGE_TEST_KEY="sk-codex-test")
-        args = [str(codex), "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access",
-                "-C", str(work), "-m", model]
-        for setting in config:
-            args += ["-c", setting]
-        done = subprocess.run(args + [prompt], capture_output=True, text=True, env=env,
-                              stdin=subprocess.DEVNULL, timeout=120)
-        self.code = done.returncode
-        self.stderr = done.stderr
-        self.work = work
-        self.home = home
-        self.events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-
-    def items(self, kind: str) -> list[dict]:
-        return [e["item"] for e in self.events if e["type"] == "item.completed" and e["item"]["type"] == kind]
-
-    def final_answer(self) -> str:
-        messages = self.items("agent_message")
-        assert messages, self.report()
-        return messages[-1]["text"]
-
-    def report(self) -> str:
-        return f"exit {self.code}\nevents: {json.dumps(self.events, indent=1)[:6000]}\nstderr: {self.stderr[-3000:]}"
-
-
-def upstream_turns(chain: harness.Chain, mark: int) -> list[dict]:
-    """The Chat requests the upstream received since `mark`."""
-    return [c.json() for c in chain.tap.since(mark) if c.path.endswith("/chat/completions")]
-
-
-def offered(chat: dict) -> list[str]:
-    return [t["function"]["name"] for t in chat.get("tools", [])]
 
 
 def test_a_shell_call_and_its_reasoning_on_an_ordinary_model(codex, codex_chain, tmp_path):

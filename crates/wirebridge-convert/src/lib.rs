@@ -43,6 +43,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod catalog;
 pub mod chat_to_responses;
 pub mod error;
 pub mod ids;

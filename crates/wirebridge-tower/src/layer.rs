@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tower::Layer;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::chat_to_responses::ChatReasoning;
 use wirebridge_convert::responses_to_chat::ReasoningOutput;
 use wirebridge_convert::seal::Sealer;
@@ -14,6 +15,7 @@ use wirebridge_store::ResponseStore;
 use crate::direction::{ChatOverResponses, ResponsesOverChat, Translation};
 use crate::observer::Observer;
 use crate::service::Translate;
+use crate::settings::CatalogSettings;
 use crate::shared::Shared;
 use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
@@ -133,6 +135,18 @@ impl<D: Translation> TranslateLayer<D> {
     /// the prefix of the upstream path.
     pub fn client_endpoint(mut self, suffix: impl Into<String>) -> Self {
         self.settings().common.client_endpoint = Some(suffix.into());
+        self
+    }
+
+    /// Serves `GET …/models` with this catalog. Codex (a request with a
+    /// `client_version` query parameter, as Codex's models client sends)
+    /// gets its own catalog of the upstream's models, enriched with the
+    /// catalog's settings; other clients get the upstream's list as it is.
+    /// An upstream that answers 404 there is answered for with the models
+    /// the catalog has settings for, if any; its other errors are re-shaped
+    /// as OpenAI's. Without a catalog, the request passes through.
+    pub fn model_catalog(mut self, catalog: ModelCatalog) -> Self {
+        self.settings().common.catalog = Some(CatalogSettings::new(catalog));
         self
     }
 }

@@ -6,6 +6,9 @@
 //!   upstream `POST …/chat/completions`, and translates the reply (JSON or
 //!   SSE) back into the Responses API.
 //! - [`ChatToResponsesLayer`] does the reverse.
+//! - Either, given a model catalog ([`TranslateLayer::model_catalog`]),
+//!   answers Codex's `GET …/models` with Codex's own catalog of the
+//!   upstream's models.
 //!
 //! Every other request passes through untouched, its body streamed. Errors
 //! reach the client in its own API's shape: a 400 naming the field for a
@@ -53,6 +56,7 @@
 #![deny(unsafe_code)]
 
 mod body;
+mod catalog;
 mod direction;
 mod error_response;
 mod exchange;

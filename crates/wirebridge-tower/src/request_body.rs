@@ -38,6 +38,13 @@ impl<B> RequestBody<B> {
         }
     }
 
+    /// No body at all.
+    pub fn empty() -> Self {
+        Self {
+            kind: Kind::Translated { data: None },
+        }
+    }
+
     /// A complete body built by the layer.
     pub fn translated(data: Bytes) -> Self {
         Self {

@@ -10,6 +10,7 @@ use http_body::Body;
 use tower::Service;
 
 use crate::body::ResponseBody;
+use crate::catalog;
 use crate::direction::Translation;
 use crate::exchange::{self, compaction};
 use crate::future::ResponseFuture;
@@ -120,6 +121,16 @@ where
             }
         }
         let (method, path) = (request.method(), request.uri().path());
+        if let Some(catalog) = &shared.common.catalog {
+            if let Some(prefix) = catalog::route(method, path) {
+                let (catalog, prefix) = (catalog.clone(), prefix.to_owned());
+                let limit = shared.common.max_reply_size;
+                let clone = self.inner.clone();
+                let inner = std::mem::replace(&mut self.inner, clone);
+                let serve = catalog::serve::<S, ReqB, ResB>(inner, catalog, limit, request, prefix);
+                return ResponseFuture::exchange(Box::pin(serve));
+            }
+        }
         if let Some(prefix) = compaction::route::<D>(&shared.direction, method, path, endpoint) {
             let clone = self.inner.clone();
             let inner = std::mem::replace(&mut self.inner, clone);

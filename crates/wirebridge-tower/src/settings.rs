@@ -2,10 +2,12 @@
 //! each direction's own.
 
 use std::fmt;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::HeaderName;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{chat_to_responses, responses_to_chat};
 
@@ -36,6 +38,8 @@ pub(crate) struct Common {
     /// The losses warned about: one set per layer, shared by its services
     /// and their WebSocket sessions.
     pub(crate) loss_warnings: Arc<LossWarnings>,
+    /// The model catalog served at `GET …/models`, if any.
+    pub(crate) catalog: Option<CatalogSettings>,
 }
 
 impl Default for Common {
@@ -49,7 +53,33 @@ impl Default for Common {
             observer: Arc::new(NoopObserver),
             client_endpoint: None,
             loss_warnings: Arc::default(),
+            catalog: None,
         }
+    }
+}
+
+/// The catalog a layer serves, shared by its services.
+#[derive(Clone)]
+pub(crate) struct CatalogSettings {
+    pub(crate) models: Arc<ModelCatalog>,
+    /// Whether serving models without instructions was warned about.
+    pub(crate) warned: Arc<AtomicBool>,
+}
+
+impl CatalogSettings {
+    pub(crate) fn new(settings: ModelCatalog) -> Self {
+        Self {
+            models: Arc::new(settings),
+            warned: Arc::default(),
+        }
+    }
+}
+
+impl fmt::Debug for CatalogSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CatalogSettings")
+            .field("models", &self.models)
+            .finish_non_exhaustive()
     }
 }
 

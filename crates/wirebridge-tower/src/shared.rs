@@ -38,6 +38,7 @@ impl<D: Direction> fmt::Debug for Shared<D> {
             .field("stream_idle_timeout", &self.common.stream_idle_timeout)
             .field("keepalive_interval", &self.common.keepalive_interval)
             .field("client_endpoint", &self.common.client_endpoint)
+            .field("catalog", &self.common.catalog)
             .field("direction", &self.direction)
             .finish_non_exhaustive()
     }

@@ -6,7 +6,9 @@ mod duration;
 mod exchange;
 mod limits;
 mod metrics;
+mod models;
 mod runtime;
+mod seal;
 mod store;
 mod upstream;
 
@@ -16,14 +18,15 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::profile::ReasoningOutput;
-use wirebridge_convert::seal::{KeyError, SealKey};
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
 pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
 pub use metrics::MetricsSettings;
 pub use runtime::{RuntimeFlavor, RuntimeSettings};
+pub use seal::SealKeys;
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
 
@@ -74,6 +77,11 @@ pub struct FileConfig {
     /// Per-kind loss actions.
     #[serde(default)]
     loss_policy: Option<LossPolicy>,
+    /// The model catalog's settings of each model, by name.
+    #[serde(default)]
+    models: BTreeMap<String, models::ModelTable>,
+    /// The model catalog's settings of every model.
+    model_defaults: Option<models::ModelTable>,
     header_read_timeout: Option<toml::Spanned<toml::Value>>,
     idle_timeout: Option<toml::Spanned<toml::Value>>,
     body_read_timeout: Option<toml::Spanned<toml::Value>>,
@@ -241,6 +249,8 @@ pub struct Config {
     pub profile: BackendProfile,
     /// What to do with each kind of loss.
     pub policy: LossPolicy,
+    /// What `GET /v1/models` tells Codex about the upstream's models.
+    pub catalog: ModelCatalog,
     /// Sent upstream as `Bearer` instead of the client's authorization.
     pub upstream_key: Option<String>,
     /// How long connecting to the upstream may take.
@@ -267,18 +277,6 @@ pub struct Config {
     pub metrics: MetricsSettings,
     /// Which runtime serves connections, on how many threads.
     pub runtime: RuntimeSettings,
-}
-
-/// The seal keys: the current one, previous ones still accepted, and
-/// whether the current one was generated for this process only.
-#[derive(Debug, Clone)]
-pub struct SealKeys {
-    /// What new carriers are sealed with.
-    pub current: SealKey,
-    /// Also accepted when opening.
-    pub previous: Vec<SealKey>,
-    /// True when no key was set and `current` is this process's own.
-    pub generated: bool,
 }
 
 /// Where requests go.
@@ -441,6 +439,7 @@ impl Config {
             })?,
         };
 
+        let catalog = models::load(&file, &profile, upstream_api, &origin)?;
         let store = store::load(&file, flags, env, &origin)?;
 
         let key_env = env("WIREBRIDGE_UPSTREAM_API_KEY_ENV")
@@ -499,45 +498,7 @@ impl Config {
             })
             .transpose()?;
 
-        let (seal_key, seal_at) = pick(env("WIREBRIDGE_SEAL_KEY"), None, &file.seal_key, &origin);
-        let seal = match seal_key {
-            // The message never repeats the key.
-            Some(text) => SealKeys {
-                current: text
-                    .parse()
-                    .map_err(|e: KeyError| value("seal_key", &seal_at, e.to_string()))?,
-                previous: Vec::new(),
-                generated: false,
-            },
-            None => SealKeys {
-                current: SealKey::generate(),
-                previous: Vec::new(),
-                generated: true,
-            },
-        };
-        let previous: Vec<(String, String)> = match env("WIREBRIDGE_SEAL_PREVIOUS_KEYS") {
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(|k| (k.to_owned(), " (environment)".to_owned()))
-                .collect(),
-            None => file
-                .seal_previous_keys
-                .iter()
-                .map(|k| (k.get_ref().clone(), origin.at(Some(k.span()))))
-                .collect(),
-        };
-        let seal = SealKeys {
-            previous: previous
-                .into_iter()
-                .map(|(text, at)| {
-                    text.parse()
-                        .map_err(|e: KeyError| value("seal_previous_keys", &at, e.to_string()))
-                })
-                .collect::<Result<_, _>>()?,
-            ..seal
-        };
+        let seal = SealKeys::load(&file, env, &origin)?;
 
         let upstream_connect_timeout = upstream::connect_timeout(&file, flags, env, &origin)?;
         let upstream_label = upstream::label(&file, flags, env, &origin)?;
@@ -554,6 +515,7 @@ impl Config {
             upstream_api,
             profile,
             policy: file.loss_policy.unwrap_or_default(),
+            catalog,
             upstream_key,
             upstream_connect_timeout,
             upstream_label,

@@ -1,6 +1,7 @@
 //! Settings resolution, from each source and in order.
 
 use super::*;
+use wirebridge_convert::seal::SealKey;
 
 fn load(
     file: Option<&str>,

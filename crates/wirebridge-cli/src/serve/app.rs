@@ -23,7 +23,8 @@ use crate::server::{App, ClientBody};
 use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 
 /// Makes the service that answers requests: health checks, translation for
-/// the API the upstream does not speak, pass-through for everything else.
+/// the API the upstream does not speak, the model catalog for Codex,
+/// pass-through for everything else.
 ///
 /// Each worker thread gets an app of its own, with an upstream client of
 /// its own: an upstream connection is driven by the runtime that opened it,
@@ -79,6 +80,7 @@ impl AppFactory {
                     .stream_idle_timeout(exchange.idle_timeout)
                     .keepalive_interval(exchange.keepalive_interval)
                     .observer(observer)
+                    .model_catalog(config.catalog.clone())
                     .anonymous_store(config.state.anonymous_store)
                     .missing_history(config.state.missing_history)
                     .sealer(Sealer::new(
@@ -106,7 +108,8 @@ impl AppFactory {
                     .max_reply_size(exchange.max_reply_size)
                     .stream_idle_timeout(exchange.idle_timeout)
                     .keepalive_interval(exchange.keepalive_interval)
-                    .observer(observer),
+                    .observer(observer)
+                    .model_catalog(config.catalog.clone()),
             ),
         };
         Self {

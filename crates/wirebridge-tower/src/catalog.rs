@@ -1,0 +1,275 @@
+//! `GET …/models`, when the layer has a model catalog: Codex is answered
+//! with its own catalog, built from the upstream's list; other clients get
+//! the upstream's list as it is.
+//!
+//! Codex is told apart by the `client_version` query parameter, which its
+//! models client adds to every request for the catalog
+//! (`GET {base_url}/models?client_version=0.169.0`). Its `originator` and
+//! `user-agent` headers name which Codex asks (`codex_exec`,
+//! `codex_cli_rs`, …), so they cannot tell Codex by one name. OpenAI's SDKs
+//! send no query there.
+
+use std::fmt;
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http_body::Body;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use tower::Service;
+use wirebridge_convert::catalog::{codex_catalog, parse_model_list, UpstreamModel};
+
+use crate::body::ResponseBody;
+use crate::error_response::{api_error, error_response, reshape_upstream_error};
+use crate::exchange::read_limited;
+use crate::replies::Refused;
+use crate::request_body::{BoxError, RequestBody};
+use crate::settings::CatalogSettings;
+
+/// The query parameter Codex's models client always sends.
+const CODEX_MARKER: &str = "client_version";
+
+/// Largest upstream error body read.
+const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
+
+impl CatalogSettings {
+    /// Codex's catalog, of the upstream's models when it listed them.
+    fn codex<B>(&self, upstream: Option<&[UpstreamModel]>) -> Response<ResponseBody<B>> {
+        let models = self.models.models(upstream);
+        let bare = models.iter().filter(|m| m.instructions.is_empty()).count();
+        if bare > 0 && !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                models = bare,
+                "Codex read a model catalog whose models carry no instructions: Codex puts a \
+                 model's catalog instructions first in every request in place of its own, so \
+                 these models get none"
+            );
+        }
+        json(codex_catalog(&models))
+    }
+}
+
+/// The path before `/models`, for a `GET` of a path that ends with it.
+pub(crate) fn route<'p>(method: &Method, path: &'p str) -> Option<&'p str> {
+    (method == Method::GET)
+        .then(|| path.trim_end_matches('/').strip_suffix("/models"))
+        .flatten()
+}
+
+/// Whether the request is Codex's.
+fn from_codex(uri: &Uri) -> bool {
+    uri.query().unwrap_or_default().split('&').any(is_marker)
+}
+
+/// Whether a pair of a query (`name=value`, or `name`) is Codex's marker.
+fn is_marker(pair: &str) -> bool {
+    pair.split('=').next() == Some(CODEX_MARKER)
+}
+
+/// Answers `GET {prefix}/models`.
+pub(crate) async fn serve<S, ReqB, ResB>(
+    mut inner: S,
+    catalog: CatalogSettings,
+    max_reply_size: usize,
+    request: Request<ReqB>,
+    prefix: String,
+) -> Result<Response<ResponseBody<ResB>>, S::Error>
+where
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+    ResB: Body<Data = Bytes> + Send + 'static,
+    ResB::Error: fmt::Display + Into<BoxError>,
+{
+    let codex = from_codex(request.uri());
+    let upstream = match codex {
+        true => catalog_request(request, &prefix),
+        // Another client's request goes as it came.
+        false => request.map(RequestBody::original),
+    };
+    // `inner` was polled ready before it was moved here.
+    let response = inner.call(upstream).await?;
+    let status = response.status();
+    let settings = &catalog.models;
+    if status == StatusCode::NOT_FOUND && settings.has_models() {
+        // An upstream without a list of its own: the settings' models.
+        return Ok(match codex {
+            true => catalog.codex(None),
+            false => json(settings.openai_list(unix_now())),
+        });
+    }
+    if status.is_redirection() {
+        // Followed by a client, it would send its credentials wherever it
+        // points.
+        let error = api_error(
+            format!("the upstream answered {status} (a redirect); redirects are not followed"),
+            "server_error",
+            "upstream_redirect",
+        );
+        return Ok(error_response(StatusCode::BAD_GATEWAY, error));
+    }
+    if !status.is_success() {
+        return Ok(upstream_error(response).await);
+    }
+    if !codex {
+        return Ok(response.map(ResponseBody::passthrough));
+    }
+    let body = match Limited::new(response.into_body(), max_reply_size)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let error = match e.downcast_ref::<LengthLimitError>() {
+                Some(_) => api_error(
+                    format!(
+                        "the upstream's model list is larger than the {max_reply_size}-byte limit"
+                    ),
+                    "server_error",
+                    "upstream_reply_too_large",
+                ),
+                None => api_error(
+                    format!("the upstream's model list could not be read: {e}"),
+                    "server_error",
+                    "upstream_read_error",
+                ),
+            };
+            return Ok(error_response(StatusCode::BAD_GATEWAY, error));
+        }
+    };
+    Ok(match parse_model_list(&body) {
+        Ok(upstream) => catalog.codex(Some(&upstream)),
+        Err(e) => Refused::from_convert(e).response(),
+    })
+}
+
+/// Codex's request, as the upstream is asked for its plain list: the same
+/// headers (its credentials), without Codex's marker, and a body the
+/// bridge can read.
+fn catalog_request<ReqB>(request: Request<ReqB>, prefix: &str) -> Request<RequestBody<ReqB>> {
+    let (parts, _) = request.into_parts();
+    let query: Vec<&str> = parts
+        .uri
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty() && !is_marker(pair))
+        .collect();
+    let path_and_query = match query.is_empty() {
+        true => format!("{prefix}/models"),
+        false => format!("{prefix}/models?{}", query.join("&")),
+    };
+    let mut uri = parts.uri.clone().into_parts();
+    uri.path_and_query = path_and_query.parse().ok();
+    let uri = Uri::from_parts(uri).unwrap_or_else(|_| parts.uri.clone());
+
+    let mut headers = parts.headers;
+    for name in [
+        header::CONTENT_LENGTH,
+        header::TRANSFER_ENCODING,
+        header::CONTENT_TYPE,
+        header::CONTENT_ENCODING,
+    ] {
+        headers.remove(name);
+    }
+    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+    // A compressed list could not be read.
+    headers.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
+    let mut upstream = Request::new(RequestBody::empty());
+    *upstream.method_mut() = Method::GET;
+    *upstream.uri_mut() = uri;
+    *upstream.version_mut() = parts.version;
+    *upstream.headers_mut() = headers;
+    upstream
+}
+
+/// An upstream error in OpenAI's shape, its status kept. A body in an
+/// encoding the bridge cannot read goes as it came.
+async fn upstream_error<B>(response: Response<B>) -> Response<ResponseBody<B>>
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    let encoded = response
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|e| !e.eq_ignore_ascii_case("identity"));
+    if encoded {
+        return response.map(ResponseBody::passthrough);
+    }
+    let status = response.status();
+    let bytes = read_limited(response.into_body(), MAX_UPSTREAM_ERROR).await;
+    let mut reply = json(reshape_upstream_error(status, &bytes));
+    *reply.status_mut() = status;
+    reply
+}
+
+/// A `200` JSON reply.
+fn json<B>(body: Vec<u8>) -> Response<ResponseBody<B>> {
+    let length = HeaderValue::from(body.len());
+    let mut response = Response::new(ResponseBody::full(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(header::CONTENT_LENGTH, length);
+    response
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_route_is_a_get_of_models_under_any_prefix() {
+        assert_eq!(route(&Method::GET, "/v1/models"), Some("/v1"));
+        assert_eq!(
+            route(&Method::GET, "/openai/v1/models/"),
+            Some("/openai/v1")
+        );
+        assert_eq!(route(&Method::GET, "/models"), Some(""));
+        assert_eq!(route(&Method::POST, "/v1/models"), None);
+        assert_eq!(route(&Method::GET, "/v1/models/gpt-5"), None);
+        assert_eq!(route(&Method::GET, "/v1/responses"), None);
+    }
+
+    #[test]
+    fn codex_is_told_by_its_client_version_parameter() {
+        let codex = |uri: &str| from_codex(&uri.parse().unwrap());
+        assert!(codex("/v1/models?client_version=0.169.0"));
+        assert!(codex("/v1/models?after=x&client_version=0.169.0"));
+        assert!(codex("/v1/models?client_version"));
+        assert!(!codex("/v1/models"));
+        assert!(!codex("/v1/models?limit=20"));
+        assert!(!codex("/v1/models?client_versions=1"));
+    }
+
+    #[test]
+    fn the_upstream_is_asked_for_its_list_without_codexs_marker() {
+        let request = Request::get("http://bridge/v1/models?client_version=0.169.0&x=1")
+            .header(header::AUTHORIZATION, "Bearer sk-1")
+            .header(header::ACCEPT_ENCODING, "gzip")
+            .header("originator", "codex_cli_rs")
+            .body(())
+            .unwrap();
+        let upstream = catalog_request(request, "/v1");
+        assert_eq!(upstream.method(), Method::GET);
+        assert_eq!(upstream.uri(), "http://bridge/v1/models?x=1");
+        let headers = upstream.headers();
+        assert_eq!(headers[header::AUTHORIZATION], "Bearer sk-1");
+        assert_eq!(headers[header::ACCEPT_ENCODING], "identity");
+        assert_eq!(headers["originator"], "codex_cli_rs");
+        let only = Request::get("/models?client_version=1").body(()).unwrap();
+        assert_eq!(catalog_request(only, "").uri(), "/models");
+    }
+}
