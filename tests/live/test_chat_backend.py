@@ -148,6 +148,19 @@ def test_a_tool_loop_pairs_each_call_with_its_output(chat_tools, chat_text, spec
     checks.assert_content(checks.from_response(final), expected, reasoning=True, separate_messages=True)
 
 
+def test_nothing_is_reported_lost_for_what_llama_server_takes(chat_tools, chat_text, spec):
+    """Text, instructions, a token limit, function tools and a forced choice
+    all have a place in what llama-server reads: no loss is reported."""
+    for chain, extra in ((chat_text, {}),
+                         (chat_tools, {"instructions": "Call get_weather.", "tools": [WEATHER],
+                                       "tool_choice": {"type": "function", "name": "get_weather"}})):
+        client = drive.harness.client(chain, timeout=60)
+        raw = client.responses.with_raw_response.create(model=MODEL, input="Weather in Paris?",
+                                                        max_output_tokens=32, **extra)
+        assert "x-wirebridge-dropped" not in raw.headers, raw.headers.get("x-wirebridge-dropped")
+        assert raw.parse().status in ("completed", "incomplete")
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 def test_a_chain_sends_the_stored_turns_back(chat_text, spec, stream):
     client = drive.harness.client(chat_text, timeout=60)
