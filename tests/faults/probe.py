@@ -148,7 +148,9 @@ def accepted_connections(pid: int, port: int) -> int:
     """Connections the process `pid` holds on its listening `port`: sockets
     of its own whose local port is `port`, the listener left out."""
     inodes = socket_inodes(pid)
-    count = 0
+    # Counted by inode: while connections churn, the kernel's walk of its
+    # socket tables can list one socket twice in a single read.
+    held: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             rows = open(table).read().splitlines()[1:]
@@ -159,8 +161,8 @@ def accepted_connections(pid: int, port: int) -> int:
             local, state, inode = fields[1], fields[3], fields[9]
             listening = state == "0A"
             if inode in inodes and int(local.rsplit(":", 1)[1], 16) == port and not listening:
-                count += 1
-    return count
+                held.add(inode)
+    return len(held)
 
 
 def open_files(pid: int) -> int:

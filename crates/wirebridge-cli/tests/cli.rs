@@ -139,16 +139,45 @@ async fn redirecting_upstream(status: &'static str) -> std::net::SocketAddr {
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut buf = vec![0; 64 * 1024];
-                let _ = socket.read(&mut buf).await;
+                // Each request is read whole before it is answered, and the
+                // connection is closed only once the client has: closing with
+                // unread bytes resets it, and a reset can overtake the 307.
                 let reply = format!(
                     "HTTP/1.1 {status}\r\nlocation: http://elsewhere.example/v1/responses\r\ncontent-length: 0\r\n\r\n"
                 );
-                let _ = socket.write_all(reply.as_bytes()).await;
+                let mut request = Vec::new();
+                let mut buf = vec![0; 64 * 1024];
+                loop {
+                    while whole_request(&request).is_none() {
+                        match socket.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let taken = whole_request(&request).unwrap_or(request.len());
+                    request.drain(..taken);
+                    if socket.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
             });
         }
     });
     addr
+}
+
+/// The length of the first request in `bytes` once its head and as much
+/// body as its `content-length` says are there (requests here are never
+/// chunked).
+fn whole_request(bytes: &[u8]) -> Option<usize> {
+    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    (bytes.len() >= end + 4 + length).then_some(end + 4 + length)
 }
 
 #[tokio::test]
