@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 use wirebridge_store::MemoryStore;
@@ -209,15 +209,11 @@ async fn bad_messages_get_error_events_and_the_connection_stays_usable() {
     let error = next(&mut client).await;
     assert_eq!(error["error"]["param"], "stream");
 
-    send(
-        &mut client,
-        json!({"type": "response.steer", "input": [], "previous_response_id": "r"}),
-    )
-    .await;
-    assert_eq!(
-        next(&mut client).await["error"]["code"],
-        "unsupported_event"
-    );
+    // A steer the failure event could not hand back.
+    send(&mut client, json!({"type": "response.steer", "input": "x"})).await;
+    let error = next(&mut client).await;
+    assert_eq!(error["type"], "error");
+    assert_eq!(error["error"]["param"], "previous_response_id");
 
     // An acknowledgement gets no answer; the next turn's events come next.
     send(
@@ -240,6 +236,73 @@ async fn bad_messages_get_error_events_and_the_connection_stays_usable() {
     assert_eq!(error["status"], 400);
     assert_eq!(error["error"]["param"], "model");
     assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
+}
+
+/// The fields of `ResponseSteerFailedEvent` (openai-python, openai-node):
+/// the steer handed back, and why it failed.
+fn assert_steer_refused(event: &Value, previous_response_id: &str, input: &Value) {
+    assert_eq!(event["type"], "response.steer.failed", "{event}");
+    assert_eq!(event["sequence_number"], 0);
+    assert_eq!(
+        event["steer"],
+        json!({"previous_response_id": previous_response_id, "input": input})
+    );
+    assert_eq!(event["error"]["type"], "invalid_request_error");
+    assert_eq!(event["error"]["code"], "steering_not_supported");
+    assert!(event["error"]["message"].is_string());
+}
+
+#[tokio::test]
+async fn a_steer_is_refused_with_its_input_handed_back_and_the_turn_goes_on() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+
+    // While a turn runs (its backend has sent one chunk, then waits).
+    send(&mut client, create("hang", json!({"stream_id": "s"}))).await;
+    let created = next(&mut client).await;
+    assert_eq!(created["type"], "response.created");
+    let running = created["response"]["id"].as_str().unwrap().to_owned();
+    loop {
+        if next(&mut client).await["type"] == "response.output_text.delta" {
+            break;
+        }
+    }
+    let input = json!([{"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "shorter, please"}]}]);
+    send(
+        &mut client,
+        json!({"type": "response.steer", "previous_response_id": running, "input": input}),
+    )
+    .await;
+    assert_steer_refused(&next(&mut client).await, &running, &input);
+    // The refusal took nothing from the turn: its backend request is still
+    // open, and the connection still answers.
+    assert!(!upstream.dropped.load(Ordering::SeqCst));
+    drop(client);
+
+    // Between turns, a string input comes back as a string.
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(&mut client, create("one", json!({}))).await;
+    let done = completed(&turn(&mut client).await)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send(
+        &mut client,
+        json!({"type": "response.steer", "previous_response_id": done, "input": "and then?"}),
+    )
+    .await;
+    assert_steer_refused(&next(&mut client).await, &done, &json!("and then?"));
+    send(
+        &mut client,
+        create("and then?", json!({"previous_response_id": done})),
+    )
+    .await;
+    assert_eq!(
+        output_text(completed(&turn(&mut client).await)),
+        "user:one | assistant:user:one | user:and then?"
+    );
 }
 
 #[tokio::test]
