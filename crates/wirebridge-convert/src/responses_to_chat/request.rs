@@ -146,7 +146,7 @@ pub(super) fn translate<'a>(
     let replay = Replay {
         all_turns: reasoning::replays_all_turns(&reasoning, profile),
     };
-    let messages = translate_input(
+    let translated = translate_input(
         request.instructions,
         &input,
         &translated_tools.names,
@@ -158,7 +158,7 @@ pub(super) fn translate<'a>(
 
     let mut chat = ChatRequest {
         model: model.clone().into(),
-        messages,
+        messages: translated.messages,
         tools: (!translated_tools.tools.is_empty()).then_some(translated_tools.tools),
         tool_choice: translated_tools.choice,
         parallel_tool_calls: request.parallel_tool_calls,
@@ -233,7 +233,13 @@ pub(super) fn translate<'a>(
     serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
-        echo: echo(&request, &reasoning, &lists[0].tools, compact),
+        echo: echo(
+            &request,
+            &reasoning,
+            &lists[0].tools,
+            compact,
+            translated.withheld,
+        ),
         tool_names: translated_tools.names,
         stream,
         reasoning_output: plan.output,
