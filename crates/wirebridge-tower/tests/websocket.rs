@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 use wirebridge_store::MemoryStore;
-use wirebridge_tower::{ResponsesToChatLayer, WebSocketSettings};
+use wirebridge_tower::{ResponsesToChatLayer, WebSocketSettings, REASONING_INCLUDED_HEADER};
 
 mod common;
 use common::websocket::{
@@ -73,6 +73,17 @@ async fn turns_run_in_order_and_continue_from_the_connection_cache() {
     assert_eq!(error["status"], 404);
     assert_eq!(error["error"]["code"], "previous_response_not_found");
     assert_eq!(error["error"]["param"], "previous_response_id");
+}
+
+#[tokio::test]
+async fn the_upgrade_says_the_usage_counts_the_reasoning_given() {
+    // Codex reads the header from the upgrade, for every turn after it.
+    let url = serve(ResponsesToChatLayer::new(), Arc::new(Upstream::default())).await;
+    let (_client, response) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 101);
+    assert_eq!(response.headers()[REASONING_INCLUDED_HEADER], "true");
 }
 
 #[tokio::test]
