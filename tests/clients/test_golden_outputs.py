@@ -132,6 +132,41 @@ def test_bodies_parse_as_responses(server, golden):
     assert len(response.output) == len(expected["output"])
 
 
+def golden_responses(golden):
+    """Every `Response` a golden holds: the body, or each lifecycle event's."""
+    if golden.name.endswith(".json"):
+        return [json.loads(golden.read_text())]
+    frames = [json.loads(line[len("data: "):]) for line in golden.read_text().splitlines() if line.startswith("data: ")]
+    return [frame["response"] for frame in frames if "response" in frame]
+
+
+@pytest.mark.parametrize("golden", STREAMS + BODIES, ids=lambda p: p.name)
+def test_withheld_reasoning_is_listed_as_the_sdk_types_it(golden):
+    """`input_transformations` is in neither spec; the SDK's `Response`
+    defines it: each entry must validate, strictly, as its
+    `InputTransformation` (closed lists of actions, reasons and types), and
+    a `Response` the SDK builds from the body keeps them."""
+    from openai.types.responses.response import InputTransformation
+
+    for response in golden_responses(golden):
+        for entry in response.get("input_transformations", []):
+            InputTransformation.model_validate(entry, strict=True)
+
+
+def test_the_sdk_reads_withheld_reasoning_from_a_body_and_a_stream(server):
+    body = GOLDEN / "withheld-reasoning.responses-response.json"
+    response = client_for(server, body).responses.create(model="m", input="x")
+    assert [(t.id, t.reason) for t in response.input_transformations] == [
+        ("rs_earlier", "turn_boundary"),
+        ("rs_other_server", "model_mismatch"),
+        ("rs_other_tenant", "organization_mismatch"),
+    ]
+    stream = GOLDEN / "withheld-reasoning.responses-stream.sse"
+    with client_for(server, stream).responses.stream(model="m", input="x") as events:
+        final = events.get_final_response()
+    assert [t.reason for t in final.input_transformations] == ["turn_boundary", "model_mismatch", "organization_mismatch"]
+
+
 CHAT_STREAMS = sorted(GOLDEN.glob("*.chat-stream.sse"))
 CHAT_BODIES = sorted(GOLDEN.glob("*.chat-response.json"))
 

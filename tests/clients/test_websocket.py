@@ -237,3 +237,32 @@ def test_a_compaction_trigger_over_a_websocket(chain, spec):
     texts = user_texts(sent)
     assert texts[-1] == "say bravo"
     assert texts[0].startswith("[Summary of the earlier conversation]"), texts
+
+
+def test_a_steer_is_refused_with_its_input_handed_back(chain, spec):
+    """`response.steer` is answered with the SDK's `response.steer.failed`
+    (code `steering_not_supported`), the input handed back; sent with the
+    next `response.create`, it is answered. No spec defines the event (the
+    SDK's types do), so the SDK's own model validates it, strictly."""
+    from openai.types.responses import ResponseSteerFailedEvent
+
+    steer_input = [{"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "say it shorter"}]}]
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        connection.response.create(model="demo", input="hello", store=False)
+        first = completed(turn(connection, spec))
+        connection.response.steer(input=steer_input, previous_response_id=first["id"])
+        raw = connection.recv_bytes()
+        event = ResponseSteerFailedEvent.model_validate_json(raw)
+        assert event.error.code == "steering_not_supported"
+        assert event.steer.previous_response_id == first["id"]
+        assert event.steer.id is None, "no id: the steer was never accepted"
+        assert json.loads(raw)["steer"]["input"] == steer_input
+        assert isinstance(connection.parse_event(raw), ResponseSteerFailedEvent)
+
+        connection.response.create(model="demo", input=steer_input, store=False,
+                                   previous_response_id=first["id"])
+        completed(turn(connection, spec))
+    first_sent, second_sent = chain.tap.since(mark)
+    assert user_texts(second_sent) == ["hello", "say it shorter"]

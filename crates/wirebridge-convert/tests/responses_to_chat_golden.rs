@@ -77,6 +77,81 @@ fn request_with_every_feature() {
     request_golden("request-features.vllm-replay", &body, &replay);
 }
 
+/// Reasoning the backend is not given is listed in every `Response` of the
+/// request (`input_transformations`, the SDKs' `InputTransformation`):
+/// the body's, and the `response` of each lifecycle event.
+#[test]
+fn withheld_reasoning_is_listed_in_the_response() {
+    let options = Options {
+        profile: BackendProfile {
+            replay_reasoning: true,
+            ..BackendProfile::vllm()
+        },
+        ..Options::default()
+    };
+    let request = common::input("withheld-reasoning-request.json");
+    let ctx = request_golden("withheld-reasoning", &request, &options);
+    // By the mapping: the first turn's item is left out as only the current
+    // turn is replayed; one sealed by another server cannot be read by this
+    // backend's model; one in this bridge's format that no key opens was
+    // sealed for another tenant (or a retired key). The item without an id
+    // cannot be named.
+    let expected = serde_json::json!([
+        {"id": "rs_earlier", "action": "removed", "reason": "turn_boundary", "type": "reasoning"},
+        {"id": "rs_other_server", "action": "removed", "reason": "model_mismatch", "type": "reasoning"},
+        {"id": "rs_other_tenant", "action": "removed", "reason": "organization_mismatch", "type": "reasoning"},
+    ]);
+
+    let body = fixtures::load_bytes("openai-python/chat-json-text.json");
+    let translated = translate_body(&body, &ctx).unwrap();
+    let response: Value = serde_json::from_slice(&translated.body).unwrap();
+    assert_eq!(response["input_transformations"], expected);
+    body_golden("withheld-reasoning", &body, &ctx);
+
+    let upstream = fixtures::load_bytes("openai-python/chat-stream-text.sse");
+    let (out, _) = translate_stream(&upstream, ctx.clone(), 5);
+    let lifecycle: Vec<Value> = wirebridge_testkit::parse_sse(&out)
+        .iter()
+        .map(|f| serde_json::from_str::<Value>(&f.data).unwrap())
+        .filter(|e| e.get("response").is_some())
+        .collect();
+    let kinds: Vec<&str> = lifecycle
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.completed"
+        ]
+    );
+    for event in &lifecycle {
+        assert_eq!(event["response"]["input_transformations"], expected);
+    }
+    stream_golden("withheld-reasoning", &upstream, ctx);
+
+    // Without a profile that replays reasoning, every named item is
+    // withheld as the backend's model takes none back.
+    let translated = translate_request(&request, &Options::default()).unwrap();
+    let listed = serde_json::to_value(&translated.context.echo.input_transformations).unwrap();
+    let reasons: Vec<(&str, &str)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_str().unwrap(), t["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("rs_earlier", "model_mismatch"),
+            ("rs_other_server", "model_mismatch"),
+            ("rs_other_tenant", "model_mismatch"),
+        ]
+    );
+}
+
 #[test]
 fn code_mode_request_with_a_tool_search() {
     let options = Options {

@@ -342,6 +342,48 @@ fn stream_asks_for_usage() {
 }
 
 #[test]
+fn codex_stream_and_reasoning_options_are_accepted_without_a_loss() {
+    // As Codex sends them: `stream_options.reasoning_summary_delivery`
+    // (`sequential_cutoff`, its only value) and `reasoning.context`.
+    let request = r#"{"model":"m","input":"x","stream":true,
+        "stream_options":{"reasoning_summary_delivery":"sequential_cutoff","include_obfuscation":false},
+        "reasoning":{"summary":"auto","context":"current_turn"}}"#;
+    for profile in BackendProfile::BUILTIN {
+        let options = Options {
+            profile: BackendProfile::builtin(profile).unwrap(),
+            ..Options::default()
+        };
+        let translated = translate_request(request.as_bytes(), &options).unwrap();
+        assert!(
+            translated.losses.is_empty(),
+            "{profile}: {:?}",
+            translated.losses
+        );
+        let c: Value = serde_json::from_slice(&translated.body).unwrap();
+        // Options of the bridge's own stream: none reaches the backend.
+        let sent = c.get("stream_options").cloned().unwrap_or_default();
+        assert!(
+            sent.get("reasoning_summary_delivery").is_none()
+                && sent.get("include_obfuscation").is_none(),
+            "{profile}: {sent}"
+        );
+    }
+
+    // Padding asked for is lost, and an option of no stream is named.
+    let request = r#"{"model":"m","input":"x","stream":true,
+        "stream_options":{"include_obfuscation":true,"include_usage":true}}"#;
+    let translated = translate_request(request.as_bytes(), &Options::default()).unwrap();
+    let paths: Vec<&str> = translated.losses.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "stream_options.include_obfuscation",
+            "stream_options.include_usage"
+        ]
+    );
+}
+
+#[test]
 fn text_is_copied_byte_for_byte() {
     // Escapes are carried through as written, not decoded and re-encoded.
     let c = translate_request(

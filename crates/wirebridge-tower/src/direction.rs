@@ -104,6 +104,10 @@ pub(crate) mod sealed {
         const CLIENT_ENDPOINT: &'static str;
         /// The endpoint the upstream is called on.
         const UPSTREAM_ENDPOINT: &'static str;
+        /// Whether successful replies say
+        /// [`REASONING_INCLUDED_HEADER`](crate::REASONING_INCLUDED_HEADER):
+        /// Responses replies, whose usage is the backend's.
+        const REASONING_INCLUDED: bool = false;
 
         /// The loss policy in the settings.
         fn policy_mut(settings: &mut Self::Settings) -> &mut LossPolicy;
@@ -224,6 +228,7 @@ impl sealed::Direction for ResponsesOverChat {
     const KIND: observer::Direction = observer::Direction::ResponsesToChat;
     const CLIENT_ENDPOINT: &'static str = "/responses";
     const UPSTREAM_ENDPOINT: &'static str = "/chat/completions";
+    const REASONING_INCLUDED: bool = true;
 
     fn policy_mut(settings: &mut ResponsesSettings) -> &mut LossPolicy {
         &mut settings.convert.policy

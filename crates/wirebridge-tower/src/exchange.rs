@@ -20,7 +20,7 @@ use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
 use crate::direction::{Prepared, Tenant, Way};
 use crate::error_response::{api_error, reshape_upstream_error};
-use crate::headers::{clean_headers, is_event_stream, upstream_request};
+use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
@@ -296,6 +296,9 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
                 "text/event-stream",
                 Some(&tracker.losses),
             );
+            if D::REASONING_INCLUDED {
+                insert_reasoning_included(&mut head.headers);
+            }
             let common = self.common;
             let mut state =
                 StreamState::new(D::stream(self.context), common.max_event_size, tracker)
@@ -351,6 +354,9 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
             parts.body = unstored_response(&parts.body);
         }
         tracker.losses.extend(parts.losses);
+        if D::REASONING_INCLUDED {
+            insert_reasoning_included(&mut head.headers);
+        }
         let body = ResponseBody::full(parts.body);
         finish_reply(
             &mut tracker,

@@ -10,6 +10,19 @@ use crate::request_body::RequestBody;
 /// Header listing the request and reply fields that could not be translated.
 pub const DROPPED_HEADER: &str = "x-wirebridge-dropped";
 
+/// Header on Responses replies (and the WebSocket upgrade) saying `true`:
+/// the `usage` reported already counts the reasoning of earlier turns that
+/// the model was given.
+///
+/// OpenAI sends it, and Codex reads it (present or not) to decide whether
+/// to add its own estimate of the sealed reasoning items in its history to
+/// the context it thinks is in use. Behind the bridge the usage is the
+/// backend's: its `prompt_tokens` count every message it was sent, replayed
+/// reasoning included, and reasoning the bridge withheld takes no room. An
+/// estimate on top would count reasoning the backend never held, and
+/// compact early.
+pub const REASONING_INCLUDED_HEADER: &str = "x-reasoning-included";
+
 /// The upstream request: same method, headers (credentials, request ids)
 /// and query, the other endpoint, the translated body.
 pub(crate) fn upstream_request<B>(
@@ -99,6 +112,11 @@ pub(crate) fn clean_headers(
     if let Some(losses) = losses.filter(|l| !l.is_empty()) {
         insert_dropped(headers, losses);
     }
+}
+
+/// Says [`REASONING_INCLUDED_HEADER`]`: true`.
+pub(crate) fn insert_reasoning_included(headers: &mut HeaderMap) {
+    headers.insert(REASONING_INCLUDED_HEADER, HeaderValue::from_static("true"));
 }
 
 /// Lists what was dropped in [`DROPPED_HEADER`].

@@ -79,7 +79,7 @@ mod websocket;
 pub use body::ResponseBody;
 pub use direction::{ChatOverResponses, ResponsesOverChat, Translation};
 pub use future::ResponseFuture;
-pub use headers::DROPPED_HEADER;
+pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 pub use layer::TranslateLayer;
 pub use observer::{Exchange, NoopObserver, Observer};
 pub use request_body::{BoxError, RequestBody};

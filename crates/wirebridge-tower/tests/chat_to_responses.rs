@@ -7,7 +7,7 @@ use http::{Request, StatusCode};
 use serde_json::Value;
 use tower::{Layer, ServiceExt};
 use wirebridge_testkit::{chat_grammar, fixtures, parse_sse, responses_grammar};
-use wirebridge_tower::ChatToResponsesLayer;
+use wirebridge_tower::{ChatToResponsesLayer, REASONING_INCLUDED_HEADER};
 
 const STREAM_REQUEST: &str = r#"{"model":"gpt-x","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}"#;
 
@@ -35,6 +35,8 @@ async fn every_recorded_responses_stream_reaches_the_client_as_a_valid_chat_stre
         let (status, headers, bytes) = read(service.oneshot(post(&request)).await.unwrap()).await;
         assert_eq!(status, 200);
         assert_eq!(headers["content-type"], "text/event-stream");
+        // Chat clients read no such header: it is for Responses replies.
+        assert!(headers.get(REASONING_INCLUDED_HEADER).is_none());
         let t = chat_grammar::check(&parse_sse(&bytes), true)
             .unwrap_or_else(|v| panic!("{}: {v}", stream.name));
         if expected.status == "failed" {

@@ -20,7 +20,9 @@ use wirebridge_convert::responses_to_chat::compaction::{SUMMARY_INTRO, SUMMARY_P
 use wirebridge_convert::seal::{SealKey, Sealer};
 use wirebridge_store::MemoryStore;
 use wirebridge_testkit::{parse_sse, responses_grammar};
-use wirebridge_tower::{RequestBody, ResponseBody, ResponsesToChatLayer, DROPPED_HEADER};
+use wirebridge_tower::{
+    RequestBody, ResponseBody, ResponsesToChatLayer, DROPPED_HEADER, REASONING_INCLUDED_HEADER,
+};
 
 const SUMMARY: &str = "The user wants a haiku about the sea; one draft was written.";
 
@@ -193,6 +195,7 @@ async fn compact_then_continue_with_the_summary_in_place() {
     .await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
     assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers[REASONING_INCLUDED_HEADER], "true");
     let compacted = json_of(&bytes);
     assert_eq!(compacted["object"], "response.compaction");
     let output = compacted["output"].as_array().unwrap();
@@ -396,8 +399,9 @@ async fn a_trigger_turn_answers_with_one_compaction_item() {
             .store(MemoryStore::new())
             .layer(script.upstream()),
     );
-    let (status, _, bytes) = send(&bridge, "/v1/responses", "k1", trigger_turn(false)).await;
+    let (status, headers, bytes) = send(&bridge, "/v1/responses", "k1", trigger_turn(false)).await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(headers[REASONING_INCLUDED_HEADER], "true");
     let response = json_of(&bytes);
     assert_eq!(response["status"], "completed");
     let output = response["output"].as_array().unwrap();

@@ -11,7 +11,7 @@ use http::{Request, StatusCode};
 use serde_json::Value;
 use tower::{Layer, ServiceExt};
 use wirebridge_testkit::{chat_grammar, fixtures, parse_sse, responses_grammar};
-use wirebridge_tower::{Exchange, ResponsesToChatLayer, DROPPED_HEADER};
+use wirebridge_tower::{Exchange, ResponsesToChatLayer, DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 
 const STREAM_REQUEST: &str = r#"{"model":"gpt-x","input":"hi","stream":true,"store":false}"#;
 
@@ -42,6 +42,8 @@ async fn every_recorded_chat_stream_reaches_the_client_as_a_valid_responses_stre
         let (status, headers, bytes) = read(response).await;
         assert_eq!(status, 200, "{}", stream.name);
         assert_eq!(headers["content-type"], "text/event-stream");
+        // The usage is the backend's, counting the reasoning it was given.
+        assert_eq!(headers[REASONING_INCLUDED_HEADER], "true");
         assert!(
             headers.get("content-length").is_none(),
             "{}: stale content-length",
@@ -94,6 +96,7 @@ async fn json_replies_translate_and_keep_upstream_headers() {
     assert_eq!(headers["x-request-id"], "req_123");
     assert_eq!(headers["x-ratelimit-remaining-requests"], "99");
     assert_eq!(headers[DROPPED_HEADER], "metadata");
+    assert_eq!(headers[REASONING_INCLUDED_HEADER], "true");
     let response: Value = serde_json::from_slice(&bytes).unwrap();
     assert_eq!(response["object"], "response");
     assert_eq!(response["output"].as_array().unwrap().len(), 2);
@@ -250,6 +253,10 @@ async fn upstream_errors_keep_their_status_and_are_reshaped() {
         assert_eq!(
             headers["x-request-id"], "req_123",
             "request ids pass through on errors too"
+        );
+        assert!(
+            headers.get(REASONING_INCLUDED_HEADER).is_none(),
+            "an error reports no usage"
         );
         let error: Value = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(error["error"]["message"], message);

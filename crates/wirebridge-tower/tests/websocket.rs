@@ -3,223 +3,22 @@
 //! warm-ups, errors, limits and disconnects.
 #![cfg(feature = "websocket")]
 
-use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use serde_json::{json, Value};
-use tokio::net::{TcpListener, TcpStream};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-use tower::Layer;
 use wirebridge_store::MemoryStore;
-use wirebridge_testkit::responses_grammar;
-use wirebridge_tower::{RequestBody, ResponsesToChatLayer, WebSocketSettings};
+use wirebridge_tower::{ResponsesToChatLayer, WebSocketSettings, REASONING_INCLUDED_HEADER};
 
 mod common;
-use common::{End, ScriptedBody};
-
-type Client = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// What the upstream saw and did.
-#[derive(Default)]
-struct Upstream {
-    calls: AtomicUsize,
-    /// Set when a hanging reply's body is dropped.
-    dropped: Arc<AtomicBool>,
-}
-
-/// A Chat upstream answering with the roles and texts of the messages it
-/// got, streamed; a last message `fail` gets a 500, and `hang` one chunk
-/// and then nothing.
-fn chat_upstream(
-    upstream: Arc<Upstream>,
-) -> impl tower::Service<
-    Request<RequestBody<Incoming>>,
-    Response = Response<ScriptedBody>,
-    Error = Infallible,
-    Future = impl Send,
-> + Clone
-       + Send
-       + 'static {
-    tower::service_fn(move |request: Request<RequestBody<Incoming>>| {
-        let upstream = Arc::clone(&upstream);
-        async move {
-            upstream.calls.fetch_add(1, Ordering::SeqCst);
-            let bytes = request.into_body().collect().await.unwrap().to_bytes();
-            let chat: Value = serde_json::from_slice(&bytes).unwrap();
-            let messages = chat["messages"].as_array().unwrap();
-            let text = messages
-                .iter()
-                .map(|m| {
-                    format!(
-                        "{}:{}",
-                        m["role"].as_str().unwrap(),
-                        m["content"].as_str().unwrap_or("")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(" | ");
-            let last = messages.last().unwrap()["content"].as_str().unwrap_or("");
-            let chunk = |delta: Value, finish: Value| {
-                let c = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-                Bytes::from(format!("data: {c}\n\n"))
-            };
-            let mut response = match last {
-                "fail" => {
-                    let error = r#"{"error":{"message":"the model is overloaded","type":"server_error","code":"overloaded"}}"#;
-                    let mut r =
-                        Response::new(ScriptedBody::new(vec![Bytes::from(error)], End::Eof).0);
-                    *r.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
-                    r.headers_mut()
-                        .insert("content-type", "application/json".parse().unwrap());
-                    return Ok(r);
-                }
-                "hang" => {
-                    let first = chunk(
-                        json!({"role": "assistant", "content": "thinking"}),
-                        Value::Null,
-                    );
-                    let (body, dropped) = ScriptedBody::new(vec![first], End::Pending);
-                    let was = Arc::clone(&upstream.dropped);
-                    // Relay the body's drop flag to the test's.
-                    tokio::spawn(async move {
-                        while !dropped.load(Ordering::SeqCst) {
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                        was.store(true, Ordering::SeqCst);
-                    });
-                    Response::new(body)
-                }
-                _ => {
-                    let frames = vec![
-                        chunk(json!({"role": "assistant", "content": text}), Value::Null),
-                        chunk(json!({}), json!("stop")),
-                        Bytes::from("data: [DONE]\n\n"),
-                    ];
-                    Response::new(ScriptedBody::new(frames, End::Eof).0)
-                }
-            };
-            response
-                .headers_mut()
-                .insert("content-type", "text/event-stream".parse().unwrap());
-            Ok::<_, Infallible>(response)
-        }
-    })
-}
-
-/// Serves the layer over `upstream` on a loopback port.
-async fn serve(layer: ResponsesToChatLayer, upstream: Arc<Upstream>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let service = layer.layer(chat_upstream(upstream));
-    tokio::spawn(async move {
-        loop {
-            let (tcp, _) = listener.accept().await.unwrap();
-            let service = TowerToHyperService::new(service.clone());
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tcp), service)
-                    .with_upgrades()
-                    .await;
-            });
-        }
-    });
-    format!("ws://{address}/v1/responses")
-}
-
-async fn connect(url: &str, key: Option<&str>) -> Client {
-    let mut request = url.into_client_request().unwrap();
-    if let Some(key) = key {
-        request
-            .headers_mut()
-            .insert("authorization", format!("Bearer {key}").parse().unwrap());
-    }
-    tokio_tungstenite::connect_async(request).await.unwrap().0
-}
-
-async fn send(client: &mut Client, event: Value) {
-    client
-        .send(Message::Text(event.to_string().into()))
-        .await
-        .unwrap();
-}
-
-async fn next(client: &mut Client) -> Value {
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(5), client.next())
-            .await
-            .expect("a message within 5 s")
-            .expect("the connection is open")
-            .unwrap();
-        match message {
-            Message::Text(text) => return serde_json::from_str(text.as_str()).unwrap(),
-            Message::Ping(_) | Message::Pong(_) => continue,
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-}
-
-/// The events of one turn, up to its terminal event or an error event.
-async fn turn(client: &mut Client) -> Vec<Value> {
-    let mut events = Vec::new();
-    loop {
-        let event = next(client).await;
-        let kind = event["type"].as_str().unwrap().to_owned();
-        events.push(event);
-        if matches!(
-            kind.as_str(),
-            "response.completed" | "response.incomplete" | "response.failed" | "error"
-        ) {
-            return events;
-        }
-    }
-}
-
-fn create(input: &str, extra: Value) -> Value {
-    let mut event = json!({"type": "response.create", "model": "m", "input": input});
-    event
-        .as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    event
-}
-
-fn completed(events: &[Value]) -> &Value {
-    let last = events.last().unwrap();
-    assert_eq!(last["type"], "response.completed", "{events:#?}");
-    &last["response"]
-}
-
-fn output_text(response: &Value) -> String {
-    response["output"][0]["content"][0]["text"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
-
-/// The turn's events as the grammar checker reads an SSE stream.
-fn check_grammar(events: &[Value]) {
-    let frames: Vec<wirebridge_testkit::SseFrame> = events
-        .iter()
-        .map(|e| wirebridge_testkit::SseFrame {
-            event: e["type"].as_str().map(str::to_owned),
-            data: e.to_string(),
-        })
-        .collect();
-    responses_grammar::check(&frames).unwrap();
-}
+use common::websocket::{
+    check_grammar, completed, connect, create, next, output_text, send, serve, turn, Upstream,
+};
 
 #[tokio::test]
 async fn turns_run_in_order_and_continue_from_the_connection_cache() {
@@ -274,6 +73,17 @@ async fn turns_run_in_order_and_continue_from_the_connection_cache() {
     assert_eq!(error["status"], 404);
     assert_eq!(error["error"]["code"], "previous_response_not_found");
     assert_eq!(error["error"]["param"], "previous_response_id");
+}
+
+#[tokio::test]
+async fn the_upgrade_says_the_usage_counts_the_reasoning_given() {
+    // Codex reads the header from the upgrade, for every turn after it.
+    let url = serve(ResponsesToChatLayer::new(), Arc::new(Upstream::default())).await;
+    let (_client, response) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 101);
+    assert_eq!(response.headers()[REASONING_INCLUDED_HEADER], "true");
 }
 
 #[tokio::test]
@@ -410,15 +220,11 @@ async fn bad_messages_get_error_events_and_the_connection_stays_usable() {
     let error = next(&mut client).await;
     assert_eq!(error["error"]["param"], "stream");
 
-    send(
-        &mut client,
-        json!({"type": "response.steer", "input": [], "previous_response_id": "r"}),
-    )
-    .await;
-    assert_eq!(
-        next(&mut client).await["error"]["code"],
-        "unsupported_event"
-    );
+    // A steer the failure event could not hand back.
+    send(&mut client, json!({"type": "response.steer", "input": "x"})).await;
+    let error = next(&mut client).await;
+    assert_eq!(error["type"], "error");
+    assert_eq!(error["error"]["param"], "previous_response_id");
 
     // An acknowledgement gets no answer; the next turn's events come next.
     send(
@@ -441,6 +247,73 @@ async fn bad_messages_get_error_events_and_the_connection_stays_usable() {
     assert_eq!(error["status"], 400);
     assert_eq!(error["error"]["param"], "model");
     assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
+}
+
+/// The fields of `ResponseSteerFailedEvent` (openai-python, openai-node):
+/// the steer handed back, and why it failed.
+fn assert_steer_refused(event: &Value, previous_response_id: &str, input: &Value) {
+    assert_eq!(event["type"], "response.steer.failed", "{event}");
+    assert_eq!(event["sequence_number"], 0);
+    assert_eq!(
+        event["steer"],
+        json!({"previous_response_id": previous_response_id, "input": input})
+    );
+    assert_eq!(event["error"]["type"], "invalid_request_error");
+    assert_eq!(event["error"]["code"], "steering_not_supported");
+    assert!(event["error"]["message"].is_string());
+}
+
+#[tokio::test]
+async fn a_steer_is_refused_with_its_input_handed_back_and_the_turn_goes_on() {
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+
+    // While a turn runs (its backend has sent one chunk, then waits).
+    send(&mut client, create("hang", json!({"stream_id": "s"}))).await;
+    let created = next(&mut client).await;
+    assert_eq!(created["type"], "response.created");
+    let running = created["response"]["id"].as_str().unwrap().to_owned();
+    loop {
+        if next(&mut client).await["type"] == "response.output_text.delta" {
+            break;
+        }
+    }
+    let input = json!([{"type": "message", "role": "user",
+        "content": [{"type": "input_text", "text": "shorter, please"}]}]);
+    send(
+        &mut client,
+        json!({"type": "response.steer", "previous_response_id": running, "input": input}),
+    )
+    .await;
+    assert_steer_refused(&next(&mut client).await, &running, &input);
+    // The refusal took nothing from the turn: its backend request is still
+    // open, and the connection still answers.
+    assert!(!upstream.dropped.load(Ordering::SeqCst));
+    drop(client);
+
+    // Between turns, a string input comes back as a string.
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(&mut client, create("one", json!({}))).await;
+    let done = completed(&turn(&mut client).await)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    send(
+        &mut client,
+        json!({"type": "response.steer", "previous_response_id": done, "input": "and then?"}),
+    )
+    .await;
+    assert_steer_refused(&next(&mut client).await, &done, &json!("and then?"));
+    send(
+        &mut client,
+        create("and then?", json!({"previous_response_id": done})),
+    )
+    .await;
+    assert_eq!(
+        output_text(completed(&turn(&mut client).await)),
+        "user:one | assistant:user:one | user:and then?"
+    );
 }
 
 #[tokio::test]

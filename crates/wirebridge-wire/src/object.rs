@@ -100,6 +100,11 @@ impl<'a> RawObject<'a> {
         }
     }
 
+    /// The keys and their raw values, in the order they were written.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, &RawValue)> {
+        self.fields.iter().map(|(k, v)| (k.as_str(), v.as_ref()))
+    }
+
     /// Removes every `key`.
     pub fn remove(&mut self, key: &str) {
         self.fields.retain(|(k, _)| k != key);

@@ -14,6 +14,7 @@ use std::fmt;
 use wirebridge_wire::chat::strict::{ChatMessage, MessageContent, Role, ToolCall};
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
+use wirebridge_wire::responses::strict::{InputTransformation, WithheldReason};
 use wirebridge_wire::Str;
 
 use super::compacted::{prompt_message, Cut, Mode};
@@ -143,6 +144,14 @@ fn check_results(items: &[InputItem<'_>], own_start: usize) -> Result<(), Conver
     Ok(())
 }
 
+/// The conversation as Chat messages.
+pub(super) struct Translated<'a> {
+    pub(super) messages: Vec<ChatMessage<'a>>,
+    /// The reasoning items withheld from the backend, in input order: the
+    /// response's `input_transformations`.
+    pub(super) withheld: Vec<InputTransformation>,
+}
+
 /// Translates `instructions` and the conversation into messages.
 pub(super) fn translate_input<'a>(
     instructions: Option<JsonStr<'a>>,
@@ -152,11 +161,12 @@ pub(super) fn translate_input<'a>(
     replay: Replay,
     mode: Mode<'_>,
     losses: &mut LossRecorder<'_>,
-) -> Result<Vec<ChatMessage<'a>>, ConvertError> {
+) -> Result<Translated<'a>, ConvertError> {
     let mut builder = Builder {
         messages: Vec::new(),
         deferred: Vec::new(),
         pending_reasoning: Vec::new(),
+        withheld: Vec::new(),
         options,
         names,
         replay,
@@ -201,7 +211,10 @@ pub(super) fn translate_input<'a>(
     if mode.summarize {
         builder.push(prompt_message());
     }
-    Ok(builder.messages)
+    Ok(Translated {
+        messages: builder.messages,
+        withheld: builder.withheld,
+    })
 }
 
 pub(super) struct Builder<'a, 'o> {
@@ -211,6 +224,8 @@ pub(super) struct Builder<'a, 'o> {
     pub(super) deferred: Vec<ChatMessage<'a>>,
     /// Reasoning text to replay on the next assistant message.
     pub(super) pending_reasoning: Vec<JsonText<'a>>,
+    /// Reasoning items withheld from the backend, in input order.
+    pub(super) withheld: Vec<InputTransformation>,
     pub(super) options: &'o Options,
     pub(super) names: &'o ToolNameMap,
     /// Which reasoning is replayed.
@@ -231,6 +246,16 @@ impl<'a> Builder<'a, '_> {
 
     fn flush_deferred(&mut self) {
         self.messages.append(&mut self.deferred);
+    }
+
+    /// Lists a reasoning item as withheld from the backend, for `reason`.
+    /// One without an id cannot be named, and is not listed (its loss, if
+    /// it is one, still is).
+    pub(super) fn withhold(&mut self, item: &InputItem<'_>, reason: WithheldReason) {
+        if let Some(id) = item.id.as_deref().filter(|id| !id.is_empty()) {
+            self.withheld
+                .push(InputTransformation::removed_reasoning(id, reason));
+        }
     }
 
     /// Adds a call to the assistant message right before it (its text, or the

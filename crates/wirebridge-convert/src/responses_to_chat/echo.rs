@@ -8,17 +8,19 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{CreateResponse, Reasoning, Tool};
-use wirebridge_wire::responses::strict::ResponseEcho;
+use wirebridge_wire::responses::strict::{InputTransformation, ResponseEcho};
 use wirebridge_wire::RawObject;
 
 /// The echo of a request, `tools` being its parsed top-level tools;
 /// `compact` says the request's body holds no whitespace outside its
-/// strings, so that its values are copied without compacting.
+/// strings, so that its values are copied without compacting. `withheld`
+/// lists the reasoning items the backend was not given.
 pub(super) fn echo(
     request: &CreateResponse<'_>,
     reasoning: &Reasoning<'_>,
     tools: &[Tool<'_>],
     compact: bool,
+    withheld: Vec<InputTransformation>,
 ) -> ResponseEcho {
     let defaults = ResponseEcho::default();
     let owned = |raw| owned(raw, compact);
@@ -53,6 +55,7 @@ pub(super) fn echo(
         truncation: owned(request.truncation).unwrap_or(defaults.truncation),
         user: request.user.as_deref().map(str::to_owned),
         metadata: owned(request.metadata).unwrap_or(defaults.metadata),
+        input_transformations: withheld,
     }
 }
 

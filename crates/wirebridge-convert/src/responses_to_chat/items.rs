@@ -52,10 +52,17 @@ impl<'a> Builder<'a, '_> {
             ItemKind::AdditionalTools => Ok(()),
             ItemKind::ToolSearchCall => self.tool_search_call(item, &path),
             ItemKind::ToolSearchOutput => self.tool_search_output(item, &path),
-            ItemKind::Compaction => self.compaction(&path, losses),
+            // Codex's record of a compaction reads as one when it carries
+            // a summary; without one it stands for nothing (see `Cut`).
+            ItemKind::Compaction | ItemKind::ContextCompaction => self.compaction(&path, losses),
             // Acted on before translating (`ParsedRequest::compaction`), or
             // reported; in stored history, it says nothing.
             ItemKind::CompactionTrigger => Ok(()),
+            // Client-side bookkeeping: the settings it records are the
+            // request's own to give (`reasoning`, `text`), and the model
+            // reads nothing in it. Left out, not lost.
+            ItemKind::ConfigurationUpdate => Ok(()),
+            ItemKind::AgentMessage => self.agent_message(item, &path, losses),
             ItemKind::ItemReference => losses.record(
                 LossKind::StatefulFeature,
                 path,
@@ -118,6 +125,34 @@ impl<'a> Builder<'a, '_> {
             self.attach_reasoning(&mut message);
         }
         self.push(message);
+        Ok(())
+    }
+
+    /// A message from another agent, as a `user` message with its content
+    /// (as Codex itself sends one to a provider that has no such item). Its
+    /// `encrypted_content` parts open only on the server that sealed them:
+    /// lost, each reported; with nothing readable left the item is left
+    /// out rather than sent empty.
+    fn agent_message(
+        &mut self,
+        item: &InputItem<'a>,
+        path: &ItemPath,
+        losses: &mut LossRecorder<'_>,
+    ) -> Result<(), ConvertError> {
+        let content_path = ItemPath {
+            index: path.index,
+            field: ".content",
+        };
+        // Without content it says nothing: nothing to send, nothing lost.
+        let Some(raw) = item.content else {
+            return Ok(());
+        };
+        let content = Content::from_raw(raw)
+            .map_err(|e| ConvertError::from_parse_at(&content_path.to_string(), e))?;
+        let content = self.content(content, Role::User, &content_path, losses)?;
+        if !is_empty(&content) {
+            self.push(ChatMessage::new(Role::User, content));
+        }
         Ok(())
     }
 

@@ -83,20 +83,19 @@ pub(super) fn plan<'a>(
         )?;
     }
 
+    // Honoured where the profile replays reasoning (see `Replay`). Where
+    // it replays none, the setting is no loss of its own: no turn's
+    // reasoning reaches the backend, and each item withheld is reported by
+    // itself (a `reasoning_history` loss, and `input_transformations`).
     match reasoning.context.as_deref() {
-        None | Some("auto") => {}
-        Some(other) if !matches!(other, "current_turn" | "all_turns") => {
+        None | Some("auto" | "current_turn" | "all_turns") => {}
+        Some(other) => {
+            let expected = "expected auto, current_turn or all_turns";
             return Err(ConvertError::invalid(
                 "reasoning.context",
-                format!("unknown reasoning context '{other}' (expected auto, current_turn or all_turns)"),
-            ))
+                format!("unknown reasoning context '{other}' ({expected})"),
+            ));
         }
-        Some(context) if !profile.replay_reasoning => losses.record(
-            LossKind::ReasoningSetting,
-            "reasoning.context",
-            format!("'{context}' cannot be honoured: reasoning is not replayed to this backend"),
-        )?,
-        Some(_) => {}
     }
 
     let wants_sealed = request

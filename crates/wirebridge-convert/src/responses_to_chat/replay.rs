@@ -9,6 +9,7 @@ use serde::Deserialize;
 use wirebridge_wire::chat::strict::{ChatMessage, FunctionCall, MessageContent, Role, ToolCall};
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{Content, InputItem};
+use wirebridge_wire::responses::strict::WithheldReason;
 
 use super::builder::{call_id, Builder, ItemPath};
 use crate::error::ConvertError;
@@ -25,6 +26,8 @@ impl<'a> Builder<'a, '_> {
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
         if !self.options.profile.replay_reasoning {
+            // The backend's model takes no reasoning back.
+            self.withhold(item, WithheldReason::ModelMismatch);
             return losses.record(
                 LossKind::ReasoningHistory,
                 path,
@@ -32,7 +35,9 @@ impl<'a> Builder<'a, '_> {
             );
         }
         if !self.replay.all_turns && path.index < self.turn_start {
-            // An earlier turn's, which the client did not ask to replay.
+            // An earlier turn's, which the client did not ask to replay:
+            // withheld as asked, so listed but not a loss.
+            self.withhold(item, WithheldReason::TurnBoundary);
             return Ok(());
         }
         // What the bridge sealed is the whole text; raw reasoning text is
@@ -53,11 +58,20 @@ impl<'a> Builder<'a, '_> {
                     self.pending_reasoning.push(text);
                     return Ok(());
                 }
-                Err(why) => losses.record(
-                    LossKind::ReasoningHistory,
-                    format!("{path}.encrypted_content"),
-                    format!("encrypted reasoning cannot be replayed: {why}"),
-                )?,
+                Err(why) => {
+                    // Listed even when its summary is replayed below: the
+                    // reasoning itself does not reach the model.
+                    let reason = match why {
+                        OpenError::Foreign => WithheldReason::ModelMismatch,
+                        OpenError::Unopenable => WithheldReason::OrganizationMismatch,
+                    };
+                    self.withhold(item, reason);
+                    losses.record(
+                        LossKind::ReasoningHistory,
+                        format!("{path}.encrypted_content"),
+                        format!("encrypted reasoning cannot be replayed: {why}"),
+                    )?
+                }
             }
         }
         let mut texts = Vec::new();

@@ -3,6 +3,7 @@
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
+use wirebridge_wire::RawObject;
 
 use super::builder::{translate_input, Conversation, Replay};
 use super::compacted::{self, Mode};
@@ -146,7 +147,7 @@ pub(super) fn translate<'a>(
     let replay = Replay {
         all_turns: reasoning::replays_all_turns(&reasoning, profile),
     };
-    let messages = translate_input(
+    let translated = translate_input(
         request.instructions,
         &input,
         &translated_tools.names,
@@ -158,7 +159,7 @@ pub(super) fn translate<'a>(
 
     let mut chat = ChatRequest {
         model: model.clone().into(),
-        messages,
+        messages: translated.messages,
         tools: (!translated_tools.tools.is_empty()).then_some(translated_tools.tools),
         tool_choice: translated_tools.choice,
         parallel_tool_calls: request.parallel_tool_calls,
@@ -233,7 +234,13 @@ pub(super) fn translate<'a>(
     serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
     let context = ResponsesContext {
         model: model.into_owned(),
-        echo: echo(&request, &reasoning, &lists[0].tools, compact),
+        echo: echo(
+            &request,
+            &reasoning,
+            &lists[0].tools,
+            compact,
+            translated.withheld,
+        ),
         tool_names: translated_tools.names,
         stream,
         reasoning_output: plan.output,
@@ -408,12 +415,11 @@ fn passthrough<'a>(
         true => None,
         false => request.context_management,
     };
-    let dropped: [(&str, Option<&RawValue>); 5] = [
+    let dropped: [(&str, Option<&RawValue>); 4] = [
         ("context_management", context_management),
         ("moderation", request.moderation),
         ("prompt_cache_options", request.prompt_cache_options),
         ("client_metadata", request.client_metadata),
-        ("stream_options", request.stream_options),
     ];
     for (field, value) in dropped {
         if non_null(value).is_some() {
@@ -422,6 +428,50 @@ fn passthrough<'a>(
                 field,
                 "Chat Completions has no equivalent",
             )?;
+        }
+    }
+    stream_options(request.stream_options, losses)
+}
+
+/// `stream_options`: options of the stream the bridge writes, not of the
+/// backend's. What holds in that stream is no loss:
+///
+/// - `include_obfuscation: false`: the bridge pads no delta (`true`, the
+///   padding against length side channels, is lost);
+/// - `reasoning_summary_delivery` (Codex's; `sequential_cutoff`): how
+///   summary events are scheduled against the answer. The bridge sends each
+///   reasoning item whole, in order, before the answer that follows it, and
+///   cuts none short, which every schedule allows; nothing is lost.
+///
+/// Any other option is reported under its own path.
+fn stream_options(
+    raw: Option<&RawValue>,
+    losses: &mut LossRecorder<'_>,
+) -> Result<(), ConvertError> {
+    let Some(raw) = non_null(raw) else {
+        return Ok(());
+    };
+    let no_equivalent = "Chat Completions has no equivalent";
+    let Ok(options) = RawObject::parse(raw) else {
+        return losses.record(
+            LossKind::UnsupportedParameter,
+            "stream_options",
+            no_equivalent,
+        );
+    };
+    for (key, value) in options.fields() {
+        match (key, value.get()) {
+            ("include_obfuscation", "false" | "null") | ("reasoning_summary_delivery", _) => {}
+            ("include_obfuscation", _) => losses.record(
+                LossKind::UnsupportedParameter,
+                "stream_options.include_obfuscation",
+                "the bridge adds no obfuscation padding to stream events",
+            )?,
+            (other, _) => losses.record(
+                LossKind::UnsupportedParameter,
+                format!("stream_options.{other}"),
+                no_equivalent,
+            )?,
         }
     }
     Ok(())

@@ -167,8 +167,9 @@ pub(super) const CHAT_LOSSY: &[Lossy] = &[
     Lossy {
         field: "stream_options",
         why: "the forward direction always asks for a usage chunk when streaming, and drops \
-              Responses' stream_options (include_obfuscation), reported",
-        reported: &[LossKind::UnsupportedParameter],
+              Responses' stream_options: include_obfuscation false is what the bridge does \
+              anyway (no loss), true is reported",
+        reported: &[],
         rewrite: |e, _| {
             if e["stream"] == true {
                 e["stream_options"] = json!({"include_usage": true});

@@ -246,8 +246,8 @@ pub(super) const RESPONSES_LOSSY: &[Lossy] = &[
     },
     Lossy {
         field: "reasoning.summary, reasoning.context",
-        why: "Chat cannot ask for reasoning summaries (the bridge shows the backend's reasoning as one instead), nor say which turns' reasoning to replay (reported when the profile replays none)",
-        reported: &[LossKind::ReasoningSetting],
+        why: "Chat cannot ask for reasoning summaries (the bridge shows the backend's reasoning as one instead), nor say which turns' reasoning to replay (the profile's replay decides; each reasoning item withheld is reported by itself)",
+        reported: &[],
         rewrite: |e, _| {
             if let Some(reasoning) = at(e, &["reasoning"]) {
                 remove_keys(reasoning, &["summary", "context"]);

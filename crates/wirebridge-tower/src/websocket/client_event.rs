@@ -1,5 +1,17 @@
 //! Messages from the client: `response.create` (a turn), and the few
 //! others a client may send.
+//!
+//! `response.steer` (queue user input for the response running) is refused
+//! with the typed `response.steer.failed` event the SDKs know (code
+//! `steering_not_supported`), not emulated. Emulating it would mean cutting
+//! the backend's answer at an item boundary (`incomplete`, reason
+//! `steered`), then running successor responses that inherit the cut one's
+//! settings, and holding the input across client-run tool calls
+//! (`response.steer.pending` and its `required_input` stubs): a protocol
+//! described only by the SDKs' types, in neither API spec, whose timing a
+//! Chat backend cannot give (it takes no input while it answers). The
+//! refusal hands the input back, as the protocol says a failed steer does,
+//! for the client to send with its next `response.create`.
 
 use http::StatusCode;
 use serde_json::value::RawValue;
@@ -11,6 +23,8 @@ use wirebridge_wire::RawObject;
 pub(crate) enum ClientEvent {
     /// A turn to run.
     Create(Create),
+    /// Input to steer a response with: refused.
+    Steer(Steer),
     /// An acknowledgement that needs no answer (`response.processed`,
     /// which Codex sends once it has handled a response).
     Ignored,
@@ -28,6 +42,15 @@ pub(crate) struct Create {
     pub(crate) generate: bool,
     /// The response the turn continues.
     pub(crate) previous_response_id: Option<String>,
+}
+
+/// A `response.steer` message: what its refusal hands back.
+#[derive(Debug)]
+pub(crate) struct Steer {
+    /// The response the client meant to steer.
+    pub(crate) previous_response_id: String,
+    /// The input as sent: a string or a list of items.
+    pub(crate) input: Box<RawValue>,
 }
 
 /// A message that cannot be run: the error event that says why.
@@ -87,12 +110,7 @@ pub(crate) fn parse(text: &str) -> Result<ClientEvent, Box<Rejected>> {
     match object.str("type") {
         Some("response.create") => create(object),
         Some("response.processed") => Ok(ClientEvent::Ignored),
-        Some("response.steer") => Err(Rejected::new(
-            "response.steer is not supported: a Chat backend takes no input while it \
-             answers; send response.create with previous_response_id once the response is done",
-            "unsupported_event",
-            Some("type"),
-        )),
+        Some("response.steer") => steer(&object),
         Some(other) => Err(Rejected::new(
             format!("unknown event type '{other}'; this endpoint takes response.create"),
             "unknown_event",
@@ -104,6 +122,46 @@ pub(crate) fn parse(text: &str) -> Result<ClientEvent, Box<Rejected>> {
             Some("type"),
         )),
     }
+}
+
+/// A steer whose fields the failure event can hand back; one that lacks
+/// them is refused as any malformed message is.
+fn steer(object: &RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
+    let previous_response_id = match object.get("previous_response_id") {
+        None => None,
+        Some(value) => Some(serde_json::from_str::<String>(value.get()).map_err(|_| {
+            Rejected::new(
+                "`previous_response_id` must be a string",
+                "invalid_type",
+                Some("previous_response_id"),
+            )
+        })?),
+    }
+    .ok_or_else(|| {
+        Rejected::new(
+            "response.steer needs `previous_response_id`, the response to steer",
+            "missing_required_parameter",
+            Some("previous_response_id"),
+        )
+    })?;
+    let input = object.get("input").ok_or_else(|| {
+        Rejected::new(
+            "response.steer needs `input`",
+            "missing_required_parameter",
+            Some("input"),
+        )
+    })?;
+    if !matches!(input.get().as_bytes().first(), Some(b'"' | b'[')) {
+        return Err(Rejected::new(
+            "`input` must be a string or a list of input items",
+            "invalid_type",
+            Some("input"),
+        ));
+    }
+    Ok(ClientEvent::Steer(Steer {
+        previous_response_id,
+        input: input.to_owned(),
+    }))
 }
 
 fn create(mut object: RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
@@ -216,13 +274,49 @@ mod tests {
     }
 
     #[test]
+    fn a_steer_keeps_what_its_refusal_hands_back() {
+        let text = r#"{"type":"response.steer","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"stop"}]}"#;
+        match parse(text).unwrap() {
+            ClientEvent::Steer(steer) => {
+                assert_eq!(steer.previous_response_id, "resp_1");
+                assert_eq!(
+                    steer.input.get(),
+                    r#"[{"type":"message","role":"user","content":"stop"}]"#
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let text = r#"{"type":"response.steer","previous_response_id":"resp_1","input":"stop"}"#;
+        assert!(matches!(parse(text), Ok(ClientEvent::Steer(s)) if s.input.get() == r#""stop""#));
+        // What a failure event could not hand back is an error event.
+        for (text, param) in [
+            (
+                r#"{"type":"response.steer","input":"x"}"#,
+                "previous_response_id",
+            ),
+            (
+                r#"{"type":"response.steer","previous_response_id":7,"input":"x"}"#,
+                "previous_response_id",
+            ),
+            (
+                r#"{"type":"response.steer","previous_response_id":"r"}"#,
+                "input",
+            ),
+            (
+                r#"{"type":"response.steer","previous_response_id":"r","input":3}"#,
+                "input",
+            ),
+        ] {
+            assert_eq!(rejected(text).error.param.as_deref(), Some(param), "{text}");
+        }
+    }
+
+    #[test]
     fn other_messages_are_named_in_the_error() {
         assert!(matches!(
             parse(r#"{"type":"response.processed","response_id":"resp_1"}"#),
             Ok(ClientEvent::Ignored)
         ));
-        let steer = rejected(r#"{"type":"response.steer","input":[],"previous_response_id":"r"}"#);
-        assert_eq!(steer.error.code.as_deref(), Some("unsupported_event"));
         let unknown = rejected(r#"{"type":"session.update"}"#);
         assert!(unknown.error.message.contains("session.update"));
         assert_eq!(unknown.error.param.as_deref(), Some("type"));

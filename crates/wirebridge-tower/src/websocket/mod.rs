@@ -59,5 +59,10 @@ where
     handshake::strip_upgrade_headers(&mut parts.headers);
     let session = session::Session::new(inner, shared, settings, parts, prefix);
     tokio::spawn(session.run(accepted.on_upgrade));
-    accepted.response
+    let mut response = accepted.response;
+    // Codex reads it from the upgrade, for every turn of the connection.
+    if D::REASONING_INCLUDED {
+        crate::headers::insert_reasoning_included(response.headers_mut());
+    }
+    response
 }

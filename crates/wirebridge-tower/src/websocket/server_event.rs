@@ -1,11 +1,13 @@
 //! Messages to the client: a turn's stream events, with the client's lane,
-//! and the protocol's error event.
+//! the protocol's error event, and the refusal of a steer.
 
 use http::StatusCode;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::ApiError;
 use wirebridge_wire::RawObject;
+
+use super::client_event::Steer;
 
 /// A stream event's JSON with `stream_id` first, when the turn has a lane.
 pub(crate) fn with_lane(event: &str, stream_id: Option<&str>) -> String {
@@ -44,6 +46,58 @@ pub(crate) fn error_event(
         stream_id,
     })
     .expect("error events always serialize")
+}
+
+#[derive(Serialize)]
+struct SteerFailed<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    sequence_number: u64,
+    steer: SteerEcho<'a>,
+    error: SteerError,
+}
+
+#[derive(Serialize)]
+struct SteerEcho<'a> {
+    previous_response_id: &'a str,
+    input: &'a RawValue,
+}
+
+#[derive(Serialize)]
+struct SteerError {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    code: &'static str,
+    message: &'static str,
+}
+
+/// `response.steer.failed` for a steer: steering is not supported (see
+/// [`client_event`](super::client_event)), and the input goes back to the
+/// client.
+///
+/// The event belongs to no response's stream (no steer was accepted into
+/// one), so it counts from `sequence_number` 0 on its own, rather than
+/// renumbering the events of a turn under way. No `steer.id`: failures
+/// before an id is allocated have none. No `stream_id` either: the steer is
+/// refused without looking its response up, and the client matches the
+/// failure by `previous_response_id`.
+pub(crate) fn steer_failed(steer: &Steer) -> String {
+    serde_json::to_string(&SteerFailed {
+        kind: "response.steer.failed",
+        sequence_number: 0,
+        steer: SteerEcho {
+            previous_response_id: &steer.previous_response_id,
+            input: &steer.input,
+        },
+        error: SteerError {
+            kind: "invalid_request_error",
+            code: "steering_not_supported",
+            message: "steering is not supported here: the backend takes no input while it \
+                      answers. Send this input with response.create (previous_response_id) \
+                      once the response is done.",
+        },
+    })
+    .expect("steer failures always serialize")
 }
 
 /// The error event for an error reply of the exchange (`{"error":{…}}`,
@@ -114,6 +168,32 @@ mod tests {
         assert_eq!(parsed["type"], "response.created");
         let empty: serde_json::Value = serde_json::from_str(&with_lane("{ }", Some("x"))).unwrap();
         assert_eq!(empty, serde_json::json!({"stream_id": "x"}));
+    }
+
+    #[test]
+    fn a_steer_is_refused_with_its_input_handed_back() {
+        let steer = Steer {
+            previous_response_id: "resp_1".into(),
+            input: RawValue::from_string(r#"[{"role":"user","content":"stop"}]"#.into()).unwrap(),
+        };
+        let event: serde_json::Value = serde_json::from_str(&steer_failed(&steer)).unwrap();
+        // The fields of the SDKs' `ResponseSteerFailedEvent`: type,
+        // sequence_number, steer {previous_response_id, input, id?},
+        // error {type: invalid_request_error, code, message}.
+        assert_eq!(event["type"], "response.steer.failed");
+        assert_eq!(event["sequence_number"], 0);
+        assert_eq!(
+            event["steer"],
+            serde_json::json!({"previous_response_id": "resp_1",
+                "input": [{"role": "user", "content": "stop"}]})
+        );
+        assert_eq!(event["error"]["type"], "invalid_request_error");
+        assert_eq!(event["error"]["code"], "steering_not_supported");
+        assert!(event["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("response.create"));
+        assert_eq!(event.as_object().unwrap().len(), 4);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use wirebridge_store::MemoryStore;
 use wirebridge_wire::error::ApiError;
 
 use super::client_event::{self, ClientEvent, Create, Rejected};
-use super::server_event::error_event;
+use super::server_event::{error_event, steer_failed};
 use super::turn::{self, Ending, Outgoing, TurnExchange, TurnMessages};
 use super::warmup::Warmup;
 use super::WebSocketSettings;
@@ -223,6 +223,9 @@ where
         };
         match client_event::parse(text.as_str()) {
             Ok(ClientEvent::Ignored) => Flow::Continue,
+            Ok(ClientEvent::Steer(steer)) => {
+                send(sink, Message::Text(steer_failed(&steer).into())).await
+            }
             Ok(ClientEvent::Create(create)) => {
                 let waiting = queued.len() + usize::from(busy);
                 if waiting > self.settings.max_queued {

@@ -3,6 +3,8 @@
 #![allow(dead_code)]
 
 pub mod stateful;
+#[cfg(feature = "websocket")]
+pub mod websocket;
 
 use std::collections::VecDeque;
 use std::convert::Infallible;

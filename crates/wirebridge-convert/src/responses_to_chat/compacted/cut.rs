@@ -44,15 +44,20 @@ impl Cut {
     ) -> Result<Self, ConvertError> {
         let mut opened = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            if item.classify() != ItemKind::Compaction {
-                continue;
-            }
+            let required = match item.classify() {
+                ItemKind::Compaction => true,
+                // Codex's record of a compaction: one with no carrier marks
+                // where a compaction happened, and stands for nothing.
+                ItemKind::ContextCompaction => false,
+                _ => continue,
+            };
             match carrier::open(item, seal) {
-                Err(Unread::Missing) => {
+                Err(Unread::Missing) if required => {
                     return Err(ConvertError::MissingField(format!(
                         "input[{i}].encrypted_content"
                     )))
                 }
+                Err(Unread::Missing) => {}
                 result => opened.push((i, result)),
             }
         }

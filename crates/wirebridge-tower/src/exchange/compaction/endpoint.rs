@@ -16,6 +16,7 @@ use super::summarize::Upstream;
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::exchange::read;
+use crate::headers::insert_reasoning_included;
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -102,7 +103,7 @@ where
         prefix: &prefix,
         common: &shared.common,
     };
-    let (head, reply) = match upstream
+    let (mut head, reply) = match upstream
         .summarize(
             &mut inner,
             std::mem::take(&mut summarize.body),
@@ -120,6 +121,7 @@ where
     tracker.losses.extend(summary.losses.clone());
     let body = tracker.timed(|| summarize.compact_resource(&summary));
     let report = summary.report();
+    insert_reasoning_included(&mut head.headers);
     Ok(finish_reply(
         &mut tracker,
         head,

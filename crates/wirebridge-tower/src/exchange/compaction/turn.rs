@@ -22,7 +22,7 @@ use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::{ResponsesOverChat, Tenant};
 use crate::exchange::{Keep, Reply};
-use crate::headers::upstream_request;
+use crate::headers::{insert_reasoning_included, upstream_request};
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::{Common, ResponsesSettings};
@@ -240,7 +240,7 @@ impl<'h> Compacting<'_, '_, 'h> {
         tracker.losses = summarize.losses.clone();
         let body = std::mem::take(&mut summarize.body);
         let upstream = self.upstream();
-        let (head, written) = match upstream.summarize(&mut inner, body, &mut tracker).await? {
+        let (mut head, written) = match upstream.summarize(&mut inner, body, &mut tracker).await? {
             Ok(written) => written,
             Err(response) => return Ok(response),
         };
@@ -264,6 +264,7 @@ impl<'h> Compacting<'_, '_, 'h> {
             true => (summarize.trigger_events(&reply), "text/event-stream"),
             false => (std::mem::take(&mut reply.body), "application/json"),
         };
+        insert_reasoning_included(&mut head.headers);
         Ok(finish_reply(
             &mut tracker,
             head,

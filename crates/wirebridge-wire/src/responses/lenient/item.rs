@@ -145,6 +145,16 @@ pub enum ItemKind {
     /// `compaction_trigger`: asks for the conversation to be compacted
     /// (only as the last input item).
     CompactionTrigger,
+    /// `context_compaction`: Codex's record of a compaction; its
+    /// `encrypted_content`, when it has one, is a compaction's.
+    ContextCompaction,
+    /// `agent_message`: a message between agents (Codex's multi-agent
+    /// sessions): `author`, `recipient`, and content parts (`input_text`,
+    /// `input_image`, `encrypted_content`).
+    AgentMessage,
+    /// `configuration_update`: a change of settings (reasoning effort, text
+    /// format) recorded in the history; nothing for the model to read.
+    ConfigurationUpdate,
     /// Anything else (hosted tool calls and outputs, ...).
     Other,
 }
@@ -166,6 +176,9 @@ impl InputItem<'_> {
             Some("tool_search_output") => ItemKind::ToolSearchOutput,
             Some("compaction") => ItemKind::Compaction,
             Some("compaction_trigger") => ItemKind::CompactionTrigger,
+            Some("context_compaction") => ItemKind::ContextCompaction,
+            Some("agent_message") => ItemKind::AgentMessage,
+            Some("configuration_update") => ItemKind::ConfigurationUpdate,
             None if self.id.is_some() => ItemKind::ItemReference,
             _ => ItemKind::Other,
         }

@@ -22,6 +22,7 @@ pub use request::{
     ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
 };
 pub use response::{
-    IncompleteDetails, IncompleteReason, InputTokensDetails, OutputTokensDetails, Response,
-    ResponseEcho, ResponseError, ResponseStatus, Usage,
+    IncompleteDetails, IncompleteReason, InputTokensDetails, InputTransformation,
+    OutputTokensDetails, Response, ResponseEcho, ResponseError, ResponseStatus, Usage,
+    WithheldReason,
 };

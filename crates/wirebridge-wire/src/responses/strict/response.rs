@@ -83,6 +83,56 @@ pub struct ResponseEcho {
     pub user: Option<String>,
     /// `metadata` as sent (default `{}`).
     pub metadata: Box<RawValue>,
+    /// `input_transformations`: the reasoning inputs withheld from the
+    /// model, in input order; left out when none was. Not a request field,
+    /// but known with the request, and the same in every `Response` of it.
+    /// An addition of the OpenAI SDKs' `Response`, in neither spec.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub input_transformations: Vec<InputTransformation>,
+}
+
+/// One entry of `Response.input_transformations`: a reasoning input item
+/// withheld from the model (the SDKs' `InputTransformation`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InputTransformation {
+    /// The reasoning item's id, as the client sent it.
+    pub id: String,
+    /// Always `"removed"`.
+    pub action: &'static str,
+    /// Why it was withheld.
+    pub reason: WithheldReason,
+    /// Always `"reasoning"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+impl InputTransformation {
+    /// The reasoning item `id`, removed for `reason`.
+    pub fn removed_reasoning(id: impl Into<String>, reason: WithheldReason) -> Self {
+        Self {
+            id: id.into(),
+            action: "removed",
+            reason,
+            kind: "reasoning",
+        }
+    }
+}
+
+/// Why a reasoning input was withheld: the reasons the SDKs list that a
+/// bridge can have (they also list `end_user_mismatch` and
+/// `prefix_mismatch`, which it never finds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithheldReason {
+    /// It was sealed for another owner (tenant), or with a key no longer
+    /// held: it does not open.
+    OrganizationMismatch,
+    /// The model reading it cannot take it: made by another server's model,
+    /// or for a backend that takes no reasoning back.
+    ModelMismatch,
+    /// It is from before the turn under way, and the reasoning context
+    /// replays only the current turn's.
+    TurnBoundary,
 }
 
 fn raw(json: &str) -> Box<RawValue> {
@@ -121,6 +171,7 @@ impl Default for ResponseEcho {
             truncation: raw(r#""disabled""#),
             user: None,
             metadata: raw("{}"),
+            input_transformations: Vec::new(),
         }
     }
 }
