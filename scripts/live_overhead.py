@@ -108,18 +108,25 @@ def main() -> None:
             for name, way in ways.items():
                 results[name].append(way())
 
-        print(f"{args.rounds} rounds, {args.tokens} tokens each, medians (ms)")
+        print(f"{args.rounds} rounds, {args.tokens} tokens each; medians in ms, and the median of each "
+              "round's difference from direct")
         print(f"{'':12} {'first token':>12} {'end':>10} {'per token':>10} {'+first':>8} {'+end':>8} "
               f"{'+per token':>11}")
-        base = None
+
+        def gap(sample):
+            return (sample[1] - sample[0]) / max(sample[2] - 1, 1)
+
+        direct = results["direct"]
         for name, samples in results.items():
-            first = statistics.median(s[0] for s in samples) * 1000
-            end = statistics.median(s[1] for s in samples) * 1000
-            gap = statistics.median((s[1] - s[0]) / max(s[2] - 1, 1) for s in samples) * 1000
-            if base is None:
-                base = (first, end, gap)
-            print(f"{name:12} {first:12.2f} {end:10.2f} {gap:10.3f} {first - base[0]:+8.2f} "
-                  f"{end - base[1]:+8.2f} {gap - base[2]:+11.3f}")
+            def median(f, of=samples):
+                return statistics.median(f(s) for s in of) * 1000
+
+            def added(f):
+                return statistics.median(f(s) - f(d) for s, d in zip(samples, direct)) * 1000
+
+            print(f"{name:12} {median(lambda s: s[0]):12.2f} {median(lambda s: s[1]):10.2f} "
+                  f"{median(gap):10.3f} {added(lambda s: s[0]):+8.2f} {added(lambda s: s[1]):+8.2f} "
+                  f"{added(gap):+11.3f}")
     finally:
         bridge.stop()
         server.stop()
