@@ -25,13 +25,13 @@ console.log(
   JSON.stringify({
     stream: {
       text: await streamed.text,
-      reasoning: await streamed.reasoningText,
+      reasoning: (await streamed.finalStep).reasoningText,
       finishReason: await streamed.finishReason,
       reasoningDeltas: parts.filter((t) => t === "reasoning-delta").length,
     },
     generate: {
       text: generated.text,
-      reasoning: generated.reasoningText,
+      reasoning: generated.finalStep.reasoningText,
       finishReason: generated.finishReason,
     },
   }),

@@ -8,7 +8,7 @@
 // Usage: node vercel_tools.mjs responses|chat BASE_URL MODEL PROMPT
 
 import { createOpenAI } from "@ai-sdk/openai";
-import { jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { isStepCount, jsonSchema, streamText, tool } from "ai";
 
 const [api, baseURL, model, prompt] = process.argv.slice(2);
 const openai = createOpenAI({ baseURL, apiKey: "sk-vercel-test" });
@@ -32,7 +32,7 @@ const result = streamText({
   model: api === "responses" ? openai.responses(model) : openai.chat(model),
   prompt,
   tools: { get_weather: getWeather },
-  stopWhen: stepCountIs(3),
+  stopWhen: isStepCount(3),
   maxRetries: 0,
   // The Responses provider stores by default; the loop resends every item.
   providerOptions: { openai: { store: false } },
