@@ -76,7 +76,7 @@ struct Flags {
     litellm: Option<PathBuf>,
     /// With --proxy: one more argument for the proxy's `serve` command
     /// line, after the bench's own; repeat for several. To compare settings,
-    /// such as `--proxy-arg=--runtime=per-core`.
+    /// such as `--proxy-arg=--workers=1`.
     #[arg(long = "proxy-arg", value_name = "ARG", allow_hyphen_values = true)]
     proxy_args: Vec<String>,
     /// The `wirebridge` binary that --proxy starts, built beforehand

@@ -7,7 +7,6 @@ mod admin;
 mod config;
 mod convert_cmd;
 mod demo;
-mod home;
 mod idle_body;
 mod logging;
 mod metrics;

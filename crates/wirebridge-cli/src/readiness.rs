@@ -10,17 +10,12 @@ use std::sync::Arc;
 
 use wirebridge_store::RedisStore;
 
-use crate::home::Home;
-
 /// What `/readyz` checks.
 pub struct Readiness {
     draining: AtomicBool,
     /// The Redis store, asked on every check; the memory store is always
     /// there, and no store needs no check.
     redis: Option<Arc<RedisStore>>,
-    /// Where the Redis store is asked from: the runtime driving its
-    /// connections.
-    home: Home,
 }
 
 /// One check's findings.
@@ -51,12 +46,11 @@ impl Report {
 }
 
 impl Readiness {
-    /// Checks `redis` when there is one, asking it from `home`.
-    pub fn new(redis: Option<Arc<RedisStore>>, home: Home) -> Self {
+    /// Checks `redis` when there is one.
+    pub fn new(redis: Option<Arc<RedisStore>>) -> Self {
         Self {
             draining: AtomicBool::new(false),
             redis,
-            home,
         }
     }
 
@@ -70,13 +64,10 @@ impl Readiness {
         let draining = self.draining.load(Ordering::Relaxed);
         let store = match &self.redis {
             None => "none",
-            Some(redis) => {
-                let redis = Arc::clone(redis);
-                match self.home.run(async move { redis.ping().await }).await {
-                    Ok(Ok(())) => "ok",
-                    Ok(Err(_)) | Err(_) => "unavailable",
-                }
-            }
+            Some(redis) => match redis.ping().await {
+                Ok(()) => "ok",
+                Err(_) => "unavailable",
+            },
         };
         Report { draining, store }
     }
@@ -88,7 +79,7 @@ mod tests {
 
     #[tokio::test]
     async fn draining_is_not_ready() {
-        let readiness = Readiness::new(None, Home::here());
+        let readiness = Readiness::new(None);
         let report = readiness.check().await;
         assert!(report.ready());
         assert_eq!(
@@ -111,7 +102,7 @@ mod tests {
             .timeout(std::time::Duration::from_millis(500))
             .build()
             .unwrap();
-        let readiness = Readiness::new(Some(Arc::new(store)), Home::here());
+        let readiness = Readiness::new(Some(Arc::new(store)));
         let report = readiness.check().await;
         assert_eq!(report.store, "unavailable");
         assert!(!report.ready());

@@ -1,19 +1,11 @@
-//! `wirebridge serve`: the proxy, on the runtime its settings name.
+//! `wirebridge serve`: the proxy, on one Tokio multi-thread runtime with
+//! one listener; the runtime spreads connections over its worker threads.
 //!
-//! - `multi-thread`: one Tokio multi-thread runtime and one listener; the
-//!   runtime spreads connections over its worker threads.
-//! - `per-core` ([`per_core`]): a current-thread runtime per worker thread,
-//!   each accepting from a listener of its own on the same address, and a
-//!   home runtime on the main thread for what must stay in one place
-//!   (signals, the metrics listener, the demo upstream, the Redis store's
-//!   connections).
-//!
-//! Either way, what is shared is made once ([`Bridge`]): the metrics, the
-//! readiness checks, the store, the connection cap; each accept loop gets an
-//! app of its own ([`app`]).
+//! What the accept loop and the metrics listener share is made once
+//! ([`Bridge`]): the metrics, the readiness checks, the store, the
+//! connection cap, the app ([`app`]).
 
 mod app;
-mod per_core;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,15 +14,13 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::admin::Admin;
-use crate::config::{Config, RuntimeFlavor, Upstream as UpstreamSetting, UpstreamApi};
+use crate::config::{Config, Upstream as UpstreamSetting, UpstreamApi};
 use crate::demo::InProcessDemo;
-use crate::home::Home;
 use crate::metrics::{MeteredStore, Metrics};
 use crate::readiness::Readiness;
-use crate::server::{Admission, Limits, Places};
+use crate::server::{App, Limits, Places};
 use crate::signal::shutdown_signal;
 use crate::upstream::UpstreamOptions;
-use app::AppFactory;
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +33,7 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
-    /// A runtime or one of its threads could not be started.
+    /// The runtime could not be started.
     #[error("cannot start the runtime: {0}")]
     Runtime(std::io::Error),
     /// The demo upstream did not start.
@@ -65,22 +55,18 @@ pub enum ServeError {
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
 /// grace period.
 pub fn run(config: Config) -> Result<(), ServeError> {
-    let workers = config.runtime.workers();
-    match config.runtime.flavor {
-        RuntimeFlavor::MultiThread => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_all()
-            .build()
-            .map_err(ServeError::Runtime)?
-            .block_on(multi_thread(config)),
-        RuntimeFlavor::PerCore => per_core::run(config, workers),
-    }
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.runtime.workers())
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?
+        .block_on(serve(config))
 }
 
 /// One runtime: the accept loop runs beside the wait for a signal, and
 /// each connection is a task the runtime's threads share.
-async fn multi_thread(config: Config) -> Result<(), ServeError> {
-    let bridge = Bridge::start(&config, Home::here()).await?;
+async fn serve(config: Config) -> Result<(), ServeError> {
+    let bridge = Bridge::start(&config).await?;
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -97,12 +83,10 @@ async fn multi_thread(config: Config) -> Result<(), ServeError> {
     let (stop, stopping) = watch::channel(false);
     let accepting = crate::server::serve(
         listener,
-        bridge.apps.app(),
+        bridge.app.clone(),
         bridge.limits,
         bridge.places.clone(),
-        Admission::PlaceFirst,
         stopping,
-        0,
     );
     tokio::join!(accepting, bridge.until_shutdown(stop));
     bridge.drain().await;
@@ -110,9 +94,9 @@ async fn multi_thread(config: Config) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// What every accept loop shares.
+/// What serving needs, made once at start.
 struct Bridge {
-    apps: AppFactory,
+    app: App,
     readiness: Arc<Readiness>,
     admin: Admin,
     limits: Limits,
@@ -126,9 +110,9 @@ struct Bridge {
 }
 
 impl Bridge {
-    /// Opens the store (its calls made on `home`), starts the demo upstream
-    /// when it is the one configured, and resolves the limits.
-    async fn start(config: &Config, home: Home) -> Result<Self, ServeError> {
+    /// Opens the store, starts the demo upstream when it is the one
+    /// configured, and resolves the limits.
+    async fn start(config: &Config) -> Result<Self, ServeError> {
         let metrics = Arc::new(Metrics::new(config.metrics.max_models));
         let (base, credentials, demo) = match &config.upstream {
             UpstreamSetting::Url(url) => (url.uri.clone(), url.credentials.as_ref(), None),
@@ -150,8 +134,8 @@ impl Bridge {
             label: config.upstream_label.as_str().into(),
             metrics: Arc::clone(&metrics),
         };
-        let opened = crate::store::open(&config.store, &config.state, &home).await?;
-        let readiness = Arc::new(Readiness::new(opened.redis, home));
+        let opened = crate::store::open(&config.store, &config.state).await?;
+        let readiness = Arc::new(Readiness::new(opened.redis));
         let store = opened
             .store
             .map(|store| -> Arc<dyn wirebridge_store::ResponseStore> {
@@ -163,14 +147,14 @@ impl Bridge {
             Some(_) => "demo".to_owned(),
             None => base.to_string(),
         };
-        let apps = AppFactory::new(config, base, options, store, admin.clone());
+        let app = app::app(config, base, options, store, admin.clone());
         // Each client connection may hold one to the upstream, and, with the
         // demo upstream in this process, the demo's end of it too.
         let descriptors_per_connection = if demo.is_some() { 3 } else { 2 };
         let limits = Limits::resolve(&config.limits, descriptors_per_connection);
         let places = Places::new(limits.max_connections, metrics.open_connections());
         Ok(Self {
-            apps,
+            app,
             readiness,
             admin,
             limits,
@@ -199,7 +183,6 @@ impl Bridge {
             upstream_api = ?config.upstream_api,
             profile = %config.profile.name,
             store = config.store.kind(),
-            runtime = config.runtime.flavor.as_str(),
             workers = config.runtime.workers(),
             max_connections = limits.max_connections,
             header_read_timeout_ms = limits.timeouts.header_read.as_millis() as u64,
@@ -234,7 +217,7 @@ impl Bridge {
     }
 
     /// Waits for SIGINT or SIGTERM, then turns not ready and tells the
-    /// accept loops to stop.
+    /// accept loop to stop.
     async fn until_shutdown(&self, stop: watch::Sender<bool>) {
         shutdown_signal().await;
         // Not ready from the first moment of the shutdown.

@@ -2,7 +2,6 @@
 //! waiting for Redis: the bridge starts and serves what needs no store while
 //! Redis is down, and uses it once it answers.
 
-mod homed;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -11,8 +10,6 @@ use std::sync::Arc;
 use wirebridge_store::{MemoryStore, RedisConfigError, RedisStore, ResponseStore};
 
 use crate::config::{RedisSetting, StateSettings, StoreSetting};
-use crate::home::Home;
-use homed::HomedStore;
 use watch::WatchedStore;
 
 /// Why the configured store cannot be made.
@@ -44,12 +41,10 @@ pub struct OpenedStore {
 
 /// The store `setting` names, if any. A Redis store is checked once with a
 /// `PING`; if Redis does not answer, that is logged and the store is used
-/// all the same. Its calls run on `home`, where its connections are driven;
-/// the memory store needs no runtime and is called where it is used.
+/// all the same.
 pub async fn open(
     setting: &StoreSetting,
     state: &StateSettings,
-    home: &Home,
 ) -> Result<OpenedStore, StoreSetupError> {
     match setting {
         StoreSetting::None => Ok(OpenedStore {
@@ -83,12 +78,8 @@ pub async fn open(
             };
             let watched: Arc<dyn ResponseStore> =
                 Arc::new(WatchedStore::new(store.clone(), shown, available));
-            let store_here = match home.is_remote() {
-                true => Arc::new(HomedStore::new(watched, home.clone())),
-                false => watched,
-            };
             Ok(OpenedStore {
-                store: Some(store_here),
+                store: Some(watched),
                 redis: Some(store),
             })
         }

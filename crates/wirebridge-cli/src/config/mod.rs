@@ -25,7 +25,7 @@ use wirebridge_convert::{BackendProfile, LossPolicy};
 pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
 pub use limits::ServerLimits;
 pub use metrics::MetricsSettings;
-pub use runtime::{RuntimeFlavor, RuntimeSettings};
+pub use runtime::RuntimeSettings;
 pub use seal::SealKeys;
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
@@ -100,7 +100,8 @@ pub struct FileConfig {
     store_tenant_max_bytes: Option<usize>,
     metrics_listen: Option<SocketAddr>,
     metrics_max_models: Option<usize>,
-    runtime: Option<toml::Spanned<String>>,
+    /// A removed setting, read only to refuse it by name.
+    runtime: Option<toml::Spanned<toml::Value>>,
     workers: Option<usize>,
 }
 
@@ -224,11 +225,6 @@ pub struct ServeFlags {
     /// `other` [default: 32].
     #[arg(long, value_name = "N")]
     pub metrics_max_models: Option<usize>,
-    /// How connections are spread over threads: multi-thread (one runtime,
-    /// one listener) or per-core (a single-threaded runtime and a
-    /// listener per worker thread; Linux) [default: multi-thread].
-    #[arg(long, value_enum)]
-    pub runtime: Option<RuntimeFlavor>,
     /// Threads serving connections [default: one per core].
     #[arg(long, value_name = "N")]
     pub workers: Option<usize>,
@@ -275,7 +271,7 @@ pub struct Config {
     pub seal: SealKeys,
     /// Where metrics are served.
     pub metrics: MetricsSettings,
-    /// Which runtime serves connections, on how many threads.
+    /// How many threads serve connections.
     pub runtime: RuntimeSettings,
 }
 

@@ -489,61 +489,33 @@ fn redis_settings_that_cannot_be_used() {
 }
 
 #[test]
-fn runtime_and_workers_from_each_source() {
+fn workers_from_each_source() {
     let c = load(None, ServeFlags::default(), &[]).unwrap();
-    assert_eq!(
-        c.runtime,
-        RuntimeSettings {
-            flavor: RuntimeFlavor::MultiThread,
-            workers: None,
-        }
-    );
+    assert_eq!(c.runtime, RuntimeSettings { workers: None });
     assert!(c.runtime.workers() >= 1);
 
-    let file = "runtime = \"per-core\"\nworkers = 3\n";
+    let file = "workers = 3\n";
     let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
-    assert_eq!(c.runtime.flavor, RuntimeFlavor::PerCore);
     assert_eq!(c.runtime.workers(), 3);
 
     let flags = ServeFlags {
-        runtime: Some(RuntimeFlavor::MultiThread),
         workers: Some(5),
         ..Default::default()
     };
     let c = load(Some(file), flags.clone(), &[]).unwrap();
-    assert_eq!(c.runtime.flavor, RuntimeFlavor::MultiThread);
     assert_eq!(c.runtime.workers, Some(5));
 
-    let c = load(
-        Some(file),
-        flags,
-        &[
-            ("WIREBRIDGE_RUNTIME", "per-core"),
-            ("WIREBRIDGE_WORKERS", "2"),
-        ],
-    )
-    .unwrap();
-    assert_eq!(c.runtime.flavor, RuntimeFlavor::PerCore);
+    let c = load(Some(file), flags, &[("WIREBRIDGE_WORKERS", "2")]).unwrap();
     assert_eq!(c.runtime.workers, Some(2));
 }
 
 #[test]
-fn bad_runtime_settings_name_the_key() {
+fn bad_workers_settings_name_the_key() {
     let err = |file: Option<&str>, env: &[(&str, &str)]| {
         load(file, ServeFlags::default(), env)
             .unwrap_err()
             .to_string()
     };
-    let e = err(Some("\nruntime = \"per-thread\"\n"), &[]);
-    assert!(
-        e.contains("'runtime'") && e.contains("line 2") && e.contains("per-thread"),
-        "{e}"
-    );
-    let e = err(None, &[("WIREBRIDGE_RUNTIME", "single")]);
-    assert!(
-        e.contains("WIREBRIDGE_RUNTIME") && e.contains("multi-thread or per-core"),
-        "{e}"
-    );
     let e = err(Some("workers = 0\n"), &[]);
     assert!(e.contains("'workers'"), "{e}");
     let e = err(None, &[("WIREBRIDGE_WORKERS", "lots")]);
@@ -552,15 +524,18 @@ fn bad_runtime_settings_name_the_key() {
     assert!(e.contains("'workers'") && e.contains("1024"), "{e}");
 }
 
-#[cfg(not(target_os = "linux"))]
 #[test]
-fn per_core_is_refused_off_linux() {
-    let e = load(
-        None,
-        ServeFlags::default(),
-        &[("WIREBRIDGE_RUNTIME", "per-core")],
-    )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("'runtime'") && e.contains("Linux"), "{e}");
+fn the_removed_runtime_setting_is_refused_by_name() {
+    for file in [
+        "\nruntime = \"per-core\"\n",
+        "\nruntime = \"multi-thread\"\n",
+    ] {
+        let e = load(Some(file), ServeFlags::default(), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'runtime'") && e.contains("line 2") && e.contains("removed"),
+            "{e}"
+        );
+    }
 }

@@ -1,4 +1,4 @@
-//! What answers each request, made once per worker thread.
+//! What answers each request.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,158 +18,111 @@ use wirebridge_tower::{
 use crate::admin::Admin;
 use crate::config::{Config, UpstreamApi};
 use crate::logging::log_exchange;
-use crate::metrics::{CountedBody, Metrics, OpenGauge};
+use crate::metrics::{CountedBody, OpenGauge};
 use crate::server::{App, ClientBody};
 use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 
-/// Makes the service that answers requests: health checks, translation for
-/// the API the upstream does not speak, the model catalog for Codex,
-/// pass-through for everything else.
-///
-/// Each worker thread gets an app of its own, with an upstream client of
-/// its own: an upstream connection is driven by the runtime that opened it,
-/// and with a runtime per thread, a pool shared between threads would hand
-/// a connection opened on one to a request served by another, which then
-/// depends on the first thread to drive it. The translation layer (and
-/// what it shares: the store, the loss warnings logged once) is one for
-/// all.
-#[derive(Clone)]
-pub struct AppFactory {
-    translation: Translation,
+/// The service that answers requests: health checks, translation for the
+/// API the upstream does not speak, the model catalog for Codex,
+/// pass-through for everything else. Requests not answered here go on to
+/// `upstream`.
+pub fn app(
+    config: &Config,
     upstream: Uri,
     options: UpstreamOptions,
+    store: Option<Arc<dyn ResponseStore>>,
     admin: Admin,
-    metrics: Arc<Metrics>,
-    /// Whether `/metrics` is answered on the main listener.
-    metrics_here: bool,
-}
-
-/// The layer for the API the upstream does not speak, and the endpoint it
-/// translates.
-#[derive(Clone)]
-enum Translation {
-    ResponsesOverChat(ResponsesToChatLayer),
-    ChatOverResponses(ChatToResponsesLayer),
-}
-
-impl AppFactory {
-    /// Apps for `config`, sending requests on to `upstream`.
-    pub fn new(
-        config: &Config,
-        upstream: Uri,
-        options: UpstreamOptions,
-        store: Option<Arc<dyn ResponseStore>>,
-        admin: Admin,
-    ) -> Self {
-        let metrics = Arc::clone(&options.metrics);
-        let observer = {
-            let metrics = Arc::clone(&metrics);
-            move |e: &wirebridge_tower::Exchange| {
-                log_exchange(e);
-                metrics.exchange(e);
-            }
-        };
-        let exchange = &config.exchange;
-        let translation = match config.upstream_api {
-            UpstreamApi::Chat => {
-                let mut layer = ResponsesToChatLayer::new()
-                    .profile(config.profile.clone())
-                    .policy(config.policy.clone())
-                    .body_limit(config.max_body)
-                    .max_reply_size(exchange.max_reply_size)
-                    .stream_idle_timeout(exchange.idle_timeout)
-                    .keepalive_interval(exchange.keepalive_interval)
-                    .observer(observer)
-                    .model_catalog(config.catalog.clone())
-                    .anonymous_store(config.state.anonymous_store)
-                    .missing_history(config.state.missing_history)
-                    .sealer(Sealer::new(
-                        config.seal.current.clone(),
-                        config.seal.previous.clone(),
-                    ));
-                if let Some(output) = config.reasoning_output {
-                    layer = layer.reasoning_output(output);
-                }
-                if let Some(store) = store {
-                    layer = layer.store_arc(store);
-                }
-                layer = match exchange.websocket {
-                    true => layer.websocket(
-                        WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
-                    ),
-                    false => layer.without_websocket(),
-                };
-                Translation::ResponsesOverChat(layer)
-            }
-            UpstreamApi::Responses => Translation::ChatOverResponses(
-                ChatToResponsesLayer::new()
-                    .policy(config.policy.clone())
-                    .body_limit(config.max_body)
-                    .max_reply_size(exchange.max_reply_size)
-                    .stream_idle_timeout(exchange.idle_timeout)
-                    .keepalive_interval(exchange.keepalive_interval)
-                    .observer(observer)
-                    .model_catalog(config.catalog.clone()),
-            ),
-        };
-        Self {
-            translation,
-            upstream,
-            options,
-            admin,
-            metrics,
-            metrics_here: config.metrics.listen.is_none(),
+) -> App {
+    let metrics = Arc::clone(&options.metrics);
+    let observer = {
+        let metrics = Arc::clone(&metrics);
+        move |e: &wirebridge_tower::Exchange| {
+            log_exchange(e);
+            metrics.exchange(e);
         }
-    }
-
-    /// An app with an upstream client, and connection pools, of its own.
-    pub fn app(&self) -> App {
-        let upstream = Upstream::new(&self.upstream, self.options.clone());
-        let (translated, endpoint): (App, &'static str) = match &self.translation {
-            Translation::ResponsesOverChat(layer) => (boxed(layer.layer(upstream)), "/responses"),
-            Translation::ChatOverResponses(layer) => {
-                (boxed(layer.layer(upstream)), "/chat/completions")
+    };
+    let upstream = Upstream::new(&upstream, options);
+    let exchange = &config.exchange;
+    let (translated, endpoint): (App, &'static str) = match config.upstream_api {
+        UpstreamApi::Chat => {
+            let mut layer = ResponsesToChatLayer::new()
+                .profile(config.profile.clone())
+                .policy(config.policy.clone())
+                .body_limit(config.max_body)
+                .max_reply_size(exchange.max_reply_size)
+                .stream_idle_timeout(exchange.idle_timeout)
+                .keepalive_interval(exchange.keepalive_interval)
+                .observer(observer)
+                .model_catalog(config.catalog.clone())
+                .anonymous_store(config.state.anonymous_store)
+                .missing_history(config.state.missing_history)
+                .sealer(Sealer::new(
+                    config.seal.current.clone(),
+                    config.seal.previous.clone(),
+                ));
+            if let Some(output) = config.reasoning_output {
+                layer = layer.reasoning_output(output);
             }
-        };
-        let metrics_here = self.metrics_here;
-        let (admin, metrics) = (self.admin.clone(), Arc::clone(&self.metrics));
-        let open_streams = metrics.open_streams();
-        let service = tower::service_fn(move |mut request: Request<ClientBody>| {
-            let translated = translated.clone();
-            let (admin, metrics, open_streams) =
-                (admin.clone(), metrics.clone(), open_streams.clone());
-            async move {
-                if let Some(endpoint) = Admin::endpoint(request.uri().path(), metrics_here) {
-                    return Ok(admin.answer(endpoint).await);
-                }
-                let trace = continue_trace(request.headers_mut());
-                let path = request.uri().path().to_owned();
-                // The layer reports what it translates (compaction included).
-                let is_translated = request.method() == Method::POST && {
-                    let path = path.trim_end_matches('/');
-                    path.ends_with(endpoint)
-                        || (endpoint == "/responses" && path.ends_with("/responses/compact"))
-                };
-                let method = request.method().clone();
-                let started = Instant::now();
-                let response = translated.oneshot(request).await?;
-                if !is_translated {
-                    let status = response.status().as_u16();
-                    metrics.forwarded(status);
-                    tracing::info!(
-                        %method,
-                        %path,
-                        status,
-                        total_us = started.elapsed().as_micros() as u64,
-                        trace_id = %trace.trace_id(),
-                        "request"
-                    );
-                }
-                Ok(counted(response, &open_streams))
+            if let Some(store) = store {
+                layer = layer.store_arc(store);
             }
-        });
-        BoxCloneService::new(service)
-    }
+            layer = match exchange.websocket {
+                true => layer.websocket(
+                    WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
+                ),
+                false => layer.without_websocket(),
+            };
+            (boxed(layer.layer(upstream)), "/responses")
+        }
+        UpstreamApi::Responses => {
+            let layer = ChatToResponsesLayer::new()
+                .policy(config.policy.clone())
+                .body_limit(config.max_body)
+                .max_reply_size(exchange.max_reply_size)
+                .stream_idle_timeout(exchange.idle_timeout)
+                .keepalive_interval(exchange.keepalive_interval)
+                .observer(observer)
+                .model_catalog(config.catalog.clone());
+            (boxed(layer.layer(upstream)), "/chat/completions")
+        }
+    };
+    // Whether `/metrics` is answered on the main listener.
+    let metrics_here = config.metrics.listen.is_none();
+    let open_streams = metrics.open_streams();
+    let service = tower::service_fn(move |mut request: Request<ClientBody>| {
+        let translated = translated.clone();
+        let (admin, metrics, open_streams) = (admin.clone(), metrics.clone(), open_streams.clone());
+        async move {
+            if let Some(endpoint) = Admin::endpoint(request.uri().path(), metrics_here) {
+                return Ok(admin.answer(endpoint).await);
+            }
+            let trace = continue_trace(request.headers_mut());
+            let path = request.uri().path().to_owned();
+            // The layer reports what it translates (compaction included).
+            let is_translated = request.method() == Method::POST && {
+                let path = path.trim_end_matches('/');
+                path.ends_with(endpoint)
+                    || (endpoint == "/responses" && path.ends_with("/responses/compact"))
+            };
+            let method = request.method().clone();
+            let started = Instant::now();
+            let response = translated.oneshot(request).await?;
+            if !is_translated {
+                let status = response.status().as_u16();
+                metrics.forwarded(status);
+                tracing::info!(
+                    %method,
+                    %path,
+                    status,
+                    total_us = started.elapsed().as_micros() as u64,
+                    trace_id = %trace.trace_id(),
+                    "request"
+                );
+            }
+            Ok(counted(response, &open_streams))
+        }
+    });
+    BoxCloneService::new(service)
 }
 
 /// Continues the client's trace with a span of this hop, or starts one,

@@ -1,9 +1,9 @@
 //! Serving client connections within limits.
 //!
-//! - At most `max_connections` connections are served at once, however
-//!   many accept loops share the cap ([`places`]). At the cap new
-//!   connections wait in the kernel's backlog, instead of being accepted
-//!   only to fail for want of a file descriptor.
+//! - At most `max_connections` connections are served at once
+//!   ([`places`]). At the cap new connections wait in the kernel's
+//!   backlog, instead of being accepted only to fail for want of a file
+//!   descriptor.
 //! - Failed accepts back off and are logged with a count ([`accept`]).
 //! - Each connection has a watchdog ([`watchdog`]): it is closed when a
 //!   request head does not arrive within the header-read timeout (on a new
@@ -42,7 +42,7 @@ use crate::config::ServerLimits;
 use places::Reserved;
 
 pub use body::ClientBody;
-pub use places::{Admission, Place, Places};
+pub use places::{Place, Places};
 pub use watchdog::Timeouts;
 
 /// The body of every response sent to a client.
@@ -98,18 +98,15 @@ impl Limits {
     }
 }
 
-/// Serves `app` on `listener`, each connection in a place of `places`
-/// taken as `admission` says, until `stop` turns true: then stops
-/// accepting and returns, and the connections it started finish what is in
-/// flight and close. `worker` names the accept loop in the log.
+/// Serves `app` on `listener`, each connection in a place of `places`,
+/// until `stop` turns true: then stops accepting and returns, and the
+/// connections it started finish what is in flight and close.
 pub async fn serve(
     listener: TcpListener,
     app: App,
     limits: Limits,
     places: Places,
-    admission: Admission,
     mut stop: watch::Receiver<bool>,
-    worker: usize,
 ) {
     let mut acceptor = accept::Acceptor::new(listener);
     let mut at_cap = accept::Throttle::new(accept::LOG_EVERY);
@@ -125,29 +122,17 @@ pub async fn serve(
     };
     tokio::pin!(stopped);
     loop {
-        let (place, (stream, peer)) = match admission {
-            Admission::PlaceFirst => {
-                let Some(reserved) = reserve(&places, &mut at_cap, &mut stopped).await else {
-                    break;
-                };
-                let accepted = tokio::select! {
-                    accepted = acceptor.accept() => accepted,
-                    () = &mut stopped => break,
-                };
-                (places.occupy(reserved), accepted)
-            }
-            Admission::ConnectionFirst => {
-                let accepted = tokio::select! {
-                    accepted = acceptor.accept() => accepted,
-                    () = &mut stopped => break,
-                };
-                let Some(reserved) = reserve(&places, &mut at_cap, &mut stopped).await else {
-                    break;
-                };
-                (places.occupy(reserved), accepted)
-            }
+        // A place, then a connection: at the cap nothing is accepted, and
+        // new connections wait in the kernel's backlog.
+        let Some(reserved) = reserve(&places, &mut at_cap, &mut stopped).await else {
+            break;
         };
-        tracing::debug!(worker, %peer, "accepted a connection");
+        let (stream, peer) = tokio::select! {
+            accepted = acceptor.accept() => accepted,
+            () = &mut stopped => break,
+        };
+        let place = places.occupy(reserved);
+        tracing::debug!(%peer, "accepted a connection");
         let _ = stream.set_nodelay(true);
         let place = Arc::new(place);
         let activity = watchdog::Activity::new(limits.timeouts);

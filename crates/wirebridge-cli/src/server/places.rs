@@ -1,5 +1,5 @@
-//! Places under the connection cap, shared by every accept loop, and at
-//! shutdown the wait for the connections holding them to end.
+//! Places under the connection cap, and at shutdown the wait for the
+//! connections holding them to end.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,23 +8,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::metrics::{OpenGauge, Opened};
 
-/// When an accept loop takes a connection's place under the cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Admission {
-    /// A place, then a connection: at the cap nothing is accepted, and new
-    /// connections wait in the kernel's backlog. Right for the one listener
-    /// of a process.
-    PlaceFirst,
-    /// A connection, then a place. With listeners sharing one cap, a loop
-    /// holding a place while its own backlog is empty would keep it from a
-    /// loop whose backlog is not, for as long as no client picks the first
-    /// listener: so each loop accepts first, and at the cap holds that one
-    /// connection (at most one per loop beyond the cap) until a place frees.
-    ConnectionFirst,
-}
-
-/// The places of the connections served at once: one per connection, the
-/// same for every accept loop sharing it.
+/// The places of the connections served at once: one per connection.
 #[derive(Clone)]
 pub struct Places {
     slots: Arc<Semaphore>,

@@ -3,7 +3,6 @@
 #![allow(dead_code)] // each test file uses its own share of these
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -40,18 +39,6 @@ pub fn start(args: &[&str]) -> Proc {
 /// `start`, with these environment variables set.
 pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Proc {
     spawn(args, env, Stdio::null())
-}
-
-/// `start` with its log (`RUST_LOG=log`) written to a file of its own,
-/// returned with it.
-pub fn start_logged(args: &[&str], log: &str) -> (Proc, PathBuf) {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("wirebridge-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{n}.log"));
-    let file = std::fs::File::create(&path).unwrap();
-    (spawn(args, &[("RUST_LOG", log)], file.into()), path)
 }
 
 fn spawn(args: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Proc {
@@ -108,14 +95,4 @@ async fn send(request: http::Request<Full<Bytes>>) -> (u16, Bytes) {
         status,
         response.into_body().collect().await.unwrap().to_bytes(),
     )
-}
-
-/// Sends SIGTERM to `proc`.
-pub fn terminate(proc: &Proc) {
-    let pid = proc.child.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
 }
