@@ -18,6 +18,7 @@ to DIR (see tests/recorded/README.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -191,7 +192,5 @@ def timings(exchange: llama.Exchange) -> dict:
     if exchange.streamed:
         found = re.findall(rb'"timings":(\{[^{}]*\})', exchange.response)
         assert found, exchange.response[-500:]
-        import json
-
         return json.loads(found[-1])
     return exchange.answer_json()["timings"]

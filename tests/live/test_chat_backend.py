@@ -16,6 +16,7 @@ import pytest
 
 import checks
 import drive
+import harness
 import recorded
 import schema
 from conftest import LiveChain, timings
@@ -43,15 +44,8 @@ TIME = {
 def server_answer(exchange) -> recorded.Expected:
     """What llama-server answered, read from its own bytes."""
     if exchange.streamed:
-        return recorded.from_chat_chunks([json.loads(data) for _, data in _frames(exchange.response)
-                                          if data.strip() != "[DONE]"])
+        return recorded.from_chat_chunks(harness.sse_payloads(exchange.response.decode("utf-8")))
     return recorded.from_chat_body(exchange.answer_json())
-
-
-def _frames(raw: bytes):
-    import harness
-
-    return harness.sse_frames(raw.decode("utf-8"))
 
 
 def one_chat_request(chain: LiveChain, mark: int, spec):
@@ -105,7 +99,7 @@ def test_a_tool_loop_pairs_each_call_with_its_output(chat_tools, chat_text, spec
     """Turn 1 forces a call; turn 2 chains on it with the call's output and
     forces another; turn 3 sends the whole history to the text server for
     an answer. Each server accepted the Chat history the bridge built."""
-    client = drive.harness.client(chat_tools, timeout=60)
+    client = harness.client(chat_tools, timeout=60)
     first = client.responses.create(model=MODEL, instructions="Call get_weather.",
                                     input="Weather and time in Paris?", tools=[WEATHER, TIME],
                                     tool_choice={"type": "function", "name": "get_weather"},
@@ -136,7 +130,7 @@ def test_a_tool_loop_pairs_each_call_with_its_output(chat_tools, chat_text, spec
                time_call.model_dump(exclude_none=True), {"type": "function_call_output",
                                                          "call_id": time_call.call_id, "output": "12:00"}]
     mark = chat_text.mark()
-    text_client = drive.harness.client(chat_text, timeout=60)
+    text_client = harness.client(chat_text, timeout=60)
     final = text_client.responses.create(model=MODEL, input=history, tools=[WEATHER, TIME], store=False,
                                          max_output_tokens=24)
     exchange, body = one_chat_request(chat_text, mark, spec)
@@ -154,7 +148,7 @@ def test_nothing_is_reported_lost_for_what_llama_server_takes(chat_tools, chat_t
     for chain, extra in ((chat_text, {}),
                          (chat_tools, {"instructions": "Call get_weather.", "tools": [WEATHER],
                                        "tool_choice": {"type": "function", "name": "get_weather"}})):
-        client = drive.harness.client(chain, timeout=60)
+        client = harness.client(chain, timeout=60)
         raw = client.responses.with_raw_response.create(model=MODEL, input="Weather in Paris?",
                                                         max_output_tokens=32, **extra)
         assert "x-wirebridge-dropped" not in raw.headers, raw.headers.get("x-wirebridge-dropped")
@@ -163,7 +157,7 @@ def test_nothing_is_reported_lost_for_what_llama_server_takes(chat_tools, chat_t
 
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 def test_a_chain_sends_the_stored_turns_back(chat_text, spec, stream):
-    client = drive.harness.client(chat_text, timeout=60)
+    client = harness.client(chat_text, timeout=60)
     first = client.responses.create(model=MODEL, input="My name is Ada.", max_output_tokens=16)
     said = "".join(part.text for item in first.output if item.type == "message" for part in item.content)
     mark = chat_text.mark()
