@@ -156,6 +156,24 @@ impl fmt::Display for Loss {
     }
 }
 
+/// How many paths [`LossReport::paths`] lists before it counts the rest.
+pub const LISTED_PATHS: usize = 32;
+
+/// The longest path [`LossReport::paths`] lists whole, in bytes.
+pub const LISTED_PATH_BYTES: usize = 160;
+
+/// `text` up to `max` bytes, cut at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// The losses of one translation.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
@@ -179,14 +197,21 @@ impl LossReport {
         self.losses.len()
     }
 
-    /// The paths, comma-separated: the value of a response header.
+    /// The paths, comma-separated: the value of a response header and of
+    /// the exchange log's `dropped` field. Bounded, since a client decides
+    /// how many items a request has: the first [`LISTED_PATHS`] paths (each
+    /// cut at [`LISTED_PATH_BYTES`]), then `+N more`.
     pub fn paths(&self) -> String {
         let mut out = String::new();
-        for (i, loss) in self.losses.iter().enumerate() {
+        for (i, loss) in self.losses.iter().take(LISTED_PATHS).enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            out.push_str(&loss.path);
+            out.push_str(cut(&loss.path, LISTED_PATH_BYTES));
+        }
+        let rest = self.losses.len().saturating_sub(LISTED_PATHS);
+        if rest > 0 {
+            out.push_str(&format!(", +{rest} more"));
         }
         out
     }
@@ -226,6 +251,40 @@ mod tests {
         assert!(LossKind::ALL
             .iter()
             .all(|k| LossPolicy::strict().action(*k) == LossAction::Reject));
+    }
+
+    #[test]
+    fn paths_are_bounded_however_many_items_were_lost() {
+        let mut report = LossReport::default();
+        for i in 0..100_000 {
+            report.push(Loss {
+                kind: LossKind::HostedTool,
+                path: format!("tools[{i}]"),
+                reason: "hosted".into(),
+            });
+        }
+        let paths = report.paths();
+        assert!(paths.starts_with("tools[0], tools[1], "), "{paths}");
+        assert!(paths.contains("tools[31], +99968 more"), "{paths}");
+        assert!(!paths.contains("tools[32]"), "{paths}");
+        assert!(paths.len() < 1_000, "{} bytes", paths.len());
+
+        let mut long = LossReport::default();
+        long.push(Loss {
+            kind: LossKind::UnsupportedParameter,
+            path: "é".repeat(1_000),
+            reason: "long".into(),
+        });
+        assert_eq!(long.paths(), "é".repeat(LISTED_PATH_BYTES / 2));
+        let mut few = LossReport::default();
+        for path in ["a", "b"] {
+            few.push(Loss {
+                kind: LossKind::HostedTool,
+                path: path.into(),
+                reason: String::new(),
+            });
+        }
+        assert_eq!(few.paths(), "a, b");
     }
 
     #[test]
