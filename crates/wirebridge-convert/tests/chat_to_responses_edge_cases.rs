@@ -155,6 +155,8 @@ fn error_events_keep_message_and_code_whatever_their_shape() {
         r#"{"type":"error","sequence_number":1,"message":"quota","error":{"code":"insufficient_quota"}}"#,
         // A bare string.
         r#"{"type":"error","sequence_number":1,"error":"quota"}"#,
+        // No `type` at all, as a Chat server writes a failure mid-stream.
+        r#"{"error":{"message":"quota","type":"server_error","code":"insufficient_quota"}}"#,
     ];
     for (n, event) in shapes.into_iter().enumerate() {
         let (_, t, _) = run(&[CREATED, event], ChatContext::default());

@@ -224,6 +224,11 @@ impl StreamTranslator {
                 );
             }
             "error" => self.fail_with(Failure::from_event(event), out),
+            // A bare `{"error": {…}}` with no `type`, as Chat servers write
+            // it, from a Responses server that fails that way mid-stream.
+            "" if event.error.is_some_and(|e| e.get() != "null") => {
+                self.fail_with(Failure::from_event(event), out)
+            }
             _ => {}
         }
     }
