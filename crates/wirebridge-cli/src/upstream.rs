@@ -225,7 +225,22 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                         "upstream_redirect",
                     ))
                 }
-                Ok(response) => {
+                // No upgrade is ever asked for upstream (`upgrade` is not
+                // forwarded), so a 101, or any other 1xx as a final answer,
+                // is the upstream's mistake, never something to pass on.
+                Ok(response) if response.status().is_informational() => {
+                    let status = response.status();
+                    tracing::warn!(upstream = %target, %status, "the upstream answered with an informational status");
+                    metrics.upstream_error("failed");
+                    Ok(bad_gateway(
+                        &format!(
+                            "{label} answered {status}, which is not an answer to this request"
+                        ),
+                        "bad_upstream_response",
+                    ))
+                }
+                Ok(mut response) => {
+                    strip_hop_by_hop(response.headers_mut());
                     if response.status().is_client_error() {
                         metrics.upstream_error("status_4xx");
                     } else if response.status().is_server_error() {
@@ -244,6 +259,27 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                 }
             }
         })
+    }
+}
+
+/// Removes the headers of the upstream connection from its reply (RFC 9110,
+/// 7.6.1): the fixed hop-by-hop ones, and every header `connection` names.
+fn strip_hop_by_hop(headers: &mut http::HeaderMap) {
+    let named: Vec<http::HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| http::HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP
+        .iter()
+        .chain(&["proxy-connection", "transfer-encoding"])
+    {
+        headers.remove(*name);
     }
 }
 

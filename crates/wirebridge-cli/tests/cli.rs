@@ -133,18 +133,24 @@ async fn an_unreachable_upstream_is_a_502_in_the_clients_format() {
 
 /// An upstream that answers every request with `status` and a `Location`.
 async fn redirecting_upstream(status: &'static str) -> std::net::SocketAddr {
+    scripted_upstream(format!(
+        "HTTP/1.1 {status}\r\nlocation: http://elsewhere.example/v1/responses\r\ncontent-length: 0\r\n\r\n"
+    ))
+    .await
+}
+
+/// An upstream that answers every request with the bytes of `reply`.
+async fn scripted_upstream(reply: String) -> std::net::SocketAddr {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
+            let reply = reply.clone();
             tokio::spawn(async move {
                 // Each request is read whole before it is answered, and the
                 // connection is closed only once the client has: closing with
-                // unread bytes resets it, and a reset can overtake the 307.
-                let reply = format!(
-                    "HTTP/1.1 {status}\r\nlocation: http://elsewhere.example/v1/responses\r\ncontent-length: 0\r\n\r\n"
-                );
+                // unread bytes resets it, and a reset can overtake the reply.
                 let mut request = Vec::new();
                 let mut buf = vec![0; 64 * 1024];
                 loop {
@@ -197,6 +203,56 @@ async fn an_upstream_redirect_is_a_502_never_passed_on() {
             "{error}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_upstream_connection_s_own_headers_are_not_passed_on() {
+    let body = r#"{"object":"list","data":[]}"#;
+    let upstream = scripted_upstream(format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: keep-alive, x-upstream-secret\r\n\
+         keep-alive: timeout=5\r\nproxy-connection: keep-alive\r\nx-upstream-secret: s3cr3t\r\n\
+         x-request-id: kept\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    ))
+    .await;
+    let proxy = start(&["serve", "--upstream", &format!("http://{upstream}/v1")]);
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let request = http::Request::get(format!("{}/v1/files", proxy.url))
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let headers = response.headers().clone();
+    for gone in ["keep-alive", "proxy-connection", "x-upstream-secret"] {
+        assert!(
+            headers.get(gone).is_none(),
+            "{gone} was passed on: {headers:?}"
+        );
+    }
+    assert_eq!(headers["x-request-id"], "kept");
+    let got = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(got, body.as_bytes());
+}
+
+#[tokio::test]
+async fn an_upstream_101_is_a_502() {
+    let upstream = scripted_upstream(
+        "HTTP/1.1 101 Switching Protocols\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n"
+            .into(),
+    )
+    .await;
+    let proxy = start(&["serve", "--upstream", &format!("http://{upstream}/v1")]);
+    let (status, body) = post(
+        &format!("{}/v1/chat/completions", proxy.url),
+        &json!({"model": "m", "messages": [{"role": "user", "content": "x"}]}),
+    )
+    .await;
+    assert_eq!(status, 502, "{}", String::from_utf8_lossy(&body));
+    let error: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        error["error"]["message"].as_str().unwrap().contains("101"),
+        "{error}"
+    );
 }
 
 #[test]
