@@ -221,16 +221,21 @@ def test_readyz_follows_redis(wirebridge, log_dir):
         assert (status, json.loads(body)) == (200, {"status": "ready", "draining": False, "store": "ok"})
 
         redis.kill()
+        # Still ready: what needs no stored state is served, and says so.
         status, _, body = get(ready)
-        assert (status, json.loads(body)) == (503, {"status": "not_ready", "draining": False, "store": "unavailable"})
-        # Alive all the same.
+        assert (status, json.loads(body)) == (200, {"status": "degraded", "draining": False, "store": "unavailable"})
+        client = harness.client(chain)
+        assert client.responses.create(model="demo", input="Hello", store=False).status == "completed"
+        with pytest.raises(openai.APIStatusError) as chained:
+            client.responses.create(model="demo", input="Hello", previous_response_id="resp_earlier")
+        assert chained.value.status_code == 503 and chained.value.code == "store_unavailable"
         assert get(chain.bridge.url + "/healthz")[:1] == (200,)
 
         redis.start()
         deadline = time.monotonic() + 10
-        while (status := get(ready)[0]) != 200 and time.monotonic() < deadline:
+        while json.loads(get(ready)[2])["status"] != "ready" and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert status == 200
+        assert json.loads(get(ready)[2]) == {"status": "ready", "draining": False, "store": "ok"}
     finally:
         harness.stop_checked(chain)
         redis.stop()

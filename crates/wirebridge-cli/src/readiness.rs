@@ -1,9 +1,13 @@
 //! Whether the bridge should be sent traffic: `GET /readyz`.
 //!
 //! `/healthz` answers as long as the process serves at all (liveness);
-//! `/readyz` also asks the response store, and turns not ready as soon as a
-//! shutdown begins, so that a load balancer stops sending new requests
-//! while open ones finish.
+//! `/readyz` turns not ready as soon as a shutdown begins, so that a load
+//! balancer stops sending new requests while open ones finish. It also asks
+//! the response store, but a store that does not answer leaves the replica
+//! ready (`degraded`): every request that needs no stored state is still
+//! served, and taking every replica out for one Redis outage would refuse
+//! those too. Requests that do need the store are answered 503
+//! `store_unavailable` meanwhile.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -29,16 +33,26 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether traffic may be sent.
+    /// Whether traffic may be sent: until a shutdown begins.
     pub fn ready(&self) -> bool {
-        !self.draining && self.store != "unavailable"
+        !self.draining
+    }
+
+    /// `ready`, `degraded` (ready, but the store does not answer: stateless
+    /// requests are served) or `not_ready` (draining).
+    pub fn status(&self) -> &'static str {
+        match (self.ready(), self.store) {
+            (false, _) => "not_ready",
+            (true, "unavailable") => "degraded",
+            (true, _) => "ready",
+        }
     }
 
     /// The body of `/readyz`.
     pub fn to_json(self) -> String {
         format!(
             "{{\"status\":\"{}\",\"draining\":{},\"store\":\"{}\"}}\n",
-            if self.ready() { "ready" } else { "not_ready" },
+            self.status(),
             self.draining,
             self.store
         )
@@ -96,7 +110,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_unreachable_redis_is_not_ready() {
+    async fn an_unreachable_redis_leaves_the_replica_ready_but_degraded() {
         // Nothing listens on port 1 of loopback: the ping fails at once.
         let store = RedisStore::builder("redis://127.0.0.1:1/0")
             .timeout(std::time::Duration::from_millis(500))
@@ -105,6 +119,10 @@ mod tests {
         let readiness = Readiness::new(Some(Arc::new(store)));
         let report = readiness.check().await;
         assert_eq!(report.store, "unavailable");
-        assert!(!report.ready());
+        assert!(report.ready());
+        assert_eq!(
+            report.to_json(),
+            "{\"status\":\"degraded\",\"draining\":false,\"store\":\"unavailable\"}\n"
+        );
     }
 }
