@@ -52,6 +52,7 @@ pub mod loss;
 pub mod profile;
 mod recorder;
 pub mod responses_to_chat;
+pub mod responses_to_responses;
 pub mod seal;
 pub mod stream;
 pub mod summary;

@@ -15,7 +15,7 @@ use wirebridge_wire::RawObject;
 /// `compact` says the request's body holds no whitespace outside its
 /// strings, so that its values are copied without compacting. `withheld`
 /// lists the reasoning items the backend was not given.
-pub(super) fn echo(
+pub(crate) fn echo(
     request: &CreateResponse<'_>,
     reasoning: &Reasoning<'_>,
     tools: &[Tool<'_>],

@@ -97,8 +97,13 @@ impl<'h> History<'h> {
         self.previous_response_id
     }
 
+    /// The stored turns, oldest first: each a JSON array of items.
+    pub(crate) fn arrays(&self) -> &[&'h str] {
+        &self.arrays
+    }
+
     /// Bytes of stored items.
-    pub(super) fn text_len(&self) -> usize {
+    pub(crate) fn text_len(&self) -> usize {
         self.arrays.iter().map(|a| a.len()).sum()
     }
 
@@ -167,7 +172,7 @@ impl Finished<'_> {
 ///
 /// An `item_reference` is kept as the item it names, so that the stored
 /// turn reads back on its own.
-pub(super) fn turn_input(
+pub(crate) fn turn_input(
     input: Option<&Input<'_>>,
     ids: &ResponseIds,
     history: &History<'_>,

@@ -50,6 +50,11 @@ pub use history::{Finished, History, Turn};
 pub use request::{translate_request, ParsedRequest, TranslatedRequest};
 pub use stream::StreamTranslator;
 
+// Shared with Responses clients on Responses backends.
+pub(crate) use echo::echo;
+pub(crate) use history::turn_input;
+pub(crate) use reply::token_usage;
+
 use std::sync::Arc;
 
 use wirebridge_wire::responses::strict::ResponseEcho;

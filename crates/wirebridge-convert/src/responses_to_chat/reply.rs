@@ -51,7 +51,7 @@ pub(super) fn add_usage(reply: Usage, prior: Option<Usage>) -> Usage {
 }
 
 /// Responses usage in neutral terms, for summaries.
-pub(super) fn token_usage(u: &Usage) -> crate::summary::TokenUsage {
+pub(crate) fn token_usage(u: &Usage) -> crate::summary::TokenUsage {
     crate::summary::TokenUsage {
         input: u.input_tokens,
         output: u.output_tokens,

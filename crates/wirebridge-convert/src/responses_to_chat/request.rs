@@ -50,11 +50,13 @@ pub fn translate_request(
 /// translate once the conversation it continues is known.
 #[derive(Debug)]
 pub struct ParsedRequest<'a> {
-    pub(super) request: CreateResponse<'a>,
-    pub(super) len: usize,
+    pub(crate) request: CreateResponse<'a>,
+    /// The body, as the client sent it.
+    pub(crate) body: &'a [u8],
+    pub(crate) len: usize,
     /// Whether the body holds no whitespace outside its strings: its raw
     /// values are then echoed as they are, with no compacting.
-    pub(super) compact: bool,
+    pub(crate) compact: bool,
 }
 
 impl<'a> ParsedRequest<'a> {
@@ -65,6 +67,7 @@ impl<'a> ParsedRequest<'a> {
             .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
         Ok(Self {
             request,
+            body,
             len: body.len(),
             compact,
         })
@@ -112,6 +115,7 @@ pub(super) fn translate<'a>(
         mut request,
         len: request_len,
         compact,
+        ..
     } = parsed;
     let mut losses = LossRecorder::new(&options.policy);
     let profile = &options.profile;

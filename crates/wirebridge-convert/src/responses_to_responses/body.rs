@@ -1,0 +1,140 @@
+//! A stateless backend's `Response` body, re-sent as the bridge's.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use wirebridge_wire::responses::lenient::ResponseBody;
+use wirebridge_wire::responses::strict::{
+    IncompleteDetails, IncompleteReason, Response, ResponseError, ResponseStatus,
+};
+
+use super::items;
+use super::stream::{usage, Failure, StreamTranslator};
+use super::NativeContext;
+use crate::error::ConvertError;
+use crate::ids::unix_now;
+use crate::loss::LossReport;
+use crate::responses_to_chat::{token_usage, TranslatedBody};
+use crate::stream::{SseTranslator, StreamTranslate};
+use crate::summary::ReplySummary;
+
+/// Re-sends a backend's `Response` body under the bridge's ids, with the
+/// request's fields repeated as the client sent them.
+pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody, ConvertError> {
+    #[derive(Deserialize)]
+    struct Listed<'a> {
+        #[serde(borrow, default)]
+        output: Option<Vec<&'a RawValue>>,
+    }
+    let invalid = |e: serde_json::Error| {
+        ConvertError::InvalidUpstream(format!("the upstream's response is not a Response: {e}"))
+    };
+    let response: ResponseBody<'_> = serde_json::from_slice(body).map_err(invalid)?;
+    let listed: Listed<'_> = serde_json::from_slice(body).map_err(invalid)?;
+    let mut output = ctx.leading.clone();
+    for item in listed.output.unwrap_or_default() {
+        let at = output.len();
+        output.push(
+            items::rewrite(item, &ctx.ids, at, ctx.summary, true)
+                .map_err(ConvertError::InvalidUpstream)?,
+        );
+    }
+    let status = match response.status.as_deref() {
+        Some("incomplete") => ResponseStatus::Incomplete,
+        Some("failed") => ResponseStatus::Failed,
+        _ => ResponseStatus::Completed,
+    };
+    let failure = response
+        .error
+        .filter(|e| e.get() != "null")
+        .map(Failure::upstream)
+        .or_else(|| {
+            (status == ResponseStatus::Failed)
+                .then(|| Failure::server("the upstream reported the response failed"))
+        });
+    let error = failure.as_ref().map(|f| ResponseError {
+        code: f.response_code(),
+        message: &f.message,
+    });
+    let incomplete = (status == ResponseStatus::Incomplete).then(|| IncompleteDetails {
+        reason: match response
+            .incomplete_details
+            .as_ref()
+            .and_then(|d| d.reason.as_deref())
+        {
+            Some("content_filter") => IncompleteReason::ContentFilter,
+            _ => IncompleteReason::MaxOutputTokens,
+        },
+    });
+    let usage = response.usage.as_ref().map(usage);
+    let id = ctx.ids.response();
+    let created_at = response.created_at.unwrap_or_else(unix_now);
+    let model = response
+        .model
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .unwrap_or(&ctx.model);
+    let written = Response {
+        id: &id,
+        object: "response",
+        created_at,
+        status,
+        completed_at: (status == ResponseStatus::Completed).then(unix_now),
+        error,
+        incomplete_details: incomplete,
+        model,
+        output: &output,
+        usage: usage.as_ref(),
+        echo: &ctx.echo,
+    };
+    let body = serde_json::to_vec(&written).expect("responses always serialize");
+    let summary = ReplySummary {
+        outcome: Some(status.as_str().to_owned()),
+        usage: usage.as_ref().map(token_usage),
+        tool_calls: output.iter().filter_map(|i| items::tool_call(i)).collect(),
+    };
+    Ok(TranslatedBody {
+        body,
+        response_id: id,
+        status,
+        created_at,
+        output,
+        losses: LossReport::default(),
+        summary,
+    })
+}
+
+/// Re-sends a backend's event stream as the `Response` body a client that
+/// did not ask for a stream expects. A stream that fails is the upstream's
+/// failure, as a failed body would be.
+pub fn translate_stream_body(
+    events: &[u8],
+    ctx: &NativeContext,
+) -> Result<TranslatedBody, ConvertError> {
+    let mut stream = SseTranslator::new(StreamTranslator::new(ctx.clone()));
+    let mut sink = Vec::new();
+    for piece in events.chunks(64 * 1024) {
+        stream.feed(piece, &mut sink);
+        sink.clear();
+    }
+    stream.finish(&mut sink);
+    let translator = stream.into_translator();
+    if let Some(failure) = translator.failure() {
+        return Err(ConvertError::UpstreamFailed {
+            message: failure.message.clone(),
+            error_type: Some(failure.error_type.clone()),
+            code: failure.code.clone(),
+        });
+    }
+    let finished = translator.finished().ok_or_else(|| {
+        ConvertError::InvalidUpstream("the upstream stream did not finish".into())
+    })?;
+    Ok(TranslatedBody {
+        body: finished.response.as_bytes().to_vec(),
+        response_id: finished.id.to_owned(),
+        status: finished.status,
+        created_at: finished.created_at,
+        output: finished.output.to_vec(),
+        losses: translator.losses().clone(),
+        summary: translator.summary(),
+    })
+}

@@ -1,0 +1,82 @@
+//! Responses clients on Responses backends that keep no state.
+//!
+//! Servers such as vLLM, SGLang, llama.cpp, Ollama and DeepSeek serve
+//! `POST /v1/responses` but keep nothing: they refuse
+//! `previous_response_id`, and their streams differ from OpenAI's in the
+//! details (no `sequence_number` or `output_index` on some, no echo of the
+//! request on others). A response store in front of them completes them:
+//!
+//! - [`translate_request`]: the client's request, with the stored
+//!   conversation it continues written into `input` and the fields only a
+//!   stateful server takes (`previous_response_id`, `store`) removed;
+//! - [`StreamTranslator`]: the backend's events, re-sent as a stream that
+//!   follows the API's grammar, under the response id the store keeps it
+//!   by, and ending with the full `Response`;
+//! - [`translate_body`] and [`translate_stream_body`]: the same for a
+//!   client that asked for a body.
+//!
+//! Ids are the bridge's own: the response's and its output items' share a
+//! stem (see [`ResponseIds`](crate::ids::ResponseIds)), so an
+//! `item_reference` to any item names the response that holds it. Call ids
+//! are the backend's, untouched.
+//!
+//! ```
+//! use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest};
+//! use wirebridge_convert::responses_to_responses::{translate_request, translate_body};
+//!
+//! // The conversation so far, as a store keeps it.
+//! let earlier_input = r#"[{"type":"message","id":"msg_1","role":"user","content":"My name is Ada."}]"#;
+//! let earlier_output = r#"[{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hello Ada!","annotations":[]}]}]"#;
+//! let history = History::new("resp_1", [earlier_input, earlier_output]);
+//!
+//! let body = br#"{"model":"m","previous_response_id":"resp_1","input":"What is my name?"}"#;
+//! let request = ParsedRequest::parse(body).unwrap();
+//! let translated = translate_request(request, &history, &Options::default()).unwrap();
+//! let upstream: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
+//! assert!(upstream.get("previous_response_id").is_none());
+//! assert_eq!(upstream["input"][1]["content"][0]["text"], "Hello Ada!");
+//! assert_eq!(upstream["input"][2]["content"][0]["text"], "What is my name?");
+//!
+//! let reply = br#"{"id":"backend-1","object":"response","status":"completed","model":"m",
+//!   "output":[{"type":"message","id":"x","role":"assistant","status":"completed",
+//!   "content":[{"type":"output_text","text":"Ada.","annotations":[]}]}]}"#;
+//! let response = translate_body(reply, &translated.context).unwrap();
+//! let response: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
+//! assert_eq!(response["previous_response_id"], "resp_1");
+//! assert!(response["id"].as_str().unwrap().starts_with("resp_"));
+//! assert_ne!(response["id"], "backend-1");
+//! ```
+
+mod body;
+mod items;
+mod request;
+mod stream;
+
+pub use body::{translate_body, translate_stream_body};
+pub use request::{translate_request, TranslatedRequest};
+pub use stream::StreamTranslator;
+
+use serde_json::value::RawValue;
+use wirebridge_wire::responses::strict::ResponseEcho;
+
+use crate::ids::ResponseIds;
+
+/// What re-sending the reply needs to know about the request.
+#[derive(Debug, Clone, Default)]
+pub struct NativeContext {
+    /// The model the client asked for.
+    pub model: String,
+    /// Request fields the `Response` repeats, as the client sent them.
+    pub echo: ResponseEcho,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// Whether reasoning text (`reasoning_text` parts) is shown as summary
+    /// parts, for a client that asked for a summary.
+    pub summary: bool,
+    /// The ids of the response and its items.
+    pub ids: ResponseIds,
+    /// Finished items that come first in the output, before the backend's
+    /// (the `compaction` item of a conversation compacted for this
+    /// response), each a JSON object.
+    pub leading: Vec<Box<RawValue>>,
+}

@@ -1,0 +1,280 @@
+//! The client's request, completed for a backend that keeps no state.
+
+use serde_json::value::RawValue;
+use wirebridge_wire::responses::lenient::CreateResponse;
+use wirebridge_wire::RawObject;
+
+use super::NativeContext;
+use crate::error::ConvertError;
+use crate::ids::ResponseIds;
+use crate::loss::{LossKind, LossReport};
+use crate::profile::ReasoningOutput;
+use crate::recorder::LossRecorder;
+use crate::responses_to_chat::{echo, turn_input, History, Options, ParsedRequest, Turn};
+
+/// A request completed for the backend.
+#[derive(Debug)]
+pub struct TranslatedRequest {
+    /// The body to send the backend's `POST /responses`.
+    pub body: Vec<u8>,
+    /// What re-sending the reply needs.
+    pub context: NativeContext,
+    /// What was dropped.
+    pub losses: LossReport,
+    /// The turn to keep once the response is done, when a store keeps
+    /// responses ([`Options::store`]) and the client did not send
+    /// `store: false` (or [`Options::keep_unstored`] is set).
+    pub turn: Option<Turn>,
+}
+
+/// Fields only a server that keeps state can act on: removed from what the
+/// backend gets, the store having acted on them (or reported as losses).
+const STATEFUL_FIELDS: [&str; 5] = [
+    "previous_response_id",
+    "store",
+    "conversation",
+    "background",
+    "prompt",
+];
+
+/// Completes a parsed request for a backend that keeps no state: `input`
+/// becomes the stored `history`'s items followed by the request's own (an
+/// `item_reference` replaced by the item it names), and the stateful
+/// fields are removed. Everything else reaches the backend as the client
+/// wrote it.
+pub fn translate_request<'a>(
+    parsed: ParsedRequest<'a>,
+    history: &History<'a>,
+    options: &Options,
+) -> Result<TranslatedRequest, ConvertError> {
+    let ParsedRequest {
+        request,
+        body,
+        compact,
+        len,
+    } = parsed;
+    let mut losses = LossRecorder::new(&options.policy);
+    let model = request
+        .model
+        .as_deref()
+        .ok_or_else(|| ConvertError::MissingField("model".into()))?
+        .to_owned();
+    let ids = ResponseIds::new();
+    let own_input = turn_input(request.input.as_ref(), &ids, history)?;
+    let store = request.store != Some(false);
+    let turn = (options.store && (store || options.keep_unstored)).then(|| Turn {
+        previous_response_id: history.previous_response_id().map(str::to_owned),
+        input: own_input.clone(),
+        store,
+    });
+    report_stateful(&request, history, &mut losses)?;
+
+    let raw: &RawValue = serde_json::from_slice(body)
+        .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
+    let mut upstream =
+        RawObject::parse(raw).map_err(|e| ConvertError::invalid("", e.to_string()))?;
+    for field in STATEFUL_FIELDS {
+        upstream.remove(field);
+    }
+    let input = whole_input(history, &own_input, len);
+    upstream.set_raw(
+        "input",
+        RawValue::from_string(input).map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?,
+    );
+    let mut out = Vec::with_capacity(len + history.text_len() + 64);
+    serde_json::to_writer(&mut out, &upstream).expect("raw objects always serialize");
+
+    let reasoning = request
+        .parse_reasoning()
+        .map_err(|e| ConvertError::from_parse_at("reasoning", e))?;
+    let tools = request
+        .parse_tools()
+        .map_err(|e| ConvertError::from_parse_at("tools", e))?;
+    let asked_summary = reasoning
+        .summary
+        .as_deref()
+        .or(reasoning.generate_summary.as_deref())
+        .is_some_and(|s| s != "none");
+    let output = match options.reasoning_output {
+        ReasoningOutput::Auto => options.profile.reasoning_output,
+        set => set,
+    };
+    let summary = match output {
+        ReasoningOutput::Auto => asked_summary,
+        set => set == ReasoningOutput::Summary,
+    };
+    let context = NativeContext {
+        model,
+        echo: echo(&request, &reasoning, &tools, compact, Vec::new()),
+        stream: request.stream.unwrap_or(false),
+        summary,
+        ids,
+        leading: Vec::new(),
+    };
+    Ok(TranslatedRequest {
+        body: out,
+        context,
+        losses: losses.finish(),
+        turn,
+    })
+}
+
+/// The stored turns' items, then the request's own, as one JSON array.
+fn whole_input(history: &History<'_>, own: &str, len: usize) -> String {
+    let mut input = String::with_capacity(history.text_len() + own.len().max(len / 2) + 2);
+    input.push('[');
+    for array in history.arrays().iter().copied().chain([own]) {
+        let items = array.trim();
+        let inner = items
+            .strip_prefix('[')
+            .and_then(|s| s.strip_suffix(']'))
+            .unwrap_or(items)
+            .trim();
+        if inner.is_empty() {
+            continue;
+        }
+        if input.len() > 1 {
+            input.push(',');
+        }
+        input.push_str(inner);
+    }
+    input.push(']');
+    input
+}
+
+/// Stateful fields the store has not acted on: a loss each, under the
+/// policy (stateful features are refused by default).
+fn report_stateful(
+    request: &CreateResponse<'_>,
+    history: &History<'_>,
+    losses: &mut LossRecorder<'_>,
+) -> Result<(), ConvertError> {
+    if request.previous_response_id.is_some() && history.previous_response_id().is_none() {
+        losses.record(
+            LossKind::StatefulFeature,
+            "previous_response_id",
+            "continuing a stored response needs a response store; send the whole conversation in `input` instead",
+        )?;
+    }
+    let stateful: [(&str, Option<&RawValue>, &str); 3] = [
+        (
+            "conversation",
+            request.conversation,
+            "conversations are not kept here",
+        ),
+        (
+            "prompt",
+            request.prompt,
+            "stored prompt templates live on OpenAI's servers",
+        ),
+        (
+            "background",
+            request.background.filter(|b| b.get() == "true"),
+            "background responses are not run here",
+        ),
+    ];
+    for (field, value, reason) in stateful {
+        if value.is_some_and(|v| v.get() != "null") {
+            losses.record(LossKind::StatefulFeature, field, reason)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn translate(body: &str, history: &History<'_>) -> (serde_json::Value, TranslatedRequest) {
+        let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+        let options = Options {
+            store: true,
+            ..Options::default()
+        };
+        let translated = translate_request(parsed, history, &options).unwrap();
+        let upstream = serde_json::from_slice(&translated.body).unwrap();
+        (upstream, translated)
+    }
+
+    #[test]
+    fn a_first_turn_keeps_every_field_but_the_stateful_ones() {
+        let (upstream, translated) = translate(
+            r#"{"model":"m","input":"Hi","store":true,"temperature":0.2,"tools":[{"type":"function","name":"f","parameters":{}}],"x_vendor":{"a":1}}"#,
+            &History::default(),
+        );
+        assert_eq!(upstream["model"], "m");
+        assert_eq!(upstream["temperature"], 0.2);
+        assert_eq!(upstream["x_vendor"]["a"], 1);
+        assert_eq!(upstream["tools"][0]["name"], "f");
+        assert!(upstream.get("store").is_none());
+        assert_eq!(upstream["input"][0]["role"], "user");
+        assert_eq!(upstream["input"][0]["content"][0]["text"], "Hi");
+        let turn = translated.turn.unwrap();
+        assert!(turn.store);
+        assert_eq!(turn.previous_response_id, None);
+        // The stored turn and the sent input name the same items.
+        let stored: serde_json::Value = serde_json::from_str(&turn.input).unwrap();
+        assert_eq!(stored, upstream["input"]);
+    }
+
+    #[test]
+    fn a_chained_turn_sends_the_history_first() {
+        let history = History::new(
+            "resp_1",
+            [
+                r#"[{"type":"message","id":"m1","role":"user","content":"a"}]"#,
+                "[]",
+                r#"[ {"type":"function_call","id":"fc1","call_id":"c","name":"f","arguments":"{}"} ]"#,
+            ],
+        );
+        let (upstream, translated) = translate(
+            r#"{"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"c","output":"ok"}]}"#,
+            &history,
+        );
+        assert!(upstream.get("previous_response_id").is_none());
+        let input = upstream["input"].as_array().unwrap();
+        assert_eq!(input.len(), 3);
+        assert_eq!(input[0]["id"], "m1");
+        assert_eq!(input[1]["call_id"], "c");
+        assert_eq!(input[2]["type"], "function_call_output");
+        assert_eq!(
+            translated.context.echo.previous_response_id.as_deref(),
+            Some("resp_1")
+        );
+        assert_eq!(
+            translated.turn.unwrap().previous_response_id.as_deref(),
+            Some("resp_1")
+        );
+    }
+
+    #[test]
+    fn stateful_fields_without_a_store_are_refused_by_name() {
+        for (body, field) in [
+            (
+                r#"{"model":"m","previous_response_id":"resp_1"}"#,
+                "previous_response_id",
+            ),
+            (r#"{"model":"m","conversation":"conv_1"}"#, "conversation"),
+            (r#"{"model":"m","background":true}"#, "background"),
+        ] {
+            let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+            let err =
+                translate_request(parsed, &History::default(), &Options::default()).unwrap_err();
+            assert!(err.to_string().contains(field), "{body}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_summary_is_given_when_asked_for() {
+        let (_, asked) = translate(
+            r#"{"model":"m","reasoning":{"effort":"low","summary":"auto"}}"#,
+            &History::default(),
+        );
+        assert!(asked.context.summary);
+        let (_, not_asked) = translate(
+            r#"{"model":"m","reasoning":{"effort":"low"}}"#,
+            &History::default(),
+        );
+        assert!(!not_asked.context.summary);
+    }
+}

@@ -1,0 +1,643 @@
+//! A stateless backend's Responses stream, re-sent in the API's grammar.
+//!
+//! The backend's item events carry the content: they are passed on with
+//! their fields as written, under the bridge's ids, with the positions the
+//! grammar requires filled in (`sequence_number`, `output_index`,
+//! `content_index`). The lifecycle events are the bridge's: the `Response`
+//! they carry repeats the client's request (as a stateless server's often
+//! does not) and ends with every item the client was sent.
+
+mod end;
+
+use serde_json::value::RawValue;
+use wirebridge_sse::encode_event_with;
+use wirebridge_wire::responses::lenient::ResponseBody;
+use wirebridge_wire::responses::strict::{
+    IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
+};
+use wirebridge_wire::RawObject;
+
+use super::items;
+use super::NativeContext;
+use crate::ids::unix_now;
+use crate::loss::LossReport;
+use crate::responses_to_chat::{token_usage, Finished};
+use crate::summary::ReplySummary;
+
+pub(super) use end::{usage, Failure};
+
+/// Re-sends a Responses stream from a backend that keeps no state.
+///
+/// ```
+/// use wirebridge_convert::responses_to_responses::{NativeContext, StreamTranslator};
+/// use wirebridge_convert::StreamTranslate;
+///
+/// let mut stream = StreamTranslator::new(NativeContext::default());
+/// let mut out = Vec::new();
+/// // llama.cpp's server numbers nothing and echoes nothing.
+/// stream.push(r#"{"type":"response.created","response":{"id":"x","object":"response","status":"in_progress"}}"#, &mut out);
+/// stream.push(r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#, &mut out);
+/// stream.push(r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#, &mut out);
+/// stream.push(r#"{"type":"response.output_text.delta","item_id":"m","delta":"Hi"}"#, &mut out);
+/// stream.push(r#"{"type":"response.output_text.done","item_id":"m","text":"Hi"}"#, &mut out);
+/// stream.push(r#"{"type":"response.content_part.done","item_id":"m","part":{"type":"output_text","text":"Hi"}}"#, &mut out);
+/// stream.push(r#"{"type":"response.output_item.done","item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hi"}]}}"#, &mut out);
+/// stream.push(r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#, &mut out);
+/// let text = String::from_utf8(out).unwrap();
+/// assert!(text.contains(r#""sequence_number":3"#));
+/// assert!(text.contains(r#""output_index":0"#));
+/// assert!(stream.is_finished());
+/// let finished = stream.finished().unwrap();
+/// assert_eq!(finished.output.len(), 1);
+/// ```
+#[derive(Debug)]
+pub struct StreamTranslator {
+    ctx: NativeContext,
+    response_id: String,
+    model: String,
+    created_at: u64,
+    seq: u64,
+    state: State,
+    slots: Vec<Slot>,
+    /// The finished items, in output order.
+    output: Vec<Box<RawValue>>,
+    usage: Option<Usage>,
+    outcome: Option<ResponseStatus>,
+    /// The `Response` of the terminal event, once sent.
+    finished: Option<Box<RawValue>>,
+    /// Why the stream failed: an upstream `error` event, or the bridge's.
+    failure: Option<Failure>,
+    /// Whether the client was sent an `error` event.
+    error_sent: bool,
+    /// How many items the bridge put before the backend's.
+    leading: usize,
+    losses: LossReport,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Streaming,
+    Finished,
+}
+
+/// One output item: where the backend had it, and where the client has it.
+#[derive(Debug)]
+struct Slot {
+    upstream_id: Option<String>,
+    upstream_index: Option<u64>,
+    kind: String,
+    /// The item as announced, rewritten.
+    added: Box<RawValue>,
+    done: bool,
+    /// The text of the open content part.
+    text: String,
+    part_open: bool,
+    /// The arguments so far, of a tool call.
+    arguments: String,
+    /// Reasoning shown as a summary: the part's state and text.
+    summary: SummaryPart,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum SummaryPart {
+    #[default]
+    None,
+    Open,
+    Closed,
+}
+
+impl StreamTranslator {
+    /// A translator for one response.
+    pub fn new(ctx: NativeContext) -> Self {
+        Self {
+            response_id: ctx.ids.response(),
+            model: ctx.model.clone(),
+            ctx,
+            created_at: 0,
+            seq: 0,
+            state: State::Waiting,
+            slots: Vec::new(),
+            output: Vec::new(),
+            usage: None,
+            outcome: None,
+            finished: None,
+            failure: None,
+            error_sent: false,
+            leading: 0,
+            losses: LossReport::default(),
+        }
+    }
+
+    /// The id of the response being streamed.
+    pub fn response_id(&self) -> &str {
+        &self.response_id
+    }
+
+    /// The finished response as a store keeps it, once the terminal event
+    /// is written.
+    pub fn finished(&self) -> Option<Finished<'_>> {
+        Some(Finished {
+            id: &self.response_id,
+            created_at: self.created_at,
+            status: self.outcome?,
+            output: &self.output,
+            response: self.finished.as_deref()?.get(),
+        })
+    }
+
+    /// Why the stream failed, once it has: its message, type and code.
+    pub(super) fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    fn event(&mut self, raw: &RawValue, out: &mut Vec<u8>) -> Result<(), String> {
+        let event = RawObject::parse(raw)
+            .map_err(|_| format!("the upstream sent an event that is not an object: {raw}"))?;
+        let kind = event.str("type").unwrap_or_default().to_owned();
+        match kind.as_str() {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                if self.state == State::Waiting {
+                    self.note(event.get("response"));
+                    self.begin(out);
+                }
+                Ok(())
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                self.begin(out);
+                self.terminal(&kind, event.get("response"), out)
+            }
+            "error" => {
+                self.begin(out);
+                self.upstream_error(raw, out);
+                Ok(())
+            }
+            "response.output_item.added" => {
+                self.begin(out);
+                self.item_added(&event, out).map(|_| ())
+            }
+            "response.output_item.done" => {
+                self.begin(out);
+                self.item_done(&event, out)
+            }
+            "" => Err(format!("the upstream sent an event without a type: {raw}")),
+            _ => {
+                self.begin(out);
+                self.item_event(&kind, event, out)
+            }
+        }
+    }
+
+    /// What the backend's first lifecycle event says of the response.
+    fn note(&mut self, response: Option<&RawValue>) {
+        let Some(body) = response.and_then(|r| serde_json::from_str::<ResponseBody>(r.get()).ok())
+        else {
+            return;
+        };
+        if let Some(created_at) = body.created_at {
+            self.created_at = created_at;
+        }
+        if let Some(model) = body.model.filter(|m| !m.is_empty()) {
+            self.model = model.to_string();
+        }
+    }
+
+    /// The response's first two events, once.
+    fn begin(&mut self, out: &mut Vec<u8>) {
+        if self.state != State::Waiting {
+            return;
+        }
+        self.state = State::Streaming;
+        if self.created_at == 0 {
+            self.created_at = unix_now();
+        }
+        let created = self.response(ResponseStatus::InProgress, None, None, &[]);
+        for kind in ["response.created", "response.in_progress"] {
+            let mut event = RawObject::default();
+            event.set_borrowed("response", &created);
+            self.send(kind, event, out);
+        }
+        let leading = std::mem::take(&mut self.ctx.leading);
+        self.leading = leading.len();
+        for item in leading {
+            let slot = self.slots.len();
+            self.slots
+                .push(Slot::new(None, None, "compaction", item.clone()));
+            self.send_item("response.output_item.added", slot, &item, out);
+            self.finish_item(slot, item, out);
+        }
+    }
+
+    /// Announces an item the backend only sent whole.
+    pub(super) fn announce(&mut self, item: &RawValue, out: &mut Vec<u8>) -> Result<usize, String> {
+        let announced = items::announced(item);
+        let mut event = RawObject::default();
+        event.set_borrowed("item", &announced);
+        self.item_added(&event, out)
+    }
+
+    fn item_added(&mut self, event: &RawObject<'_>, out: &mut Vec<u8>) -> Result<usize, String> {
+        let item = event
+            .get("item")
+            .ok_or("the upstream sent response.output_item.added without an item")?;
+        let fields = RawObject::parse(item).map_err(|_| {
+            format!("the upstream sent an output item that is not an object: {item}")
+        })?;
+        let slot = self.slots.len();
+        let added = items::rewrite(item, &self.ctx.ids, slot, self.ctx.summary, false)?;
+        self.slots.push(Slot::new(
+            fields.str("id").map(str::to_owned),
+            event.get("output_index").and_then(index),
+            fields.str("type").unwrap_or_default(),
+            added.clone(),
+        ));
+        self.send_item("response.output_item.added", slot, &added, out);
+        Ok(slot)
+    }
+
+    fn item_done(&mut self, event: &RawObject<'_>, out: &mut Vec<u8>) -> Result<(), String> {
+        let item = event
+            .get("item")
+            .ok_or("the upstream sent response.output_item.done without an item")?;
+        let id = RawObject::parse(item)
+            .ok()
+            .and_then(|f| f.str("id").map(str::to_owned));
+        let at = event.get("output_index").and_then(index);
+        let slot = match self.find(id.as_deref(), at) {
+            Some(slot) if !self.slots[slot].done => slot,
+            // Never announced (or announced twice): it is now.
+            _ => self.announce(item, out)?,
+        };
+        self.close_parts(slot, out);
+        let done = items::rewrite(item, &self.ctx.ids, slot, self.ctx.summary, true)?;
+        self.finish_item(slot, done, out);
+        Ok(())
+    }
+
+    /// An event about one item's content.
+    fn item_event(
+        &mut self,
+        kind: &str,
+        mut event: RawObject<'_>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let id = event.str("item_id").map(str::to_owned);
+        let at = event.get("output_index").and_then(index);
+        let Some(slot) = self.find(id.as_deref(), at).or_else(|| self.open_slot()) else {
+            if id.is_none() && at.is_none() {
+                // Not about an item (an event this bridge does not know):
+                // passed on as it is, in sequence.
+                self.send(kind, event, out);
+                return Ok(());
+            }
+            return Err(format!(
+                "the upstream sent {kind} for an item it never announced"
+            ));
+        };
+        if self.ctx.summary
+            && self.slots[slot].kind == "reasoning"
+            && self.as_summary(kind, &event, slot, out)
+        {
+            return Ok(());
+        }
+        let state = &mut self.slots[slot];
+        match kind {
+            "response.content_part.added" => {
+                state.part_open = true;
+                state.text.clear();
+                patch_part(&mut event);
+            }
+            "response.content_part.done" => {
+                state.part_open = false;
+                patch_part(&mut event);
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                if let Some(delta) = string(event.get("delta")) {
+                    state.text.push_str(&delta);
+                }
+                if kind == "response.output_text.delta" {
+                    event.set_if_absent("logprobs", "[]");
+                }
+            }
+            "response.output_text.done" => event.set_if_absent("logprobs", "[]"),
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+                if let Some(delta) = string(event.get("delta")) {
+                    state.arguments.push_str(&delta);
+                }
+            }
+            "response.function_call_arguments.done" if event.get("name").is_none() => {
+                // The grammar names the function on this event; some
+                // backends name it on the item only.
+                let name = RawObject::parse(&state.added)
+                    .ok()
+                    .and_then(|item| item.get("name").map(|n| n.get().to_owned()));
+                if let Some(name) = name {
+                    event.set("name", &name);
+                }
+            }
+            _ => {}
+        }
+        let item_id = item_id(&self.slots[slot].added);
+        event.set("item_id", &item_id);
+        event.set("output_index", &slot.to_string());
+        if has_content_index(kind) {
+            event.set_if_absent("content_index", "0");
+        }
+        self.send(kind, event, out);
+        Ok(())
+    }
+
+    /// Reasoning text events, sent as the summary part they stand for;
+    /// `false` for an event that is not one.
+    fn as_summary(
+        &mut self,
+        kind: &str,
+        event: &RawObject<'_>,
+        slot: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        match kind {
+            "response.content_part.added" | "response.content_part.done" => {
+                let part = event.get("part").and_then(|p| RawObject::parse(p).ok());
+                // Reasoning text parts become the summary part.
+                part.is_some_and(|p| p.str("type") == Some("reasoning_text"))
+            }
+            "response.reasoning_text.delta" => {
+                let delta = string(event.get("delta")).unwrap_or_default();
+                self.open_summary(slot, out);
+                self.slots[slot].text.push_str(&delta);
+                let mut summary = self.summary_event(slot);
+                summary.set(
+                    "delta",
+                    &serde_json::to_string(&delta).expect("strings serialize"),
+                );
+                self.send("response.reasoning_summary_text.delta", summary, out);
+                true
+            }
+            "response.reasoning_text.done" => {
+                self.open_summary(slot, out);
+                self.close_summary(slot, out);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn open_summary(&mut self, slot: usize, out: &mut Vec<u8>) {
+        if self.slots[slot].summary != SummaryPart::None {
+            return;
+        }
+        self.slots[slot].summary = SummaryPart::Open;
+        self.slots[slot].text.clear();
+        let mut event = self.summary_event(slot);
+        event.set("part", r#"{"type":"summary_text","text":""}"#);
+        self.send("response.reasoning_summary_part.added", event, out);
+    }
+
+    fn close_summary(&mut self, slot: usize, out: &mut Vec<u8>) {
+        if self.slots[slot].summary != SummaryPart::Open {
+            return;
+        }
+        self.slots[slot].summary = SummaryPart::Closed;
+        let text = serde_json::to_string(&self.slots[slot].text).expect("strings serialize");
+        let mut event = self.summary_event(slot);
+        event.set("text", &text);
+        self.send("response.reasoning_summary_text.done", event, out);
+        let mut event = self.summary_event(slot);
+        event.set(
+            "part",
+            &format!(r#"{{"type":"summary_text","text":{text}}}"#),
+        );
+        self.send("response.reasoning_summary_part.done", event, out);
+    }
+
+    fn summary_event(&self, slot: usize) -> RawObject<'static> {
+        let mut event = self.place(slot);
+        event.set("summary_index", "0");
+        event
+    }
+
+    /// An event about the item in `slot`: its id and position.
+    pub(super) fn place(&self, slot: usize) -> RawObject<'static> {
+        let mut event = RawObject::default();
+        event.set("item_id", &item_id(&self.slots[slot].added));
+        event.set("output_index", &slot.to_string());
+        event
+    }
+
+    /// The slot of an item the backend named by id, or by its position.
+    fn find(&self, id: Option<&str>, at: Option<u64>) -> Option<usize> {
+        if let Some(id) = id {
+            if let Some(slot) = self
+                .slots
+                .iter()
+                .rposition(|s| s.upstream_id.as_deref() == Some(id))
+            {
+                return Some(slot);
+            }
+        }
+        at.and_then(|at| {
+            self.slots
+                .iter()
+                .rposition(|s| s.upstream_index == Some(at))
+        })
+    }
+
+    /// The item still open, for an event that names none.
+    fn open_slot(&self) -> Option<usize> {
+        self.slots.iter().rposition(|s| !s.done)
+    }
+
+    fn send_item(&mut self, kind: &str, slot: usize, item: &RawValue, out: &mut Vec<u8>) {
+        let mut event = RawObject::default();
+        event.set("output_index", &slot.to_string());
+        event.set_borrowed("item", item);
+        self.send(kind, event, out);
+    }
+
+    /// Sends an item's done event, and keeps it for the final response, in
+    /// output order.
+    fn finish_item(&mut self, slot: usize, item: Box<RawValue>, out: &mut Vec<u8>) {
+        self.send_item("response.output_item.done", slot, &item, out);
+        let at = self.slots[..slot].iter().filter(|s| s.done).count();
+        self.slots[slot].done = true;
+        self.output.insert(at, item);
+    }
+
+    /// Writes one event: its type first, then its fields as they are, then
+    /// its place in the stream.
+    fn send(&mut self, kind: &str, event: RawObject<'_>, out: &mut Vec<u8>) {
+        let seq = self.seq;
+        self.seq += 1;
+        encode_event_with(out, Some(kind), |out| {
+            out.extend_from_slice(b"{\"type\":");
+            serde_json::to_writer(&mut *out, kind).expect("strings serialize");
+            for (key, value) in event.fields() {
+                if key == "type" || key == "sequence_number" {
+                    continue;
+                }
+                out.push(b',');
+                serde_json::to_writer(&mut *out, key).expect("strings serialize");
+                out.push(b':');
+                out.extend_from_slice(value.get().as_bytes());
+            }
+            out.extend_from_slice(b",\"sequence_number\":");
+            out.extend_from_slice(seq.to_string().as_bytes());
+            out.push(b'}');
+        });
+    }
+
+    fn response(
+        &self,
+        status: ResponseStatus,
+        error: Option<ResponseError<'_>>,
+        incomplete: Option<IncompleteDetails>,
+        output: &[Box<RawValue>],
+    ) -> Box<RawValue> {
+        let response = Response {
+            id: &self.response_id,
+            object: "response",
+            created_at: self.created_at,
+            status,
+            completed_at: (status == ResponseStatus::Completed).then(unix_now),
+            error,
+            incomplete_details: incomplete,
+            model: &self.model,
+            output,
+            usage: self.usage.as_ref(),
+            echo: &self.ctx.echo,
+        };
+        serde_json::value::to_raw_value(&response).expect("responses always serialize")
+    }
+
+    /// Outcome, usage and tool calls so far.
+    pub fn summary(&self) -> ReplySummary {
+        ReplySummary {
+            outcome: self.outcome.map(|s| s.as_str().to_owned()),
+            usage: self.usage.as_ref().map(token_usage),
+            tool_calls: self
+                .output
+                .iter()
+                .filter_map(|i| items::tool_call(i))
+                .collect(),
+        }
+    }
+}
+
+impl Slot {
+    fn new(
+        upstream_id: Option<String>,
+        upstream_index: Option<u64>,
+        kind: &str,
+        added: Box<RawValue>,
+    ) -> Self {
+        Self {
+            upstream_id,
+            upstream_index,
+            kind: kind.to_owned(),
+            added,
+            done: false,
+            text: String::new(),
+            part_open: false,
+            arguments: String::new(),
+            summary: SummaryPart::None,
+        }
+    }
+}
+
+impl crate::stream::StreamTranslate for StreamTranslator {
+    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+        if self.state == State::Finished {
+            return;
+        }
+        let data = data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            return;
+        }
+        let result = match serde_json::from_str::<&RawValue>(data) {
+            Ok(raw) => self.event(raw, out),
+            Err(_) => Err(format!(
+                "the upstream sent an event that is not JSON: {data}"
+            )),
+        };
+        if let Err(message) = result {
+            self.fail_with(Failure::server(message), out);
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.state == State::Finished {
+            return;
+        }
+        let failure = self.failure.take().unwrap_or_else(|| {
+            Failure::server("the upstream's stream ended before the response was finished")
+        });
+        self.fail_with(failure, out);
+    }
+
+    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+        self.fail_with(Failure::server(message), out);
+    }
+
+    fn is_finished(&self) -> bool {
+        self.state == State::Finished
+    }
+
+    fn summary(&self) -> ReplySummary {
+        StreamTranslator::summary(self)
+    }
+
+    fn losses(&self) -> &LossReport {
+        &self.losses
+    }
+}
+
+/// An event's position field, when it is a number.
+fn index(raw: &RawValue) -> Option<u64> {
+    raw.get().parse().ok()
+}
+
+/// A JSON string's text.
+fn string(raw: Option<&RawValue>) -> Option<String> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+/// An item's id, as a JSON string literal.
+fn item_id(item: &RawValue) -> String {
+    RawObject::parse(item)
+        .ok()
+        .and_then(|f| f.get("id").map(|id| id.get().to_owned()))
+        .unwrap_or_else(|| "\"\"".to_owned())
+}
+
+/// Event types whose content part the grammar requires them to name.
+fn has_content_index(kind: &str) -> bool {
+    matches!(
+        kind,
+        "response.content_part.added"
+            | "response.content_part.done"
+            | "response.output_text.delta"
+            | "response.output_text.done"
+            | "response.output_text.annotation.added"
+            | "response.refusal.delta"
+            | "response.refusal.done"
+            | "response.reasoning_text.delta"
+            | "response.reasoning_text.done"
+    )
+}
+
+/// An output text part with the keys the API requires of it.
+fn patch_part(event: &mut RawObject<'_>) {
+    let Some(part) = event.get("part") else {
+        return;
+    };
+    let Ok(mut fields) = RawObject::parse(part) else {
+        return;
+    };
+    if fields.str("type") != Some("output_text") || fields.get("annotations").is_some() {
+        return;
+    }
+    fields.set("annotations", "[]");
+    let patched = fields.to_raw();
+    event.set_raw("part", patched);
+}

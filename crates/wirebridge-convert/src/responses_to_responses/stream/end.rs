@@ -1,0 +1,300 @@
+//! How a re-sent stream ends: every announced item closed, then exactly one
+//! terminal event, the backend's outcome in the bridge's `Response`.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use wirebridge_wire::error::UpstreamError;
+use wirebridge_wire::responses::lenient::{self, ResponseBody};
+use wirebridge_wire::responses::strict::{
+    ErrorEvent, ErrorPayload, IncompleteDetails, IncompleteReason, InputTokensDetails,
+    OutputTokensDetails, ResponseError, ResponseStatus, Usage,
+};
+use wirebridge_wire::RawObject;
+
+use super::{items, State, StreamTranslator, SummaryPart};
+
+/// `Response.error.code` must be one of the spec's codes; any other code
+/// the backend gives is carried by the `error` event, which allows any.
+const RESPONSE_ERROR_CODES: [&str; 5] = [
+    "server_error",
+    "rate_limit_exceeded",
+    "invalid_prompt",
+    "vector_store_timeout",
+    "invalid_image",
+];
+
+/// Why a stream ends in failure.
+#[derive(Debug, Clone)]
+pub(in crate::responses_to_responses) struct Failure {
+    pub(in crate::responses_to_responses) error_type: String,
+    pub(in crate::responses_to_responses) code: Option<String>,
+    pub(in crate::responses_to_responses) message: String,
+    param: Option<String>,
+}
+
+impl Failure {
+    pub(in crate::responses_to_responses) fn server(message: impl Into<String>) -> Self {
+        Self {
+            error_type: "server_error".into(),
+            code: Some("server_error".into()),
+            message: message.into(),
+            param: None,
+        }
+    }
+
+    /// The code a `Response.error` may carry: this failure's when the spec
+    /// allows it, else `server_error`.
+    pub(in crate::responses_to_responses) fn response_code(&self) -> &str {
+        self.code
+            .as_deref()
+            .filter(|c| RESPONSE_ERROR_CODES.contains(c))
+            .unwrap_or("server_error")
+    }
+
+    /// The failure an upstream error object (nested or flat) describes.
+    pub(in crate::responses_to_responses) fn upstream(raw: &RawValue) -> Self {
+        let Some(error) = UpstreamError::parse(raw) else {
+            return Self::server(format!("the upstream reported an error: {raw}"));
+        };
+        let kind = error.kind.as_deref().filter(|k| *k != "error");
+        Self {
+            error_type: kind.unwrap_or("server_error").to_owned(),
+            code: error.code_text().map(|c| c.into_owned()),
+            message: error
+                .message
+                .as_deref()
+                .unwrap_or("the upstream reported an error")
+                .to_owned(),
+            param: error.param.as_deref().map(str::to_owned),
+        }
+    }
+}
+
+impl StreamTranslator {
+    /// The backend's terminal event: items it lists but never streamed are
+    /// sent, then the bridge's terminal event with its outcome and usage.
+    pub(super) fn terminal(
+        &mut self,
+        kind: &str,
+        response: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let raw = response.ok_or_else(|| format!("the upstream sent {kind} without a response"))?;
+        let body: ResponseBody<'_> = serde_json::from_str(raw.get())
+            .map_err(|e| format!("the upstream's {kind} does not hold a response: {e}"))?;
+        if let Some(model) = body.model.as_deref().filter(|m| !m.is_empty()) {
+            self.model = model.to_owned();
+        }
+        if let Some(u) = body.usage {
+            self.usage = Some(usage(&u));
+        }
+        self.take_listed(raw, out)?;
+        let status = match kind {
+            "response.completed" => ResponseStatus::Completed,
+            "response.incomplete" => ResponseStatus::Incomplete,
+            _ => {
+                let failure = match (body.error, self.failure.take()) {
+                    (Some(error), _) if error.get() != "null" => Failure::upstream(error),
+                    (_, Some(failure)) => failure,
+                    _ => Failure::server("the upstream reported the response failed"),
+                };
+                self.fail_with(failure, out);
+                return Ok(());
+            }
+        };
+        self.close_unfinished(status, out);
+        let incomplete = (status == ResponseStatus::Incomplete).then(|| IncompleteDetails {
+            reason: match body.incomplete_details.and_then(|d| d.reason) {
+                Some(reason) if reason.as_ref() == "content_filter" => {
+                    IncompleteReason::ContentFilter
+                }
+                _ => IncompleteReason::MaxOutputTokens,
+            },
+        });
+        let response = self.response(status, None, incomplete, &self.output);
+        let mut event = RawObject::default();
+        event.set_borrowed("response", &response);
+        let kind = match status {
+            ResponseStatus::Incomplete => "response.incomplete",
+            _ => "response.completed",
+        };
+        self.send(kind, event, out);
+        self.finished = Some(response);
+        self.outcome = Some(status);
+        self.state = State::Finished;
+        Ok(())
+    }
+
+    /// Items in the backend's final response that were never finished in
+    /// its stream: finished now, as it lists them.
+    fn take_listed(&mut self, raw: &RawValue, out: &mut Vec<u8>) -> Result<(), String> {
+        #[derive(Deserialize)]
+        struct Listed<'a> {
+            #[serde(borrow, default)]
+            output: Option<Vec<&'a RawValue>>,
+        }
+        let listed: Listed<'_> = serde_json::from_str(raw.get()).map_err(|e| {
+            format!("the upstream's final response lists its output in no array: {e}")
+        })?;
+        let first = self.leading;
+        for (n, item) in listed.output.unwrap_or_default().into_iter().enumerate() {
+            let fields = RawObject::parse(item).map_err(|_| {
+                format!("the upstream sent an output item that is not an object: {item}")
+            })?;
+            // By id; else by position, for a backend whose ids change
+            // between events.
+            let known = self
+                .find(fields.str("id"), Some(n as u64))
+                .or_else(|| (first + n < self.slots.len()).then_some(first + n));
+            let slot = match known {
+                Some(slot) if self.slots[slot].done => continue,
+                Some(slot) => slot,
+                None => self.announce(item, out)?,
+            };
+            self.close_parts(slot, out);
+            let done = items::rewrite(item, &self.ctx.ids, slot, self.ctx.summary, true)?;
+            self.finish_item(slot, done, out);
+        }
+        Ok(())
+    }
+
+    /// The backend's `error` event: sent on in the shape both specs read,
+    /// and remembered for the terminal event.
+    pub(super) fn upstream_error(&mut self, raw: &RawValue, out: &mut Vec<u8>) {
+        let failure = Failure::upstream(raw);
+        self.send_error(&failure, out);
+        self.failure = Some(failure);
+    }
+
+    fn send_error(&mut self, failure: &Failure, out: &mut Vec<u8>) {
+        let code = failure.code.as_deref();
+        let event = ErrorEvent {
+            code,
+            message: &failure.message,
+            param: failure.param.as_deref(),
+            error: ErrorPayload {
+                kind: &failure.error_type,
+                code,
+                message: &failure.message,
+                param: failure.param.as_deref(),
+            },
+        };
+        let raw = serde_json::value::to_raw_value(&event).expect("error events serialize");
+        let fields = RawObject::parse(&raw).expect("an error event is an object");
+        self.send("error", fields, out);
+        self.error_sent = true;
+    }
+
+    /// Ends the stream in failure, keeping what the client was sent: open
+    /// items are closed as `incomplete` with what arrived of them.
+    pub(in crate::responses_to_responses) fn fail_with(
+        &mut self,
+        failure: Failure,
+        out: &mut Vec<u8>,
+    ) {
+        if self.state == State::Finished {
+            return;
+        }
+        self.begin(out);
+        self.close_unfinished(ResponseStatus::Incomplete, out);
+        if !self.error_sent {
+            self.send_error(&failure, out);
+        }
+        let error = ResponseError {
+            code: failure.response_code(),
+            message: &failure.message,
+        };
+        let response = self.response(ResponseStatus::Failed, Some(error), None, &self.output);
+        let mut event = RawObject::default();
+        event.set_borrowed("response", &response);
+        self.send("response.failed", event, out);
+        self.finished = Some(response);
+        self.failure = Some(failure);
+        self.outcome = Some(ResponseStatus::Failed);
+        self.state = State::Finished;
+    }
+
+    /// Closes the content part (or summary part) an item has open, with
+    /// the text that arrived.
+    pub(super) fn close_parts(&mut self, slot: usize, out: &mut Vec<u8>) {
+        if self.slots[slot].summary == SummaryPart::Open {
+            self.close_summary(slot, out);
+        }
+        if !self.slots[slot].part_open {
+            return;
+        }
+        self.slots[slot].part_open = false;
+        let text = serde_json::to_string(&self.slots[slot].text).expect("strings serialize");
+        let mut event = self.place(slot);
+        event.set("content_index", "0");
+        let mut done = event.clone();
+        done.set("text", &text);
+        done.set("logprobs", "[]");
+        self.send("response.output_text.done", done, out);
+        event.set(
+            "part",
+            &format!(r#"{{"type":"output_text","text":{text},"annotations":[]}}"#),
+        );
+        self.send("response.content_part.done", event, out);
+    }
+
+    /// Finishes every item still open, as `status` says, with what arrived
+    /// of it.
+    fn close_unfinished(&mut self, status: ResponseStatus, out: &mut Vec<u8>) {
+        let item_status = match status {
+            ResponseStatus::Completed => "\"completed\"",
+            _ => "\"incomplete\"",
+        };
+        for slot in 0..self.slots.len() {
+            if self.slots[slot].done {
+                continue;
+            }
+            let had_text = self.slots[slot].part_open;
+            self.close_parts(slot, out);
+            let state = &self.slots[slot];
+            let mut item = RawObject::parse(&state.added).expect("items are objects");
+            item.set("status", item_status);
+            match state.kind.as_str() {
+                "message" if had_text => {
+                    let text = serde_json::to_string(&state.text).expect("strings serialize");
+                    item.set(
+                        "content",
+                        &format!(r#"[{{"type":"output_text","text":{text},"annotations":[]}}]"#),
+                    );
+                }
+                "function_call" => {
+                    let arguments =
+                        serde_json::to_string(&state.arguments).expect("strings serialize");
+                    item.set("arguments", &arguments);
+                }
+                _ => {}
+            }
+            let item = item.to_raw();
+            self.finish_item(slot, item, out);
+        }
+    }
+}
+
+/// The backend's usage, with the keys the API requires.
+pub(in crate::responses_to_responses) fn usage(u: &lenient::Usage) -> Usage {
+    let input = u.input_tokens.unwrap_or_default();
+    let output = u.output_tokens.unwrap_or_default();
+    Usage {
+        input_tokens: input,
+        input_tokens_details: InputTokensDetails {
+            cached_tokens: u
+                .input_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .unwrap_or_default(),
+            cache_write_tokens: 0,
+        },
+        output_tokens: output,
+        output_tokens_details: OutputTokensDetails {
+            reasoning_tokens: u
+                .output_tokens_details
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or_default(),
+        },
+        total_tokens: u.total_tokens.unwrap_or(input.saturating_add(output)),
+    }
+}

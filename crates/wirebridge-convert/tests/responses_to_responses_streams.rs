@@ -1,0 +1,237 @@
+//! Every recorded Responses stream (OpenAI, Azure, GitHub Copilot, llama.cpp's
+//! server), re-sent by the translator for backends that keep no state: the
+//! strict grammar checker passes on the output, and what the client reads
+//! (text, reasoning, calls, usage, outcome) is what the backend wrote,
+//! however the upstream bytes are split.
+
+mod common;
+
+use common::{drive, sse};
+use serde_json::Value;
+use wirebridge_convert::ids::ResponseIds;
+use wirebridge_convert::responses_to_responses::{
+    translate_body, translate_stream_body, NativeContext, StreamTranslator,
+};
+use wirebridge_testkit::{fixtures, parse_sse, responses_grammar, ResponsesTranscript};
+
+fn calls(t: &ResponsesTranscript) -> Vec<(String, String, String)> {
+    t.function_calls
+        .iter()
+        .map(|c| (c.name.clone(), c.call_id.clone(), c.arguments.clone()))
+        .collect()
+}
+
+#[test]
+fn every_recorded_responses_stream_is_re_sent_in_the_grammar() {
+    let streams = fixtures::responses_streams();
+    assert!(
+        streams.iter().any(|s| s.name.contains("llama-server")),
+        "the llama.cpp server's recording is among the streams"
+    );
+    for stream in streams {
+        // Its deltas were trimmed before it was published: its done texts
+        // do not match them, and passing it on keeps that.
+        if stream.name.contains("openai-phase") {
+            continue;
+        }
+        let expected = responses_grammar::transcript_of_recorded(&stream.frames());
+        for seed in [0, 1, 7, u64::MAX] {
+            let (out, translator) = drive(
+                StreamTranslator::new(NativeContext::default()),
+                &stream.sse,
+                seed,
+            );
+            let frames = parse_sse(&out);
+            let actual = responses_grammar::check(&frames).unwrap_or_else(|v| {
+                panic!("{} (seed {seed}): grammar violation: {v}", stream.name)
+            });
+            let name = &stream.name;
+            assert_eq!(actual.response_id, translator.response_id(), "{name}");
+            assert_eq!(actual.text, expected.text, "{name}: text");
+            assert_eq!(actual.refusal, expected.refusal, "{name}: refusal");
+            assert_eq!(actual.reasoning, expected.reasoning, "{name}: reasoning");
+            assert_eq!(calls(&actual), calls(&expected), "{name}: calls");
+            assert_eq!(actual.status, expected.status, "{name}: status");
+            for key in ["input_tokens", "output_tokens", "total_tokens"] {
+                assert_eq!(
+                    actual.usage.as_ref().map(|u| &u[key]),
+                    expected.usage.as_ref().map(|u| &u[key]),
+                    "{name}: {key}"
+                );
+            }
+            // Every item is the bridge's, and names the response.
+            for item in &actual.output {
+                let id = item["id"].as_str().unwrap();
+                assert_eq!(
+                    ResponseIds::response_of(id).as_deref(),
+                    Some(translator.response_id()),
+                    "{name}: {id}"
+                );
+            }
+            let finished = translator.finished().expect("finished");
+            assert_eq!(finished.output.len(), actual.output.len(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn reasoning_text_is_shown_as_a_summary_when_asked() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[],"content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"rs","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":""}}"#,
+        r#"{"type":"response.reasoning_text.delta","item_id":"rs","output_index":0,"content_index":0,"delta":"Think"}"#,
+        r#"{"type":"response.reasoning_text.delta","item_id":"rs","output_index":0,"content_index":0,"delta":"ing."}"#,
+        r#"{"type":"response.reasoning_text.done","item_id":"rs","output_index":0,"content_index":0,"text":"Thinking."}"#,
+        r#"{"type":"response.content_part.done","item_id":"rs","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":"Thinking."}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[],"content":[{"type":"reasoning_text","text":"Thinking."}]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","output_index":1,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","output_index":1,"content_index":0,"delta":"Yes."}"#,
+        r#"{"type":"response.output_text.done","item_id":"m","output_index":1,"content_index":0,"text":"Yes."}"#,
+        r#"{"type":"response.content_part.done","item_id":"m","output_index":1,"content_index":0,"part":{"type":"output_text","text":"Yes.","annotations":[]}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Yes.","annotations":[]}]}}"#,
+        r#"{"type":"response.completed","response":{"id":"r","status":"completed","output":[],"usage":{"input_tokens":3,"output_tokens":4,"total_tokens":7,"output_tokens_details":{"reasoning_tokens":2}}}}"#,
+    ]);
+    let ctx = NativeContext {
+        summary: true,
+        ..NativeContext::default()
+    };
+    let (out, translator) = drive(StreamTranslator::new(ctx), &upstream, 3);
+    let frames = parse_sse(&out);
+    let transcript = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(transcript.reasoning, "Thinking.");
+    assert_eq!(transcript.text, "Yes.");
+    let kinds: Vec<&str> = frames.iter().filter_map(|f| f.event.as_deref()).collect();
+    assert!(kinds.contains(&"response.reasoning_summary_text.delta"));
+    assert!(!kinds
+        .iter()
+        .any(|k| k.starts_with("response.reasoning_text")));
+    assert_eq!(
+        transcript.output[0]["summary"],
+        serde_json::json!([{"type":"summary_text","text":"Thinking."}])
+    );
+    assert!(transcript.output[0].get("content").is_none());
+    assert_eq!(translator.summary().usage.unwrap().reasoning, 2);
+}
+
+#[test]
+fn a_stream_cut_short_keeps_what_was_said_and_fails() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"Half a"}"#,
+    ]);
+    let (out, translator) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let frames = parse_sse(&out);
+    let transcript = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    assert_eq!(transcript.text, "Half a");
+    assert_eq!(transcript.output[0]["status"], "incomplete");
+    assert_eq!(transcript.output[0]["content"][0]["text"], "Half a");
+    assert!(transcript.error.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("ended before"));
+    assert_eq!(translator.finished().unwrap().output.len(), 1);
+}
+
+#[test]
+fn an_upstream_error_event_fails_the_stream_with_its_message() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"error","code":"context_length_exceeded","message":"The prompt is too long.","param":null}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let frames = parse_sse(&out);
+    let transcript = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    let error = transcript.error.unwrap();
+    assert_eq!(error["message"], "The prompt is too long.");
+    assert_eq!(error["code"], "context_length_exceeded");
+    assert_eq!(
+        frames
+            .iter()
+            .filter(|f| f.event.as_deref() == Some("error"))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn an_event_for_an_item_never_announced_fails_clearly() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"ghost","delta":"x"}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    assert!(transcript.error.unwrap()["message"]
+        .as_str()
+        .unwrap()
+        .contains("never announced"));
+}
+
+#[test]
+fn every_recorded_responses_body_is_re_sent() {
+    for (name, body) in fixtures::responses_bodies() {
+        let upstream: Value = serde_json::from_slice(&body).unwrap();
+        let ctx = NativeContext::default();
+        let reply = translate_body(&body, &ctx).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let out: Value = serde_json::from_slice(&reply.body).unwrap();
+        assert_eq!(out["id"], ctx.ids.response(), "{name}");
+        assert_eq!(out["status"], upstream["status"], "{name}");
+        let items = |v: &Value| v["output"].as_array().map(Vec::len);
+        assert_eq!(items(&out), items(&upstream), "{name}");
+        for (ours, theirs) in out["output"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(upstream["output"].as_array().unwrap())
+        {
+            let mut theirs = theirs.clone();
+            theirs["id"] = ours["id"].clone();
+            assert_eq!(ours, &theirs, "{name}: only the id differs");
+        }
+        assert_eq!(
+            out["usage"]["total_tokens"], upstream["usage"]["total_tokens"],
+            "{name}"
+        );
+        let transcript = responses_grammar::responses_body_transcript(&out);
+        assert_eq!(
+            transcript.status,
+            upstream["status"].as_str().unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_stream_for_a_client_that_asked_for_a_body_becomes_one() {
+    let stream = fixtures::responses_streams()
+        .into_iter()
+        .find(|s| s.name.contains("llama-server"))
+        .unwrap();
+    let expected = responses_grammar::transcript_of_recorded(&stream.frames());
+    let reply = translate_stream_body(&stream.sse, &NativeContext::default()).unwrap();
+    let body: Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(
+        body["output"][0]["content"][0]["text"],
+        expected.text.as_str()
+    );
+    assert_eq!(reply.finished().output.len(), 1);
+}
