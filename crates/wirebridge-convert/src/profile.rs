@@ -151,6 +151,12 @@ pub struct BackendProfile {
     /// tool, which forces the same call (llama.cpp's server reads only the
     /// string forms, and treats an object as `auto`).
     pub named_tool_choice: bool,
+    /// Whether the backend's own Responses API keeps state (stored
+    /// responses, `previous_response_id`, `/responses/compact`, WebSocket
+    /// mode), as OpenAI's does. Responses clients of such a backend are
+    /// passed through; for any other, the bridge keeps the state and sends
+    /// the backend whole conversations.
+    pub keeps_responses: bool,
 }
 
 impl Default for BackendProfile {
@@ -203,6 +209,7 @@ impl BackendProfile {
             passthrough: vec!["user".into()],
             tokenize: None,
             named_tool_choice: false,
+            keeps_responses: false,
         }
     }
 
@@ -221,6 +228,7 @@ impl BackendProfile {
             reasoning_efforts: efforts(&["none", "minimal", "low", "medium", "high", "xhigh"]),
             passthrough: PASSTHROUGH_FIELDS.iter().map(|s| s.to_string()).collect(),
             named_tool_choice: true,
+            keeps_responses: true,
             ..Self::generic()
         }
     }

@@ -14,7 +14,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST …/chat/completions` | a `chat.completion` body, or with `stream: true` a `chat.completion.chunk` SSE stream ending in `data: [DONE]` |
-//! | `POST …/responses` | a `response` body, or with `stream: true` the typed Responses event stream |
+//! | `POST …/responses` | a `response` body, or with `stream: true` the typed Responses event stream; like the stateless servers it stands for, a 400 naming `previous_response_id` or `conversation` |
 //! | `GET …/models` | `{"object": "list", "data": [{"id": MODEL, …}]}` |
 //! | `GET …/healthz` | `200 ok` |
 //!

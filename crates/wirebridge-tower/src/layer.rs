@@ -12,7 +12,7 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 use wirebridge_store::ResponseStore;
 
-use crate::direction::{ChatOverResponses, ResponsesOverChat, Translation};
+use crate::direction::{ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation};
 use crate::observer::Observer;
 use crate::service::Translate;
 use crate::settings::CatalogSettings;
@@ -151,91 +151,99 @@ impl<D: Translation> TranslateLayer<D> {
     }
 }
 
-impl TranslateLayer<ResponsesOverChat> {
-    /// What the Chat Completions backend accepts.
-    pub fn profile(mut self, profile: BackendProfile) -> Self {
-        self.settings().direction.convert.profile = profile;
-        self
-    }
+/// The settings of both directions that serve Responses clients: the same
+/// methods on each layer, written once.
+macro_rules! responses_client_settings {
+    ($($direction:ty),+) => {$(
+        impl TranslateLayer<$direction> {
+            /// What the backend accepts.
+            pub fn profile(mut self, profile: BackendProfile) -> Self {
+                self.settings().direction.convert.profile = profile;
+                self
+            }
 
-    /// How backend reasoning is shown to Responses clients.
-    pub fn reasoning_output(mut self, output: ReasoningOutput) -> Self {
-        self.settings().direction.convert.reasoning_output = output;
-        self
-    }
+            /// How backend reasoning is shown to Responses clients.
+            pub fn reasoning_output(mut self, output: ReasoningOutput) -> Self {
+                self.settings().direction.convert.reasoning_output = output;
+                self
+            }
 
-    /// Keeps finished responses, so Responses clients can use `store`,
-    /// `previous_response_id`, `GET /v1/responses/{id}`, `DELETE` and
-    /// `input_items` against a stateless Chat backend.
-    pub fn store(self, store: impl ResponseStore) -> Self {
-        self.store_arc(Arc::new(store))
-    }
+            /// Keeps finished responses, so Responses clients can use `store`,
+            /// `previous_response_id`, `GET /v1/responses/{id}`, `DELETE` and
+            /// `input_items` against a backend that keeps no state.
+            pub fn store(self, store: impl ResponseStore) -> Self {
+                self.store_arc(Arc::new(store))
+            }
 
-    /// [`store`](Self::store), with a store shared elsewhere too.
-    pub fn store_arc(mut self, store: Arc<dyn ResponseStore>) -> Self {
-        let direction = &mut self.settings().direction;
-        direction.stateful = Some(Stateful::new(store));
-        direction.convert.store = true;
-        self
-    }
+            /// [`store`](Self::store), with a store shared elsewhere too.
+            pub fn store_arc(mut self, store: Arc<dyn ResponseStore>) -> Self {
+                let direction = &mut self.settings().direction;
+                direction.stateful = Some(Stateful::new(store));
+                direction.convert.store = true;
+                self
+            }
 
-    /// Seals the backend's reasoning into `encrypted_content` for clients
-    /// that ask for it (`include: ["reasoning.encrypted_content"]`, as Codex
-    /// does with `store: false`), and opens it when they send it back, so
-    /// reasoning is replayed across a stateless tool loop (for profiles
-    /// that replay reasoning). Carriers are bound to the tenant that
-    /// received them.
-    pub fn sealer(mut self, sealer: Sealer) -> Self {
-        self.settings().direction.sealer = Some(Arc::new(sealer));
-        self
-    }
+            /// Seals the backend's reasoning into `encrypted_content` for clients
+            /// that ask for it (`include: ["reasoning.encrypted_content"]`, as Codex
+            /// does with `store: false`), and opens it when they send it back, so
+            /// reasoning is replayed across a stateless tool loop (for profiles
+            /// that replay reasoning). Carriers are bound to the tenant that
+            /// received them.
+            pub fn sealer(mut self, sealer: Sealer) -> Self {
+                self.settings().direction.sealer = Some(Arc::new(sealer));
+                self
+            }
 
-    /// Tells tenants apart by this header (set by a gateway in front)
-    /// instead of by a hash of the `authorization` header: stored responses
-    /// and sealed reasoning are each visible only to their tenant.
-    pub fn tenant_header(mut self, name: http::HeaderName) -> Self {
-        self.settings().direction.tenant_header = Some(name);
-        self
-    }
+            /// Tells tenants apart by this header (set by a gateway in front)
+            /// instead of by a hash of the `authorization` header: stored responses
+            /// and sealed reasoning are each visible only to their tenant.
+            pub fn tenant_header(mut self, name: http::HeaderName) -> Self {
+                self.settings().direction.tenant_header = Some(name);
+                self
+            }
 
-    /// Keeps responses of requests that carry no credential (no
-    /// `authorization`, or no tenant header when one is set), in one tenant
-    /// all such clients share: any of them can read, continue and delete
-    /// the others' responses. Off by default: such requests keep nothing
-    /// (the response says `store: false`) and `previous_response_id` is a
-    /// 400 that says why.
-    pub fn anonymous_store(mut self, shared: bool) -> Self {
-        self.settings().direction.anonymous_store = shared;
-        self
-    }
+            /// Keeps responses of requests that carry no credential (no
+            /// `authorization`, or no tenant header when one is set), in one tenant
+            /// all such clients share: any of them can read, continue and delete
+            /// the others' responses. Off by default: such requests keep nothing
+            /// (the response says `store: false`) and `previous_response_id` is a
+            /// 400 that says why.
+            pub fn anonymous_store(mut self, shared: bool) -> Self {
+                self.settings().direction.anonymous_store = shared;
+                self
+            }
 
-    /// How WebSocket mode (`GET …/responses` upgraded) is served: on by
-    /// default with the `websocket` feature. Each `response.create` message
-    /// runs one turn through the same exchange as `POST …/responses`; a
-    /// connection keeps its responses (`store: false` ones too) in a cache
-    /// of its own, in front of the [`store`](Self::store). The connection
-    /// must be served by hyper with upgrades, on a tokio runtime.
-    #[cfg(feature = "websocket")]
-    pub fn websocket(mut self, settings: crate::WebSocketSettings) -> Self {
-        self.settings().direction.websocket = Some(settings);
-        self
-    }
+            /// How WebSocket mode (`GET …/responses` upgraded) is served: on by
+            /// default with the `websocket` feature. Each `response.create` message
+            /// runs one turn through the same exchange as `POST …/responses`; a
+            /// connection keeps its responses (`store: false` ones too) in a cache
+            /// of its own, in front of the [`store`](Self::store). The connection
+            /// must be served by hyper with upgrades, on a tokio runtime.
+            #[cfg(feature = "websocket")]
+            pub fn websocket(mut self, settings: crate::WebSocketSettings) -> Self {
+                self.settings().direction.websocket = Some(settings);
+                self
+            }
 
-    /// Refuses WebSocket upgrades: they pass to the inner service as any
-    /// other request would.
-    #[cfg(feature = "websocket")]
-    pub fn without_websocket(mut self) -> Self {
-        self.settings().direction.websocket = None;
-        self
-    }
+            /// Refuses WebSocket upgrades: they pass to the inner service as any
+            /// other request would.
+            #[cfg(feature = "websocket")]
+            pub fn without_websocket(mut self) -> Self {
+                self.settings().direction.websocket = None;
+                self
+            }
 
-    /// What to do when a conversation continued with `previous_response_id`
-    /// misses an earlier response (default: [`MissingHistory::Refuse`]).
-    pub fn missing_history(mut self, policy: MissingHistory) -> Self {
-        self.settings().direction.missing_history = policy;
-        self
-    }
+            /// What to do when a conversation continued with `previous_response_id`
+            /// misses an earlier response (default: [`MissingHistory::Refuse`]).
+            pub fn missing_history(mut self, policy: MissingHistory) -> Self {
+                self.settings().direction.missing_history = policy;
+                self
+            }
+        }
+    )+};
 }
+
+responses_client_settings!(ResponsesOverChat, ResponsesOverResponses);
 
 impl TranslateLayer<ChatOverResponses> {
     /// Where Chat clients receive reasoning from the Responses backend.

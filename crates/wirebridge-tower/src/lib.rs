@@ -77,7 +77,7 @@ mod tracker;
 mod websocket;
 
 pub use body::ResponseBody;
-pub use direction::{ChatOverResponses, ResponsesOverChat, Translation};
+pub use direction::{ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation};
 pub use future::ResponseFuture;
 pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 pub use layer::TranslateLayer;
@@ -99,3 +99,8 @@ pub type ResponsesToChatLayer = TranslateLayer<ResponsesOverChat>;
 pub type ChatToResponses<S> = Translate<S, ChatOverResponses>;
 /// The layer of [`ChatToResponses`].
 pub type ChatToResponsesLayer = TranslateLayer<ChatOverResponses>;
+/// Responses clients over a Responses service that keeps no state: the
+/// bridge keeps the responses and continues conversations.
+pub type StatefulResponses<S> = Translate<S, ResponsesOverResponses>;
+/// The layer of [`StatefulResponses`].
+pub type StatefulResponsesLayer = TranslateLayer<ResponsesOverResponses>;

@@ -13,6 +13,8 @@ pub enum Direction {
     ResponsesToChat,
     /// A Chat Completions client, a Responses upstream.
     ChatToResponses,
+    /// A Responses client, a Responses upstream that keeps no state.
+    ResponsesToResponses,
 }
 
 impl Direction {
@@ -21,6 +23,7 @@ impl Direction {
         match self {
             Direction::ResponsesToChat => "responses_to_chat",
             Direction::ChatToResponses => "chat_to_responses",
+            Direction::ResponsesToResponses => "responses_to_responses",
         }
     }
 }

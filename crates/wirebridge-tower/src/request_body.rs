@@ -65,6 +65,29 @@ impl<B> RequestBody<B> {
     }
 }
 
+impl<B> RequestBody<RequestBody<B>> {
+    /// The body of a request that went through two layers, as one: for a
+    /// service under both (the stateful Responses layer over the Chat
+    /// translation, say) that takes the bodies of one.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use http_body_util::Full;
+    /// use wirebridge_tower::RequestBody;
+    ///
+    /// let twice = RequestBody::original(RequestBody::<Full<Bytes>>::translated(Bytes::from("{}")));
+    /// assert!(twice.flatten().replay().is_some());
+    /// ```
+    pub fn flatten(self) -> RequestBody<B> {
+        match self.kind {
+            Kind::Original { body } => body,
+            Kind::Translated { data } => RequestBody {
+                kind: Kind::Translated { data },
+            },
+        }
+    }
+}
+
 impl<B> fmt::Debug for RequestBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("RequestBody");

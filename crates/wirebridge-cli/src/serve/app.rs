@@ -12,7 +12,8 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_store::ResponseStore;
 use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
 use wirebridge_tower::{
-    ChatToResponsesLayer, ResponseBody, ResponsesToChatLayer, WebSocketSettings,
+    ChatToResponsesLayer, RequestBody, ResponseBody, ResponsesToChatLayer, StatefulResponsesLayer,
+    WebSocketSettings,
 };
 
 use crate::admin::Admin;
@@ -75,15 +76,52 @@ pub fn app(
             (boxed(layer.layer(upstream)), "/responses")
         }
         UpstreamApi::Responses => {
-            let layer = ChatToResponsesLayer::new()
+            let chat = ChatToResponsesLayer::new()
                 .policy(config.policy.clone())
                 .body_limit(config.max_body)
                 .max_reply_size(exchange.max_reply_size)
                 .stream_idle_timeout(exchange.idle_timeout)
                 .keepalive_interval(exchange.keepalive_interval)
-                .observer(observer)
+                .observer(observer.clone())
                 .model_catalog(config.catalog.clone());
-            (boxed(layer.layer(upstream)), "/chat/completions")
+            if config.profile.keeps_responses {
+                // The backend keeps its responses itself: Responses
+                // requests are passed through as they are.
+                (boxed(chat.layer(upstream)), "/chat/completions")
+            } else {
+                let mut layer = StatefulResponsesLayer::new()
+                    .profile(config.profile.clone())
+                    .policy(config.policy.clone())
+                    .body_limit(config.max_body)
+                    .max_reply_size(exchange.max_reply_size)
+                    .stream_idle_timeout(exchange.idle_timeout)
+                    .keepalive_interval(exchange.keepalive_interval)
+                    .observer(observer)
+                    .anonymous_store(config.state.anonymous_store)
+                    .missing_history(config.state.missing_history);
+                if let Some(output) = config.reasoning_output {
+                    layer = layer.reasoning_output(output);
+                }
+                if let Some(store) = store {
+                    layer = layer.store_arc(store);
+                }
+                layer = match exchange.websocket {
+                    true => layer.websocket(
+                        WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
+                    ),
+                    false => layer.without_websocket(),
+                };
+                // Under both layers, the upstream takes the bodies of one.
+                let upstream = upstream.map_request(
+                    |request: Request<RequestBody<RequestBody<ClientBody>>>| {
+                        request.map(RequestBody::flatten)
+                    },
+                );
+                let both = layer.layer(chat.layer(upstream)).map_response(|response| {
+                    response.map(|body| ResponseBody::passthrough(body.boxed_unsync()))
+                });
+                (boxed(both), "/chat/completions|/responses")
+            }
         }
     };
     // Whether `/metrics` is answered on the main listener.
@@ -101,7 +139,7 @@ pub fn app(
             // The layer reports what it translates (compaction included).
             let is_translated = request.method() == Method::POST && {
                 let path = path.trim_end_matches('/');
-                path.ends_with(endpoint)
+                endpoint.split('|').any(|e| path.ends_with(e))
                     || (endpoint == "/responses" && path.ends_with("/responses/compact"))
             };
             let method = request.method().clone();

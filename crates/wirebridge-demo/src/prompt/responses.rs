@@ -9,6 +9,18 @@ use serde_json::Value;
 
 /// Reduce a Responses request body.
 pub(crate) fn parse_responses(body: Value, default_model: &str) -> Result<Prompt, ApiError> {
+    // Like the Responses servers of vLLM, SGLang, llama.cpp, Ollama and
+    // DeepSeek, the demo keeps nothing: what continues a stored
+    // conversation is refused, by name.
+    for field in ["previous_response_id", "conversation"] {
+        if body.get(field).is_some_and(|v| !v.is_null()) {
+            return Err(ApiError::invalid_request(
+                format!("The demo upstream keeps no state: '{field}' is not supported."),
+                Some(field),
+                Some("unsupported_parameter"),
+            ));
+        }
+    }
     let single;
     let items: &[Value] = match body.get("input") {
         Some(Value::String(s)) => {

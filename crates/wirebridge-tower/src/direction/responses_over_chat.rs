@@ -1,0 +1,151 @@
+//! Responses clients over a Chat Completions service.
+
+use std::sync::Arc;
+
+use http::HeaderMap;
+use wirebridge_convert::responses_to_chat::{self, Finished, History};
+use wirebridge_convert::{ConvertError, LossPolicy};
+
+use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverChat, Tenant, Way};
+use crate::observer;
+use crate::settings::ResponsesSettings;
+#[cfg(feature = "websocket")]
+use crate::settings::WebSocketSettings;
+use crate::stateful::{MissingHistory, Stateful};
+
+impl sealed::Direction for ResponsesOverChat {
+    type Settings = ResponsesSettings;
+    type Parsed<'a> = responses_to_chat::ParsedRequest<'a>;
+    type Context = responses_to_chat::ResponsesContext;
+    type Reply = responses_to_chat::TranslatedBody;
+    type Stream = responses_to_chat::StreamTranslator;
+
+    const KIND: observer::Direction = observer::Direction::ResponsesToChat;
+    const CLIENT_ENDPOINT: &'static str = "/responses";
+    const UPSTREAM_ENDPOINT: &'static str = "/chat/completions";
+    const REASONING_INCLUDED: bool = true;
+
+    fn policy_mut(settings: &mut ResponsesSettings) -> &mut LossPolicy {
+        &mut settings.convert.policy
+    }
+
+    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+        responses_to_chat::ParsedRequest::parse(body)
+    }
+
+    fn way<'s, 'a>(
+        settings: &'s ResponsesSettings,
+        parsed: Self::Parsed<'a>,
+    ) -> Way<'s, 'a, Self::Parsed<'a>> {
+        match parsed.names_compaction() {
+            true => Way::Compacting(settings, Box::new(parsed)),
+            false => Way::Usual(parsed),
+        }
+    }
+
+    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
+        parsed.previous_response_id()
+    }
+
+    fn item_references<'p>(parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {
+        parsed.item_references()
+    }
+
+    fn translate<'a>(
+        parsed: Self::Parsed<'a>,
+        history: &History<'a>,
+        settings: &ResponsesSettings,
+        tenant: &str,
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let sealed;
+        let options = match &settings.sealer {
+            // The seal is bound to the tenant: set per request.
+            Some(sealer) => {
+                sealed = responses_to_chat::Options {
+                    seal: Some(responses_to_chat::Seal {
+                        sealer: Arc::clone(sealer),
+                        scope: tenant.to_owned(),
+                    }),
+                    ..settings.convert.clone()
+                };
+                &sealed
+            }
+            None => &settings.convert,
+        };
+        let t = parsed.translate(history, options)?;
+        Ok(Prepared {
+            stream: t.context.stream,
+            model: t.context.model.clone(),
+            body: t.body,
+            context: t.context,
+            losses: t.losses,
+            turn: t.turn,
+            ancestors: Vec::new(),
+        })
+    }
+
+    fn translate_reply(body: &[u8], context: &Self::Context) -> Result<Self::Reply, ConvertError> {
+        responses_to_chat::translate_body(body, context)
+    }
+
+    fn translate_stream_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<Self::Reply, ConvertError> {
+        responses_to_chat::translate_stream_body(body, context)
+    }
+
+    fn stream(context: Self::Context) -> Self::Stream {
+        responses_to_chat::StreamTranslator::new(context)
+    }
+
+    fn into_parts(reply: Self::Reply) -> ReplyParts {
+        ReplyParts {
+            body: reply.body,
+            losses: reply.losses,
+            summary: reply.summary,
+        }
+    }
+
+    fn finished_reply(reply: &Self::Reply) -> Option<Finished<'_>> {
+        Some(reply.finished())
+    }
+
+    fn finished_stream(stream: &Self::Stream) -> Option<Finished<'_>> {
+        stream.finished()
+    }
+
+    fn stateful(settings: &ResponsesSettings) -> Option<&Stateful> {
+        settings.stateful.as_ref()
+    }
+
+    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {
+        responses_side::tenant(settings, headers)
+    }
+
+    fn missing_history(settings: &ResponsesSettings) -> MissingHistory {
+        settings.missing_history
+    }
+
+    fn not_stored(context: &mut Self::Context) {
+        context.echo.store = false;
+    }
+
+    #[cfg(feature = "websocket")]
+    fn websocket(settings: &ResponsesSettings) -> Option<&WebSocketSettings> {
+        settings.websocket.as_ref()
+    }
+
+    #[cfg(feature = "websocket")]
+    fn session(
+        settings: &ResponsesSettings,
+        cache: Arc<wirebridge_store::MemoryStore>,
+        stores: bool,
+    ) -> ResponsesSettings {
+        responses_side::session(settings, cache, stores)
+    }
+
+    fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
+        Some(settings)
+    }
+}

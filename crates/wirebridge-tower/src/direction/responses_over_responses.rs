@@ -1,0 +1,128 @@
+//! Responses clients over a Responses service that keeps no state: the
+//! bridge keeps it.
+
+#[cfg(feature = "websocket")]
+use std::sync::Arc;
+
+use http::HeaderMap;
+use wirebridge_convert::responses_to_chat::{self, Finished, History, TranslatedBody};
+use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
+use wirebridge_convert::{ConvertError, LossPolicy};
+
+use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverResponses, Tenant};
+use crate::observer;
+use crate::settings::ResponsesSettings;
+#[cfg(feature = "websocket")]
+use crate::settings::WebSocketSettings;
+use crate::stateful::{MissingHistory, Stateful};
+
+impl sealed::Direction for ResponsesOverResponses {
+    type Settings = ResponsesSettings;
+    type Parsed<'a> = responses_to_chat::ParsedRequest<'a>;
+    type Context = NativeContext;
+    type Reply = TranslatedBody;
+    type Stream = StreamTranslator;
+
+    const KIND: observer::Direction = observer::Direction::ResponsesToResponses;
+    const CLIENT_ENDPOINT: &'static str = "/responses";
+    const UPSTREAM_ENDPOINT: &'static str = "/responses";
+    const REASONING_INCLUDED: bool = true;
+
+    fn policy_mut(settings: &mut ResponsesSettings) -> &mut LossPolicy {
+        &mut settings.convert.policy
+    }
+
+    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+        responses_to_chat::ParsedRequest::parse(body)
+    }
+
+    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
+        parsed.previous_response_id()
+    }
+
+    fn item_references<'p>(parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {
+        parsed.item_references()
+    }
+
+    fn translate<'a>(
+        parsed: Self::Parsed<'a>,
+        history: &History<'a>,
+        settings: &ResponsesSettings,
+        _tenant: &str,
+    ) -> Result<Prepared<NativeContext>, ConvertError> {
+        let t = responses_to_responses::translate_request(parsed, history, &settings.convert)?;
+        Ok(Prepared {
+            stream: t.context.stream,
+            model: t.context.model.clone(),
+            body: t.body,
+            context: t.context,
+            losses: t.losses,
+            turn: t.turn,
+            ancestors: Vec::new(),
+        })
+    }
+
+    fn translate_reply(
+        body: &[u8],
+        context: &NativeContext,
+    ) -> Result<TranslatedBody, ConvertError> {
+        responses_to_responses::translate_body(body, context)
+    }
+
+    fn translate_stream_reply(
+        body: &[u8],
+        context: &NativeContext,
+    ) -> Result<TranslatedBody, ConvertError> {
+        responses_to_responses::translate_stream_body(body, context)
+    }
+
+    fn stream(context: NativeContext) -> StreamTranslator {
+        StreamTranslator::new(context)
+    }
+
+    fn into_parts(reply: TranslatedBody) -> ReplyParts {
+        ReplyParts {
+            body: reply.body,
+            losses: reply.losses,
+            summary: reply.summary,
+        }
+    }
+
+    fn finished_reply(reply: &TranslatedBody) -> Option<Finished<'_>> {
+        Some(reply.finished())
+    }
+
+    fn finished_stream(stream: &StreamTranslator) -> Option<Finished<'_>> {
+        stream.finished()
+    }
+
+    fn stateful(settings: &ResponsesSettings) -> Option<&Stateful> {
+        settings.stateful.as_ref()
+    }
+
+    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {
+        responses_side::tenant(settings, headers)
+    }
+
+    fn missing_history(settings: &ResponsesSettings) -> MissingHistory {
+        settings.missing_history
+    }
+
+    fn not_stored(context: &mut NativeContext) {
+        context.echo.store = false;
+    }
+
+    #[cfg(feature = "websocket")]
+    fn websocket(settings: &ResponsesSettings) -> Option<&WebSocketSettings> {
+        settings.websocket.as_ref()
+    }
+
+    #[cfg(feature = "websocket")]
+    fn session(
+        settings: &ResponsesSettings,
+        cache: Arc<wirebridge_store::MemoryStore>,
+        stores: bool,
+    ) -> ResponsesSettings {
+        responses_side::session(settings, cache, stores)
+    }
+}

@@ -1,0 +1,58 @@
+//! What both directions serving Responses clients share: whose request it
+//! is, and the settings of one WebSocket connection.
+
+#[cfg(feature = "websocket")]
+use std::sync::Arc;
+
+use http::HeaderMap;
+
+use super::Tenant;
+use crate::settings::ResponsesSettings;
+#[cfg(feature = "websocket")]
+use crate::stateful::Stateful;
+
+/// The tenant of a request.
+pub(super) fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {
+    if settings.stateful.is_none() && settings.sealer.is_none() {
+        return Tenant {
+            key: String::new(),
+            stores: false,
+        };
+    }
+    // A configured tenant header, else a hash of the credential: one key
+    // never sees another's state. The raw bytes, not `to_str`: a value
+    // that is not visible ASCII would otherwise fall into the anonymous
+    // tenant, shared with every other such value.
+    let header = match &settings.tenant_header {
+        Some(name) => headers.get(name),
+        None => headers.get(http::header::AUTHORIZATION),
+    };
+    let credential = header.map(http::HeaderValue::as_bytes);
+    Tenant {
+        key: wirebridge_store::tenant_key(credential),
+        stores: credential.is_some() || settings.anonymous_store,
+    }
+}
+
+/// The settings of one WebSocket connection's turns.
+#[cfg(feature = "websocket")]
+pub(super) fn session(
+    settings: &ResponsesSettings,
+    cache: Arc<wirebridge_store::MemoryStore>,
+    stores: bool,
+) -> ResponsesSettings {
+    let store = settings
+        .stateful
+        .as_ref()
+        .and_then(Stateful::store)
+        .filter(|_| stores)
+        .cloned();
+    let mut session = settings.clone();
+    session.stateful = Some(Stateful::cached(store, cache));
+    session.convert.store = true;
+    session.convert.keep_unstored = true;
+    // The connection is the namespace of its cache: a client without a
+    // credential keeps its responses there, and in no shared store.
+    session.anonymous_store = true;
+    session
+}
