@@ -10,7 +10,7 @@ o-series and GPT-5 names) or with `forceReasoning`. For a local name such as
 `qwen3` it sends no `reasoning` at all, so under the default
 `reasoning_output = "auto"` the bridge shows the reasoning as
 `reasoning_text`, which the SDK does not read: the last tests show that, and
-the two settings the README gives for that case, against a backend that
+the two settings docs/recipes.md gives for that case, against a backend that
 thinks without being asked, as local reasoning models do."""
 
 from __future__ import annotations
@@ -129,9 +129,9 @@ def run_local_reasoning(node_clients, chain: harness.Chain, provider_options: di
 @pytest.mark.parametrize("provider_options", [{}, {"reasoningSummary": "auto"}], ids=["plain", "summary-only"])
 def test_vercel_ai_sdk_misses_a_local_models_reasoning_under_the_default(
         node_clients, log_dir, local_model_replay_file, provider_options):
-    """Pins the finding the README's advice rests on: for a name it does not
-    know as a reasoning model, the SDK sends no `reasoning` (it drops
-    `reasoningSummary` with a warning), the bridge therefore shows the
+    """Pins the finding the advice of docs/recipes.md rests on: for a name
+    it does not know as a reasoning model, the SDK sends no `reasoning` (it
+    drops `reasoningSummary` with a warning), the bridge therefore shows the
     reasoning as `reasoning_text`, and the SDK reads only summaries. Should a
     later SDK read `reasoning_text`, this fails and the advice can go."""
     name = "vercel-local-auto-" + ("summary" if provider_options else "plain")

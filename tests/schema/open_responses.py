@@ -2,7 +2,8 @@
 
 Every Responses payload the bridge emits is validated against both
 documents. They agree on almost everything; where they do not, the rule
-applied here is written down (and repeated in the README's mapping notes):
+applied here is written down (and repeated in
+docs/mappings/responses-over-chat.md):
 
 * Extensions. The Open Responses spec defines a small vocabulary (function
   tools; message, function_call, function_call_output, reasoning and

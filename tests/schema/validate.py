@@ -39,7 +39,8 @@ that plain JSON Schema gets wrong, rewritten before validation:
   with "is valid under each of"): turned into `anyOf` (`--strict-oneof` keeps
   them).
 
-Where the two specs disagree, one rule each, stated here and in the README:
+Where the two specs disagree, one rule each, stated here and in
+docs/mappings/responses-over-chat.md:
 
 * `Response.usage` is `null` until the upstream reports usage (on
   `response.created` and `response.in_progress`): Open Responses requires the

@@ -564,9 +564,12 @@ fn a_result_whose_call_was_compacted_away_is_dropped_and_reported() {
 }
 
 #[test]
-fn the_readme_quotes_the_prompts_as_they_are() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+fn the_compaction_page_quotes_the_prompts_as_they_are() {
+    let page = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/compaction.md"
+    ))
+    .unwrap();
     for text in [SUMMARY_PROMPT, SUMMARY_INTRO] {
         let quoted: Vec<String> = text
             .trim_end()
@@ -578,8 +581,8 @@ fn the_readme_quotes_the_prompts_as_they_are() {
             .collect();
         let quoted = quoted.join("\n");
         assert!(
-            readme.contains(&quoted),
-            "the README does not quote:\n{quoted}"
+            page.contains(&quoted),
+            "docs/compaction.md does not quote:\n{quoted}"
         );
     }
 }
