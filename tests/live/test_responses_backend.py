@@ -1,10 +1,10 @@
 """The bridge in front of llama-server's own `/v1/responses`
 (`--upstream-api responses`): Chat clients are translated to Responses and
-back against a real Responses server; Responses clients pass through.
-
-Chained turns (`previous_response_id`) against this server are refused by
-it ("llama.cpp does not support 'previous_response_id'"): the bridge passes
-them through today, and completing them is the stateful engine's work."""
+back against a real Responses server; Responses clients get the server's
+answers re-sent in the API's grammar, and conversations the server cannot
+continue itself (it refuses `previous_response_id`: "llama.cpp does not
+support 'previous_response_id'") are continued by the bridge, which sends
+the whole conversation every turn."""
 
 from __future__ import annotations
 
@@ -54,14 +54,48 @@ def test_a_chat_client_gets_what_the_responses_server_wrote(responses_text, spec
     checks.assert_content(observed, expected, reasoning=False, separate_messages=False)
 
 
-@pytest.mark.xfail(strict=True, reason="llama-server's own Responses stream has no sequence_number, "
-                   "output_index or content_index, and a bare response in response.created, so the SDK's "
-                   "typed events reject it; passed through, it reaches the client as it is. The stateful "
-                   "engine over native Responses backends re-emits it in the spec's grammar.")
-def test_a_responses_client_passes_through(responses_text, spec):
+@pytest.mark.parametrize("style", drive.RESPONSES_STYLES)
+def test_a_responses_client_gets_what_the_server_wrote(responses_text, spec, style):
     mark = responses_text.mark()
-    observed = drive.responses_client(responses_text, "create-stream",
+    observed = drive.responses_client(responses_text, style,
                                       {"model": MODEL, "input": "Say hello.", "max_output_tokens": 16})
     exchange, body = one_responses_request(responses_text, mark, spec)
-    assert body == {"model": MODEL, "input": "Say hello.", "max_output_tokens": 16, "stream": True}
+    # Sent as the client wrote it, the string input as the message it is.
+    assert body["model"] == MODEL and body["max_output_tokens"] == 16
+    assert [(i["role"], i["content"][0]["text"]) for i in body["input"]] == [("user", "Say hello.")]
+    assert "store" not in body and "previous_response_id" not in body
     checks.assert_content(observed, server_answer(exchange), reasoning=True, separate_messages=True)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_conversation_continues_over_a_server_that_keeps_nothing(responses_text, spec, stream):
+    client = harness.client(responses_text, timeout=120.0)
+    first = client.responses.create(model=MODEL, input="My name is Ada.", max_output_tokens=16,
+                                    instructions="Answer briefly.")
+    assert first.store is True
+    mark = responses_text.mark()
+    follow_up = {"model": MODEL, "previous_response_id": first.id, "input": "What is my name?",
+                 "max_output_tokens": 16}
+    if stream:
+        events = list(client.responses.create(**follow_up, stream=True))
+        checks.assert_typed_events(events)
+        checks.assert_sequence(events)
+        second = events[-1].response
+    else:
+        second = client.responses.create(**follow_up)
+    assert second.previous_response_id == first.id
+    exchange, body = one_responses_request(responses_text, mark, spec)
+    assert exchange.status == 200
+    assert "previous_response_id" not in body
+    # The whole conversation, oldest first; instructions are not inherited.
+    said = [(item.get("role"), item["content"][0]["text"]) for item in body["input"]]
+    assert said == [("user", "My name is Ada."), ("assistant", first.output_text),
+                    ("user", "What is my name?")]
+    assert "instructions" not in body
+    checks.assert_content(checks.from_response(second), server_answer(exchange),
+                          reasoning=True, separate_messages=True)
+    # The bridge answers for what it keeps.
+    again = client.responses.retrieve(second.id)
+    assert again.output_text == second.output_text
+    items = client.responses.input_items.list(second.id)
+    assert [i.content[0].text for i in items.data] == ["What is my name?"]
