@@ -1,7 +1,8 @@
 """Responses WebSocket mode through the real binary, driven by the official
 SDK's WebSocket client (`client.responses.connect()`), in front of the demo
-upstream speaking only Chat Completions, with the tap recording what reaches
-it. Every message the bridge sends is validated against both specs: stream
+upstream speaking only Chat Completions, and again speaking only a Responses
+API that keeps no state (it refuses `previous_response_id`), with the tap
+recording what reaches it. Every message the bridge sends is validated against both specs: stream
 events against OpenAI's and Open Responses' event schemas, error events
 against Open Responses' `WebSocketErrorEvent`."""
 
@@ -17,11 +18,12 @@ import harness
 TERMINAL = {"response.completed", "response.incomplete", "response.failed", "error"}
 
 
-@pytest.fixture()
+@pytest.fixture(params=["chat", "responses"])
 def chain(wirebridge, log_dir, request):
     """A chain of its own per test: what reaches the upstream, and which
     upstream connections stay open, belong to that test alone."""
-    chain = harness.start_chain(log_dir, f"ws-{request.node.name}", "chat", extra=["--store", "memory"])
+    chain = harness.start_chain(log_dir, f"ws-{request.node.name}", request.param,
+                                extra=["--store", "memory"])
     yield chain
     harness.stop_checked(chain)
 
@@ -63,11 +65,22 @@ def text(response: dict) -> str:
     )
 
 
+def conversation(captured: harness.Captured) -> list[dict]:
+    """The messages of a Chat request, or the input items of a Responses
+    one, as the upstream received them."""
+    body = captured.json()
+    return body["messages"] if "messages" in body else body["input"]
+
+
+def roles(captured: harness.Captured) -> list[str]:
+    return [message.get("role") for message in conversation(captured)]
+
+
 def user_texts(captured: harness.Captured) -> list[str]:
-    """The user messages of a Chat request, as the upstream received them."""
+    """The user messages of a request, as the upstream received them."""
     texts = []
-    for message in captured.json()["messages"]:
-        if message["role"] != "user":
+    for message in conversation(captured):
+        if message.get("role") != "user":
             continue
         content = message["content"]
         if isinstance(content, list):
@@ -87,7 +100,8 @@ def test_a_streamed_turn(chain, spec):
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     assert "hello" in text(completed(events))
     [sent] = chain.tap.since(mark)
-    assert sent.path.endswith("/chat/completions") and sent.json()["stream"] is True
+    assert sent.path.endswith(("/chat/completions", "/responses")) and sent.json()["stream"] is True
+    assert "previous_response_id" not in sent.json()
 
 
 def test_three_turns_on_one_connection_continue_with_store_false(chain, spec):
@@ -103,8 +117,10 @@ def test_three_turns_on_one_connection_continue_with_store_false(chain, spec):
     sent = chain.tap.since(mark)
     assert len(sent) == 3
     assert user_texts(sent[2]) == ["say alpha", "say bravo", "say charlie"]
-    # The earlier answers went back as assistant messages.
-    assert [m["role"] for m in sent[2].json()["messages"]] == ["user", "assistant"] * 2 + ["user"]
+    # The earlier answers went back as assistant messages, the whole
+    # conversation each time.
+    assert roles(sent[2]) == ["user", "assistant"] * 2 + ["user"]
+    assert all("previous_response_id" not in s.json() for s in sent)
 
 
 def test_after_reconnecting_an_unstored_response_is_not_found_and_the_full_history_works(chain, spec):
@@ -217,10 +233,12 @@ def harness_open_upstream(chain) -> int:
         return len(chain.tap._sockets) // 2
 
 
-def test_a_compaction_trigger_over_a_websocket(chain, spec):
+def test_a_compaction_trigger_over_a_websocket(chain, spec, request):
     """A turn that ends with `compaction_trigger` answers with the one
     compaction item, as over HTTP; the next turn on the connection sends
     the backend the summary in place of what it summarizes."""
+    if request.node.callspec.params["chain"] == "responses":
+        pytest.skip("compaction over a Responses backend that keeps no state is not run yet")
     with connect(chain) as connection:
         connection.response.create(model="demo", input="say alpha", store=False)
         first = completed(turn(connection, spec))

@@ -14,8 +14,9 @@ use http_body_util::{BodyExt, Full};
 use serde::Deserialize;
 use tower::Service;
 
-/// Stands in for the upstream on a warm-up turn: an empty Chat stream that
-/// used no tokens.
+/// Stands in for the upstream on a warm-up turn: an empty stream that used
+/// no tokens, in the upstream's API (Chat chunks, or Responses events for
+/// a Responses backend).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Warmup;
 
@@ -37,6 +38,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        let responses = request.uri().path().ends_with("/responses");
         Box::pin(async move {
             // The translated request the layer built: its model is echoed.
             let body = request
@@ -56,7 +58,12 @@ where
                      \"model\":{model},{rest}}}\n\n"
                 )
             };
-            let stream = [
+            let completed = format!(
+                "event: response.completed\ndata: {{\"type\":\"response.completed\",\"response\":\
+                 {{\"id\":\"warmup\",\"object\":\"response\",\"status\":\"completed\",\"model\":{model},\
+                 \"output\":[],\"usage\":{{\"input_tokens\":0,\"output_tokens\":0,\"total_tokens\":0}}}}}}\n\n"
+            );
+            let chat = [
                 chunk(r#""choices":[{"index":0,"delta":{"role":"assistant"},"finish_reason":"stop"}]"#),
                 chunk(
                     r#""choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}"#,
@@ -64,6 +71,7 @@ where
                 "data: [DONE]\n\n".to_owned(),
             ]
             .concat();
+            let stream = if responses { completed } else { chat };
             let mut response = Response::new(Full::new(Bytes::from(stream)));
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
