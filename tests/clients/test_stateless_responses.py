@@ -1,0 +1,136 @@
+"""Responses clients through the real binary in front of a Responses API
+that keeps no state: the demo upstream with `--upstream-api responses`,
+which refuses `previous_response_id` by name as vLLM, llama.cpp and DeepSeek
+do. The bridge keeps the conversations; what the upstream gets is checked
+through the tap (always the whole conversation, never a stateful field),
+what the client gets through the official SDK and both specs' schemas."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+import harness
+
+STATEFUL = ("previous_response_id", "store", "conversation")
+
+
+def sent_since(chain, mark: int) -> list[dict]:
+    captured = [c for c in chain.tap.since(mark) if c.path.endswith("/responses")]
+    bodies = [c.json() for c in captured]
+    for body in bodies:
+        for field in STATEFUL:
+            assert field not in body, f"{field} reached the upstream: {json.dumps(body)[:600]}"
+    return bodies
+
+
+def said(body: dict) -> list[tuple[str | None, str]]:
+    """Who said what in a Responses request's input."""
+    out = []
+    for item in body["input"]:
+        content = item.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content)
+        if content is None:
+            content = item.get("output", item.get("type"))
+        out.append((item.get("role"), content))
+    return out
+
+
+def valid_events(spec, events) -> None:
+    for event in events:
+        raw = event.model_dump(mode="json", exclude_unset=True)
+        errors = spec.event_errors(raw)
+        assert not errors, f"{json.dumps(raw)[:800]}: {errors[:3]}"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_conversation_continues_and_is_read_back(responses_upstream, spec, stream):
+    client = harness.client(responses_upstream)
+    mark = responses_upstream.tap.mark()
+    first = client.responses.create(model="demo", input="say alpha", instructions="Be brief.")
+    assert first.store is True and "alpha" in first.output_text
+    follow_up = {"model": "demo", "input": "say bravo", "previous_response_id": first.id}
+    if stream:
+        events = list(client.responses.create(**follow_up, stream=True))
+        valid_events(spec, events)
+        second = events[-1].response
+    else:
+        second = client.responses.create(**follow_up)
+    assert second.previous_response_id == first.id
+    third = client.responses.create(model="demo", input="say charlie", previous_response_id=second.id)
+    sent = sent_since(responses_upstream, mark)
+    assert len(sent) == 3
+    assert sent[0]["instructions"] == "Be brief."
+    assert "instructions" not in sent[1], "instructions are not inherited"
+    assert [who for who, _ in said(sent[2])] == ["user", "assistant", "user", "assistant", "user"]
+    assert said(sent[2])[3] == ("assistant", second.output_text)
+    assert "charlie" in third.output_text
+
+    # The bridge answers for what it keeps, for this credential only.
+    assert client.responses.retrieve(second.id).output_text == second.output_text
+    items = client.responses.input_items.list(third.id)
+    assert [i.content[0].text for i in items.data] == ["say charlie"]
+    stranger = harness.client(responses_upstream)
+    stranger.api_key = "sk-someone-else"
+    with pytest.raises(Exception) as refused:
+        stranger.responses.retrieve(second.id)
+    assert getattr(refused.value, "status_code", None) == 404
+    client.responses.delete(first.id)
+    mark = responses_upstream.tap.mark()
+    with pytest.raises(Exception) as gone:
+        client.responses.create(model="demo", input="?", previous_response_id=third.id)
+    assert getattr(gone.value, "status_code", None) == 404
+    assert getattr(gone.value, "code", None) == "previous_response_not_found", gone.value
+    assert sent_since(responses_upstream, mark) == [], "a refused turn reaches no upstream"
+
+
+def test_a_tool_loop_chained_by_the_agents_sdk(responses_upstream, spec, monkeypatch):
+    """The Agents SDK runs a tool loop, then continues it with
+    `previous_response_id`: each time the upstream gets the call and its
+    result in a whole conversation."""
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    import agents
+
+    agents.set_tracing_disabled(True)
+    ran = []
+
+    @agents.function_tool
+    def get_weather(city: str) -> str:
+        """Current weather in a city."""
+        ran.append(city)
+        return f"{city}: sunny, 18 C"
+
+    model = agents.OpenAIResponsesModel(model="demo", openai_client=harness.async_client(responses_upstream))
+    assistant = agents.Agent(name="assistant", instructions="Answer briefly.", model=model, tools=[get_weather])
+
+    async def run():
+        first = await agents.Runner.run(assistant, "call get_weather with city=Paris")
+        second = await agents.Runner.run(assistant, "call get_weather with city=Oslo",
+                                         previous_response_id=first.last_response_id)
+        return first, second
+
+    mark = responses_upstream.tap.mark()
+    first, second = asyncio.run(asyncio.wait_for(run(), 40))
+    assert ran == ["Paris", "Oslo"]
+    assert first.final_output == "The tool returned: Paris: sunny, 18 C"
+    assert second.final_output == "The tool returned: Oslo: sunny, 18 C"
+    sent = sent_since(responses_upstream, mark)
+    assert len(sent) == 4
+    last = [item["type"] if "type" in item else "message" for item in sent[3]["input"]]
+    # Both runs' calls, results and answers, in order.
+    assert last == ["message", "function_call", "function_call_output", "message",
+                    "message", "function_call", "function_call_output"], last
+    calls = [i for i in sent[3]["input"] if i.get("type") == "function_call"]
+    outputs = [i for i in sent[3]["input"] if i.get("type") == "function_call_output"]
+    assert [c["call_id"] for c in calls] == [o["call_id"] for o in outputs]
+
+
+def test_an_upstream_error_keeps_its_status_and_message(responses_upstream):
+    client = harness.client(responses_upstream)
+    with pytest.raises(Exception) as failed:
+        client.responses.create(model="demo", input="demo:error 429")
+    assert getattr(failed.value, "status_code", None) == 429
