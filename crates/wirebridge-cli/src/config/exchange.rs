@@ -1,32 +1,9 @@
 //! Limits on one exchange with the upstream, and what a stored
-//! conversation allows: each from the environment, a flag or the file.
+//! conversation allows.
 
 use std::time::Duration;
 
-use serde::Deserialize;
 use wirebridge_tower::MissingHistory;
-
-use super::duration::DurationSetting;
-use super::{value, ConfigError, FileConfig, Origin, ServeFlags};
-
-/// How long the upstream may take to answer with its response head. For a
-/// request without `stream`, that is the whole generation: a slow local
-/// model on a long prompt takes minutes.
-pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// How long a stream may go without an event (a body without a byte):
-/// room for a long prefill before the first token, on backends that send
-/// no keep-alive meanwhile.
-pub const DEFAULT_UPSTREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// How long a translated stream may send the client nothing before a
-/// keep-alive comment: under the 30-60 s idle timeouts of common load
-/// balancers and proxies.
-pub const DEFAULT_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
-
-/// How long a WebSocket connection may sit with no turn running and no
-/// message from the client.
-pub const DEFAULT_WEBSOCKET_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Limits on one exchange with the upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,8 +25,7 @@ pub struct ExchangeLimits {
 }
 
 /// `missing_history` as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MissingHistorySetting {
     /// Refuse to continue a conversation that misses a turn (404).
     Refuse,
@@ -77,150 +53,4 @@ pub struct StateSettings {
     pub tenant_max_entries: usize,
     /// The memory store's bound on one tenant's bytes.
     pub tenant_max_bytes: usize,
-}
-
-impl ExchangeLimits {
-    /// Each limit: the environment, then the flag, then the file.
-    pub(super) fn load(
-        file: &FileConfig,
-        flags: &ServeFlags,
-        env: &dyn Fn(&str) -> Option<String>,
-        origin: &Origin<'_>,
-    ) -> Result<Self, ConfigError> {
-        let duration = |key: &'static str, var: &str, flag: &Option<String>, file, default| {
-            DurationSetting {
-                key,
-                env: env(var),
-                flag: flag.as_deref(),
-                file,
-                default,
-            }
-            .resolve(origin)
-        };
-        Ok(Self {
-            first_byte_timeout: duration(
-                "upstream_first_byte_timeout",
-                "WIREBRIDGE_UPSTREAM_FIRST_BYTE_TIMEOUT",
-                &flags.upstream_first_byte_timeout,
-                file.upstream_first_byte_timeout.as_ref(),
-                DEFAULT_FIRST_BYTE_TIMEOUT,
-            )?,
-            idle_timeout: duration(
-                "upstream_idle_timeout",
-                "WIREBRIDGE_UPSTREAM_IDLE_TIMEOUT",
-                &flags.upstream_idle_timeout,
-                file.upstream_idle_timeout.as_ref(),
-                DEFAULT_UPSTREAM_IDLE_TIMEOUT,
-            )?,
-            keepalive_interval: duration(
-                "keepalive_interval",
-                "WIREBRIDGE_KEEPALIVE_INTERVAL",
-                &flags.keepalive_interval,
-                file.keepalive_interval.as_ref(),
-                DEFAULT_KEEPALIVE_INTERVAL,
-            )?,
-            max_reply_size: number(
-                "max_reply_size",
-                env("WIREBRIDGE_MAX_REPLY_SIZE"),
-                flags.max_reply_size.or(file.max_reply_size),
-                wirebridge_tower::DEFAULT_MAX_REPLY_SIZE,
-            )?,
-            websocket: match env("WIREBRIDGE_WEBSOCKET").as_deref() {
-                Some("true" | "1") => true,
-                Some("false" | "0") => false,
-                Some(v) => {
-                    return Err(value(
-                        "WIREBRIDGE_WEBSOCKET",
-                        "",
-                        format!("'{v}' is not true or false"),
-                    ))
-                }
-                None => !flags.no_websocket && file.websocket.unwrap_or(true),
-            },
-            websocket_idle_timeout: duration(
-                "websocket_idle_timeout",
-                "WIREBRIDGE_WEBSOCKET_IDLE_TIMEOUT",
-                &flags.websocket_idle_timeout,
-                file.websocket_idle_timeout.as_ref(),
-                DEFAULT_WEBSOCKET_IDLE_TIMEOUT,
-            )?,
-        })
-    }
-}
-
-impl StateSettings {
-    /// Each setting: the environment, then the flag, then the file.
-    pub(super) fn load(
-        file: &FileConfig,
-        flags: &ServeFlags,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, ConfigError> {
-        let anonymous_store = match env("WIREBRIDGE_ANONYMOUS_STORE").as_deref() {
-            Some("true" | "1") => true,
-            Some("false" | "0") => false,
-            Some(v) => {
-                return Err(value(
-                    "WIREBRIDGE_ANONYMOUS_STORE",
-                    "",
-                    format!("'{v}' is not true or false"),
-                ))
-            }
-            None => flags.anonymous_store || file.anonymous_store.unwrap_or(false),
-        };
-        let missing_history = match env("WIREBRIDGE_MISSING_HISTORY").as_deref() {
-            Some("refuse") => MissingHistorySetting::Refuse,
-            Some("continue") => MissingHistorySetting::Continue,
-            Some(v) => {
-                return Err(value(
-                    "WIREBRIDGE_MISSING_HISTORY",
-                    "",
-                    format!("'{v}' is not refuse or continue"),
-                ))
-            }
-            None => flags
-                .missing_history
-                .or(file.missing_history)
-                .unwrap_or(MissingHistorySetting::Refuse),
-        };
-        Ok(Self {
-            anonymous_store,
-            missing_history: missing_history.into(),
-            tenant_max_entries: number(
-                "store_tenant_max_entries",
-                env("WIREBRIDGE_STORE_TENANT_MAX_ENTRIES"),
-                file.store_tenant_max_entries,
-                wirebridge_store::MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT,
-            )?,
-            tenant_max_bytes: number(
-                "store_tenant_max_bytes",
-                env("WIREBRIDGE_STORE_TENANT_MAX_BYTES"),
-                file.store_tenant_max_bytes,
-                wirebridge_store::MemoryStore::DEFAULT_MAX_BYTES_PER_TENANT,
-            )?,
-        })
-    }
-}
-
-/// A positive count: the environment, else `given` (flag or file), else
-/// `default`.
-fn number(
-    key: &str,
-    env: Option<String>,
-    given: Option<usize>,
-    default: usize,
-) -> Result<usize, ConfigError> {
-    let n = match env {
-        Some(v) => v.trim().parse::<usize>().map_err(|_| {
-            value(
-                &format!("WIREBRIDGE_{}", key.to_ascii_uppercase()),
-                "",
-                format!("'{v}' is not a whole number"),
-            )
-        })?,
-        None => given.unwrap_or(default),
-    };
-    if n == 0 {
-        return Err(value(key, "", "must be at least 1"));
-    }
-    Ok(n)
 }

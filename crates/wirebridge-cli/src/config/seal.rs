@@ -2,9 +2,7 @@
 //! current one (`seal_key`, or one generated for this process) and earlier
 //! ones still accepted during a rotation (`seal_previous_keys`).
 
-use wirebridge_convert::seal::{KeyError, SealKey};
-
-use super::{pick, value, ConfigError, FileConfig, Origin};
+use wirebridge_convert::seal::SealKey;
 
 /// The seal keys: the current one, previous ones still accepted, and
 /// whether the current one was generated for this process only.
@@ -19,51 +17,13 @@ pub struct SealKeys {
 }
 
 impl SealKeys {
-    /// The environment, then the file.
-    pub(super) fn load(
-        file: &FileConfig,
-        env: &dyn Fn(&str) -> Option<String>,
-        origin: &Origin<'_>,
-    ) -> Result<Self, ConfigError> {
-        let (seal_key, seal_at) = pick(env("WIREBRIDGE_SEAL_KEY"), None, &file.seal_key, origin);
-        let seal = match seal_key {
-            // The message never repeats the key.
-            Some(text) => SealKeys {
-                current: text
-                    .parse()
-                    .map_err(|e: KeyError| value("seal_key", &seal_at, e.to_string()))?,
-                previous: Vec::new(),
-                generated: false,
-            },
-            None => SealKeys {
-                current: SealKey::generate(),
-                previous: Vec::new(),
-                generated: true,
-            },
-        };
-        let previous: Vec<(String, String)> = match env("WIREBRIDGE_SEAL_PREVIOUS_KEYS") {
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(|k| (k.to_owned(), " (environment)".to_owned()))
-                .collect(),
-            None => file
-                .seal_previous_keys
-                .iter()
-                .map(|k| (k.get_ref().clone(), origin.at(Some(k.span()))))
-                .collect(),
-        };
-        let seal = SealKeys {
-            previous: previous
-                .into_iter()
-                .map(|(text, at)| {
-                    text.parse()
-                        .map_err(|e: KeyError| value("seal_previous_keys", &at, e.to_string()))
-                })
-                .collect::<Result<_, _>>()?,
-            ..seal
-        };
-        Ok(seal)
+    /// The key set, or one generated for this process.
+    pub(super) fn new(current: Option<SealKey>, previous: Vec<SealKey>) -> Self {
+        let generated = current.is_none();
+        Self {
+            current: current.unwrap_or_else(SealKey::generate),
+            previous,
+            generated,
+        }
     }
 }
