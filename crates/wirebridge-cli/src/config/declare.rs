@@ -241,7 +241,7 @@ pub(super) struct Sources<'a> {
 }
 
 impl Sources<'_> {
-    /// The environment, else the flag, else the file, else the default.
+    /// The flag, else the environment, else the file, else the default.
     pub(super) fn get<T: Value>(
         &self,
         key: &'static str,
@@ -252,10 +252,10 @@ impl Sources<'_> {
             .find(|d| d.key == key)
             .expect("a declared setting");
         let var = declared.env_var();
-        let (parsed, at) = if let Some(text) = (self.env)(&var) {
-            (T::parse(&text), format!(" (environment {var})"))
-        } else if let Some((flag, text)) = self.flags.given.get(key) {
+        let (parsed, at) = if let Some((flag, text)) = self.flags.given.get(key) {
             (T::parse(text), format!(" ({flag})"))
+        } else if let Some(text) = (self.env)(&var) {
+            (T::parse(&text), format!(" (environment {var})"))
         } else if let Some(spanned) = file {
             (
                 T::from_toml(spanned.get_ref()),

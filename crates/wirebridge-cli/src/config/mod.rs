@@ -1,5 +1,5 @@
-//! Settings: defaults, then the TOML file, then flags, then `WIREBRIDGE_*`
-//! environment variables, each overriding the one before. Each setting is
+//! Settings: defaults, then the TOML file, then `WIREBRIDGE_*` environment
+//! variables, then flags, each overriding the one before. Each setting is
 //! declared once, in `settings.rs`.
 
 mod declare;
@@ -141,15 +141,15 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Each setting from the first of its sources that sets it: its
-    /// environment variable, its flag, the file, its default.
+    /// Each setting from the first of its sources that sets it: its flag,
+    /// its environment variable, the file, its default. The file is
+    /// `--config`, else `WIREBRIDGE_CONFIG`.
     pub fn load(
         flags: &ServeFlags,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let config_path = env("WIREBRIDGE_CONFIG")
-            .map(PathBuf::from)
-            .or_else(|| flags.config.clone());
+        let config_path =
+            (flags.config.clone()).or_else(|| env("WIREBRIDGE_CONFIG").map(PathBuf::from));
         let (file, source) = match &config_path {
             Some(path) => {
                 let source = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
