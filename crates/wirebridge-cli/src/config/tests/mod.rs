@@ -1,11 +1,17 @@
-//! Settings resolution, from each source and in order.
+//! Settings resolution: what each setting takes and refuses.
+
+mod sources;
 
 use super::*;
 use wirebridge_convert::seal::SealKey;
 use wirebridge_tower::MissingHistory;
 
 /// The settings of `file`, `serve FLAGS` and `env`.
-fn load(file: Option<&str>, flags: &[&str], env: &[(&str, &str)]) -> Result<Config, ConfigError> {
+pub(super) fn load(
+    file: Option<&str>,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Config, ConfigError> {
     let path = file.map(settings_file);
     let mut args = flags.to_vec();
     if let Some(path) = &path {
@@ -19,7 +25,7 @@ fn load(file: Option<&str>, flags: &[&str], env: &[(&str, &str)]) -> Result<Conf
 }
 
 /// A settings file of its own (tests run in parallel) holding `text`.
-fn settings_file(text: &str) -> PathBuf {
+pub(super) fn settings_file(text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wirebridge-config-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -27,25 +33,6 @@ fn settings_file(text: &str) -> PathBuf {
     let path = dir.join(format!("{n}.toml"));
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// `get` of the settings with no source, with `file`, with `file` and
-/// `env`, and with all three and `flags`: `expected`, in that order.
-fn layers<T: PartialEq + std::fmt::Debug>(
-    get: impl Fn(&Config) -> T,
-    file: &str,
-    env: (&str, &str),
-    flags: &[&str],
-    expected: [T; 4],
-) {
-    let [default, in_file, in_env, flagged] = expected;
-    assert_eq!(get(&load(None, &[], &[]).unwrap()), default, "the default");
-    let c = load(Some(file), &[], &[]).unwrap();
-    assert_eq!(get(&c), in_file, "the file over the default: {file}");
-    let c = load(Some(file), &[], &[env]).unwrap();
-    assert_eq!(get(&c), in_env, "the environment over the file: {env:?}");
-    let c = load(Some(file), flags, &[env]).unwrap();
-    assert_eq!(get(&c), flagged, "the flag over the environment: {flags:?}");
 }
 
 #[test]
@@ -107,178 +94,6 @@ fn defaults() {
         })
     );
     assert!(load(None, &["--store", "disk"], &[]).is_err());
-}
-
-#[test]
-fn the_flag_over_the_environment_over_the_file_over_the_default() {
-    // Text.
-    layers(
-        |c| c.profile.name.clone(),
-        "profile = \"vllm\"\n",
-        ("WIREBRIDGE_PROFILE", "deepseek"),
-        &["--profile", "ollama"],
-        ["generic", "vllm", "deepseek", "ollama"].map(String::from),
-    );
-    let url = |u: &str| {
-        Upstream::Url(UpstreamUrl {
-            uri: u.parse().unwrap(),
-            credentials: None,
-        })
-    };
-    layers(
-        |c| c.upstream.clone(),
-        "upstream = \"http://file:1/v1\"\n",
-        ("WIREBRIDGE_UPSTREAM", "http://env:1/v1"),
-        &["--upstream", "demo"],
-        [
-            Upstream::Demo,
-            url("http://file:1/v1"),
-            url("http://env:1/v1"),
-            Upstream::Demo,
-        ],
-    );
-    // Numbers.
-    layers(
-        |c| c.runtime.workers,
-        "workers = 3\n",
-        ("WIREBRIDGE_WORKERS", "2"),
-        &["--workers", "5"],
-        [None, Some(3), Some(2), Some(5)],
-    );
-    layers(
-        |c| c.max_body,
-        "max_body = 1000\n",
-        ("WIREBRIDGE_MAX_BODY", "2000"),
-        &["--max-body", "3000"],
-        [32 << 20, 1000, 2000, 3000],
-    );
-    // Durations.
-    let secs = Duration::from_secs_f64;
-    layers(
-        |c| c.limits.idle_timeout,
-        "idle_timeout = 90\n",
-        ("WIREBRIDGE_IDLE_TIMEOUT", "2m"),
-        &["--idle-timeout", "1500ms"],
-        [secs(75.0), secs(90.0), secs(120.0), secs(1.5)],
-    );
-    // Switches, each way.
-    layers(
-        |c| c.exchange.websocket,
-        "websocket = false\n",
-        ("WIREBRIDGE_WEBSOCKET", "true"),
-        &["--no-websocket"],
-        [true, false, true, false],
-    );
-    layers(
-        |c| c.state.anonymous_store,
-        "anonymous_store = true\n",
-        ("WIREBRIDGE_ANONYMOUS_STORE", "0"),
-        &["--anonymous-store"],
-        [false, true, false, true],
-    );
-    // Names from a list.
-    layers(
-        |c| c.log_format,
-        "log_format = \"json\"\n",
-        ("WIREBRIDGE_LOG_FORMAT", "pretty"),
-        &["--log-format", "json"],
-        [
-            LogFormat::Pretty,
-            LogFormat::Json,
-            LogFormat::Pretty,
-            LogFormat::Json,
-        ],
-    );
-    layers(
-        |c| c.state.missing_history,
-        "missing_history = \"continue\"\n",
-        ("WIREBRIDGE_MISSING_HISTORY", "refuse"),
-        &["--missing-history", "continue"],
-        [
-            MissingHistory::Refuse,
-            MissingHistory::Continue,
-            MissingHistory::Refuse,
-            MissingHistory::Continue,
-        ],
-    );
-    // An address.
-    layers(
-        |c| c.metrics.listen.map(|a| a.port()),
-        "metrics_listen = \"127.0.0.1:1\"\n",
-        ("WIREBRIDGE_METRICS_LISTEN", "127.0.0.1:2"),
-        &["--metrics-listen", "127.0.0.1:3"],
-        [None, Some(1), Some(2), Some(3)],
-    );
-}
-
-#[test]
-fn the_later_of_a_switch_s_two_flags_wins() {
-    let websocket = |flags: &[&str]| {
-        let env = [("WIREBRIDGE_WEBSOCKET", "false")];
-        load(None, flags, &env).unwrap().exchange.websocket
-    };
-    assert!(!websocket(&[]));
-    assert!(websocket(&["--websocket"]));
-    assert!(websocket(&["--no-websocket", "--websocket"]));
-    assert!(!websocket(&["--websocket", "--no-websocket"]));
-}
-
-#[test]
-fn the_config_flag_over_its_variable() {
-    let vllm = settings_file("profile = \"vllm\"\n");
-    let ollama = settings_file("profile = \"ollama\"\n");
-    let env = |k: &str| (k == "WIREBRIDGE_CONFIG").then(|| vllm.to_str().unwrap().to_owned());
-    let c = Config::load(&ServeFlags::parse(&[]), &env).unwrap();
-    assert_eq!(c.profile.name, "vllm");
-    let flags = ServeFlags::parse(&["--config", ollama.to_str().unwrap()]);
-    let c = Config::load(&flags, &env).unwrap();
-    assert_eq!(c.profile.name, "ollama");
-}
-
-#[test]
-fn errors_name_the_source_of_the_value() {
-    let err = |file: Option<&str>, flags: &[&str], env: &[(&str, &str)]| {
-        load(file, flags, env).unwrap_err().to_string()
-    };
-    let bad = "'soon' is not a duration (such as 10s, 500ms, 2m or a number of seconds)";
-    assert_eq!(
-        err(None, &["--idle-timeout", "soon"], &[]),
-        format!("invalid setting 'idle_timeout' (--idle-timeout): {bad}")
-    );
-    assert_eq!(
-        err(None, &[], &[("WIREBRIDGE_IDLE_TIMEOUT", "soon")]),
-        format!("invalid setting 'idle_timeout' (environment WIREBRIDGE_IDLE_TIMEOUT): {bad}")
-    );
-    let e = err(Some("\nidle_timeout = \"soon\"\n"), &[], &[]);
-    assert!(e.starts_with("invalid setting 'idle_timeout' ("), "{e}");
-    assert!(e.ends_with(&format!(".toml line 2): {bad}")), "{e}");
-    // A switch flag.
-    let e = err(None, &[], &[("WIREBRIDGE_ANONYMOUS_STORE", "yes")]);
-    assert_eq!(
-        e,
-        "invalid setting 'anonymous_store' (environment WIREBRIDGE_ANONYMOUS_STORE): \
-         'yes' is not true or false"
-    );
-    // A check of one setting against another names where the one came from.
-    let e = err(None, &["--store-ca-file", "/ca.pem"], &[]);
-    assert!(e.contains("'store_ca_file' (--store-ca-file)"), "{e}");
-    let e = err(
-        None,
-        &[],
-        &[("WIREBRIDGE_UPSTREAM_API_KEY_ENV", "NOPE_KEY")],
-    );
-    assert!(
-        e.contains("(environment WIREBRIDGE_UPSTREAM_API_KEY_ENV)") && e.contains("NOPE_KEY"),
-        "{e}"
-    );
-    // A value under the one that wins is not read.
-    let c = load(
-        Some("idle_timeout = \"later\"\n"),
-        &["--idle-timeout", "3s"],
-        &[("WIREBRIDGE_IDLE_TIMEOUT", "soon")],
-    )
-    .unwrap();
-    assert_eq!(c.limits.idle_timeout, Duration::from_secs(3));
 }
 
 #[test]
