@@ -4,12 +4,8 @@
 
 mod declare;
 mod duration;
-mod exchange;
-mod limits;
-mod metrics;
 mod models;
-mod runtime;
-mod seal;
+mod parts;
 mod settings;
 mod store;
 mod types;
@@ -28,11 +24,10 @@ use declare::{Got, Origin, Sources};
 use settings::{FileConfig, Settings};
 
 pub use declare::ServeFlags;
-pub use exchange::{ExchangeLimits, MissingHistorySetting, StateSettings};
-pub use limits::ServerLimits;
-pub use metrics::MetricsSettings;
-pub use runtime::RuntimeSettings;
-pub use seal::SealKeys;
+pub use parts::{
+    ExchangeLimits, MetricsSettings, MissingHistorySetting, RuntimeSettings, SealKeys,
+    ServerLimits, StateSettings,
+};
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamUrl};
 
@@ -131,9 +126,11 @@ pub enum ConfigError {
     /// A value is wrong.
     #[error("invalid setting '{key}'{at}: {message}")]
     Value {
-        /// The setting (a flag, key or variable name).
+        /// The setting's file key.
         key: String,
-        /// Where it came from, such as " (config.toml line 3)".
+        /// Where the value came from: " (--idle-timeout)",
+        /// " (environment WIREBRIDGE_IDLE_TIMEOUT)", " (config.toml line 3)",
+        /// or nothing for a default.
         at: String,
         /// What is wrong.
         message: String,
@@ -148,8 +145,8 @@ impl Config {
         flags: &ServeFlags,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
-        let config_path =
-            (flags.config.clone()).or_else(|| env("WIREBRIDGE_CONFIG").map(PathBuf::from));
+        let config_path = flags.config.clone();
+        let config_path = config_path.or_else(|| env("WIREBRIDGE_CONFIG").map(PathBuf::from));
         let (file, source) = match &config_path {
             Some(path) => {
                 let source = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -186,8 +183,8 @@ impl Config {
         let store = store::load(&s)?;
         let upstream_key = match &s.upstream_api_key_env.value {
             Some(var) => Some(env(var).filter(|k| !k.is_empty()).ok_or_else(|| {
-                (s.upstream_api_key_env)
-                    .invalid(format!("the environment variable {var} is not set"))
+                let unset = format!("the environment variable {var} is not set");
+                s.upstream_api_key_env.invalid(unset)
             })?),
             None => None,
         };
