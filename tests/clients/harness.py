@@ -98,7 +98,7 @@ class Process:
         self.args = args
         self.log_path = log_path
         self.output: list[bytes] = []
-        # `WIREBRIDGE_*` variables override flags: keep the caller's out.
+        # A caller's `WIREBRIDGE_*` variables would set what the flags leave: keep them out.
         environment = {k: v for k, v in os.environ.items() if not k.startswith("WIREBRIDGE_")}
         environment.update(env or {})
         self._log = open(log_path, "wb")

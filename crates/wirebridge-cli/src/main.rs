@@ -36,8 +36,8 @@ struct Cli {
 enum Command {
     /// Run the proxy. Both /v1/responses and /v1/chat/completions are
     /// served: the API the upstream speaks passes through, the other is
-    /// translated. Settings: flags, a TOML file (--config), and WIREBRIDGE_*
-    /// environment variables, which override the flags.
+    /// translated. Each setting is taken from its flag, else its WIREBRIDGE_*
+    /// environment variable, else the TOML file (--config), else its default.
     Serve(Box<config::ServeFlags>),
     /// Run the deterministic demo upstream on its own.
     Demo {

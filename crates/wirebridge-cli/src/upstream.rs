@@ -416,10 +416,7 @@ mod tests {
     fn a_configured_key_wins_over_url_credentials() {
         let url = |u: &str| {
             crate::config::Config::load(
-                &crate::config::ServeFlags {
-                    upstream: Some(u.into()),
-                    ..Default::default()
-                },
+                &crate::config::ServeFlags::parse(&["--upstream", u]),
                 &|_| None,
             )
             .unwrap()

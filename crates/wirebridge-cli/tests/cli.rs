@@ -308,6 +308,29 @@ fn bad_settings_exit_2_naming_the_key() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("nonesuch"));
 
+    // A bad value names its flag or variable.
+    let output = Command::new(BIN)
+        .args(["serve", "--idle-timeout", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("'idle_timeout' (--idle-timeout)"),
+        "{stderr}"
+    );
+    let output = Command::new(BIN)
+        .arg("serve")
+        .env("WIREBRIDGE_PROFILE", "nonesuch")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("'profile' (environment WIREBRIDGE_PROFILE)"),
+        "{stderr}"
+    );
+
     // A bad seal key is named, never repeated.
     let output = Command::new(BIN)
         .arg("serve")
@@ -318,6 +341,61 @@ fn bad_settings_exit_2_naming_the_key() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("seal_key"), "{stderr}");
     assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_flag_wins_over_the_environment() {
+    let proxy = start_with_env(
+        &[
+            "serve",
+            "--profile",
+            "vllm",
+            "--upstream-label",
+            "the flagged gateway",
+        ],
+        &[
+            ("WIREBRIDGE_PROFILE", "nonesuch"),
+            ("WIREBRIDGE_UPSTREAM", "http://127.0.0.1:1/v1"),
+            ("WIREBRIDGE_UPSTREAM_LABEL", "the exported gateway"),
+        ],
+    );
+    // The flags' profile over a variable naming none (which would be
+    // refused) and label, and the environment's upstream (nothing listens
+    // on port 1).
+    let (status, body) = post(
+        &format!("{}/v1/responses", proxy.url),
+        &json!({"model": "m", "input": "x"}),
+    )
+    .await;
+    assert_eq!(status, 502, "{}", String::from_utf8_lossy(&body));
+    let error: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the flagged gateway could not be reached"),
+        "{error}"
+    );
+}
+
+#[test]
+fn serve_help_shows_defaults_and_variables() {
+    let output = Command::new(BIN)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    for shown in [
+        "--listen <ADDR> Address to listen on [default: 127.0.0.1:8787] [env: WIREBRIDGE_LISTEN]",
+        "[default: 75s] [env: WIREBRIDGE_IDLE_TIMEOUT]",
+        "--upstream-api <chat|responses>",
+        "[default: one per core] [env: WIREBRIDGE_WORKERS]",
+        "--config <FILE> Settings file (TOML) [env: WIREBRIDGE_CONFIG]",
+    ] {
+        assert!(help.contains(shown), "{shown}: {help}");
+    }
 }
 
 #[tokio::test]

@@ -1,57 +1,35 @@
-//! Duration settings: `"10s"`, `"500ms"`, `"2m"`, or a number of seconds,
-//! from the environment, a flag or the file.
+//! Duration settings: `"10s"`, `"500ms"`, `"2m"`, or a number of seconds
+//! (in the file, also a bare number).
 
 use std::time::Duration;
 
-use super::{value, ConfigError, Origin};
+use super::types::{expected, Value};
 
 /// The longest duration a setting takes. Longer ones are almost certainly a
 /// unit mistake, and deadlines this far out are never useful.
 const MAX: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// Where one duration setting is looked up, and what it defaults to.
-pub(super) struct DurationSetting<'a> {
-    /// The file key, used in error messages for every source.
-    pub key: &'a str,
-    /// `WIREBRIDGE_…`.
-    pub env: Option<String>,
-    /// The flag's text.
-    pub flag: Option<&'a str>,
-    /// The file's value: a string with a unit, or a number of seconds.
-    pub file: Option<&'a toml::Spanned<toml::Value>>,
-    /// When no source sets it.
-    pub default: Duration,
-}
+impl Value for Duration {
+    const VALUE_NAME: &'static str = "DURATION";
 
-impl DurationSetting<'_> {
-    /// The environment, then the flag, then the file, then the default.
-    pub(super) fn resolve(self, origin: &Origin<'_>) -> Result<Duration, ConfigError> {
-        let (parsed, at) = if let Some(text) = &self.env {
-            (parse(text), " (environment)".to_owned())
-        } else if let Some(text) = self.flag {
-            (parse(text), String::new())
-        } else if let Some(spanned) = self.file {
-            let parsed = match spanned.get_ref() {
-                toml::Value::String(text) => parse(text),
-                toml::Value::Integer(secs) => u64::try_from(*secs)
-                    .map_err(|_| format!("{secs} is negative"))
-                    .and_then(|secs| checked(Duration::from_secs(secs), &secs.to_string())),
-                toml::Value::Float(secs) => seconds(*secs, &secs.to_string()),
-                other => Err(format!(
-                    "expected a duration such as \"10s\" or \"500ms\", found a {}",
-                    other.type_str()
-                )),
-            };
-            (parsed, origin.at(Some(spanned.span())))
-        } else {
-            return Ok(self.default);
-        };
-        parsed.map_err(|message| value(self.key, &at, message))
+    fn parse(text: &str) -> Result<Self, String> {
+        parse(text)
+    }
+
+    fn from_toml(value: &toml::Value) -> Result<Self, String> {
+        match value {
+            toml::Value::String(text) => parse(text),
+            toml::Value::Integer(secs) => u64::try_from(*secs)
+                .map_err(|_| format!("{secs} is negative"))
+                .and_then(|secs| checked(Duration::from_secs(secs), &secs.to_string())),
+            toml::Value::Float(secs) => seconds(*secs, &secs.to_string()),
+            other => Err(expected("a duration such as \"10s\" or \"500ms\"", other)),
+        }
     }
 }
 
 /// `"10s"`, `"500ms"`, `"1.5m"`, `"1h"`, or a bare number of seconds.
-pub(super) fn parse(text: &str) -> Result<Duration, String> {
+fn parse(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -38,7 +38,7 @@ pub(super) fn load(
             if let Some(name) = &table.display_name {
                 return Err(value(
                     "model_defaults.display_name",
-                    &origin.at(Some(name.span())),
+                    &origin.at(name.span()),
                     "a display name belongs to one model: set it in its [models.\"NAME\"] table",
                 ));
             }
@@ -84,7 +84,7 @@ fn settings(
             Ok(tokens) if tokens > 0 => Ok(tokens),
             _ => Err(value(
                 &field("context_window"),
-                &origin.at(Some(tokens.span())),
+                &origin.at(tokens.span()),
                 "must be a positive number of tokens",
             )),
         })
@@ -93,7 +93,7 @@ fn settings(
         .input_modalities
         .as_ref()
         .map(|names| {
-            let at = origin.at(Some(names.span()));
+            let at = origin.at(names.span());
             let modalities = names
                 .get_ref()
                 .iter()
@@ -117,7 +117,7 @@ fn settings(
             if !offered.contains(effort.get_ref()) {
                 return Err(value(
                     &field("default_reasoning_effort"),
-                    &origin.at(Some(effort.span())),
+                    &origin.at(effort.span()),
                     format!(
                         "'{}' is not one of the efforts offered ({})",
                         effort.get_ref(),
@@ -137,7 +137,7 @@ fn settings(
             std::fs::read_to_string(&full).map_err(|e| {
                 value(
                     &field("instructions_file"),
-                    &origin.at(Some(path.span())),
+                    &origin.at(path.span()),
                     format!("cannot read {}: {e}", full.display()),
                 )
             })
@@ -167,7 +167,7 @@ fn efforts(
     {
         return Err(value(
             key,
-            &origin.at(Some(names.span())),
+            &origin.at(names.span()),
             format!(
                 "unknown reasoning effort '{unknown}' (known: {})",
                 REASONING_EFFORTS.join(", ")
@@ -200,8 +200,6 @@ fn beside(settings_file: Option<&Path>, path: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use wirebridge_convert::catalog::CatalogModel;
 
     use super::*;
@@ -218,16 +216,11 @@ mod tests {
         std::fs::write(dir.join("prompt.md"), "You write code.\n").unwrap();
         let path = dir.join("bridge.toml");
         std::fs::write(&path, file).unwrap();
-        let flags: BTreeMap<&str, &str> = flags.iter().copied().collect();
-        let serve = ServeFlags {
-            config: Some(path),
-            profile: flags.get("profile").map(|p| p.to_string()),
-            upstream_api: flags.get("upstream_api").map(|api| match *api {
-                "responses" => UpstreamApi::Responses,
-                _ => UpstreamApi::Chat,
-            }),
-            ..ServeFlags::default()
-        };
+        let mut args = vec!["--config", path.to_str().unwrap()];
+        for (key, value) in flags {
+            args.extend([key, value]);
+        }
+        let serve = ServeFlags::parse(&args);
         Config::load(&serve, &|_| None)
     }
 
@@ -245,18 +238,18 @@ mod tests {
         // Codex is offered none.
         let generic = load("", &[]).unwrap();
         assert!(model(&generic, "m").reasoning_efforts.is_empty());
-        let vllm = load("", &[("profile", "vllm")]).unwrap();
+        let vllm = load("", &[("--profile", "vllm")]).unwrap();
         assert_eq!(
             model(&vllm, "m").reasoning_efforts,
             ["low", "medium", "high"]
         );
-        let openai = load("", &[("profile", "openai")]).unwrap();
+        let openai = load("", &[("--profile", "openai")]).unwrap();
         assert_eq!(
             model(&openai, "m").reasoning_efforts,
             ["none", "minimal", "low", "medium", "high", "xhigh"]
         );
         // A Responses upstream reads the effort itself.
-        let responses = load("", &[("upstream_api", "responses")]).unwrap();
+        let responses = load("", &[("--upstream-api", "responses")]).unwrap();
         assert_eq!(
             model(&responses, "m").reasoning_efforts,
             ["low", "medium", "high"]

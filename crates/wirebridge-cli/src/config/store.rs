@@ -1,6 +1,5 @@
 //! Where responses are kept: `store` (memory, none, or a Redis URL), and
-//! for Redis the TLS files and the timeout. Each from the environment, a
-//! flag or the file.
+//! for Redis the TLS files and the timeout.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -8,13 +7,8 @@ use std::time::Duration;
 
 use wirebridge_store::RedisStore;
 
-use super::duration::DurationSetting;
 use super::upstream::redact;
-use super::{pick, value, ConfigError, FileConfig, Origin, ServeFlags};
-
-/// How long Redis may take to connect, to answer a command, and to finish a
-/// store operation as a whole, before the request that needs it gets a 503.
-pub const DEFAULT_STORE_TIMEOUT: Duration = RedisStore::DEFAULT_TIMEOUT;
+use super::{ConfigError, Settings};
 
 /// Where responses are kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,104 +78,41 @@ pub struct ClientCertificate {
 }
 
 /// `store` and the Redis settings.
-pub(super) fn load(
-    file: &FileConfig,
-    flags: &ServeFlags,
-    env: &dyn Fn(&str) -> Option<String>,
-    origin: &Origin<'_>,
-) -> Result<StoreSetting, ConfigError> {
-    let path = |var: &str, flag: &Option<String>, file: &Option<toml::Spanned<String>>| {
-        let (text, at) = pick(env(var), flag.clone(), file, origin);
-        (text.map(PathBuf::from), at)
-    };
-    let (ca_file, ca_at) = path(
-        "WIREBRIDGE_STORE_CA_FILE",
-        &flags.store_ca_file,
-        &file.store_ca_file,
-    );
-    let (cert_file, cert_at) = path(
-        "WIREBRIDGE_STORE_CLIENT_CERT_FILE",
-        &flags.store_client_cert_file,
-        &file.store_client_cert_file,
-    );
-    let (key_file, key_at) = path(
-        "WIREBRIDGE_STORE_CLIENT_KEY_FILE",
-        &flags.store_client_key_file,
-        &file.store_client_key_file,
-    );
-    let client_certificate = match (cert_file, key_file) {
+pub(super) fn load(s: &Settings) -> Result<StoreSetting, ConfigError> {
+    let (cert, key) = (&s.store_client_cert_file, &s.store_client_key_file);
+    let client_certificate = match (&cert.value, &key.value) {
         (Some(cert_file), Some(key_file)) => Some(ClientCertificate {
-            cert_file,
-            key_file,
+            cert_file: cert_file.clone(),
+            key_file: key_file.clone(),
         }),
         (None, None) => None,
-        (Some(_), None) => {
-            return Err(value(
-                "store_client_cert_file",
-                &cert_at,
-                "store_client_key_file must be set too",
-            ))
-        }
-        (None, Some(_)) => {
-            return Err(value(
-                "store_client_key_file",
-                &key_at,
-                "store_client_cert_file must be set too",
-            ))
-        }
+        (Some(_), None) => return Err(cert.invalid("store_client_key_file must be set too")),
+        (None, Some(_)) => return Err(key.invalid("store_client_cert_file must be set too")),
     };
-    let timeout = DurationSetting {
-        key: "store_timeout",
-        env: env("WIREBRIDGE_STORE_TIMEOUT"),
-        flag: flags.store_timeout.as_deref(),
-        file: file.store_timeout.as_ref(),
-        default: DEFAULT_STORE_TIMEOUT,
-    }
-    .resolve(origin)?;
-
-    let (store, store_at) = pick(
-        env("WIREBRIDGE_STORE"),
-        flags.store.clone(),
-        &file.store,
-        origin,
-    );
-    let store = match store.as_deref().unwrap_or("memory") {
+    let store = match s.store.value.as_str() {
         "memory" => StoreSetting::Memory,
         "none" => StoreSetting::None,
         url => {
             let tls = RedisStore::uses_tls(url).map_err(|e| {
-                value(
-                    "store",
-                    &store_at,
-                    format!("{e} (it must be memory, none or a Redis URL)"),
-                )
+                s.store
+                    .invalid(format!("{e} (it must be memory, none or a Redis URL)"))
             })?;
             StoreSetting::Redis(RedisSetting {
                 url: url.to_owned(),
                 tls,
-                ca_file: ca_file.clone(),
+                ca_file: s.store_ca_file.value.clone(),
                 client_certificate: client_certificate.clone(),
-                timeout,
+                timeout: s.store_timeout.value,
             })
         }
     };
     let uses_tls = matches!(&store, StoreSetting::Redis(redis) if redis.tls);
-    if !uses_tls {
-        let set = [
-            ("store_ca_file", ca_file.is_some(), &ca_at),
-            (
-                "store_client_cert_file",
-                client_certificate.is_some(),
-                &cert_at,
-            ),
-        ];
-        if let Some((key, _, at)) = set.into_iter().find(|(_, set, _)| *set) {
-            return Err(value(
-                key,
-                at,
-                "it applies to a Redis store over TLS only (rediss:// or rediss+cluster://)",
-            ));
-        }
+    let tls_only = "it applies to a Redis store over TLS only (rediss:// or rediss+cluster://)";
+    if !uses_tls && s.store_ca_file.value.is_some() {
+        return Err(s.store_ca_file.invalid(tls_only));
+    }
+    if !uses_tls && client_certificate.is_some() {
+        return Err(cert.invalid(tls_only));
     }
     Ok(store)
 }

@@ -1,22 +1,46 @@
 //! How the upstream is reached and named: its URL, with its credentials
 //! (`http://user:pass@host/v1`) split off (they become an `Authorization:
 //! Basic` header, and are never part of a URI that could be logged or
-//! shown), the connect timeout, and the label error bodies use.
+//! shown), and the label error bodies use.
 
 use std::fmt;
-use std::time::Duration;
 
-use super::duration::DurationSetting;
-use super::{pick, value, ConfigError, FileConfig, Origin, ServeFlags};
-
-/// How long connecting to the upstream may take.
-pub const DEFAULT_UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How error bodies sent to clients name the upstream.
-pub const DEFAULT_UPSTREAM_LABEL: &str = "the upstream";
+use super::types::Value;
+use super::Upstream;
 
 /// Longest upstream label: it is repeated in every error body.
 const MAX_LABEL_CHARS: usize = 100;
+
+/// `demo`, or an `http://` or `https://` base URL.
+impl Value for Upstream {
+    const VALUE_NAME: &'static str = "URL";
+
+    fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "demo" => Ok(Upstream::Demo),
+            url => parse(url).map(Upstream::Url),
+        }
+    }
+}
+
+/// The name error bodies give the upstream: one line of text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Label(pub String);
+
+impl Value for Label {
+    const VALUE_NAME: &'static str = "TEXT";
+
+    fn parse(text: &str) -> Result<Self, String> {
+        let label = text.trim();
+        if label.is_empty() || label.chars().any(char::is_control) {
+            return Err("it must be one non-empty line of text".into());
+        }
+        if label.chars().count() > MAX_LABEL_CHARS {
+            return Err(format!("it is longer than {MAX_LABEL_CHARS} characters"));
+        }
+        Ok(Self(label.to_owned()))
+    }
+}
 
 /// An upstream base URL, without its userinfo.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +77,7 @@ impl fmt::Debug for Credentials {
 
 /// Parses an `http://` or `https://` base URL. Messages never repeat the
 /// userinfo: a URL that fails to parse may still hold a password.
-pub(super) fn parse(url: &str) -> Result<UpstreamUrl, String> {
+fn parse(url: &str) -> Result<UpstreamUrl, String> {
     let shown = redact(url);
     let uri: http::Uri = url
         .parse()
@@ -121,57 +145,6 @@ fn percent_decode(text: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
-}
-
-/// The upstream's connect timeout.
-pub(super) fn connect_timeout(
-    file: &FileConfig,
-    flags: &ServeFlags,
-    env: &dyn Fn(&str) -> Option<String>,
-    origin: &Origin<'_>,
-) -> Result<Duration, ConfigError> {
-    DurationSetting {
-        key: "upstream_connect_timeout",
-        env: env("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT"),
-        flag: flags.upstream_connect_timeout.as_deref(),
-        file: file.upstream_connect_timeout.as_ref(),
-        default: DEFAULT_UPSTREAM_CONNECT_TIMEOUT,
-    }
-    .resolve(origin)
-}
-
-/// The name error bodies give the upstream: one line of text.
-pub(super) fn label(
-    file: &FileConfig,
-    flags: &ServeFlags,
-    env: &dyn Fn(&str) -> Option<String>,
-    origin: &Origin<'_>,
-) -> Result<String, ConfigError> {
-    let (label, at) = pick(
-        env("WIREBRIDGE_UPSTREAM_LABEL"),
-        flags.upstream_label.clone(),
-        &file.upstream_label,
-        origin,
-    );
-    let Some(label) = label else {
-        return Ok(DEFAULT_UPSTREAM_LABEL.to_owned());
-    };
-    let label = label.trim();
-    if label.is_empty() || label.chars().any(char::is_control) {
-        return Err(value(
-            "upstream_label",
-            &at,
-            "it must be one non-empty line of text",
-        ));
-    }
-    if label.chars().count() > MAX_LABEL_CHARS {
-        return Err(value(
-            "upstream_label",
-            &at,
-            format!("it is longer than {MAX_LABEL_CHARS} characters"),
-        ));
-    }
-    Ok(label.to_owned())
 }
 
 #[cfg(test)]

@@ -1,48 +1,88 @@
-//! Settings resolution, from each source and in order.
+//! Settings resolution: what each setting takes and refuses.
+
+mod sources;
 
 use super::*;
 use wirebridge_convert::seal::SealKey;
+use wirebridge_tower::MissingHistory;
 
-fn load(
+/// The settings of `file`, `serve FLAGS` and `env`.
+pub(super) fn load(
     file: Option<&str>,
-    flags: ServeFlags,
+    flags: &[&str],
     env: &[(&str, &str)],
 ) -> Result<Config, ConfigError> {
-    let dir = std::env::temp_dir().join(format!("wirebridge-config-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // One file per call: tests run in parallel.
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("{n}.toml"));
-    let mut flags = flags;
-    if let Some(text) = file {
-        std::fs::write(&path, text).unwrap();
-        flags.config = Some(path);
+    let path = file.map(settings_file);
+    let mut args = flags.to_vec();
+    if let Some(path) = &path {
+        args.extend(["--config", path.to_str().unwrap()]);
     }
     let env: BTreeMap<String, String> = env
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    Config::load(&flags, &|k| env.get(k).cloned())
+    Config::load(&ServeFlags::parse(&args), &|k| env.get(k).cloned())
+}
+
+/// A settings file of its own (tests run in parallel) holding `text`.
+pub(super) fn settings_file(text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wirebridge-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{n}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
 }
 
 #[test]
 fn defaults() {
-    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    let c = load(None, &[], &[]).unwrap();
     assert_eq!(c.listen.to_string(), "127.0.0.1:8787");
     assert_eq!(c.upstream, Upstream::Demo);
     assert_eq!(c.upstream_api, UpstreamApi::Chat);
     assert_eq!(c.profile.name, "generic");
     assert_eq!(c.store, StoreSetting::Memory);
-    let c = load(
-        None,
-        ServeFlags {
-            store: Some("redis://127.0.0.1:6379/2".into()),
-            ..Default::default()
-        },
-        &[],
-    )
-    .unwrap();
+    assert_eq!(c.log_format, LogFormat::Pretty);
+    assert_eq!(c.shutdown_grace_secs, 10);
+    assert_eq!(c.upstream_key, None);
+    assert_eq!(
+        c.exchange,
+        ExchangeLimits {
+            first_byte_timeout: Duration::from_secs(600),
+            idle_timeout: Duration::from_secs(300),
+            keepalive_interval: Duration::from_secs(15),
+            max_reply_size: 64 << 20,
+            websocket: true,
+            websocket_idle_timeout: Duration::from_secs(600),
+        }
+    );
+    assert!(!c.state.anonymous_store);
+    assert_eq!(c.state.missing_history, MissingHistory::Refuse);
+    assert_eq!(
+        c.metrics,
+        MetricsSettings {
+            listen: None,
+            max_models: 32
+        }
+    );
+    // Defaults other crates keep too are written out in the declaration:
+    // the two agree.
+    assert_eq!(c.max_body, wirebridge_tower::DEFAULT_BODY_LIMIT);
+    assert_eq!(
+        c.exchange.max_reply_size,
+        wirebridge_tower::DEFAULT_MAX_REPLY_SIZE
+    );
+    type Memory = wirebridge_store::MemoryStore;
+    assert_eq!(
+        c.state.tenant_max_entries,
+        Memory::DEFAULT_MAX_ENTRIES_PER_TENANT
+    );
+    assert_eq!(
+        c.state.tenant_max_bytes,
+        Memory::DEFAULT_MAX_BYTES_PER_TENANT
+    );
+    let c = load(None, &["--store", "redis://127.0.0.1:6379/2"], &[]).unwrap();
     assert_eq!(
         c.store,
         StoreSetting::Redis(RedisSetting {
@@ -50,44 +90,16 @@ fn defaults() {
             tls: false,
             ca_file: None,
             client_certificate: None,
-            timeout: store::DEFAULT_STORE_TIMEOUT,
+            timeout: wirebridge_store::RedisStore::DEFAULT_TIMEOUT,
         })
     );
-    assert!(load(
-        None,
-        ServeFlags {
-            store: Some("disk".into()),
-            ..Default::default()
-        },
-        &[]
-    )
-    .is_err());
-}
-
-#[test]
-fn flags_override_the_file_and_the_environment_overrides_both() {
-    let file = "upstream = \"http://file:1/v1\"\nprofile = \"vllm\"\n";
-    let flags = ServeFlags {
-        profile: Some("ollama".into()),
-        ..Default::default()
-    };
-    let c = load(Some(file), flags.clone(), &[]).unwrap();
-    assert_eq!(c.profile.name, "ollama");
-    assert_eq!(
-        c.upstream,
-        Upstream::Url(UpstreamUrl {
-            uri: "http://file:1/v1".parse().unwrap(),
-            credentials: None,
-        })
-    );
-    let c = load(Some(file), flags, &[("WIREBRIDGE_PROFILE", "deepseek")]).unwrap();
-    assert_eq!(c.profile.name, "deepseek");
+    assert!(load(None, &["--store", "disk"], &[]).is_err());
 }
 
 #[test]
 fn custom_profiles_and_policy_from_the_file() {
     let file = "profile = \"mine\"\n[profiles.mine]\ndeveloper_role = true\nthink_tags = \"tags\"\n[loss_policy]\nhosted_tool = \"reject\"\n";
-    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    let c = load(Some(file), &[], &[]).unwrap();
     assert_eq!(c.profile.name, "mine");
     assert!(c.profile.developer_role);
     assert_eq!(
@@ -99,12 +111,7 @@ fn custom_profiles_and_policy_from_the_file() {
 #[test]
 fn inline_reasoning_is_split_unless_a_profile_turns_it_off() {
     use wirebridge_convert::profile::ThinkTags;
-    let think_tags = |file: &str| {
-        load(Some(file), ServeFlags::default(), &[])
-            .unwrap()
-            .profile
-            .think_tags
-    };
+    let think_tags = |file: &str| load(Some(file), &[], &[]).unwrap().profile.think_tags;
     assert_eq!(think_tags(""), ThinkTags::Leading);
     assert_eq!(think_tags("profile = \"openai\"\n"), ThinkTags::Off);
     assert_eq!(
@@ -116,7 +123,7 @@ fn inline_reasoning_is_split_unless_a_profile_turns_it_off() {
         assert_eq!(think_tags(&file), mode, "{value}");
     }
     let file = "profile = \"mine\"\n[profiles.mine]\nthink_tags = \"sometimes\"\n";
-    assert!(load(Some(file), ServeFlags::default(), &[]).is_err());
+    assert!(load(Some(file), &[], &[]).is_err());
 }
 
 #[test]
@@ -126,30 +133,25 @@ fn reasoning_output_and_seal_keys() {
     let file = format!(
         "reasoning_output = \"summary\"\nseal_key = \"{key}\"\nseal_previous_keys = [\"{old}\"]\n"
     );
-    let c = load(Some(&file), ServeFlags::default(), &[]).unwrap();
+    let c = load(Some(&file), &[], &[]).unwrap();
     assert_eq!(c.reasoning_output, Some(ReasoningOutput::Summary));
     assert!(!c.seal.generated);
     assert_eq!(c.seal.current, key.parse().unwrap());
     assert_eq!(c.seal.previous, vec![old.parse::<SealKey>().unwrap()]);
-    let flags = ServeFlags {
-        reasoning_output: Some("text".into()),
-        ..Default::default()
-    };
-    let c = load(
-        Some(&file),
-        flags,
-        &[("WIREBRIDGE_REASONING_OUTPUT", "auto")],
-    )
-    .unwrap();
+    let env = [("WIREBRIDGE_REASONING_OUTPUT", "auto")];
+    let c = load(Some(&file), &[], &env).unwrap();
     assert_eq!(c.reasoning_output, Some(ReasoningOutput::Auto));
+    let flags = &["--reasoning-output", "text"];
+    let c = load(Some(&file), flags, &env).unwrap();
+    assert_eq!(c.reasoning_output, Some(ReasoningOutput::Text));
 
-    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    let c = load(None, &[], &[]).unwrap();
     assert!(c.seal.generated);
     assert_eq!(c.reasoning_output, None);
 
     let err = load(
         Some("\nseal_key = \"c2VjcmV0LWJ1dC1zaG9ydA==\"\n"),
-        ServeFlags::default(),
+        &[],
         &[],
     )
     .unwrap_err()
@@ -159,21 +161,13 @@ fn reasoning_output_and_seal_keys() {
         !err.contains("c2VjcmV0"),
         "the key is never repeated: {err}"
     );
-    let err = load(
-        None,
-        ServeFlags::default(),
-        &[("WIREBRIDGE_SEAL_PREVIOUS_KEYS", "x,y")],
-    )
-    .unwrap_err()
-    .to_string();
+    let err = load(None, &[], &[("WIREBRIDGE_SEAL_PREVIOUS_KEYS", "x,y")])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("seal_previous_keys"), "{err}");
-    let err = load(
-        Some("reasoning_output = \"loud\"\n"),
-        ServeFlags::default(),
-        &[],
-    )
-    .unwrap_err()
-    .to_string();
+    let err = load(Some("reasoning_output = \"loud\"\n"), &[], &[])
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("reasoning_output") && err.contains("line 1"),
         "{err}"
@@ -182,85 +176,66 @@ fn reasoning_output_and_seal_keys() {
 
 #[test]
 fn errors_name_the_key_and_the_line() {
-    let err = load(
-        Some("listen = \"127.0.0.1:1\"\nlisen = 3\n"),
-        ServeFlags::default(),
-        &[],
-    )
-    .unwrap_err()
-    .to_string();
+    let err = load(Some("listen = \"127.0.0.1:1\"\nlisen = 3\n"), &[], &[])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("lisen") && err.contains("line 2"), "{err}");
-    let err = load(Some("\n\nprofile = \"nope\"\n"), ServeFlags::default(), &[])
+    let err = load(Some("\n\nprofile = \"nope\"\n"), &[], &[])
         .unwrap_err()
         .to_string();
     assert!(
         err.contains("'profile'") && err.contains("line 3") && err.contains("nope"),
         "{err}"
     );
-    let err = load(
-        Some("upstream_api = \"soap\"\n"),
-        ServeFlags::default(),
-        &[],
-    )
-    .unwrap_err()
-    .to_string();
+    let err = load(Some("upstream_api = \"soap\"\n"), &[], &[])
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("upstream_api") && err.contains("line 1"),
         "{err}"
     );
-    let err = load(Some("upstream = \"ftp://x\"\n"), ServeFlags::default(), &[])
+    let err = load(Some("upstream = \"ftp://x\"\n"), &[], &[])
         .unwrap_err()
         .to_string();
     assert!(
         err.contains("'upstream'") && err.contains("line 1"),
         "{err}"
     );
-    let err = load(
-        None,
-        ServeFlags {
-            upstream_api_key_env: Some("NOPE_KEY".into()),
-            ..Default::default()
-        },
-        &[],
-    )
-    .unwrap_err();
+    let err = load(None, &["--upstream-api-key-env", "NOPE_KEY"], &[]).unwrap_err();
     assert!(err.to_string().contains("NOPE_KEY"), "{err}");
 }
 
 #[test]
 fn upstream_connect_timeout_and_label_from_each_source() {
-    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    let c = load(None, &[], &[]).unwrap();
     assert_eq!(c.upstream_connect_timeout, Duration::from_secs(10));
     assert_eq!(c.upstream_label, "the upstream");
     let file = "upstream_connect_timeout = 3\nupstream_label = \"the model gateway\"\n";
-    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    let c = load(Some(file), &[], &[]).unwrap();
     assert_eq!(c.upstream_connect_timeout, Duration::from_secs(3));
     assert_eq!(c.upstream_label, "the model gateway");
-    let flags = ServeFlags {
-        upstream_connect_timeout: Some("1500ms".into()),
-        upstream_label: Some("flagged".into()),
-        ..Default::default()
-    };
-    let c = load(Some(file), flags.clone(), &[]).unwrap();
+    let flags = &[
+        "--upstream-connect-timeout",
+        "1500ms",
+        "--upstream-label",
+        "flagged",
+    ];
+    let c = load(Some(file), flags, &[]).unwrap();
     assert_eq!(c.upstream_connect_timeout, Duration::from_millis(1500));
     assert_eq!(c.upstream_label, "flagged");
-    let c = load(
-        Some(file),
-        flags,
-        &[
-            ("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT", "250ms"),
-            ("WIREBRIDGE_UPSTREAM_LABEL", "from the environment"),
-        ],
-    )
-    .unwrap();
+    let env = [
+        ("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT", "250ms"),
+        ("WIREBRIDGE_UPSTREAM_LABEL", " from the environment "),
+    ];
+    let c = load(Some(file), &[], &env).unwrap();
     assert_eq!(c.upstream_connect_timeout, Duration::from_millis(250));
     assert_eq!(c.upstream_label, "from the environment");
+    let c = load(Some(file), flags, &env).unwrap();
+    assert_eq!(c.upstream_connect_timeout, Duration::from_millis(1500));
+    assert_eq!(c.upstream_label, "flagged");
 
-    let err = |file: Option<&str>, env: &[(&str, &str)]| {
-        load(file, ServeFlags::default(), env)
-            .unwrap_err()
-            .to_string()
-    };
+    let err =
+        |file: Option<&str>, env: &[(&str, &str)]| load(file, &[], env).unwrap_err().to_string();
     let e = err(None, &[("WIREBRIDGE_UPSTREAM_CONNECT_TIMEOUT", "-1")]);
     assert!(
         e.contains("upstream_connect_timeout") && e.contains("environment"),
@@ -281,7 +256,7 @@ fn upstream_connect_timeout_and_label_from_each_source() {
 fn upstream_credentials_are_split_off_and_never_repeated() {
     let c = load(
         Some("upstream = \"http://user:hunter2@gateway:8000/v1\"\n"),
-        ServeFlags::default(),
+        &[],
         &[],
     )
     .unwrap();
@@ -297,7 +272,7 @@ fn upstream_credentials_are_split_off_and_never_repeated() {
 
     let err = load(
         None,
-        ServeFlags::default(),
+        &[],
         &[("WIREBRIDGE_UPSTREAM", "ftp://user:hunter2@gateway/v1")],
     )
     .unwrap_err()
@@ -310,7 +285,7 @@ fn upstream_credentials_are_split_off_and_never_repeated() {
 
 #[test]
 fn server_limits_from_each_source() {
-    let c = load(None, ServeFlags::default(), &[]).unwrap();
+    let c = load(None, &[], &[]).unwrap();
     assert_eq!(
         c.limits,
         ServerLimits {
@@ -324,45 +299,34 @@ fn server_limits_from_each_source() {
     // Strings with units, or numbers of seconds, in the file.
     let file = "header_read_timeout = \"2s\"\nidle_timeout = 90\nbody_read_timeout = 0.5\n\
                 max_connections = 20\n";
-    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    let c = load(Some(file), &[], &[]).unwrap();
     assert_eq!(c.limits.header_read_timeout, Duration::from_secs(2));
     assert_eq!(c.limits.idle_timeout, Duration::from_secs(90));
     assert_eq!(c.limits.body_read_timeout, Duration::from_millis(500));
     assert_eq!(c.limits.max_connections, Some(20));
 
-    let flags = ServeFlags {
-        header_read_timeout: Some("3s".into()),
-        max_connections: Some(30),
-        ..Default::default()
-    };
-    let c = load(Some(file), flags.clone(), &[]).unwrap();
+    let flags = &["--header-read-timeout", "3s", "--max-connections", "30"];
+    let c = load(Some(file), flags, &[]).unwrap();
     assert_eq!(c.limits.header_read_timeout, Duration::from_secs(3));
     assert_eq!(c.limits.idle_timeout, Duration::from_secs(90));
     assert_eq!(c.limits.max_connections, Some(30));
-    let c = load(
-        Some(file),
-        flags,
-        &[
-            ("WIREBRIDGE_HEADER_READ_TIMEOUT", "4"),
-            ("WIREBRIDGE_IDLE_TIMEOUT", "2m"),
-            ("WIREBRIDGE_BODY_READ_TIMEOUT", "5s"),
-            ("WIREBRIDGE_MAX_CONNECTIONS", "40"),
-        ],
-    )
-    .unwrap();
-    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(4));
+    let env = [
+        ("WIREBRIDGE_HEADER_READ_TIMEOUT", "4"),
+        ("WIREBRIDGE_IDLE_TIMEOUT", "2m"),
+        ("WIREBRIDGE_BODY_READ_TIMEOUT", "5s"),
+        ("WIREBRIDGE_MAX_CONNECTIONS", "40"),
+    ];
+    let c = load(Some(file), flags, &env).unwrap();
+    assert_eq!(c.limits.header_read_timeout, Duration::from_secs(3));
     assert_eq!(c.limits.idle_timeout, Duration::from_secs(120));
     assert_eq!(c.limits.body_read_timeout, Duration::from_secs(5));
-    assert_eq!(c.limits.max_connections, Some(40));
+    assert_eq!(c.limits.max_connections, Some(30));
 }
 
 #[test]
 fn bad_limits_name_the_key() {
-    let err = |file: Option<&str>, env: &[(&str, &str)]| {
-        load(file, ServeFlags::default(), env)
-            .unwrap_err()
-            .to_string()
-    };
+    let err =
+        |file: Option<&str>, env: &[(&str, &str)]| load(file, &[], env).unwrap_err().to_string();
     let e = err(Some("\nidle_timeout = \"soon\"\n"), &[]);
     assert!(e.contains("'idle_timeout'") && e.contains("line 2"), "{e}");
     let e = err(Some("header_read_timeout = 0\n"), &[]);
@@ -402,7 +366,7 @@ fn redis_urls_tls_files_and_timeout() {
              store_client_key_file = \"/etc/wb/client.key\"\n\
              store_timeout = \"500ms\"\n",
         ),
-        ServeFlags::default(),
+        &[],
         &[],
     )
     .unwrap();
@@ -421,22 +385,18 @@ fn redis_urls_tls_files_and_timeout() {
     assert_eq!(r.shown(), "rediss://***@redis.internal:6380/0");
     assert!(!format!("{c:?}").contains("s3cret"));
 
-    // The flag over the file, the environment over both.
+    // The flag over the environment, the environment over the file.
     let c = load(
         Some("store_ca_file = \"/file.pem\"\nstore = \"rediss://h\"\n"),
-        ServeFlags {
-            store_ca_file: Some("/flag.pem".into()),
-            store_timeout: Some("3s".into()),
-            ..Default::default()
-        },
+        &["--store-ca-file", "/flag.pem", "--store-timeout", "3s"],
         &[("WIREBRIDGE_STORE_TIMEOUT", "4s")],
     )
     .unwrap();
     assert_eq!(redis(&c).ca_file, Some(PathBuf::from("/flag.pem")));
-    assert_eq!(redis(&c).timeout, Duration::from_secs(4));
+    assert_eq!(redis(&c).timeout, Duration::from_secs(3));
     let c = load(
         None,
-        ServeFlags::default(),
+        &[],
         &[
             ("WIREBRIDGE_STORE", "rediss+cluster://a:7000,b:7001"),
             ("WIREBRIDGE_STORE_CA_FILE", "/env.pem"),
@@ -450,7 +410,7 @@ fn redis_urls_tls_files_and_timeout() {
         "valkey://h/1",
         "redis+unix:///run/r.sock",
     ] {
-        let c = load(None, ServeFlags::default(), &[("WIREBRIDGE_STORE", url)]).unwrap();
+        let c = load(None, &[], &[("WIREBRIDGE_STORE", url)]).unwrap();
         assert_eq!(redis(&c).url, url);
         assert!(!redis(&c).tls, "{url}");
     }
@@ -459,9 +419,7 @@ fn redis_urls_tls_files_and_timeout() {
 #[test]
 fn redis_settings_that_cannot_be_used() {
     let refused = |file: &str, env: &[(&str, &str)]| -> String {
-        load(Some(file), ServeFlags::default(), env)
-            .expect_err(file)
-            .to_string()
+        load(Some(file), &[], env).expect_err(file).to_string()
     };
     let message = refused("store = \"redis://h\"\nstore_ca_file = \"/ca.pem\"\n", &[]);
     assert!(
@@ -489,33 +447,18 @@ fn redis_settings_that_cannot_be_used() {
 }
 
 #[test]
-fn workers_from_each_source() {
-    let c = load(None, ServeFlags::default(), &[]).unwrap();
+fn workers_one_per_core_unless_set() {
+    let c = load(None, &[], &[]).unwrap();
     assert_eq!(c.runtime, RuntimeSettings { workers: None });
     assert!(c.runtime.workers() >= 1);
-
-    let file = "workers = 3\n";
-    let c = load(Some(file), ServeFlags::default(), &[]).unwrap();
+    let c = load(Some("workers = 3\n"), &[], &[]).unwrap();
     assert_eq!(c.runtime.workers(), 3);
-
-    let flags = ServeFlags {
-        workers: Some(5),
-        ..Default::default()
-    };
-    let c = load(Some(file), flags.clone(), &[]).unwrap();
-    assert_eq!(c.runtime.workers, Some(5));
-
-    let c = load(Some(file), flags, &[("WIREBRIDGE_WORKERS", "2")]).unwrap();
-    assert_eq!(c.runtime.workers, Some(2));
 }
 
 #[test]
 fn bad_workers_settings_name_the_key() {
-    let err = |file: Option<&str>, env: &[(&str, &str)]| {
-        load(file, ServeFlags::default(), env)
-            .unwrap_err()
-            .to_string()
-    };
+    let err =
+        |file: Option<&str>, env: &[(&str, &str)]| load(file, &[], env).unwrap_err().to_string();
     let e = err(Some("workers = 0\n"), &[]);
     assert!(e.contains("'workers'"), "{e}");
     let e = err(None, &[("WIREBRIDGE_WORKERS", "lots")]);
@@ -530,9 +473,7 @@ fn the_removed_runtime_setting_is_refused_by_name() {
         "\nruntime = \"per-core\"\n",
         "\nruntime = \"multi-thread\"\n",
     ] {
-        let e = load(Some(file), ServeFlags::default(), &[])
-            .unwrap_err()
-            .to_string();
+        let e = load(Some(file), &[], &[]).unwrap_err().to_string();
         assert!(
             e.contains("'runtime'") && e.contains("line 2") && e.contains("removed"),
             "{e}"

@@ -1,0 +1,147 @@
+//! Every setting of `wirebridge serve`, declared once: its file key, type,
+//! default and help text. From the key come its flag (`upstream_api`:
+//! `--upstream-api`) and environment variable (`WIREBRIDGE_UPSTREAM_API`).
+//! A default that another crate also keeps is written out here; a test
+//! checks that the two agree.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use wirebridge_convert::profile::ReasoningOutput;
+use wirebridge_convert::seal::SealKey;
+use wirebridge_convert::{BackendProfile, LossPolicy};
+
+use super::declare::settings;
+use super::types::Count;
+use super::upstream::Label;
+use super::{models, LogFormat, MissingHistorySetting, Upstream, UpstreamApi};
+
+settings! {
+    /// Address to listen on.
+    listen: SocketAddr = "127.0.0.1:8787";
+    /// Upstream base URL including its API path (`http://localhost:8000/v1`),
+    /// or `demo` for the built-in demo upstream.
+    upstream: Upstream = "demo";
+    /// The API the upstream speaks.
+    upstream_api: UpstreamApi = "chat";
+    /// Send the upstream `Authorization: Bearer $VAR` instead of the
+    /// client's own authorization header.
+    upstream_api_key_env: Option<String> as "VAR" = "none: the client's";
+    /// How error bodies sent to clients name the upstream, instead of its
+    /// address.
+    upstream_label: Label = "the upstream";
+    /// How long connecting to the upstream may take.
+    upstream_connect_timeout: Duration = "10s";
+    // For a request without `stream`, that is the whole generation: a slow
+    // local model on a long prompt takes minutes.
+    /// How long the upstream may take to send its response head; for a
+    /// request without `stream` that is the whole answer.
+    upstream_first_byte_timeout: Duration = "10m";
+    // Room for a long prefill before the first token, on backends that send
+    // no keep-alive meanwhile.
+    /// Fail a stream whose upstream sends no event (a body: no byte) for
+    /// this long.
+    upstream_idle_timeout: Duration = "5m";
+    // Under the 30-60 s idle timeouts of common load balancers and proxies.
+    /// Send `: keepalive` on a translated stream quiet for this long.
+    keepalive_interval: Duration = "15s";
+    /// Largest non-streaming upstream reply, in bytes.
+    max_reply_size: Count<1, { usize::MAX }> as "BYTES" = "67108864";
+    /// Accept WebSocket upgrades of `GET /v1/responses` (Responses WebSocket
+    /// mode); when refused, clients fall back to HTTP.
+    websocket: bool = "true";
+    /// Close a WebSocket connection with no turn running and nothing from
+    /// the client for this long.
+    websocket_idle_timeout: Duration = "10m";
+    /// Backend profile: openai, vllm, llama-cpp, ollama, deepseek,
+    /// openrouter, generic, or one defined in the config file.
+    profile: String as "NAME" = "generic";
+    /// Response store for `store`, `previous_response_id` and
+    /// `GET /v1/responses/{id}`: memory, none, or a Redis URL:
+    /// redis://[USER:PASSWORD@]HOST:PORT/DB, rediss://… (TLS),
+    /// redis+cluster://HOST:PORT,HOST:PORT (rediss+cluster:// for TLS).
+    store: String as "STORE" = "memory";
+    /// CA certificates (PEM) that signed the Redis server's, for rediss://.
+    store_ca_file: Option<PathBuf> = "the system's";
+    /// Client certificate chain (PEM) for a rediss:// server that asks for
+    /// one; with --store-client-key-file.
+    store_client_cert_file: Option<PathBuf> = "none";
+    /// The client certificate's private key (PEM).
+    store_client_key_file: Option<PathBuf> = "none";
+    /// How long Redis may take to connect, to answer, and to finish a store
+    /// operation before the request gets a 503.
+    store_timeout: Duration = "2s";
+    /// Responses the memory store keeps for one tenant.
+    store_tenant_max_entries: Count<1, { usize::MAX }> = "2500";
+    /// Bytes of responses the memory store keeps for one tenant.
+    store_tenant_max_bytes: Count<1, { usize::MAX }> as "BYTES" = "67108864";
+    /// Keep the responses of requests without credentials, in one tenant
+    /// all of them share.
+    anonymous_store: bool = "false";
+    /// A conversation continued with `previous_response_id` that misses an
+    /// earlier response: refuse (404) or continue (reported).
+    missing_history: MissingHistorySetting = "refuse";
+    /// Largest request body, in bytes.
+    max_body: usize as "BYTES" = "33554432";
+    // A head is a few hundred bytes to a few KB and leaves a client in one
+    // write; 10 s is generous on a bad link and bounds what a slowloris
+    // connection costs.
+    /// Close a connection that has not sent a complete request head within
+    /// this (10s, 500ms, 2m).
+    header_read_timeout: Duration = "10s";
+    // Longer than the 60 s idle timeout common in load balancers, so that
+    // the balancer, not the bridge, closes a pooled connection (a bridge
+    // closing first races the balancer's next request on it).
+    /// Close a connection with no request in flight and no bytes arriving
+    /// after this.
+    idle_timeout: Duration = "75s";
+    // Room for a few MB of conversation history on a slow link.
+    /// Answer 408 to a request whose body has not arrived within this of
+    /// its head.
+    body_read_timeout: Duration = "60s";
+    // The most it takes is far beyond what one process serves, and small
+    // enough to count in 32 bits.
+    /// Connections served at once; more wait to be accepted.
+    max_connections: Option<Count<1, { 1 << 20 }>> =
+        "1024, or fewer if the open-file limit cannot hold them";
+    /// Threads serving connections.
+    workers: Option<Count<1, 1024>> = "one per core";
+    /// Log format.
+    log_format: LogFormat = "pretty";
+    /// Serve `/metrics` (with `/healthz` and `/readyz`) on this address
+    /// instead of the main one, whose `/metrics` then goes to the upstream.
+    metrics_listen: Option<SocketAddr> = "none";
+    // Enough for the models one backend serves, few enough to keep a scrape
+    // small; each model adds a handful of series.
+    /// Model names with series of their own in `/metrics`; the rest are
+    /// `other`.
+    metrics_max_models: Count<0, 10_000> = "32";
+    /// How backend reasoning is shown to Responses clients: auto (summary
+    /// parts when the request asks for a summary, else reasoning text),
+    /// summary or text.
+    reasoning_output: Option<ReasoningOutput> = "the profile's, auto";
+    /// How long open exchanges may take to finish after SIGINT or SIGTERM.
+    shutdown_grace_secs: u64 as "SECONDS" = "10";
+    /// The key reasoning and compaction carriers are sealed with
+    /// (`wirebridge keygen`).
+    seal_key: Option<SealKey> = "one generated per process", secret;
+    /// Earlier keys still accepted during a rotation.
+    seal_previous_keys: Vec<SealKey> = "none", secret;
+
+    @tables {
+        /// Custom backend profiles, by name.
+        #[serde(default)]
+        profiles: BTreeMap<String, BackendProfile>,
+        /// Per-kind loss actions.
+        loss_policy: Option<LossPolicy>,
+        /// The model catalog's settings of each model, by name.
+        #[serde(default)]
+        models: BTreeMap<String, models::ModelTable>,
+        /// The model catalog's settings of every model.
+        model_defaults: Option<models::ModelTable>,
+        /// A removed setting, read only to refuse it by name.
+        runtime: Option<toml::Spanned<toml::Value>>,
+    }
+}
