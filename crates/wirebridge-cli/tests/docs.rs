@@ -278,11 +278,23 @@ fn accepts_settings_file(path: &Path) -> Result<(), String> {
     }
 }
 
-/// The `WIREBRIDGE_*` variables the binary reads: the string literals of the
-/// cli crate's source.
+/// The `WIREBRIDGE_*` variables the binary reads: those `serve --help`
+/// names, those of the settings declared without a flag (a variable per
+/// key of `config/settings.rs`), and the string literals of the cli crate's
+/// source.
 fn binary_variables() -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    for file in files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src")) {
+    let help = String::from_utf8(wirebridge(&["serve", "--help"]).stdout).expect("UTF-8 help");
+    let mut names: BTreeSet<String> = read_variables(&help, &["env: "]).into_iter().collect();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let declared = std::fs::read_to_string(src.join("config/settings.rs")).expect("the settings");
+    for line in declared.lines().map(str::trim) {
+        let key = line.split(':').next().unwrap_or_default();
+        let is_key = !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+        if is_key && line.contains('=') && line.ends_with(';') {
+            names.insert(format!("WIREBRIDGE_{}", key.to_ascii_uppercase()));
+        }
+    }
+    for file in files(&src) {
         if file.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&file).expect("a source file");
             names.extend(read_variables(&text, &["\""]));
