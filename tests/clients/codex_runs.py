@@ -52,10 +52,12 @@ enabled = false
 class Run:
     """One `codex exec --json` run: its events, exit code and working
     directory. `config` are `-c` settings, `images` files attached with
-    `-i`."""
+    `-i`; with `resume`, the run continues the home's latest session
+    (`codex exec resume --last`)."""
 
     def __init__(self, codex: Path, chain: harness.Chain, home: Path, work: Path, model: str,
-                 prompt: str, *config: str, images: tuple[Path, ...] = (), catalog: bool = False) -> None:
+                 prompt: str, *config: str, images: tuple[Path, ...] = (), catalog: bool = False,
+                 resume: bool = False) -> None:
         env = codex_home(home, chain, catalog)
         work.mkdir(parents=True, exist_ok=True)
         args = [str(codex), "exec", "--json", "--skip-git-repo-check", "-s", "danger-full-access",
@@ -64,6 +66,8 @@ class Run:
             args += ["-c", setting]
         for image in images:
             args += ["-i", str(image)]
+        if resume:
+            args += ["resume", "--last"]
         # `-i` takes several files: the prompt is told apart by `--`.
         done = subprocess.run(args + ["--", prompt], capture_output=True, text=True, env=env,
                               stdin=subprocess.DEVNULL, timeout=120)
@@ -85,9 +89,9 @@ class Run:
         return f"exit {self.code}\nevents: {json.dumps(self.events, indent=1)[:6000]}\nstderr: {self.stderr[-3000:]}"
 
 
-def upstream_turns(chain: harness.Chain, mark: int) -> list[dict]:
-    """The Chat requests the upstream received since `mark`."""
-    return [c.json() for c in chain.tap.since(mark) if c.path.endswith("/chat/completions")]
+def upstream_turns(chain: harness.Chain, mark: int, endpoint: str = "/chat/completions") -> list[dict]:
+    """The requests the upstream received on `endpoint` since `mark`."""
+    return [c.json() for c in chain.tap.since(mark) if c.path.endswith(endpoint)]
 
 
 def offered(chat: dict) -> list[str]:
