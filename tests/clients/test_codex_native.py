@@ -33,15 +33,28 @@ def kinds(turn: dict) -> list[str]:
 
 
 def test_a_tool_loop_over_http(codex, native_chain, tmp_path):
+    """Codex sends `store: false` and the whole conversation each turn, and
+    asks for its reasoning back sealed: the backend gives none sealed, so
+    the bridge seals it, and opens it into reasoning text for the backend
+    on the next turn."""
     mark = native_chain.tap.mark()
     run = Run(codex, native_chain, tmp_path / "home", tmp_path / "work", MODEL,
-              'call exec_command with cmd="printf native-ok > proof.txt && cat proof.txt"')
+              'call exec_command with cmd="printf native-ok > proof.txt && cat proof.txt"',
+              'model_reasoning_effort="low"')
     assert run.code == 0, run.report()
     assert (run.work / "proof.txt").read_text() == "native-ok"
     assert "native-ok" in run.final_answer()
     first, second = upstream_turns(native_chain, mark, "/responses")
     stateless([first, second])
     assert "function_call" in kinds(second) and "function_call_output" in kinds(second)
+    assert "reasoning.encrypted_content" in first.get("include", [])
+    shown = run.items("reasoning")
+    assert shown, f"no reasoning item:\n{run.report()}"
+    [replayed] = [item for item in second["input"] if item.get("type") == "reasoning"]
+    assert "encrypted_content" not in replayed, replayed
+    assert replayed["content"] == [{"type": "reasoning_text", "text": shown[0]["text"]}], replayed
+    rollouts = "".join(p.read_text() for p in (run.home / "sessions").rglob("*.jsonl"))
+    assert '"encrypted_content":"wbs1.' in rollouts
 
 
 def test_a_tool_loop_over_a_websocket(codex, native_chain, tmp_path):

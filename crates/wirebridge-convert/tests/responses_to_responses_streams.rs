@@ -235,3 +235,88 @@ fn a_stream_for_a_client_that_asked_for_a_body_becomes_one() {
     );
     assert_eq!(reply.finished().output.len(), 1);
 }
+
+mod sealing {
+    use std::sync::Arc;
+
+    use serde_json::{json, Value};
+    use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest, Seal};
+    use wirebridge_convert::responses_to_responses::{translate_body, translate_request};
+    use wirebridge_convert::seal::{SealKey, Sealer};
+
+    fn options(sealer: &Arc<Sealer>, tenant: &str) -> Options {
+        Options {
+            seal: Some(Seal {
+                sealer: Arc::clone(sealer),
+                scope: tenant.into(),
+            }),
+            ..Options::default()
+        }
+    }
+
+    /// A reply whose reasoning a backend gave as text only.
+    const REPLY: &str = r#"{"id":"up","object":"response","status":"completed","model":"m","output":[
+        {"type":"reasoning","id":"r","summary":[],"content":[{"type":"reasoning_text","text":"Check the \"cache\" first."}]},
+        {"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Done.","annotations":[]}]}]}"#;
+
+    fn answer(sealer: &Arc<Sealer>, tenant: &str, include: bool) -> Value {
+        let body = match include {
+            true => {
+                json!({"model": "m", "input": "Go.", "include": ["reasoning.encrypted_content"]})
+            }
+            false => json!({"model": "m", "input": "Go."}),
+        }
+        .to_string();
+        let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+        let translated =
+            translate_request(parsed, &History::default(), &options(sealer, tenant)).unwrap();
+        let reply = translate_body(REPLY.as_bytes(), &translated.context).unwrap();
+        serde_json::from_slice(&reply.body).unwrap()
+    }
+
+    fn sent_back(sealer: &Arc<Sealer>, tenant: &str, reasoning: &Value) -> (Value, usize) {
+        let body =
+            json!({"model": "m", "input": [reasoning, {"role": "user", "content": "Next."}]})
+                .to_string();
+        let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+        let translated =
+            translate_request(parsed, &History::default(), &options(sealer, tenant)).unwrap();
+        let upstream: Value = serde_json::from_slice(&translated.body).unwrap();
+        (
+            upstream["input"][0].clone(),
+            translated.losses.iter().count(),
+        )
+    }
+
+    #[test]
+    fn reasoning_is_sealed_for_the_client_and_opened_for_the_backend() {
+        let sealer = Arc::new(Sealer::new(SealKey::generate(), Vec::new()));
+        let reply = answer(&sealer, "tenant-a", true);
+        let reasoning = &reply["output"][0];
+        let sealed = reasoning["encrypted_content"].as_str().unwrap();
+        assert!(sealed.starts_with("wbs1."), "{reasoning}");
+        assert!(!sealed.contains("cache"), "sealed, not copied");
+
+        let (opened, losses) = sent_back(&sealer, "tenant-a", reasoning);
+        assert!(opened.get("encrypted_content").is_none(), "{opened}");
+        assert_eq!(opened["content"][0]["type"], "reasoning_text");
+        assert_eq!(opened["content"][0]["text"], "Check the \"cache\" first.");
+        assert_eq!(losses, 0);
+
+        // Another tenant's request cannot open it: left out, and reported.
+        let (foreign, losses) = sent_back(&sealer, "tenant-b", reasoning);
+        assert!(foreign.get("encrypted_content").is_none(), "{foreign}");
+        assert_eq!(losses, 1);
+    }
+
+    #[test]
+    fn nothing_is_sealed_unless_asked_and_foreign_carriers_pass() {
+        let sealer = Arc::new(Sealer::new(SealKey::generate(), Vec::new()));
+        let reply = answer(&sealer, "t", false);
+        assert!(reply["output"][0].get("encrypted_content").is_none());
+        let theirs = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-backend"});
+        let (kept, losses) = sent_back(&sealer, "t", &theirs);
+        assert_eq!(kept["encrypted_content"], "gAAAA-backend");
+        assert_eq!(losses, 0);
+    }
+}

@@ -98,7 +98,11 @@ pub fn app(
                     .keepalive_interval(exchange.keepalive_interval)
                     .observer(observer)
                     .anonymous_store(config.state.anonymous_store)
-                    .missing_history(config.state.missing_history);
+                    .missing_history(config.state.missing_history)
+                    .sealer(Sealer::new(
+                        config.seal.current.clone(),
+                        config.seal.previous.clone(),
+                    ));
                 if let Some(output) = config.reasoning_output {
                     layer = layer.reasoning_output(output);
                 }

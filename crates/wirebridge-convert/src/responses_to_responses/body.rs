@@ -33,10 +33,7 @@ pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody
     let mut output = ctx.leading.clone();
     for item in listed.output.unwrap_or_default() {
         let at = output.len();
-        output.push(
-            items::rewrite(item, &ctx.ids, at, ctx.summary, true)
-                .map_err(ConvertError::InvalidUpstream)?,
-        );
+        output.push(items::rewrite(item, ctx, at, true).map_err(ConvertError::InvalidUpstream)?);
     }
     let status = match response.status.as_deref() {
         Some("incomplete") => ResponseStatus::Incomplete,

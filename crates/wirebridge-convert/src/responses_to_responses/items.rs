@@ -5,7 +5,9 @@ use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::OutputItem;
 use wirebridge_wire::RawObject;
 
-use crate::ids::ResponseIds;
+use wirebridge_wire::raw::JsonText;
+
+use super::NativeContext;
 use crate::summary::ToolCallSummary;
 
 /// The id prefix the API uses for an item of type `kind`.
@@ -22,29 +24,46 @@ pub(super) fn prefix(kind: &str) -> &'static str {
     }
 }
 
-/// The item at `output_index` of a response with these `ids`, rewritten:
-/// its id is the bridge's, and with `summary` a reasoning item's
-/// `reasoning_text` parts become one summary part (`done` says whether the
-/// item is finished; a reasoning item being added has no summary yet).
+/// The item at `output_index` of the response, rewritten: its id is the
+/// bridge's; with [`NativeContext::summary`] a reasoning item's
+/// `reasoning_text` parts become one summary part; with
+/// [`NativeContext::seal`] a finished reasoning item without
+/// `encrypted_content` gets the bridge's. `done` says whether the item is
+/// finished (a reasoning item being added has no summary yet).
 ///
 /// An item that is not a JSON object is an error naming it.
 pub(super) fn rewrite(
     raw: &RawValue,
-    ids: &ResponseIds,
+    ctx: &NativeContext,
     output_index: usize,
-    summary: bool,
     done: bool,
 ) -> Result<Box<RawValue>, String> {
     let mut item = RawObject::parse(raw)
         .map_err(|_| format!("the upstream sent an output item that is not an object: {raw}"))?;
     let kind = item.str("type").unwrap_or_default().to_owned();
-    let id = ids.item(prefix(&kind), output_index);
+    let id = ctx.ids.item(prefix(&kind), output_index);
     item.set(
         "id",
         &serde_json::to_string(&id).expect("strings serialize"),
     );
-    if summary && kind == "reasoning" {
-        let text = reasoning_text(item.get("content"));
+    if kind != "reasoning" {
+        return Ok(item.to_raw());
+    }
+    let text = reasoning_text(item.get("content"));
+    if let (true, Some(seal)) = (done, &ctx.seal) {
+        let unsealed = item
+            .get("encrypted_content")
+            .is_none_or(|e| e.get() == "null");
+        let sealable = text.clone().or_else(|| summary_text(item.get("summary")));
+        if let (true, Some(sealable)) = (unsealed, sealable) {
+            let sealed = seal.reasoning(&JsonText::from_text(&sealable));
+            item.set(
+                "encrypted_content",
+                &serde_json::to_string(&sealed).expect("strings serialize"),
+            );
+        }
+    }
+    if ctx.summary {
         let has_summary = item
             .get("summary")
             .is_some_and(|s| !matches!(s.get().trim(), "null" | "[]"));
@@ -89,16 +108,26 @@ pub(super) fn announced(raw: &RawValue) -> Box<RawValue> {
 /// The text of an item's `reasoning_text` parts, joined; `None` when it
 /// has none.
 pub(super) fn reasoning_text(content: Option<&RawValue>) -> Option<String> {
+    part_texts(content, "reasoning_text")
+}
+
+/// The text of an item's `summary_text` parts, joined.
+fn summary_text(summary: Option<&RawValue>) -> Option<String> {
+    part_texts(summary, "summary_text")
+}
+
+/// The text of the parts of one type, joined; `None` when there are none.
+fn part_texts(parts: Option<&RawValue>, kind: &str) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Part {
         #[serde(rename = "type")]
         kind: Option<String>,
         text: Option<String>,
     }
-    let parts: Vec<Part> = serde_json::from_str(content?.get()).ok()?;
+    let parts: Vec<Part> = serde_json::from_str(parts?.get()).ok()?;
     let texts: Vec<String> = parts
         .into_iter()
-        .filter(|p| p.kind.as_deref() == Some("reasoning_text"))
+        .filter(|p| p.kind.as_deref() == Some(kind))
         .filter_map(|p| p.text)
         .collect();
     (!texts.is_empty()).then(|| texts.concat())
@@ -122,6 +151,7 @@ pub(super) fn tool_call(raw: &RawValue) -> Option<ToolCallSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::ResponseIds;
 
     fn raw(json: &str) -> Box<RawValue> {
         RawValue::from_string(json.to_owned()).unwrap()
@@ -129,12 +159,12 @@ mod tests {
 
     #[test]
     fn an_item_takes_the_bridges_id() {
-        let ids = ResponseIds::new();
+        let ctx = NativeContext::default();
+        let ids = &ctx.ids;
         let item = rewrite(
             &raw(r#"{"type":"function_call","id":"upstream","call_id":"c","name":"f","arguments":"{}"}"#),
-            &ids,
+            &ctx,
             2,
-            false,
             true,
         )
         .unwrap();
@@ -147,31 +177,37 @@ mod tests {
         );
     }
 
+    fn summary_ctx(summary: bool) -> NativeContext {
+        NativeContext {
+            summary,
+            ..NativeContext::default()
+        }
+    }
+
     #[test]
     fn reasoning_text_becomes_a_summary_when_asked() {
-        let ids = ResponseIds::new();
         let upstream = raw(
             r#"{"type":"reasoning","id":"r","summary":[],"content":[{"type":"reasoning_text","text":"Think"},{"type":"reasoning_text","text":"ing."}]}"#,
         );
-        let done = rewrite(&upstream, &ids, 0, true, true).unwrap();
+        let done = rewrite(&upstream, &summary_ctx(true), 0, true).unwrap();
         let done: serde_json::Value = serde_json::from_str(done.get()).unwrap();
         assert_eq!(
             done["summary"],
             serde_json::json!([{"type":"summary_text","text":"Thinking."}])
         );
         assert!(done.get("content").is_none());
-        let added = rewrite(&upstream, &ids, 0, true, false).unwrap();
+        let added = rewrite(&upstream, &summary_ctx(true), 0, false).unwrap();
         let added: serde_json::Value = serde_json::from_str(added.get()).unwrap();
         assert_eq!(added["summary"], serde_json::json!([]));
         // Without a summary asked for, the text stays as the backend wrote it.
-        let kept = rewrite(&upstream, &ids, 0, false, true).unwrap();
+        let kept = rewrite(&upstream, &summary_ctx(false), 0, true).unwrap();
         let kept: serde_json::Value = serde_json::from_str(kept.get()).unwrap();
         assert_eq!(kept["content"][1]["text"], "ing.");
     }
 
     #[test]
     fn an_item_that_is_not_an_object_is_named() {
-        let err = rewrite(&raw("[1]"), &ResponseIds::new(), 0, false, true).unwrap_err();
+        let err = rewrite(&raw("[1]"), &NativeContext::default(), 0, true).unwrap_err();
         assert!(err.contains("[1]"));
     }
 }

@@ -60,6 +60,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::responses::strict::ResponseEcho;
 
 use crate::ids::ResponseIds;
+use crate::responses_to_chat::Seal;
 
 /// What re-sending the reply needs to know about the request.
 #[derive(Debug, Clone, Default)]
@@ -75,6 +76,11 @@ pub struct NativeContext {
     pub summary: bool,
     /// The ids of the response and its items.
     pub ids: ResponseIds,
+    /// Seals the backend's reasoning into `encrypted_content`, when the
+    /// client asked for it (`include: ["reasoning.encrypted_content"]`) and
+    /// the backend gave none: the client hands it back, and it is opened
+    /// into reasoning text for the backend.
+    pub seal: Option<Seal>,
     /// Finished items that come first in the output, before the backend's
     /// (the `compaction` item of a conversation compacted for this
     /// response), each a JSON object.

@@ -10,7 +10,11 @@ use crate::ids::ResponseIds;
 use crate::loss::{LossKind, LossReport};
 use crate::profile::ReasoningOutput;
 use crate::recorder::LossRecorder;
-use crate::responses_to_chat::{echo, turn_input, History, Options, ParsedRequest, Turn};
+use crate::responses_to_chat::{echo, turn_input, History, Options, ParsedRequest, Seal, Turn};
+use crate::seal::{OpenError, PREFIX};
+
+/// The `include` value that asks for sealed reasoning.
+const INCLUDE_ENCRYPTED: &str = "reasoning.encrypted_content";
 
 /// A request completed for the backend.
 #[derive(Debug)]
@@ -76,7 +80,7 @@ pub fn translate_request<'a>(
     for field in STATEFUL_FIELDS {
         upstream.remove(field);
     }
-    let input = whole_input(history, &own_input, len);
+    let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
     upstream.set_raw(
         "input",
         RawValue::from_string(input).map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?,
@@ -103,7 +107,13 @@ pub fn translate_request<'a>(
         ReasoningOutput::Auto => asked_summary,
         set => set == ReasoningOutput::Summary,
     };
+    let wants_sealed = request
+        .include
+        .iter()
+        .flatten()
+        .any(|entry| entry == INCLUDE_ENCRYPTED);
     let context = NativeContext {
+        seal: options.seal.clone().filter(|_| wants_sealed),
         model,
         echo: echo(&request, &reasoning, &tools, compact, Vec::new()),
         stream: request.stream.unwrap_or(false),
@@ -119,12 +129,25 @@ pub fn translate_request<'a>(
     })
 }
 
-/// The stored turns' items, then the request's own, as one JSON array.
-fn whole_input(history: &History<'_>, own: &str, len: usize) -> String {
+/// The stored turns' items, then the request's own, as one JSON array,
+/// reasoning the bridge sealed opened for the backend.
+fn whole_input(
+    history: &History<'_>,
+    own: &str,
+    len: usize,
+    seal: Option<&Seal>,
+    losses: &mut LossRecorder<'_>,
+) -> Result<String, ConvertError> {
     let mut input = String::with_capacity(history.text_len() + own.len().max(len / 2) + 2);
     input.push('[');
-    for array in history.arrays().iter().copied().chain([own]) {
-        let items = array.trim();
+    let arrays = history.arrays().len();
+    for (n, array) in history.arrays().iter().copied().chain([own]).enumerate() {
+        let path = match n < arrays {
+            true => "previous_response_id",
+            false => "input",
+        };
+        let opened = open_sealed(array, seal, path, losses)?;
+        let items = opened.trim();
         let inner = items
             .strip_prefix('[')
             .and_then(|s| s.strip_suffix(']'))
@@ -139,7 +162,60 @@ fn whole_input(history: &History<'_>, own: &str, len: usize) -> String {
         input.push_str(inner);
     }
     input.push(']');
-    input
+    Ok(input)
+}
+
+/// An array of items with every reasoning item the bridge sealed opened:
+/// its `encrypted_content` replaced by the reasoning text it holds, which a
+/// backend reads. A carrier that cannot be opened (another tenant's, or
+/// sealed under a key no longer kept) is left out, and reported;
+/// `encrypted_content` the bridge did not write is the backend's, and kept.
+fn open_sealed<'s>(
+    array: &'s str,
+    seal: Option<&Seal>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<std::borrow::Cow<'s, str>, ConvertError> {
+    use std::borrow::Cow;
+    if !array.contains(PREFIX) {
+        return Ok(Cow::Borrowed(array));
+    }
+    let items: Vec<&RawValue> =
+        serde_json::from_str(array).map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
+    let mut out = Vec::with_capacity(items.len());
+    for (n, raw) in items.into_iter().enumerate() {
+        let mut item = RawObject::parse(raw)
+            .map_err(|e| ConvertError::invalid(format!("{path}[{n}]"), e.to_string()))?;
+        let sealed = match (item.str("type"), item.str("encrypted_content")) {
+            (Some("reasoning"), Some(sealed)) if sealed.starts_with(PREFIX) => sealed.to_owned(),
+            _ => {
+                out.push(item.to_raw());
+                continue;
+            }
+        };
+        let opened = match seal {
+            Some(seal) => seal.open_reasoning(&sealed),
+            None => Err(OpenError::Unopenable),
+        };
+        item.remove("encrypted_content");
+        match opened {
+            Ok(text) => {
+                let part = format!(
+                    r#"[{{"type":"reasoning_text","text":{}}}]"#,
+                    text.raw().get()
+                );
+                item.set("content", &part);
+            }
+            Err(why) => losses.record(
+                LossKind::ReasoningHistory,
+                format!("{path}[{n}].encrypted_content"),
+                format!("encrypted reasoning cannot be replayed: {why}"),
+            )?,
+        }
+        out.push(item.to_raw());
+    }
+    let joined = serde_json::to_string(&out).expect("raw items serialize");
+    Ok(Cow::Owned(joined))
 }
 
 /// Stateful fields the store has not acted on: a loss each, under the

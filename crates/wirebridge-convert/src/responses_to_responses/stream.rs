@@ -244,7 +244,7 @@ impl StreamTranslator {
             format!("the upstream sent an output item that is not an object: {item}")
         })?;
         let slot = self.slots.len();
-        let added = items::rewrite(item, &self.ctx.ids, slot, self.ctx.summary, false)?;
+        let added = items::rewrite(item, &self.ctx, slot, false)?;
         self.slots.push(Slot::new(
             fields.str("id").map(str::to_owned),
             event.get("output_index").and_then(index),
@@ -269,7 +269,7 @@ impl StreamTranslator {
             _ => self.announce(item, out)?,
         };
         self.close_parts(slot, out);
-        let done = items::rewrite(item, &self.ctx.ids, slot, self.ctx.summary, true)?;
+        let done = items::rewrite(item, &self.ctx, slot, true)?;
         self.finish_item(slot, done, out);
         Ok(())
     }

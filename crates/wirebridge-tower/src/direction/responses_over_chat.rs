@@ -1,5 +1,6 @@
 //! Responses clients over a Chat Completions service.
 
+#[cfg(feature = "websocket")]
 use std::sync::Arc;
 
 use http::HeaderMap;
@@ -57,22 +58,8 @@ impl sealed::Direction for ResponsesOverChat {
         settings: &ResponsesSettings,
         tenant: &str,
     ) -> Result<Prepared<Self::Context>, ConvertError> {
-        let sealed;
-        let options = match &settings.sealer {
-            // The seal is bound to the tenant: set per request.
-            Some(sealer) => {
-                sealed = responses_to_chat::Options {
-                    seal: Some(responses_to_chat::Seal {
-                        sealer: Arc::clone(sealer),
-                        scope: tenant.to_owned(),
-                    }),
-                    ..settings.convert.clone()
-                };
-                &sealed
-            }
-            None => &settings.convert,
-        };
-        let t = parsed.translate(history, options)?;
+        let options = responses_side::options(settings, tenant);
+        let t = parsed.translate(history, &options)?;
         Ok(Prepared {
             stream: t.context.stream,
             model: t.context.model.clone(),

@@ -48,9 +48,10 @@ impl sealed::Direction for ResponsesOverResponses {
         parsed: Self::Parsed<'a>,
         history: &History<'a>,
         settings: &ResponsesSettings,
-        _tenant: &str,
+        tenant: &str,
     ) -> Result<Prepared<NativeContext>, ConvertError> {
-        let t = responses_to_responses::translate_request(parsed, history, &settings.convert)?;
+        let options = responses_side::options(settings, tenant);
+        let t = responses_to_responses::translate_request(parsed, history, &options)?;
         Ok(Prepared {
             stream: t.context.stream,
             model: t.context.model.clone(),

@@ -1,15 +1,32 @@
 //! What both directions serving Responses clients share: whose request it
-//! is, and the settings of one WebSocket connection.
+//! is, the options it is translated with, and the settings of one WebSocket
+//! connection.
 
-#[cfg(feature = "websocket")]
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use http::HeaderMap;
+use wirebridge_convert::responses_to_chat::{Options, Seal};
 
 use super::Tenant;
 use crate::settings::ResponsesSettings;
 #[cfg(feature = "websocket")]
 use crate::stateful::Stateful;
+
+/// The translation options of one request: the settings', with the seal
+/// bound to the request's tenant (what one tenant sealed, only it opens).
+pub(super) fn options<'s>(settings: &'s ResponsesSettings, tenant: &str) -> Cow<'s, Options> {
+    match &settings.sealer {
+        Some(sealer) => Cow::Owned(Options {
+            seal: Some(Seal {
+                sealer: Arc::clone(sealer),
+                scope: tenant.to_owned(),
+            }),
+            ..settings.convert.clone()
+        }),
+        None => Cow::Borrowed(&settings.convert),
+    }
+}
 
 /// The tenant of a request.
 pub(super) fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {

@@ -152,7 +152,7 @@ impl StreamTranslator {
                 None => self.announce(item, out)?,
             };
             self.close_parts(slot, out);
-            let done = items::rewrite(item, &self.ctx.ids, slot, self.ctx.summary, true)?;
+            let done = items::rewrite(item, &self.ctx, slot, true)?;
             self.finish_item(slot, done, out);
         }
         Ok(())
