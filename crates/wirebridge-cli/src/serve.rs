@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use wirebridge_tower::{Shutdown, ShutdownTrigger};
 
 use crate::admin::Admin;
 use crate::config::{Config, Upstream as UpstreamSetting, UpstreamApi};
@@ -39,6 +40,10 @@ pub enum ServeError {
     /// The demo upstream did not start.
     #[error("cannot start the demo upstream: {0}")]
     Demo(std::io::Error),
+    /// A second signal came while the open exchanges were being waited
+    /// for: the process ends at once, cutting them.
+    #[error("a second signal: exiting at once")]
+    SecondSignal,
     /// The metrics address is taken or not ours.
     #[error("cannot listen on {addr} (metrics_listen): {source}")]
     MetricsBind {
@@ -53,14 +58,17 @@ pub enum ServeError {
 }
 
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
-/// grace period.
+/// grace period (a second signal ends the wait, and the process, at once).
 pub fn run(config: Config) -> Result<(), ServeError> {
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.runtime.workers())
         .enable_all()
         .build()
-        .map_err(ServeError::Runtime)?
-        .block_on(serve(config))
+        .map_err(ServeError::Runtime)?;
+    let served = runtime.block_on(serve(config));
+    // What is left (connections cut by a second signal) is not waited for.
+    runtime.shutdown_background();
+    served
 }
 
 /// One runtime: the accept loop runs beside the wait for a signal, and
@@ -89,10 +97,17 @@ async fn serve(config: Config) -> Result<(), ServeError> {
         stopping,
     );
     tokio::join!(accepting, bridge.until_shutdown(stop));
-    bridge.drain().await;
+    let drained = tokio::select! {
+        () = bridge.drain() => Ok(()),
+        () = shutdown_signal() => Err(ServeError::SecondSignal),
+    };
     let _ = finish.send(true);
-    Ok(())
+    drained
 }
+
+/// How long streams ended at the close of the grace period have to send
+/// their last events before their connections are closed.
+const FINAL_FLUSH: Duration = Duration::from_secs(2);
 
 /// What serving needs, made once at start.
 struct Bridge {
@@ -102,6 +117,8 @@ struct Bridge {
     limits: Limits,
     places: Places,
     grace: Duration,
+    /// Ends the streams still open when the grace period is over.
+    ending: ShutdownTrigger,
     /// The upstream as the log shows it.
     upstream_shown: String,
     /// The demo upstream, when it is the one configured: it runs until the
@@ -147,7 +164,8 @@ impl Bridge {
             Some(_) => "demo".to_owned(),
             None => base.to_string(),
         };
-        let app = app::app(config, base, options, store, admin.clone());
+        let (ending, shutdown) = Shutdown::new();
+        let app = app::app(config, base, options, store, admin.clone(), shutdown);
         // Each client connection may hold one to the upstream, and, with the
         // demo upstream in this process, the demo's end of it too.
         let descriptors_per_connection = if demo.is_some() { 3 } else { 2 };
@@ -160,6 +178,7 @@ impl Bridge {
             limits,
             places,
             grace: Duration::from_secs(config.shutdown_grace_secs),
+            ending,
             upstream_shown,
             _demo: demo,
         })
@@ -225,14 +244,21 @@ impl Bridge {
         let _ = stop.send(true);
     }
 
-    /// Waits for the open connections to end, within the grace period.
+    /// Waits for the open connections to end, within the grace period;
+    /// then ends the streams still open in their own dialect (a failure
+    /// event, a WebSocket close 1001), and gives them a moment to be sent.
     async fn drain(&self) {
         tracing::info!(
             grace_secs = self.grace.as_secs(),
             "shutting down: waiting for open exchanges"
         );
-        if !self.places.drain(self.grace).await {
-            tracing::warn!("grace period over: closing the remaining connections");
+        if self.places.drain(self.grace).await {
+            return;
+        }
+        tracing::warn!("grace period over: ending the open streams");
+        self.ending.trigger();
+        if !self.places.drain(FINAL_FLUSH).await {
+            tracing::warn!("closing the remaining connections");
         }
     }
 }

@@ -303,7 +303,8 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
             let mut state =
                 StreamState::new(D::stream(self.context), common.max_event_size, tracker)
                     .idle_timeout(common.stream_idle_timeout)
-                    .keepalive(common.keepalive_interval);
+                    .keepalive(common.keepalive_interval)
+                    .shutdown(common.shutdown.as_ref());
             if let Some(keep) = self.keep {
                 state =
                     state.hold_terminal(move |stream: &D::Stream| keep.save_stream::<D>(stream));

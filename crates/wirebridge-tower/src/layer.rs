@@ -149,6 +149,15 @@ impl<D: Translation> TranslateLayer<D> {
         self.settings().common.catalog = Some(CatalogSettings::new(catalog));
         self
     }
+
+    /// Ends the streams (and WebSocket connections) still open when
+    /// `shutdown` is triggered, each in its own dialect and keeping what
+    /// was sent, rather than letting the server cut them. See
+    /// [`Shutdown`](crate::Shutdown).
+    pub fn shutdown(mut self, shutdown: crate::Shutdown) -> Self {
+        self.settings().common.shutdown = Some(shutdown);
+        self
+    }
 }
 
 /// The settings of both directions that serve Responses clients: the same

@@ -70,6 +70,7 @@ mod request_body;
 mod service;
 mod settings;
 mod shared;
+mod shutdown;
 mod stateful;
 pub mod trace_context;
 mod tracker;
@@ -87,6 +88,7 @@ pub use service::Translate;
 #[cfg(feature = "websocket")]
 pub use settings::WebSocketSettings;
 pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE};
+pub use shutdown::{Shutdown, ShutdownTrigger};
 pub use stateful::MissingHistory;
 pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;

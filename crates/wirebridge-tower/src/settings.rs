@@ -40,6 +40,8 @@ pub(crate) struct Common {
     pub(crate) loss_warnings: Arc<LossWarnings>,
     /// The model catalog served at `GET …/models`, if any.
     pub(crate) catalog: Option<CatalogSettings>,
+    /// Ends open streams when the server stops, if set.
+    pub(crate) shutdown: Option<crate::Shutdown>,
 }
 
 impl Default for Common {
@@ -54,6 +56,7 @@ impl Default for Common {
             client_endpoint: None,
             loss_warnings: Arc::default(),
             catalog: None,
+            shutdown: None,
         }
     }
 }

@@ -12,8 +12,8 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_store::ResponseStore;
 use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
 use wirebridge_tower::{
-    ChatToResponsesLayer, RequestBody, ResponseBody, ResponsesToChatLayer, StatefulResponsesLayer,
-    WebSocketSettings,
+    ChatToResponsesLayer, RequestBody, ResponseBody, ResponsesToChatLayer, Shutdown,
+    StatefulResponsesLayer, WebSocketSettings,
 };
 
 use crate::admin::Admin;
@@ -33,6 +33,7 @@ pub fn app(
     options: UpstreamOptions,
     store: Option<Arc<dyn ResponseStore>>,
     admin: Admin,
+    shutdown: Shutdown,
 ) -> App {
     let metrics = Arc::clone(&options.metrics);
     let observer = {
@@ -55,6 +56,7 @@ pub fn app(
                 .keepalive_interval(exchange.keepalive_interval)
                 .observer(observer)
                 .model_catalog(config.catalog.clone())
+                .shutdown(shutdown.clone())
                 .anonymous_store(config.state.anonymous_store)
                 .missing_history(config.state.missing_history)
                 .sealer(Sealer::new(
@@ -83,7 +85,8 @@ pub fn app(
                 .stream_idle_timeout(exchange.idle_timeout)
                 .keepalive_interval(exchange.keepalive_interval)
                 .observer(observer.clone())
-                .model_catalog(config.catalog.clone());
+                .model_catalog(config.catalog.clone())
+                .shutdown(shutdown.clone());
             if config.profile.keeps_responses {
                 // The backend keeps its responses itself: Responses
                 // requests are passed through as they are.
@@ -97,6 +100,7 @@ pub fn app(
                     .stream_idle_timeout(exchange.idle_timeout)
                     .keepalive_interval(exchange.keepalive_interval)
                     .observer(observer)
+                    .shutdown(shutdown)
                     .anonymous_store(config.state.anonymous_store)
                     .missing_history(config.state.missing_history)
                     .sealer(Sealer::new(

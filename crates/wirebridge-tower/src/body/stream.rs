@@ -47,6 +47,8 @@ pub(crate) trait Driver: fmt::Debug + Send {
     /// The upstream has nothing for now: `Ready` when a timer fired and did
     /// its work (a keep-alive comment written, the stream failed as idle).
     fn poll_timers(&mut self, cx: &mut Context<'_>) -> Poll<()>;
+    /// Ends the stream if the server is shutting down; whether it did.
+    fn poll_closing(&mut self, cx: &mut Context<'_>) -> bool;
     /// Whether nothing more will be read from the upstream.
     fn is_done(&self) -> bool;
     /// Whether nothing more will be sent.
@@ -69,6 +71,10 @@ pub(crate) struct StreamState<T: StreamTranslate> {
     progress: u64,
     /// The size of the last frame sent, the next one's first capacity.
     frame_size: usize,
+    /// Completes when the server stops waiting for the stream.
+    closing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// Whether the stream was ended by the server's shutdown.
+    shut_down: bool,
 }
 
 /// A deadline `period` after the last touch.
@@ -122,7 +128,16 @@ impl<T: StreamTranslate> StreamState<T> {
             keepalive: None,
             progress: 0,
             frame_size: 0,
+            closing: None,
+            shut_down: false,
         }
+    }
+
+    /// Ends the stream in failure, in its dialect, once `shutdown` is
+    /// triggered.
+    pub(crate) fn shutdown(mut self, shutdown: Option<&crate::Shutdown>) -> Self {
+        self.closing = shutdown.map(crate::Shutdown::triggered);
+        self
     }
 
     /// Fails the stream (the client gets its failure event) when the
@@ -259,6 +274,21 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
         Poll::Pending
     }
 
+    fn poll_closing(&mut self, cx: &mut Context<'_>) -> bool {
+        let Some(closing) = &mut self.closing else {
+            return false;
+        };
+        if closing.as_mut().poll(cx).is_pending() || self.is_done() {
+            return false;
+        }
+        self.closing = None;
+        self.idle = None;
+        self.keepalive = None;
+        self.shut_down = true;
+        self.end(Some(crate::shutdown::SHUTDOWN_MESSAGE.to_owned()));
+        true
+    }
+
     fn is_done(&self) -> bool {
         // An upstream that keeps the connection open after its last event
         // is not waited on.
@@ -285,7 +315,9 @@ impl<T: StreamTranslate> Drop for StreamState<T> {
         // Reports once: at the end, or when the client went away before it.
         let translator = self.stream.translator();
         let mut summary = translator.summary();
-        if summary.outcome.is_none() {
+        if self.shut_down {
+            summary.outcome = Some("shutdown".into());
+        } else if summary.outcome.is_none() {
             summary.outcome = Some("client_closed".into());
         }
         self.tracker.losses.extend(translator.losses().clone());
@@ -315,6 +347,7 @@ where
     B::Error: fmt::Display,
 {
     loop {
+        state.poll_closing(cx);
         if !state.is_done() && state.pending_len() < MAX_BATCH {
             if let Poll::Ready(polled) = inner.as_mut().poll_frame(cx) {
                 match polled {

@@ -140,7 +140,27 @@ where
     ) -> Option<CloseFrame> {
         let mut queued: VecDeque<Create> = VecDeque::new();
         let mut running: Option<Running> = None;
+        // The server's shutdown: a running turn's stream ends in failure by
+        // itself (its exchange is told too); then the connection closes
+        // with 1001, and no queued turn starts.
+        let mut closing = match &self.shared.common.shutdown {
+            Some(shutdown) => shutdown.triggered(),
+            None => Box::pin(std::future::pending()),
+        };
+        let going_away = || CloseFrame {
+            code: CloseCode::Away,
+            reason: crate::shutdown::SHUTDOWN_MESSAGE.into(),
+        };
         loop {
+            let shutting_down = self
+                .shared
+                .common
+                .shutdown
+                .as_ref()
+                .is_some_and(crate::Shutdown::is_triggered);
+            if running.is_none() && shutting_down {
+                return Some(going_away());
+            }
             if running.is_none() {
                 running = queued.pop_front().map(|create| self.start(create));
             }
@@ -168,15 +188,18 @@ where
                         }
                     },
                 },
-                None => {
-                    match tokio::time::timeout(self.settings.idle_timeout, incoming.next()).await {
-                        Ok(message) => self.on_message(message, &mut queued, sink, false).await,
-                        Err(_) => Flow::Close(Some(CloseFrame {
-                            code: CloseCode::Normal,
-                            reason: "idle timeout".into(),
-                        })),
+                None => tokio::select! {
+                    waited = tokio::time::timeout(self.settings.idle_timeout, incoming.next()) => {
+                        match waited {
+                            Ok(message) => self.on_message(message, &mut queued, sink, false).await,
+                            Err(_) => Flow::Close(Some(CloseFrame {
+                                code: CloseCode::Normal,
+                                reason: "idle timeout".into(),
+                            })),
+                        }
                     }
-                }
+                    () = &mut closing => Flow::Close(Some(going_away())),
+                },
             };
             if let Flow::Close(frame) = flow {
                 return frame;
