@@ -4,6 +4,7 @@
 //! exchanges that compact are [`compaction`]'s.
 
 pub(crate) mod compaction;
+pub(crate) mod input_tokens;
 
 use std::fmt;
 use std::sync::Arc;
@@ -180,7 +181,7 @@ where
 
 /// Resolves the stored conversation a parsed request continues (into
 /// `stored`, which the translation borrows), and translates the request.
-async fn prepare<'a, D: Direction>(
+pub(crate) async fn prepare<'a, D: Direction>(
     parsed: D::Parsed<'a>,
     stored: &'a mut Resolved,
     tenant: &Tenant,

@@ -79,6 +79,7 @@ mod websocket;
 
 pub use body::ResponseBody;
 pub use direction::{ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation};
+pub use exchange::input_tokens::INPUT_TOKENS_HEADER;
 pub use future::ResponseFuture;
 pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 pub use layer::TranslateLayer;

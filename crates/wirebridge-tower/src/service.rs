@@ -12,7 +12,7 @@ use tower::Service;
 use crate::body::ResponseBody;
 use crate::catalog;
 use crate::direction::Translation;
-use crate::exchange::{self, compaction};
+use crate::exchange::{self, compaction, input_tokens};
 use crate::future::ResponseFuture;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -107,6 +107,14 @@ where
                 let response = crate::websocket::upgrade(inner, shared, settings, request, prefix);
                 return ResponseFuture::exchange(Box::pin(async move { Ok(response) }));
             }
+        }
+        if let Some(prefix) =
+            input_tokens::route::<D>(request.method(), request.uri().path(), endpoint)
+        {
+            let clone = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, clone);
+            let count = input_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
+            return ResponseFuture::exchange(Box::pin(count));
         }
         if let Some(stateful) = D::stateful(&shared.direction) {
             if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {

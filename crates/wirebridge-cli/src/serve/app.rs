@@ -149,6 +149,8 @@ pub fn app(
                 let path = path.trim_end_matches('/');
                 endpoint.split('|').any(|e| path.ends_with(e))
                     || (endpoint == "/responses" && path.ends_with("/responses/compact"))
+                    || (endpoint.contains("/responses")
+                        && path.ends_with("/responses/input_tokens"))
             };
             let method = request.method().clone();
             let started = Instant::now();

@@ -223,6 +223,12 @@ pub(crate) mod sealed {
             settings.clone()
         }
 
+        /// The path of the backend's token-counting endpoint, after the
+        /// prefix, where the profile names one (Chat backends).
+        fn tokenize(_settings: &Self::Settings) -> Option<&str> {
+            None
+        }
+
         /// The settings compaction runs with (Responses clients only).
         fn compaction(_settings: &Self::Settings) -> Option<&ResponsesSettings> {
             None

@@ -132,6 +132,10 @@ impl sealed::Direction for ResponsesOverChat {
         responses_side::session(settings, cache, stores)
     }
 
+    fn tokenize(settings: &ResponsesSettings) -> Option<&str> {
+        settings.convert.profile.tokenize.as_deref()
+    }
+
     fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
         Some(settings)
     }

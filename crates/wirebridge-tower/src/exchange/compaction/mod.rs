@@ -21,6 +21,7 @@ mod turn;
 use http::Method;
 
 pub(crate) use endpoint::compact;
+pub(crate) use summarize::Upstream;
 pub(crate) use turn::Turn;
 
 use crate::direction::sealed::Direction;

@@ -31,10 +31,10 @@ const MAX_TOKENIZE_ANSWER: usize = 8 * 1024 * 1024;
 
 /// Where the upstream is called, and with which headers: the client's
 /// request, and the prefix before its endpoint.
-pub(super) struct Upstream<'r> {
-    pub(super) parts: &'r request::Parts,
-    pub(super) prefix: &'r str,
-    pub(super) common: &'r Common,
+pub(crate) struct Upstream<'r> {
+    pub(crate) parts: &'r request::Parts,
+    pub(crate) prefix: &'r str,
+    pub(crate) common: &'r Common,
 }
 
 /// A summary the upstream wrote: its head and body. `Err` is the reply the
@@ -125,34 +125,34 @@ impl Upstream<'_> {
 
     /// The tokens of the Chat request `chat_body`: counted at the
     /// backend's `tokenize` endpoint when the profile names one and it
-    /// answers, else estimated.
-    pub(super) async fn count_tokens<S, ReqB, ResB>(
+    /// answers, else estimated; and whether they were counted.
+    pub(crate) async fn count_tokens<S, ReqB, ResB>(
         &self,
         inner: &mut S,
         tokenize: Option<&str>,
         chat_body: &[u8],
-    ) -> Result<u64, S::Error>
+    ) -> Result<(u64, bool), S::Error>
     where
         S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
         ResB: Body<Data = Bytes>,
         ResB::Error: Into<BoxError>,
     {
         let Some((path, body)) = tokenize.zip(tokenize_request(chat_body)) else {
-            return Ok(estimate_tokens(chat_body));
+            return Ok((estimate_tokens(chat_body), false));
         };
         let request = upstream_request(self.parts, self.prefix, path, body, false);
         let response = inner.ready().await?.call(request).await?;
         let status = response.status();
         let answer = read_limited(response.into_body(), MAX_TOKENIZE_ANSWER).await;
         match tokenize_count(&answer).filter(|_| status.is_success()) {
-            Some(count) => Ok(count),
+            Some(count) => Ok((count, true)),
             None => {
                 tracing::warn!(
                     %status,
                     path,
                     "the backend's tokenize endpoint gave no token count; estimating it"
                 );
-                Ok(estimate_tokens(chat_body))
+                Ok((estimate_tokens(chat_body), false))
             }
         }
     }

@@ -292,7 +292,7 @@ impl<'h> Compacting<'_, '_, 'h> {
     {
         let upstream = self.upstream();
         let tokenize = self.options.profile.tokenize.as_deref();
-        let tokens = upstream
+        let (tokens, _) = upstream
             .count_tokens(inner, tokenize, &translated.body)
             .await?;
         if tokens <= threshold {
