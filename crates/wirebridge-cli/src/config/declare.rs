@@ -1,14 +1,13 @@
-//! What makes one declaration enough: the `settings!` macro, the flags of
-//! `wirebridge serve` built from what it declares, and the order the sources
-//! of a setting are read in.
+//! What makes one declaration enough: the `settings!` macro, each
+//! declared setting's flag (built in `flags`), and the order the sources of
+//! a setting are read in.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
+use clap::{Arg, ArgAction, ArgMatches};
 
-use super::settings::Settings;
 use super::types::Value;
 use super::{value, ConfigError};
 
@@ -107,7 +106,7 @@ impl Declared {
     }
 
     /// Its flag (or for a switch, the pair of them).
-    fn args(&self) -> Vec<Arg> {
+    pub(super) fn args(&self) -> Vec<Arg> {
         let flag = self.flag_name();
         let doc = self.doc.split_whitespace().collect::<Vec<_>>().join(" ");
         let doc = doc.strip_suffix('.').unwrap_or(&doc);
@@ -137,7 +136,7 @@ impl Declared {
     }
 
     /// The flag given and its text, if one was.
-    fn given(&self, matches: &ArgMatches) -> Option<(String, String)> {
+    pub(super) fn given(&self, matches: &ArgMatches) -> Option<(String, String)> {
         let flag = self.flag_name();
         if !self.switch {
             let text = matches.get_one::<String>(self.key)?;
@@ -149,65 +148,6 @@ impl Declared {
             (_, true) => Some((format!("--{no}"), "false".into())),
             _ => None,
         }
-    }
-}
-
-/// The flags of `wirebridge serve`: the text of each setting given on the
-/// command line, read when the settings are.
-#[derive(Debug, Default, Clone)]
-pub struct ServeFlags {
-    /// `--config`.
-    pub(super) config: Option<PathBuf>,
-    /// By setting: the flag as written, and its text.
-    given: BTreeMap<&'static str, (String, String)>,
-}
-
-impl clap::Args for ServeFlags {
-    fn augment_args(cmd: Command) -> Command {
-        let config = Arg::new("config")
-            .long("config")
-            .value_name("FILE")
-            .value_parser(clap::value_parser!(PathBuf))
-            .help("Settings file (TOML) [env: WIREBRIDGE_CONFIG]");
-        let declared = Settings::DECLARED.iter().filter(|d| d.flag);
-        cmd.arg(config).args(declared.flat_map(Declared::args))
-    }
-
-    fn augment_args_for_update(cmd: Command) -> Command {
-        Self::augment_args(cmd)
-    }
-}
-
-impl clap::FromArgMatches for ServeFlags {
-    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut flags = Self::default();
-        flags.update_from_arg_matches(matches)?;
-        Ok(flags)
-    }
-
-    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
-        if let Some(path) = matches.get_one::<PathBuf>("config") {
-            self.config = Some(path.clone());
-        }
-        for declared in Settings::DECLARED.iter().filter(|d| d.flag) {
-            if let Some(given) = declared.given(matches) {
-                self.given.insert(declared.key, given);
-            }
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-impl ServeFlags {
-    /// The flags of `wirebridge serve ARGS`.
-    pub(crate) fn parse(args: &[&str]) -> Self {
-        use clap::{Args, FromArgMatches};
-        let command = Self::augment_args(Command::new("serve"));
-        let matches = command
-            .try_get_matches_from(std::iter::once("serve").chain(args.iter().copied()))
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        Self::from_arg_matches(&matches).unwrap()
     }
 }
 
@@ -232,8 +172,11 @@ impl<T> Got<T> {
 
 /// Where settings are read from.
 pub(super) struct Sources<'a> {
-    /// The command line.
-    pub flags: &'a ServeFlags,
+    /// The command line's settings: by setting, the flag as written and
+    /// its text.
+    pub given: &'a BTreeMap<&'static str, (String, String)>,
+    /// What is declared.
+    pub declared: &'static [Declared],
     /// The environment.
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// The file.
@@ -247,12 +190,13 @@ impl Sources<'_> {
         key: &'static str,
         file: Option<&toml::Spanned<toml::Value>>,
     ) -> Result<Got<T>, ConfigError> {
-        let declared = Settings::DECLARED
+        let declared = self
+            .declared
             .iter()
             .find(|d| d.key == key)
             .expect("a declared setting");
         let var = declared.env_var();
-        let (parsed, at) = if let Some((flag, text)) = self.flags.given.get(key) {
+        let (parsed, at) = if let Some((flag, text)) = self.given.get(key) {
             (T::parse(text), format!(" ({flag})"))
         } else if let Some(text) = (self.env)(&var) {
             (T::parse(&text), format!(" (environment {var})"))

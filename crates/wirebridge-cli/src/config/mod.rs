@@ -4,6 +4,7 @@
 
 mod declare;
 mod duration;
+mod flags;
 mod models;
 mod parts;
 mod settings;
@@ -23,7 +24,7 @@ use wirebridge_convert::{BackendProfile, LossPolicy};
 use declare::{Got, Origin, Sources};
 use settings::{FileConfig, Settings};
 
-pub use declare::ServeFlags;
+pub use flags::ServeFlags;
 pub use parts::{
     ExchangeLimits, MetricsSettings, MissingHistorySetting, RuntimeSettings, SealKeys,
     ServerLimits, StateSettings,
@@ -175,7 +176,12 @@ impl Config {
                  multi-thread runtime; remove the line (`workers` still sets its threads)",
             ));
         }
-        let sources = Sources { flags, env, origin };
+        let sources = Sources {
+            given: flags.given(),
+            declared: Settings::DECLARED,
+            env,
+            origin,
+        };
         let s = Settings::resolve(&file, &sources)?;
 
         let profile = profile(&s.profile, &file.profiles)?;
