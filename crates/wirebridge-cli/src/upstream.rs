@@ -1,6 +1,7 @@
 //! The service that sends requests on to the upstream over HTTP(S).
 
 mod direct;
+mod rewrite;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -27,24 +28,13 @@ use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
 use direct::DirectPool;
+use rewrite::Target;
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
 
 /// How long a kept-alive upstream connection may wait for its next request.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Headers that belong to one connection, never forwarded.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "upgrade",
-    "host",
-];
 
 /// How the upstream is reached, and how clients are told about it.
 #[derive(Debug, Clone)]
@@ -88,9 +78,7 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
 pub struct Upstream {
     client: Client<HttpsConnector<HttpConnector>, RequestBody<ClientBody>>,
     direct: Option<DirectPool>,
-    scheme: http::uri::Scheme,
-    authority: http::uri::Authority,
-    base_path: String,
+    target: Target,
     authorization: Option<HeaderValue>,
     label: Arc<str>,
     first_byte_timeout: Duration,
@@ -115,44 +103,16 @@ impl Upstream {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(https);
-        let path = base.path().trim_end_matches('/');
         Self {
             client,
             direct,
-            scheme: base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP),
-            authority: base
-                .authority()
-                .cloned()
-                .expect("checked when the settings were loaded"),
-            base_path: if path.is_empty() {
-                "/v1".to_owned()
-            } else {
-                path.to_owned()
-            },
+            target: Target::new(base),
             authorization: options.authorization,
             label: options.label,
             first_byte_timeout: options.first_byte_timeout,
             idle_timeout: options.idle_timeout,
             metrics: options.metrics,
         }
-    }
-
-    fn target(&self, uri: &Uri) -> Uri {
-        let path = uri.path();
-        let rest = path
-            .strip_prefix("/v1")
-            .filter(|r| r.is_empty() || r.starts_with('/'))
-            .unwrap_or(path);
-        let path_and_query = match uri.query() {
-            Some(q) => format!("{}{rest}?{q}", self.base_path),
-            None => format!("{}{rest}", self.base_path),
-        };
-        Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(path_and_query)
-            .build()
-            .unwrap_or_else(|_| uri.clone())
     }
 }
 
@@ -166,13 +126,11 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
     }
 
     fn call(&mut self, mut request: Request<RequestBody<ClientBody>>) -> Self::Future {
-        *request.uri_mut() = self.target(request.uri());
+        *request.uri_mut() = self.target.map(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
         let headers = request.headers_mut();
-        for name in HOP_BY_HOP {
-            headers.remove(name);
-        }
+        rewrite::strip_request(headers);
         if let Some(auth) = &self.authorization {
             headers.insert(header::AUTHORIZATION, auth.clone());
         }
@@ -240,7 +198,7 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                     ))
                 }
                 Ok(mut response) => {
-                    strip_hop_by_hop(response.headers_mut());
+                    rewrite::strip_response(response.headers_mut());
                     if response.status().is_client_error() {
                         metrics.upstream_error("status_4xx");
                     } else if response.status().is_server_error() {
@@ -259,27 +217,6 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                 }
             }
         })
-    }
-}
-
-/// Removes the headers of the upstream connection from its reply (RFC 9110,
-/// 7.6.1): the fixed hop-by-hop ones, and every header `connection` names.
-fn strip_hop_by_hop(headers: &mut http::HeaderMap) {
-    let named: Vec<http::HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .filter_map(|name| http::HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in HOP_BY_HOP
-        .iter()
-        .chain(&["proxy-connection", "transfer-encoding"])
-    {
-        headers.remove(*name);
     }
 }
 
@@ -374,43 +311,6 @@ fn error_response(status: StatusCode, message: &str, code: &str) -> Response<Ups
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_map_onto_the_base() {
-        let u = |base: &str| {
-            Upstream::new(
-                &base.parse().unwrap(),
-                UpstreamOptions {
-                    authorization: None,
-                    connect_timeout: Duration::from_secs(1),
-                    first_byte_timeout: Duration::from_secs(1),
-                    idle_timeout: Duration::from_secs(1),
-                    label: "the upstream".into(),
-                    metrics: Arc::new(Metrics::new(0)),
-                },
-            )
-        };
-        let t = |up: &Upstream, p: &str| up.target(&p.parse().unwrap()).to_string();
-        let local = u("http://127.0.0.1:8000/v1");
-        assert_eq!(
-            t(&local, "/v1/chat/completions"),
-            "http://127.0.0.1:8000/v1/chat/completions"
-        );
-        assert_eq!(
-            t(&local, "/v1/models?x=1"),
-            "http://127.0.0.1:8000/v1/models?x=1"
-        );
-        let router = u("https://openrouter.ai/api/v1/");
-        assert_eq!(
-            t(&router, "/v1/chat/completions"),
-            "https://openrouter.ai/api/v1/chat/completions"
-        );
-        assert_eq!(
-            t(&u("http://h:1"), "/v1/responses"),
-            "http://h:1/v1/responses"
-        );
-        assert_eq!(t(&local, "/v1beta/x"), "http://127.0.0.1:8000/v1/v1beta/x");
-    }
 
     #[test]
     fn a_configured_key_wins_over_url_credentials() {

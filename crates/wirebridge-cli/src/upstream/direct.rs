@@ -22,7 +22,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::{header, HeaderValue, Request, Response, Uri};
+use http::{Request, Response, Uri};
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
@@ -32,6 +32,7 @@ use tokio::net::TcpStream;
 use tower::Service;
 use wirebridge_tower::{BoxError, RequestBody};
 
+use super::rewrite::origin_form;
 use crate::server::ClientBody;
 
 type Outgoing = RequestBody<ClientBody>;
@@ -241,23 +242,6 @@ fn replay(request: &Request<Outgoing>) -> Option<Request<Outgoing>> {
     *again.version_mut() = request.version();
     *again.headers_mut() = request.headers().clone();
     Some(again)
-}
-
-/// An absolute URI becomes the path and query, its authority the `Host`.
-fn origin_form(request: &mut Request<Outgoing>) {
-    let uri = request.uri().clone();
-    if let Some(authority) = uri.authority() {
-        if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
-            request.headers_mut().insert(header::HOST, host);
-        }
-    }
-    let path = uri
-        .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("/")
-        .parse()
-        .unwrap_or_else(|_| Uri::from_static("/"));
-    *request.uri_mut() = path;
 }
 
 /// The upstream's response body, driving its connection; back in the pool
