@@ -1,7 +1,15 @@
 //! The service that sends requests on to the upstream over HTTP(S).
+//!
+//! A plain `http://` upstream is spoken to over connections of the
+//! bridge's own: [`pool`] keeps them between exchanges, [`connection`]
+//! sends one request on one and drives it from the response body, over a
+//! [`transport`]; [`rewrite`] maps the request target and keeps each
+//! connection's own headers to it.
 
-mod direct;
+mod connection;
+mod pool;
 mod rewrite;
+mod transport;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -27,11 +35,14 @@ use crate::config::Credentials;
 use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
-use direct::DirectPool;
+use pool::Pool;
 use rewrite::Target;
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// The body of a request sent upstream.
+type Outgoing = RequestBody<ClientBody>;
 
 /// How long a kept-alive upstream connection may wait for its next request.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -72,12 +83,12 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
 
 /// Sends each request to the upstream: `/v1/X` becomes `<base>/X`. A plain
 /// `http://` upstream is spoken to over connections each exchange drives
-/// itself ([`direct`]); an `https://` one through hyper-util's pooled
-/// client (TLS, and HTTP/2 when the upstream offers it).
+/// itself ([`pool`]); an `https://` one through hyper-util's pooled client
+/// (TLS, and HTTP/2 when the upstream offers it).
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, RequestBody<ClientBody>>,
-    direct: Option<DirectPool>,
+    client: Client<HttpsConnector<HttpConnector>, Outgoing>,
+    direct: Option<Pool<HttpConnector>>,
     target: Target,
     authorization: Option<HeaderValue>,
     label: Arc<str>,
@@ -94,7 +105,7 @@ impl Upstream {
         http.set_connect_timeout(Some(options.connect_timeout));
         http.set_nodelay(true);
         let direct = (base.scheme() == Some(&http::uri::Scheme::HTTP))
-            .then(|| DirectPool::new(http.clone(), POOL_IDLE_TIMEOUT));
+            .then(|| Pool::new(http.clone(), POOL_IDLE_TIMEOUT));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_webpki_roots()
             .https_or_http()
@@ -116,7 +127,7 @@ impl Upstream {
     }
 }
 
-impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
+impl tower::Service<Request<Outgoing>> for Upstream {
     type Response = Response<UpstreamBody>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -125,7 +136,7 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<RequestBody<ClientBody>>) -> Self::Future {
+    fn call(&mut self, mut request: Request<Outgoing>) -> Self::Future {
         *request.uri_mut() = self.target.map(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
@@ -224,7 +235,7 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
 #[derive(Debug, thiserror::Error)]
 enum Failure {
     #[error(transparent)]
-    Direct(direct::DirectError),
+    Direct(pool::Error),
     #[error(transparent)]
     Pooled(hyper_util::client::legacy::Error),
 }

@@ -1,5 +1,5 @@
-//! The pool against a raw TCP server on loopback, which counts the
-//! connections it accepts and the requests it reads.
+//! The pool against raw TCP servers on loopback, which count the
+//! connections they accept and the requests they read.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -8,10 +8,12 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::Request;
 use http_body_util::BodyExt;
+use hyper_util::client::legacy::connect::HttpConnector;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use wirebridge_tower::RequestBody;
 
-use super::*;
+use crate::upstream::pool::Pool;
 
 /// How the test server treats a connection after each answer.
 #[derive(Clone, Copy, PartialEq)]
@@ -85,18 +87,21 @@ async fn serve(mut stream: TcpStream, after: After, requests: Arc<AtomicUsize>) 
     }
 }
 
-async fn send(pool: &DirectPool, url: &str) -> String {
-    let request = Request::post(url)
+fn hello(url: &str) -> Request<crate::upstream::Outgoing> {
+    Request::post(url)
         .header("content-length", "5")
         .body(RequestBody::translated(Bytes::from_static(b"hello")))
-        .unwrap();
-    let response = pool.request(request).await.expect("an answer");
+        .unwrap()
+}
+
+async fn send(pool: &Pool<HttpConnector>, url: &str) -> String {
+    let response = pool.request(hello(url)).await.expect("an answer");
     let body = response.into_body().collect().await.unwrap().to_bytes();
     String::from_utf8(body.to_vec()).unwrap()
 }
 
-fn pool() -> DirectPool {
-    DirectPool::new(HttpConnector::new(), Duration::from_secs(90))
+fn pool() -> Pool<HttpConnector> {
+    Pool::new(HttpConnector::new(), Duration::from_secs(90))
 }
 
 #[tokio::test]
@@ -138,10 +143,7 @@ async fn a_refused_connection_is_a_connect_error() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     drop(listener);
-    let request = Request::post(url)
-        .body(RequestBody::translated(Bytes::from_static(b"hello")))
-        .unwrap();
-    let error = pool().request(request).await.err().expect("no server");
+    let error = pool().request(hello(&url)).await.err().expect("no server");
     assert!(error.is_connect(), "{error}");
 }
 

@@ -1,0 +1,265 @@
+//! Connections to one plain `http://` upstream, reused while they are kept
+//! alive.
+//!
+//! Between exchanges a kept-alive connection waits here, watched by a small
+//! task that drops it as soon as the upstream closes it or sends anything.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use http::{Request, Response, Uri};
+use tower::Service;
+use wirebridge_tower::BoxError;
+
+use super::connection::{self, Checkin, DrivenBody, Unanswered};
+use super::rewrite;
+use super::transport::Transport;
+use super::Outgoing;
+
+/// Idle connections kept, at most.
+pub const MAX_IDLE: usize = 256;
+
+/// Why a request could not be exchanged with the upstream.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No connection could be made.
+    #[error("cannot connect: {0}")]
+    Connect(#[source] BoxError),
+    /// The connection failed before the response head arrived.
+    #[error(transparent)]
+    Exchange(#[from] hyper::Error),
+}
+
+impl Error {
+    /// Whether it failed while connecting.
+    pub fn is_connect(&self) -> bool {
+        matches!(self, Error::Connect(_))
+    }
+}
+
+/// Connections to one upstream, made by `C` and kept idle between
+/// exchanges.
+pub struct Pool<C: Service<Uri>> {
+    connector: C,
+    shared: Arc<Shared<C::Response>>,
+}
+
+impl<C: Service<Uri> + Clone> Clone for Pool<C> {
+    fn clone(&self) -> Self {
+        Self {
+            connector: self.connector.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<C> Pool<C>
+where
+    C: Service<Uri> + Clone + Send + Sync + 'static,
+    C::Response: Transport,
+    C::Error: Into<BoxError>,
+    C::Future: Send,
+{
+    /// A pool whose connections are made by `connector` and kept idle for
+    /// up to `keep_idle`, [`MAX_IDLE`] of them at most.
+    pub fn new(connector: C, keep_idle: Duration) -> Self {
+        Self::with_limits(connector, keep_idle, MAX_IDLE)
+    }
+
+    /// A pool keeping at most `max_idle` idle connections.
+    pub fn with_limits(connector: C, keep_idle: Duration, max_idle: usize) -> Self {
+        Self {
+            connector,
+            shared: Arc::new(Shared {
+                idle: Mutex::new(Vec::new()),
+                keep_idle,
+                max_idle,
+            }),
+        }
+    }
+
+    /// Sends `request` (its URI absolute) and waits for the response head,
+    /// driving the connection meanwhile. The response body drives it on.
+    pub async fn request(
+        &self,
+        mut request: Request<Outgoing>,
+    ) -> Result<Response<DrivenBody<C::Response>>, Error> {
+        let target = request.uri().clone();
+        rewrite::origin_form(&mut request);
+        let request = match self.checkout() {
+            Some(transport) => {
+                let copy = replay(&request);
+                match connection::send(transport, request, self.home()).await {
+                    Ok(response) => return Ok(response),
+                    Err(failed) => resend(failed, copy)?,
+                }
+            }
+            None => request,
+        };
+        let transport = self.connect(&target).await?;
+        connection::send(transport, request, self.home())
+            .await
+            .map_err(|failed| Error::Exchange(failed.error))
+    }
+
+    fn home(&self) -> Arc<dyn Checkin<C::Response>> {
+        Arc::clone(&self.shared) as Arc<dyn Checkin<C::Response>>
+    }
+
+    /// An idle connection that is still open, if there is one; the most
+    /// recently used first.
+    fn checkout(&self) -> Option<C::Response> {
+        loop {
+            let idle = lock(&self.shared.idle).pop()?;
+            let Some(transport) = idle.parked.take() else {
+                continue; // its watcher saw it close
+            };
+            if idle.since.elapsed() < self.shared.keep_idle {
+                return Some(transport);
+            }
+        }
+    }
+
+    async fn connect(&self, target: &Uri) -> Result<C::Response, Error> {
+        let mut connector = self.connector.clone();
+        poll_fn(|cx| connector.poll_ready(cx))
+            .await
+            .map_err(|e| Error::Connect(e.into()))?;
+        connector
+            .call(target.clone())
+            .await
+            .map_err(|e| Error::Connect(e.into()))
+    }
+
+    /// Idle connections still open (for tests).
+    #[cfg(test)]
+    pub fn idle(&self) -> usize {
+        lock(&self.shared.idle)
+            .iter()
+            .filter(|i| lock(&i.parked.transport).is_some())
+            .count()
+    }
+}
+
+/// What to send again, on a new connection, after a reused one failed with
+/// no answer (the upstream closed it while idle, and the close had not
+/// arrived yet): the request hyper hands back when it never took it from
+/// its queue, or else `copy`, when its body is one the bridge holds (a
+/// translated one). A streamed client body cannot be sent twice.
+fn resend(failed: Unanswered, copy: Option<Request<Outgoing>>) -> Result<Request<Outgoing>, Error> {
+    match failed.unsent.or(copy) {
+        Some(request) => {
+            tracing::debug!(error = %failed.error, "a reused upstream connection failed; sending again");
+            Ok(request)
+        }
+        None => Err(Error::Exchange(failed.error)),
+    }
+}
+
+/// A copy of `request` to send again, when its body can be.
+fn replay(request: &Request<Outgoing>) -> Option<Request<Outgoing>> {
+    let body = request.body().replay()?;
+    let mut again = Request::new(body);
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.version_mut() = request.version();
+    *again.headers_mut() = request.headers().clone();
+    Some(again)
+}
+
+struct Shared<T> {
+    /// The most recently idle last.
+    idle: Mutex<Vec<Idle<T>>>,
+    /// How long an idle connection is kept.
+    keep_idle: Duration,
+    /// How many are kept, at most.
+    max_idle: usize,
+}
+
+impl<T: Transport> Checkin<T> for Shared<T> {
+    fn checkin(&self, transport: T) {
+        let mut idle = lock(&self.idle);
+        if idle.len() >= self.max_idle {
+            // Connections the upstream closed, or kept too long, leave
+            // their places to this one.
+            idle.retain(|i| {
+                i.since.elapsed() < self.keep_idle && lock(&i.parked.transport).is_some()
+            });
+            if idle.len() >= self.max_idle {
+                return;
+            }
+        }
+        let parked = Arc::new(Parked {
+            transport: Mutex::new(Some(transport)),
+            watcher: Mutex::new(None),
+        });
+        idle.push(Idle {
+            parked: Arc::clone(&parked),
+            since: Instant::now(),
+        });
+        drop(idle);
+        tokio::spawn(parked.watch());
+    }
+}
+
+/// A kept-alive connection waiting for its next request.
+struct Idle<T> {
+    parked: Arc<Parked<T>>,
+    since: Instant,
+}
+
+/// An idle transport, watched meanwhile by a small task, so that a close
+/// from the upstream (or anything it sends) is seen at once, and the
+/// connection dropped, rather than when a request is on its way down it.
+struct Parked<T> {
+    transport: Mutex<Option<T>>,
+    /// The watching task, woken to end when the transport is taken.
+    watcher: Mutex<Option<Waker>>,
+}
+
+impl<T: Transport> Parked<T> {
+    /// Takes the transport, if it is still there, and lets its watcher end.
+    fn take(&self) -> Option<T> {
+        let transport = lock(&self.transport).take();
+        if let Some(watcher) = lock(&self.watcher).take() {
+            watcher.wake();
+        }
+        transport
+    }
+
+    /// Reads the parked transport until it is taken, or it yields anything
+    /// at all: a byte (nobody asked for it), its end, or an error. Then it
+    /// is dropped.
+    async fn watch(self: Arc<Self>) {
+        poll_fn(|cx| {
+            let mut slot = lock(&self.transport);
+            let Some(transport) = slot.as_mut() else {
+                return Poll::Ready(());
+            };
+            *lock(&self.watcher) = Some(cx.waker().clone());
+            let mut byte = [0];
+            let mut buf = hyper::rt::ReadBuf::new(&mut byte);
+            match hyper::rt::Read::poll_read(Pin::new(transport), cx, buf.unfilled()) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(_) => {
+                    tracing::debug!(
+                        "an idle upstream connection was closed or sent unasked bytes; dropped"
+                    );
+                    *slot = None;
+                    Poll::Ready(())
+                }
+            }
+        })
+        .await
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests;
