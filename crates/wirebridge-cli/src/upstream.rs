@@ -3,8 +3,8 @@
 //! A plain `http://` upstream is spoken to over connections of the
 //! bridge's own: [`pool`] keeps them between exchanges, [`connection`]
 //! sends one request on one and drives it from the response body, over a
-//! [`transport`]; [`rewrite`] maps the request target and keeps each
-//! connection's own headers to it.
+//! [`transport`] the pool can look into; [`rewrite`] maps the request
+//! target and keeps each connection's own headers to it.
 
 mod connection;
 mod pool;

@@ -1,5 +1,14 @@
 //! Connections to one plain `http://` upstream, reused while they are kept
-//! alive.
+//! alive, and never once in doubt.
+//!
+//! HTTP/1.1 answers carry nothing that ties them to their request but their
+//! order: whatever the upstream sends after a request has gone down a
+//! connection is read as that request's answer. So a connection is reused
+//! only when it is known to hold nothing else: its last response ended
+//! where its framing said, nothing was read past that end, and, when it is
+//! taken from the pool, the socket itself holds no byte and no close
+//! ([`Transport::unread`]). Anything else, an answer nobody asked for above
+//! all, closes the connection.
 //!
 //! Between exchanges a kept-alive connection waits here, watched by a small
 //! task that drops it as soon as the upstream closes it or sends anything.
@@ -16,7 +25,7 @@ use wirebridge_tower::BoxError;
 
 use super::connection::{self, Checkin, DrivenBody, Unanswered};
 use super::rewrite;
-use super::transport::Transport;
+use super::transport::{Transport, Unread};
 use super::Outgoing;
 
 /// Idle connections kept, at most.
@@ -109,16 +118,25 @@ where
         Arc::clone(&self.shared) as Arc<dyn Checkin<C::Response>>
     }
 
-    /// An idle connection that is still open, if there is one; the most
-    /// recently used first.
+    /// An idle connection that holds nothing unread and is still open, if
+    /// there is one; the most recently used first.
     fn checkout(&self) -> Option<C::Response> {
         loop {
             let idle = lock(&self.shared.idle).pop()?;
-            let Some(transport) = idle.parked.take() else {
+            let Some(mut transport) = idle.parked.take() else {
                 continue; // its watcher saw it close
             };
-            if idle.since.elapsed() < self.shared.keep_idle {
-                return Some(transport);
+            if idle.since.elapsed() >= self.shared.keep_idle {
+                continue;
+            }
+            // The watcher reads what the runtime has seen arrive; the
+            // socket is asked itself here, just before a request goes down
+            // the connection.
+            match transport.unread() {
+                Unread::Nothing => return Some(transport),
+                unread => {
+                    tracing::debug!(?unread, "an idle upstream connection is closed, not reused");
+                }
             }
         }
     }

@@ -113,6 +113,23 @@ async fn an_upstream_that_closes_as_it_answers_is_not_used_again() {
     assert_eq!(upstream.requests(), ["m1", "m2"]);
 }
 
+/// The close comes while the connection is idle, and the runtime has not
+/// seen it (reads hidden): the look at checkout finds it.
+#[tokio::test]
+async fn an_idle_connection_the_upstream_closed_is_not_used_again() {
+    let upstream = Upstream::echo();
+    let pool = pool(&upstream);
+    assert_eq!(send(&pool, "m1").await, "m1");
+    upstream
+        .switches(0)
+        .hide_reads
+        .store(true, Ordering::SeqCst);
+    upstream.close(0).await;
+    assert_eq!(send(&pool, "m2").await, "m2");
+    assert_eq!(upstream.connections(), 2);
+    assert_eq!(upstream.requests(), ["m1", "m2"]);
+}
+
 #[tokio::test]
 async fn the_watcher_drops_an_idle_connection_the_upstream_closes() {
     let upstream = Upstream::echo();
@@ -176,6 +193,27 @@ async fn an_answer_nobody_asked_for_that_came_with_the_last_one_is_never_read_as
     upstream.closed(0).await;
     assert_eq!(send(&pool, "m2").await, "m2");
     assert_eq!(upstream.connections(), 2);
+}
+
+/// The upstream writes an answer nobody asked for on an idle connection,
+/// and the runtime has not seen it arrive (its reads are hidden until the
+/// pool writes again): only the look into the transport at checkout finds
+/// it. Were the connection reused, the next request's write would reveal
+/// the stray answer, read as that request's.
+#[tokio::test]
+async fn an_answer_nobody_asked_for_that_the_runtime_has_not_seen_is_found_at_checkout() {
+    let upstream = Upstream::echo();
+    let pool = pool(&upstream);
+    assert_eq!(send(&pool, "m1").await, "m1");
+    upstream
+        .switches(0)
+        .hide_reads
+        .store(true, Ordering::SeqCst);
+    upstream.push(0, answer("stray m1")).await;
+    assert_eq!(send(&pool, "m2").await, "m2");
+    upstream.closed(0).await;
+    assert_eq!(upstream.connections(), 2);
+    assert_eq!(upstream.requests(), ["m1", "m2"]);
 }
 
 /// A reused connection whose first write fails: not one byte of the

@@ -1,17 +1,24 @@
 //! A scripted upstream over in-memory streams (`tokio::io::duplex`), and
 //! the connector that hands the pool one end of each.
+//!
+//! The transport's `unread` looks into the stream as the socket's own peek
+//! does. Its reads can be hidden, as a busy runtime's record of a socket's
+//! readiness hides bytes that have arrived: then they show only once the
+//! pool has written again, as they would once the runtime catches up.
 
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use http::Uri;
-use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper::rt::{Read, ReadBuf, ReadBufCursor, Write};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::upstream::transport::{Transport, Unread};
 
 /// One request as the upstream read it.
 pub struct Turn {
@@ -23,6 +30,7 @@ pub struct Turn {
 
 /// What the upstream does unasked.
 enum Push {
+    Write(Vec<u8>),
     Close,
 }
 
@@ -108,6 +116,11 @@ impl Upstream {
         Arc::clone(&self.state.connections.lock().unwrap()[n].switches)
     }
 
+    /// Writes `bytes` on connection `n`, unasked; returns once written.
+    pub async fn push(&self, n: usize, bytes: Vec<u8>) {
+        self.unasked(n, Push::Write(bytes)).await
+    }
+
     /// Closes connection `n`; returns once closed.
     pub async fn close(&self, n: usize) {
         self.unasked(n, Push::Close).await
@@ -162,6 +175,8 @@ impl tower::Service<Uri> for Connector {
         tokio::spawn(serve(Arc::clone(state), n, theirs, pushed, closing));
         std::future::ready(Ok(MockIo {
             inner: TokioIo::new(ours),
+            stash: Vec::new(),
+            eof: false,
             switches,
         }))
     }
@@ -201,6 +216,10 @@ async fn serve(
                 Ok(n) => read.extend_from_slice(&chunk[..n]),
             },
             Some((push, done)) = pushed.recv() => match push {
+                Push::Write(bytes) => {
+                    let _ = stream.write_all(&bytes).await;
+                    let _ = done.send(());
+                }
                 Push::Close => {
                     drop(stream);
                     let _ = done.send(());
@@ -229,23 +248,70 @@ fn request(read: &[u8]) -> Option<(String, usize)> {
 /// How a transport misbehaves, set by a test.
 #[derive(Default)]
 pub struct Switches {
+    /// Reads wait, as if nothing had arrived, until the pool writes again.
+    pub hide_reads: AtomicBool,
     /// Writes fail before taking a byte.
     pub fail_writes: AtomicBool,
+    hidden: Mutex<Option<Waker>>,
 }
 
 /// The pool's end of an in-memory connection.
 pub struct MockIo {
     inner: TokioIo<DuplexStream>,
+    /// Bytes `unread` took from the stream, read first.
+    stash: Vec<u8>,
+    /// `unread` found the end of the stream.
+    eof: bool,
     switches: Arc<Switches>,
+}
+
+impl Transport for MockIo {
+    fn unread(&mut self) -> Unread {
+        if !self.stash.is_empty() {
+            return Unread::Bytes;
+        }
+        if self.eof {
+            return Unread::Closed;
+        }
+        let mut chunk = [0; 4096];
+        let mut buf = ReadBuf::new(&mut chunk);
+        let mut cx = Context::from_waker(Waker::noop());
+        match Pin::new(&mut self.inner).poll_read(&mut cx, buf.unfilled()) {
+            Poll::Pending => Unread::Nothing,
+            Poll::Ready(Err(_)) => Unread::Failed,
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => {
+                self.eof = true;
+                Unread::Closed
+            }
+            Poll::Ready(Ok(())) => {
+                self.stash.extend_from_slice(buf.filled());
+                Unread::Bytes
+            }
+        }
+    }
 }
 
 impl Read for MockIo {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: ReadBufCursor<'_>,
+        mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_read(cx, buf)
+        let this = &mut *self;
+        if !this.stash.is_empty() {
+            let n = this.stash.len().min(buf.remaining());
+            buf.put_slice(&this.stash[..n]);
+            this.stash.drain(..n);
+            return Poll::Ready(Ok(()));
+        }
+        if this.eof {
+            return Poll::Ready(Ok(()));
+        }
+        if this.switches.hide_reads.load(Ordering::SeqCst) {
+            *this.switches.hidden.lock().unwrap() = Some(cx.waker().clone());
+            return Poll::Pending;
+        }
+        Pin::new(&mut this.inner).poll_read(cx, buf)
     }
 }
 
@@ -255,10 +321,19 @@ impl Write for MockIo {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        if self.switches.fail_writes.load(Ordering::SeqCst) {
+        let switches = Arc::clone(&self.switches);
+        if switches.fail_writes.load(Ordering::SeqCst) {
             return Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
         }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
+        let written = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(_)) = written {
+            if switches.hide_reads.swap(false, Ordering::SeqCst) {
+                if let Some(reader) = switches.hidden.lock().unwrap().take() {
+                    reader.wake();
+                }
+            }
+        }
+        written
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

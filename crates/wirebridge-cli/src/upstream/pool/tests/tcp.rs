@@ -1,8 +1,9 @@
 //! The pool against raw TCP servers on loopback, which count the
 //! connections they accept and the requests they read.
 
+use std::io::{Read as _, Write as _};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -161,4 +162,118 @@ async fn a_connection_closed_before_it_takes_the_request_sends_it_on_a_new_one()
         .expect("an answer, not a hang");
     assert_eq!(answer, "#1");
     assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+}
+
+/// What the thread server does on its first connection once told.
+enum Then {
+    /// Writes an answer nobody asked for.
+    Stray,
+    /// Closes the connection.
+    Close,
+}
+
+/// An upstream on a thread of its own that echoes each request's body, and
+/// after its first answer waits to be told what to do next.
+fn thread_server() -> (String, mpsc::Sender<Then>, mpsc::Receiver<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/chat", listener.local_addr().unwrap());
+    let (tell, told) = mpsc::channel();
+    let (done, finished) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = Some((told, done));
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            let first = first.take();
+            std::thread::spawn(move || {
+                let answer = |text: &str| {
+                    format!(
+                        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{text}",
+                        text.len()
+                    )
+                };
+                let mut turn = 0;
+                while let Some(body) = read_request(&mut stream) {
+                    turn += 1;
+                    stream.write_all(answer(&body).as_bytes()).unwrap();
+                    let Some((told, done)) = first.as_ref().filter(|_| turn == 1) else {
+                        continue;
+                    };
+                    match told.recv().unwrap() {
+                        Then::Stray => {
+                            let stray = answer(&format!("stray {body}"));
+                            stream.write_all(stray.as_bytes()).unwrap();
+                            done.send(()).unwrap();
+                        }
+                        Then::Close => {
+                            drop(stream);
+                            done.send(()).unwrap();
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (url, tell, finished)
+}
+
+fn read_request(stream: &mut std::net::TcpStream) -> Option<String> {
+    let mut read = Vec::new();
+    let mut chunk = [0; 4096];
+    loop {
+        if let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&read[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |n| n.trim().parse().unwrap());
+            if read.len() >= end + 4 + length {
+                return Some(String::from_utf8_lossy(&read[end + 4..end + 4 + length]).into());
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => read.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+async fn echo(pool: &Pool<HttpConnector>, url: &str, text: &'static str) -> String {
+    let request = Request::post(url)
+        .body(RequestBody::translated(Bytes::from_static(text.as_bytes())))
+        .unwrap();
+    let response = pool.request(request).await.expect("an answer");
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+/// The upstream closes an idle connection while the runtime is busy (here:
+/// its one thread is blocked), so the runtime has not seen the close. The
+/// socket itself knows, and is asked at checkout.
+#[tokio::test]
+async fn a_close_the_runtime_has_not_seen_is_found_at_checkout() {
+    let (url, tell, done) = thread_server();
+    let pool = pool();
+    assert_eq!(echo(&pool, &url, "m1").await, "m1");
+    tell.send(Then::Close).unwrap();
+    done.recv().unwrap();
+    // Time for loopback to hand the close to the socket; the runtime, on
+    // this one blocked thread, does not look meanwhile.
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(echo(&pool, &url, "m2").await, "m2");
+}
+
+/// The upstream writes an answer nobody asked for on an idle connection
+/// while the runtime is busy, so the runtime has not seen it arrive. Taken
+/// for the next request, the connection would carry that request out and
+/// bring back the stray answer as its reply.
+#[tokio::test]
+async fn a_stray_answer_the_runtime_has_not_seen_is_never_read_as_the_next_reply() {
+    let (url, tell, done) = thread_server();
+    let pool = pool();
+    assert_eq!(echo(&pool, &url, "m1").await, "m1");
+    tell.send(Then::Stray).unwrap();
+    done.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(echo(&pool, &url, "m2").await, "m2");
 }
