@@ -12,7 +12,8 @@
 //! hyper's connection state lives for one exchange: the transport under it
 //! is handed back ([`http1::Connection::into_parts`]) when the response has
 //! ended cleanly, with whatever hyper had read past its end, so that the
-//! pool holds bare transports, generic over what they are.
+//! pool holds bare transports and can look at them itself before reusing
+//! one.
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
@@ -25,7 +26,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1;
 
-use super::transport::Transport;
+use super::transport::{Tracked, Transport};
 use super::Outgoing;
 
 /// Where a transport goes when its exchange has ended cleanly.
@@ -37,7 +38,7 @@ pub trait Checkin<T>: Send + Sync + 'static {
 /// A connection and the handle that sends its one request.
 struct Driven<T: Transport> {
     sender: http1::SendRequest<Outgoing>,
-    connection: http1::Connection<T, Outgoing>,
+    connection: http1::Connection<Tracked<T>, Outgoing>,
 }
 
 impl<T: Transport> Driven<T> {
@@ -56,6 +57,8 @@ pub struct Unanswered {
     /// The request, when hyper handed it back: it never took it from its
     /// queue, so not one byte of it was written.
     pub unsent: Option<Request<Outgoing>>,
+    /// Whether any byte reached the transport.
+    pub wrote: bool,
 }
 
 /// Sends `request` (its URI in origin form) over `transport` and waits for
@@ -68,34 +71,49 @@ pub async fn send<T: Transport>(
     home: Arc<dyn Checkin<T>>,
 ) -> Result<Response<DrivenBody<T>>, Unanswered> {
     // A handshake does no I/O: it sets up hyper's state for the transport.
-    let (mut sender, connection) = match http1::Builder::new().handshake(transport).await {
+    let (mut sender, connection) = match http1::Builder::new()
+        .handshake(Tracked::new(transport))
+        .await
+    {
         Ok(parts) => parts,
         Err(error) => {
             return Err(Unanswered {
                 error,
                 unsent: Some(request),
+                wrote: false,
             })
         }
     };
     let mut response = pin!(sender.try_send_request(request));
-    // Dropped as soon as it ends: a request still queued for it is failed,
-    // and handed back, only when the connection is gone.
     let mut driven = Some(Driven { sender, connection });
+    let mut wrote = false;
     let result = poll_fn(|cx| {
         // The connection first: it writes the request and reads the head
         // the response future is waiting for.
         if driven.as_mut().is_some_and(|d| d.drive(cx)) {
-            driven = None;
+            // Dropped as soon as it ends: a request still queued for it is
+            // failed, and handed back, only when the connection is gone.
+            let ended = driven.take().expect("driven");
+            wrote = ended.connection.into_parts().io.wrote();
         }
         response.as_mut().poll(cx)
     })
     .await;
     match result {
         Ok(response) => Ok(response.map(|body| DrivenBody { body, driven, home })),
-        Err(mut e) => Err(Unanswered {
-            unsent: e.take_message(),
-            error: e.into_error(),
-        }),
+        Err(mut e) => {
+            let unsent = e.take_message();
+            // A connection that failed while still running (hyper gave up
+            // on the exchange alone) is asked what it wrote, then dropped.
+            if let Some(failed) = driven.take() {
+                wrote = failed.connection.into_parts().io.wrote();
+            }
+            Err(Unanswered {
+                error: e.into_error(),
+                unsent,
+                wrote,
+            })
+        }
     }
 }
 
@@ -125,15 +143,17 @@ impl<T: Transport> DrivenBody<T> {
         }
         let parts = driven.connection.into_parts();
         // Whatever hyper read past the end of the response belongs to no
-        // request: the connection is closed.
-        if !parts.read_buf.is_empty() {
+        // request; a write left unfinished would reach the upstream ahead of
+        // the next request. Either way the connection is closed.
+        if !parts.read_buf.is_empty() || parts.io.unflushed() {
             tracing::debug!(
                 unread = parts.read_buf.len(),
+                unflushed = parts.io.unflushed(),
                 "an upstream connection is closed after its exchange"
             );
             return;
         }
-        self.home.checkin(parts.io);
+        self.home.checkin(parts.io.into_inner());
     }
 }
 

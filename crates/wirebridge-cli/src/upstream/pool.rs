@@ -5,10 +5,10 @@
 //! order: whatever the upstream sends after a request has gone down a
 //! connection is read as that request's answer. So a connection is reused
 //! only when it is known to hold nothing else: its last response ended
-//! where its framing said, nothing was read past that end, and, when it is
-//! taken from the pool, the socket itself holds no byte and no close
-//! ([`Transport::unread`]). Anything else, an answer nobody asked for above
-//! all, closes the connection.
+//! where its framing said, nothing was read past that end, no write was
+//! left unfinished, and, when it is taken from the pool, the socket itself
+//! holds no byte and no close ([`Transport::unread`]). Anything else, an
+//! answer nobody asked for above all, closes the connection.
 //!
 //! Between exchanges a kept-alive connection waits here, watched by a small
 //! task that drops it as soon as the upstream closes it or sends anything.
@@ -163,14 +163,21 @@ where
 }
 
 /// What to send again, on a new connection, after a reused one failed with
-/// no answer (the upstream closed it while idle, and the close had not
-/// arrived yet): the request hyper hands back when it never took it from
-/// its queue, or else `copy`, when its body is one the bridge holds (a
-/// translated one). A streamed client body cannot be sent twice.
+/// no answer: only a request none of whose bytes was written. hyper hands a
+/// request back when it never took it from its queue; one it took is sent
+/// again only when the transport took not one byte of it, and its body is
+/// one the bridge holds (a translated one; `copy`). Anything else may have
+/// reached the upstream, which may have acted on it, and is never sent
+/// twice: the client is told the exchange failed.
 fn resend(failed: Unanswered, copy: Option<Request<Outgoing>>) -> Result<Request<Outgoing>, Error> {
-    match failed.unsent.or(copy) {
+    let again = match failed.unsent {
+        Some(unsent) => Some(unsent),
+        None if !failed.wrote => copy,
+        None => None,
+    };
+    match again {
         Some(request) => {
-            tracing::debug!(error = %failed.error, "a reused upstream connection failed; sending again");
+            tracing::debug!(error = %failed.error, "a reused upstream connection failed before the request left; sending it on a new one");
             Ok(request)
         }
         None => Err(Error::Exchange(failed.error)),

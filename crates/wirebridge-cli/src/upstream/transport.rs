@@ -1,11 +1,13 @@
 //! The byte stream under an upstream connection, and what the pool needs of
 //! it beyond reading and writing: a look at what the upstream sent that
-//! nobody asked for.
+//! nobody asked for, and whether a request left any byte.
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use hyper::rt::{Read, Write};
+use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
@@ -49,5 +51,97 @@ impl Transport for TokioIo<TcpStream> {
                 Err(_) => Unread::Failed,
             };
         }
+    }
+}
+
+/// A transport that remembers, for one exchange, whether any byte was
+/// written to it, and whether a write is still waiting to finish.
+pub struct Tracked<T> {
+    inner: T,
+    wrote: bool,
+    unflushed: bool,
+}
+
+impl<T> Tracked<T> {
+    /// `inner`, nothing written yet.
+    pub fn new(inner: T) -> Self {
+        Self {
+            inner,
+            wrote: false,
+            unflushed: false,
+        }
+    }
+
+    /// Whether any byte reached the transport: when none did, the request
+    /// never left, and another connection may carry it.
+    pub fn wrote(&self) -> bool {
+        self.wrote
+    }
+
+    /// Whether a write could not finish (the transport took no more) and
+    /// no flush has completed since: what was left would be sent ahead of
+    /// the next request.
+    pub fn unflushed(&self) -> bool {
+        self.unflushed
+    }
+
+    /// The transport, for its next exchange.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+
+    fn written(&mut self, result: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        match &result {
+            Poll::Ready(Ok(n)) => self.wrote |= *n > 0,
+            Poll::Pending => self.unflushed = true,
+            Poll::Ready(Err(_)) => {}
+        }
+        result
+    }
+}
+
+impl<T: Read + Unpin> Read for Tracked<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: Write + Unpin> Write for Tracked<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.written(result)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.written(result)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let result = Pin::new(&mut self.inner).poll_flush(cx);
+        if let Poll::Ready(Ok(())) = result {
+            self.unflushed = false;
+        }
+        result
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

@@ -216,6 +216,23 @@ async fn an_answer_nobody_asked_for_that_the_runtime_has_not_seen_is_found_at_ch
     assert_eq!(upstream.requests(), ["m1", "m2"]);
 }
 
+/// A reused connection that the upstream closes after reading a request,
+/// without answering: the request reached the upstream, which may have
+/// acted on it. It is not sent again.
+#[tokio::test]
+async fn a_request_the_upstream_may_have_read_is_never_sent_twice() {
+    let upstream = Upstream::new(|t| match t.on_connection {
+        1 => Reply::Answer(answer(&t.body)),
+        _ => Reply::Close(Vec::new()),
+    });
+    let pool = pool(&upstream);
+    assert_eq!(send(&pool, "m1").await, "m1");
+    let error = pool.request(request("m2")).await.err().expect("no answer");
+    assert!(matches!(error, Error::Exchange(_)), "{error}");
+    assert_eq!(upstream.requests(), ["m1", "m2"], "m2 sent once");
+    assert_eq!(upstream.connections(), 1);
+}
+
 /// A reused connection whose first write fails: not one byte of the
 /// request left, so it goes on a new connection.
 #[tokio::test]

@@ -24,6 +24,8 @@ use crate::upstream::transport::{Transport, Unread};
 pub struct Turn {
     /// Which connection (0 for the first made).
     pub connection: usize,
+    /// Which request on it (1 for the first).
+    pub on_connection: usize,
     /// Its body.
     pub body: String,
 }
@@ -192,11 +194,17 @@ async fn serve(
     closing: watch::Sender<bool>,
 ) {
     let mut read = Vec::new();
+    let mut on_connection = 0;
     loop {
         while let Some((body, used)) = request(&read) {
             read.drain(..used);
+            on_connection += 1;
             state.requests.lock().unwrap().push(body.clone());
-            let turn = Turn { connection, body };
+            let turn = Turn {
+                connection,
+                on_connection,
+                body,
+            };
             match (state.script)(&turn) {
                 Reply::Answer(bytes) => {
                     if stream.write_all(&bytes).await.is_err() {
