@@ -208,6 +208,14 @@ impl tower::Service<Request<Outgoing>> for Upstream {
                         "bad_upstream_response",
                     ))
                 }
+                // The pool refuses such an answer itself (and closes its
+                // connection); hyper-util's client passes it on.
+                Ok(response) if rewrite::framing_in_doubt(response.headers()) => {
+                    Ok(framing_in_doubt(&label, &target, &metrics))
+                }
+                Err(Failure::Direct(pool::Error::Framing)) => {
+                    Ok(framing_in_doubt(&label, &target, &metrics))
+                }
                 Ok(mut response) => {
                     rewrite::strip_response(response.headers_mut());
                     if response.status().is_client_error() {
@@ -229,6 +237,17 @@ impl tower::Service<Request<Outgoing>> for Upstream {
             }
         })
     }
+}
+
+/// The 502 for an answer whose framing is in doubt: nothing of it is
+/// passed on.
+fn framing_in_doubt(label: &str, target: &Uri, metrics: &Metrics) -> Response<UpstreamBody> {
+    tracing::warn!(upstream = %target, "the upstream answered with both content-length and transfer-encoding");
+    metrics.upstream_error("failed");
+    bad_gateway(
+        &format!("{label} answered with both content-length and transfer-encoding, so where its answer ends is in doubt"),
+        "bad_upstream_response",
+    )
 }
 
 /// Why an exchange with the upstream failed, by the client that tried.

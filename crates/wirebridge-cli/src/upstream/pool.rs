@@ -40,6 +40,11 @@ pub enum Error {
     /// The connection failed before the response head arrived.
     #[error(transparent)]
     Exchange(#[from] hyper::Error),
+    /// The answer's framing is in doubt: it has both `content-length` and
+    /// `transfer-encoding` (RFC 9112, 6.3), as a response smuggled past a
+    /// proxy would. It is not passed on, and its connection is closed.
+    #[error("the answer has both content-length and transfer-encoding")]
+    Framing,
 }
 
 impl Error {
@@ -102,16 +107,17 @@ where
             Some(transport) => {
                 let copy = replay(&request);
                 match connection::send(transport, request, self.home()).await {
-                    Ok(response) => return Ok(response),
+                    Ok(response) => return framed(response),
                     Err(failed) => resend(failed, copy)?,
                 }
             }
             None => request,
         };
         let transport = self.connect(&target).await?;
-        connection::send(transport, request, self.home())
-            .await
-            .map_err(|failed| Error::Exchange(failed.error))
+        match connection::send(transport, request, self.home()).await {
+            Ok(response) => framed(response),
+            Err(failed) => Err(Error::Exchange(failed.error)),
+        }
     }
 
     fn home(&self) -> Arc<dyn Checkin<C::Response>> {
@@ -160,6 +166,15 @@ where
             .filter(|i| lock(&i.parked.transport).is_some())
             .count()
     }
+}
+
+/// The response, unless its framing is in doubt: then it is dropped, body
+/// unread, and that closes its connection.
+fn framed<B>(response: Response<B>) -> Result<Response<B>, Error> {
+    if rewrite::framing_in_doubt(response.headers()) {
+        return Err(Error::Framing);
+    }
+    Ok(response)
 }
 
 /// What to send again, on a new connection, after a reused one failed with

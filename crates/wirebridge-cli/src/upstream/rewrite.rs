@@ -1,7 +1,8 @@
 //! What the upstream is sent, and what of its answer is passed on: the
 //! request target mapped onto the upstream's base URL, and in origin form
-//! on a connection of the bridge's own; and the headers that belong to one
-//! connection, never forwarded either way.
+//! on a connection of the bridge's own; the headers that belong to one
+//! connection, never forwarded either way; and an answer whose framing is
+//! in doubt.
 
 use http::{header, HeaderMap, HeaderName, HeaderValue, Request, Uri};
 
@@ -111,6 +112,15 @@ pub fn strip_response(headers: &mut HeaderMap) {
     }
 }
 
+/// Whether an answer's framing is in doubt: `content-length` together with
+/// `transfer-encoding`. RFC 9112 (6.3) lets the latter win but calls such a
+/// message a likely attempt at smuggling, to be handled as an error; where
+/// the upstream and the bridge disagree on where it ends, what follows would
+/// be read as the answer to the next request.
+pub fn framing_in_doubt(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::CONTENT_LENGTH) && headers.contains_key(header::TRANSFER_ENCODING)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +170,25 @@ mod tests {
         strip_response(&mut headers);
         assert_eq!(headers.len(), 1, "{headers:?}");
         assert!(headers.contains_key("content-type"));
+    }
+
+    #[test]
+    fn length_and_chunked_together_put_the_framing_in_doubt() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.append(*name, HeaderValue::from_static(value));
+            }
+            map
+        };
+        assert!(framing_in_doubt(&headers(&[
+            ("content-length", "5"),
+            ("transfer-encoding", "chunked"),
+        ])));
+        assert!(!framing_in_doubt(&headers(&[("content-length", "5")])));
+        assert!(!framing_in_doubt(&headers(&[(
+            "transfer-encoding",
+            "chunked"
+        )])));
     }
 }

@@ -248,3 +248,22 @@ async fn a_request_none_of_whose_bytes_left_is_sent_on_a_new_connection() {
     assert_eq!(upstream.requests(), ["m1", "m2"]);
     assert_eq!(upstream.connections(), 2);
 }
+
+#[tokio::test]
+async fn an_answer_with_both_length_and_chunked_is_refused_and_its_connection_closed() {
+    let upstream = Upstream::new(|t| {
+        match t.connection {
+        0 => Reply::Answer(
+            b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                .to_vec(),
+        ),
+        _ => Reply::Answer(answer(&t.body)),
+    }
+    });
+    let pool = pool(&upstream);
+    let error = pool.request(request("m1")).await.err().expect("refused");
+    assert!(matches!(error, Error::Framing), "{error}");
+    upstream.closed(0).await;
+    assert_eq!(send(&pool, "m2").await, "m2");
+    assert_eq!(upstream.connections(), 2);
+}
