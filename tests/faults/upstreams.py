@@ -1,7 +1,7 @@
 """Upstreams that misbehave on purpose: silent, stalling, dripping, chatty
-with comments, redirecting, oversized. Each is a loopback HTTP/1.1 server
-whose every POST runs one script; `url` and `close()` as the harness's
-static upstreams have them."""
+with comments, redirecting, oversized, desynchronising. Each is a loopback
+HTTP/1.1 server whose every POST runs one script; `url` and `close()` as the
+harness's static upstreams have them."""
 
 from __future__ import annotations
 
@@ -114,6 +114,91 @@ class Upstream:
     def close(self) -> None:
         self.stop.set()
         self.listener.close()
+
+
+class KeptAlive:
+    """Answers each request on connections it keeps open: `script(headers,
+    body)` returns the raw bytes to write back, sent in one write (a whole
+    answer, and whatever the script adds after it). Counts the connections
+    it accepts."""
+
+    def __init__(self, script: Callable[[dict[str, str], bytes], bytes]) -> None:
+        self.script = script
+        self.connections = 0
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(128)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                self.connections += 1
+                self._sockets.add(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        pending = b""
+        try:
+            while True:
+                head, body, pending = _read_kept_alive(conn, pending)
+                if head is None:
+                    return
+                headers = {}
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    headers[name.strip().lower().decode()] = value.strip().decode()
+                conn.sendall(self.script(headers, body))
+        except OSError:
+            pass  # the bridge closed it
+        finally:
+            with self._lock:
+                self._sockets.discard(conn)
+            conn.close()
+
+    def close(self) -> None:
+        try:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
+        except OSError:
+            pass
+        self.listener.close()
+        with self._lock:
+            sockets = list(self._sockets)
+        for conn in sockets:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _read_kept_alive(conn: socket.socket, pending: bytes) -> tuple[bytes | None, bytes, bytes]:
+    """One request (head, body) from `pending` and the connection, and what
+    was read past it; (None, ...) once the connection has closed."""
+    data = pending
+    while b"\r\n\r\n" not in data:
+        piece = conn.recv(65536)
+        if not piece:
+            return None, b"", b""
+        data += piece
+    head, _, rest = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(rest) < length:
+        piece = conn.recv(65536)
+        if not piece:
+            return None, b"", b""
+        rest += piece
+    return head, rest[:length], rest[length:]
 
 
 def _read_request(conn: socket.socket) -> tuple[bytes | None, bytes]:

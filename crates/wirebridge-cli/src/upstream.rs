@@ -1,6 +1,15 @@
 //! The service that sends requests on to the upstream over HTTP(S).
+//!
+//! A plain `http://` upstream is spoken to over connections of the
+//! bridge's own: [`pool`] keeps them between exchanges, [`connection`]
+//! sends one request on one and drives it from the response body, over a
+//! [`transport`] the pool can look into; [`rewrite`] maps the request
+//! target and keeps each connection's own headers to it.
 
-mod direct;
+mod connection;
+mod pool;
+mod rewrite;
+mod transport;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -26,25 +35,17 @@ use crate::config::Credentials;
 use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
-use direct::DirectPool;
+use pool::Pool;
+use rewrite::Target;
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
 
+/// The body of a request sent upstream.
+type Outgoing = RequestBody<ClientBody>;
+
 /// How long a kept-alive upstream connection may wait for its next request.
 const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Headers that belong to one connection, never forwarded.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "upgrade",
-    "host",
-];
 
 /// How the upstream is reached, and how clients are told about it.
 #[derive(Debug, Clone)]
@@ -82,15 +83,13 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
 
 /// Sends each request to the upstream: `/v1/X` becomes `<base>/X`. A plain
 /// `http://` upstream is spoken to over connections each exchange drives
-/// itself ([`direct`]); an `https://` one through hyper-util's pooled
-/// client (TLS, and HTTP/2 when the upstream offers it).
+/// itself ([`pool`]); an `https://` one through hyper-util's pooled client
+/// (TLS, and HTTP/2 when the upstream offers it).
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<HttpsConnector<HttpConnector>, RequestBody<ClientBody>>,
-    direct: Option<DirectPool>,
-    scheme: http::uri::Scheme,
-    authority: http::uri::Authority,
-    base_path: String,
+    client: Client<HttpsConnector<HttpConnector>, Outgoing>,
+    direct: Option<Pool<HttpConnector>>,
+    target: Target,
     authorization: Option<HeaderValue>,
     label: Arc<str>,
     first_byte_timeout: Duration,
@@ -106,7 +105,7 @@ impl Upstream {
         http.set_connect_timeout(Some(options.connect_timeout));
         http.set_nodelay(true);
         let direct = (base.scheme() == Some(&http::uri::Scheme::HTTP))
-            .then(|| DirectPool::new(http.clone(), POOL_IDLE_TIMEOUT));
+            .then(|| Pool::new(http.clone(), POOL_IDLE_TIMEOUT));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_webpki_roots()
             .https_or_http()
@@ -115,20 +114,10 @@ impl Upstream {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(https);
-        let path = base.path().trim_end_matches('/');
         Self {
             client,
             direct,
-            scheme: base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP),
-            authority: base
-                .authority()
-                .cloned()
-                .expect("checked when the settings were loaded"),
-            base_path: if path.is_empty() {
-                "/v1".to_owned()
-            } else {
-                path.to_owned()
-            },
+            target: Target::new(base),
             authorization: options.authorization,
             label: options.label,
             first_byte_timeout: options.first_byte_timeout,
@@ -136,27 +125,9 @@ impl Upstream {
             metrics: options.metrics,
         }
     }
-
-    fn target(&self, uri: &Uri) -> Uri {
-        let path = uri.path();
-        let rest = path
-            .strip_prefix("/v1")
-            .filter(|r| r.is_empty() || r.starts_with('/'))
-            .unwrap_or(path);
-        let path_and_query = match uri.query() {
-            Some(q) => format!("{}{rest}?{q}", self.base_path),
-            None => format!("{}{rest}", self.base_path),
-        };
-        Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(path_and_query)
-            .build()
-            .unwrap_or_else(|_| uri.clone())
-    }
 }
 
-impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
+impl tower::Service<Request<Outgoing>> for Upstream {
     type Response = Response<UpstreamBody>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -165,14 +136,12 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request<RequestBody<ClientBody>>) -> Self::Future {
-        *request.uri_mut() = self.target(request.uri());
+    fn call(&mut self, mut request: Request<Outgoing>) -> Self::Future {
+        *request.uri_mut() = self.target.map(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
         let headers = request.headers_mut();
-        for name in HOP_BY_HOP {
-            headers.remove(name);
-        }
+        rewrite::strip_request(headers);
         if let Some(auth) = &self.authorization {
             headers.insert(header::AUTHORIZATION, auth.clone());
         }
@@ -239,8 +208,16 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
                         "bad_upstream_response",
                     ))
                 }
+                // The pool refuses such an answer itself (and closes its
+                // connection); hyper-util's client passes it on.
+                Ok(response) if rewrite::framing_in_doubt(response.headers()) => {
+                    Ok(framing_in_doubt(&label, &target, &metrics))
+                }
+                Err(Failure::Direct(pool::Error::Framing)) => {
+                    Ok(framing_in_doubt(&label, &target, &metrics))
+                }
                 Ok(mut response) => {
-                    strip_hop_by_hop(response.headers_mut());
+                    rewrite::strip_response(response.headers_mut());
                     if response.status().is_client_error() {
                         metrics.upstream_error("status_4xx");
                     } else if response.status().is_server_error() {
@@ -262,32 +239,22 @@ impl tower::Service<Request<RequestBody<ClientBody>>> for Upstream {
     }
 }
 
-/// Removes the headers of the upstream connection from its reply (RFC 9110,
-/// 7.6.1): the fixed hop-by-hop ones, and every header `connection` names.
-fn strip_hop_by_hop(headers: &mut http::HeaderMap) {
-    let named: Vec<http::HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .filter_map(|name| http::HeaderName::from_bytes(name.trim().as_bytes()).ok())
-        .collect();
-    for name in named {
-        headers.remove(name);
-    }
-    for name in HOP_BY_HOP
-        .iter()
-        .chain(&["proxy-connection", "transfer-encoding"])
-    {
-        headers.remove(*name);
-    }
+/// The 502 for an answer whose framing is in doubt: nothing of it is
+/// passed on.
+fn framing_in_doubt(label: &str, target: &Uri, metrics: &Metrics) -> Response<UpstreamBody> {
+    tracing::warn!(upstream = %target, "the upstream answered with both content-length and transfer-encoding");
+    metrics.upstream_error("failed");
+    bad_gateway(
+        &format!("{label} answered with both content-length and transfer-encoding, so where its answer ends is in doubt"),
+        "bad_upstream_response",
+    )
 }
 
 /// Why an exchange with the upstream failed, by the client that tried.
 #[derive(Debug, thiserror::Error)]
 enum Failure {
     #[error(transparent)]
-    Direct(direct::DirectError),
+    Direct(pool::Error),
     #[error(transparent)]
     Pooled(hyper_util::client::legacy::Error),
 }
@@ -374,43 +341,6 @@ fn error_response(status: StatusCode, message: &str, code: &str) -> Response<Ups
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_map_onto_the_base() {
-        let u = |base: &str| {
-            Upstream::new(
-                &base.parse().unwrap(),
-                UpstreamOptions {
-                    authorization: None,
-                    connect_timeout: Duration::from_secs(1),
-                    first_byte_timeout: Duration::from_secs(1),
-                    idle_timeout: Duration::from_secs(1),
-                    label: "the upstream".into(),
-                    metrics: Arc::new(Metrics::new(0)),
-                },
-            )
-        };
-        let t = |up: &Upstream, p: &str| up.target(&p.parse().unwrap()).to_string();
-        let local = u("http://127.0.0.1:8000/v1");
-        assert_eq!(
-            t(&local, "/v1/chat/completions"),
-            "http://127.0.0.1:8000/v1/chat/completions"
-        );
-        assert_eq!(
-            t(&local, "/v1/models?x=1"),
-            "http://127.0.0.1:8000/v1/models?x=1"
-        );
-        let router = u("https://openrouter.ai/api/v1/");
-        assert_eq!(
-            t(&router, "/v1/chat/completions"),
-            "https://openrouter.ai/api/v1/chat/completions"
-        );
-        assert_eq!(
-            t(&u("http://h:1"), "/v1/responses"),
-            "http://h:1/v1/responses"
-        );
-        assert_eq!(t(&local, "/v1beta/x"), "http://127.0.0.1:8000/v1/v1beta/x");
-    }
 
     #[test]
     fn a_configured_key_wins_over_url_credentials() {

@@ -1,0 +1,305 @@
+//! Connections to one plain `http://` upstream, reused while they are kept
+//! alive, and never once in doubt.
+//!
+//! HTTP/1.1 answers carry nothing that ties them to their request but their
+//! order: whatever the upstream sends after a request has gone down a
+//! connection is read as that request's answer. So a connection is reused
+//! only when it is known to hold nothing else: its last response ended
+//! where its framing said, nothing was read past that end, no write was
+//! left unfinished, and, when it is taken from the pool, the socket itself
+//! holds no byte and no close ([`Transport::unread`]). Anything else, an
+//! answer nobody asked for above all, closes the connection.
+//!
+//! Between exchanges a kept-alive connection waits here, watched by a small
+//! task that drops it as soon as the upstream closes it or sends anything.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use http::{Request, Response, Uri};
+use tower::Service;
+use wirebridge_tower::BoxError;
+
+use super::connection::{self, Checkin, DrivenBody, Unanswered};
+use super::rewrite;
+use super::transport::{Transport, Unread};
+use super::Outgoing;
+
+/// Idle connections kept, at most.
+pub const MAX_IDLE: usize = 256;
+
+/// Why a request could not be exchanged with the upstream.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No connection could be made.
+    #[error("cannot connect: {0}")]
+    Connect(#[source] BoxError),
+    /// The connection failed before the response head arrived.
+    #[error(transparent)]
+    Exchange(#[from] hyper::Error),
+    /// The answer's framing is in doubt: it has both `content-length` and
+    /// `transfer-encoding` (RFC 9112, 6.3), as a response smuggled past a
+    /// proxy would. It is not passed on, and its connection is closed.
+    #[error("the answer has both content-length and transfer-encoding")]
+    Framing,
+}
+
+impl Error {
+    /// Whether it failed while connecting.
+    pub fn is_connect(&self) -> bool {
+        matches!(self, Error::Connect(_))
+    }
+}
+
+/// Connections to one upstream, made by `C` and kept idle between
+/// exchanges.
+pub struct Pool<C: Service<Uri>> {
+    connector: C,
+    shared: Arc<Shared<C::Response>>,
+}
+
+impl<C: Service<Uri> + Clone> Clone for Pool<C> {
+    fn clone(&self) -> Self {
+        Self {
+            connector: self.connector.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<C> Pool<C>
+where
+    C: Service<Uri> + Clone + Send + Sync + 'static,
+    C::Response: Transport,
+    C::Error: Into<BoxError>,
+    C::Future: Send,
+{
+    /// A pool whose connections are made by `connector` and kept idle for
+    /// up to `keep_idle`, [`MAX_IDLE`] of them at most.
+    pub fn new(connector: C, keep_idle: Duration) -> Self {
+        Self::with_limits(connector, keep_idle, MAX_IDLE)
+    }
+
+    /// A pool keeping at most `max_idle` idle connections.
+    pub fn with_limits(connector: C, keep_idle: Duration, max_idle: usize) -> Self {
+        Self {
+            connector,
+            shared: Arc::new(Shared {
+                idle: Mutex::new(Vec::new()),
+                keep_idle,
+                max_idle,
+            }),
+        }
+    }
+
+    /// Sends `request` (its URI absolute) and waits for the response head,
+    /// driving the connection meanwhile. The response body drives it on.
+    pub async fn request(
+        &self,
+        mut request: Request<Outgoing>,
+    ) -> Result<Response<DrivenBody<C::Response>>, Error> {
+        let target = request.uri().clone();
+        rewrite::origin_form(&mut request);
+        let request = match self.checkout() {
+            Some(transport) => {
+                let copy = replay(&request);
+                match connection::send(transport, request, self.home()).await {
+                    Ok(response) => return framed(response),
+                    Err(failed) => resend(failed, copy)?,
+                }
+            }
+            None => request,
+        };
+        let transport = self.connect(&target).await?;
+        match connection::send(transport, request, self.home()).await {
+            Ok(response) => framed(response),
+            Err(failed) => Err(Error::Exchange(failed.error)),
+        }
+    }
+
+    fn home(&self) -> Arc<dyn Checkin<C::Response>> {
+        Arc::clone(&self.shared) as Arc<dyn Checkin<C::Response>>
+    }
+
+    /// An idle connection that holds nothing unread and is still open, if
+    /// there is one; the most recently used first.
+    fn checkout(&self) -> Option<C::Response> {
+        loop {
+            let idle = lock(&self.shared.idle).pop()?;
+            let Some(mut transport) = idle.parked.take() else {
+                continue; // its watcher saw it close
+            };
+            if idle.since.elapsed() >= self.shared.keep_idle {
+                continue;
+            }
+            // The watcher reads what the runtime has seen arrive; the
+            // socket is asked itself here, just before a request goes down
+            // the connection.
+            match transport.unread() {
+                Unread::Nothing => return Some(transport),
+                unread => {
+                    tracing::debug!(?unread, "an idle upstream connection is closed, not reused");
+                }
+            }
+        }
+    }
+
+    async fn connect(&self, target: &Uri) -> Result<C::Response, Error> {
+        let mut connector = self.connector.clone();
+        poll_fn(|cx| connector.poll_ready(cx))
+            .await
+            .map_err(|e| Error::Connect(e.into()))?;
+        connector
+            .call(target.clone())
+            .await
+            .map_err(|e| Error::Connect(e.into()))
+    }
+
+    /// Idle connections still open (for tests).
+    #[cfg(test)]
+    pub fn idle(&self) -> usize {
+        lock(&self.shared.idle)
+            .iter()
+            .filter(|i| lock(&i.parked.transport).is_some())
+            .count()
+    }
+}
+
+/// The response, unless its framing is in doubt: then it is dropped, body
+/// unread, and that closes its connection.
+fn framed<B>(response: Response<B>) -> Result<Response<B>, Error> {
+    if rewrite::framing_in_doubt(response.headers()) {
+        return Err(Error::Framing);
+    }
+    Ok(response)
+}
+
+/// What to send again, on a new connection, after a reused one failed with
+/// no answer: only a request none of whose bytes was written. hyper hands a
+/// request back when it never took it from its queue; one it took is sent
+/// again only when the transport took not one byte of it, and its body is
+/// one the bridge holds (a translated one; `copy`). Anything else may have
+/// reached the upstream, which may have acted on it, and is never sent
+/// twice: the client is told the exchange failed.
+fn resend(failed: Unanswered, copy: Option<Request<Outgoing>>) -> Result<Request<Outgoing>, Error> {
+    let again = match failed.unsent {
+        Some(unsent) => Some(unsent),
+        None if !failed.wrote => copy,
+        None => None,
+    };
+    match again {
+        Some(request) => {
+            tracing::debug!(error = %failed.error, "a reused upstream connection failed before the request left; sending it on a new one");
+            Ok(request)
+        }
+        None => Err(Error::Exchange(failed.error)),
+    }
+}
+
+/// A copy of `request` to send again, when its body can be.
+fn replay(request: &Request<Outgoing>) -> Option<Request<Outgoing>> {
+    let body = request.body().replay()?;
+    let mut again = Request::new(body);
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.version_mut() = request.version();
+    *again.headers_mut() = request.headers().clone();
+    Some(again)
+}
+
+struct Shared<T> {
+    /// The most recently idle last.
+    idle: Mutex<Vec<Idle<T>>>,
+    /// How long an idle connection is kept.
+    keep_idle: Duration,
+    /// How many are kept, at most.
+    max_idle: usize,
+}
+
+impl<T: Transport> Checkin<T> for Shared<T> {
+    fn checkin(&self, transport: T) {
+        let mut idle = lock(&self.idle);
+        if idle.len() >= self.max_idle {
+            // Connections the upstream closed, or kept too long, leave
+            // their places to this one.
+            idle.retain(|i| {
+                i.since.elapsed() < self.keep_idle && lock(&i.parked.transport).is_some()
+            });
+            if idle.len() >= self.max_idle {
+                return;
+            }
+        }
+        let parked = Arc::new(Parked {
+            transport: Mutex::new(Some(transport)),
+            watcher: Mutex::new(None),
+        });
+        idle.push(Idle {
+            parked: Arc::clone(&parked),
+            since: Instant::now(),
+        });
+        drop(idle);
+        tokio::spawn(parked.watch());
+    }
+}
+
+/// A kept-alive connection waiting for its next request.
+struct Idle<T> {
+    parked: Arc<Parked<T>>,
+    since: Instant,
+}
+
+/// An idle transport, watched meanwhile by a small task, so that a close
+/// from the upstream (or anything it sends) is seen at once, and the
+/// connection dropped, rather than when a request is on its way down it.
+struct Parked<T> {
+    transport: Mutex<Option<T>>,
+    /// The watching task, woken to end when the transport is taken.
+    watcher: Mutex<Option<Waker>>,
+}
+
+impl<T: Transport> Parked<T> {
+    /// Takes the transport, if it is still there, and lets its watcher end.
+    fn take(&self) -> Option<T> {
+        let transport = lock(&self.transport).take();
+        if let Some(watcher) = lock(&self.watcher).take() {
+            watcher.wake();
+        }
+        transport
+    }
+
+    /// Reads the parked transport until it is taken, or it yields anything
+    /// at all: a byte (nobody asked for it), its end, or an error. Then it
+    /// is dropped.
+    async fn watch(self: Arc<Self>) {
+        poll_fn(|cx| {
+            let mut slot = lock(&self.transport);
+            let Some(transport) = slot.as_mut() else {
+                return Poll::Ready(());
+            };
+            *lock(&self.watcher) = Some(cx.waker().clone());
+            let mut byte = [0];
+            let mut buf = hyper::rt::ReadBuf::new(&mut byte);
+            match hyper::rt::Read::poll_read(Pin::new(transport), cx, buf.unfilled()) {
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(_) => {
+                    tracing::debug!(
+                        "an idle upstream connection was closed or sent unasked bytes; dropped"
+                    );
+                    *slot = None;
+                    Poll::Ready(())
+                }
+            }
+        })
+        .await
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests;

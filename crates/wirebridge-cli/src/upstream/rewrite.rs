@@ -1,0 +1,194 @@
+//! What the upstream is sent, and what of its answer is passed on: the
+//! request target mapped onto the upstream's base URL, and in origin form
+//! on a connection of the bridge's own; the headers that belong to one
+//! connection, never forwarded either way; and an answer whose framing is
+//! in doubt.
+
+use http::{header, HeaderMap, HeaderName, HeaderValue, Request, Uri};
+
+/// Headers that belong to one connection, never forwarded.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "upgrade",
+    "host",
+];
+
+/// Where requests go: `/v1/X` becomes `<base>/X`.
+#[derive(Debug, Clone)]
+pub struct Target {
+    scheme: http::uri::Scheme,
+    authority: http::uri::Authority,
+    base_path: String,
+}
+
+impl Target {
+    /// The upstream at `base` (`http://localhost:8000/v1`, without
+    /// userinfo); a base without a path is `/v1`.
+    pub fn new(base: &Uri) -> Self {
+        let path = base.path().trim_end_matches('/');
+        Self {
+            scheme: base.scheme().cloned().unwrap_or(http::uri::Scheme::HTTP),
+            authority: base
+                .authority()
+                .cloned()
+                .expect("checked when the settings were loaded"),
+            base_path: if path.is_empty() {
+                "/v1".to_owned()
+            } else {
+                path.to_owned()
+            },
+        }
+    }
+
+    /// The absolute URI a client's `uri` is sent to.
+    pub fn map(&self, uri: &Uri) -> Uri {
+        let path = uri.path();
+        let rest = path
+            .strip_prefix("/v1")
+            .filter(|r| r.is_empty() || r.starts_with('/'))
+            .unwrap_or(path);
+        let path_and_query = match uri.query() {
+            Some(q) => format!("{}{rest}?{q}", self.base_path),
+            None => format!("{}{rest}", self.base_path),
+        };
+        Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(path_and_query)
+            .build()
+            .unwrap_or_else(|_| uri.clone())
+    }
+}
+
+/// An absolute URI becomes the path and query, its authority the `Host`:
+/// the form a request takes on a connection to the origin itself.
+pub fn origin_form<B>(request: &mut Request<B>) {
+    let uri = request.uri().clone();
+    if let Some(authority) = uri.authority() {
+        if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
+            request.headers_mut().insert(header::HOST, host);
+        }
+    }
+    let path = uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/")
+        .parse()
+        .unwrap_or_else(|_| Uri::from_static("/"));
+    *request.uri_mut() = path;
+}
+
+/// Removes the headers of the client's connection from what the upstream
+/// is sent.
+pub fn strip_request(headers: &mut HeaderMap) {
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+/// Removes the headers of the upstream connection from its reply (RFC 9110,
+/// 7.6.1): the fixed hop-by-hop ones, and every header `connection` names.
+pub fn strip_response(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP
+        .iter()
+        .chain(&["proxy-connection", "transfer-encoding"])
+    {
+        headers.remove(*name);
+    }
+}
+
+/// Whether an answer's framing is in doubt: `content-length` together with
+/// `transfer-encoding`. RFC 9112 (6.3) lets the latter win but calls such a
+/// message a likely attempt at smuggling, to be handled as an error; where
+/// the upstream and the bridge disagree on where it ends, what follows would
+/// be read as the answer to the next request.
+pub fn framing_in_doubt(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::CONTENT_LENGTH) && headers.contains_key(header::TRANSFER_ENCODING)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_map_onto_the_base() {
+        let t = |base: &str, p: &str| {
+            Target::new(&base.parse().unwrap())
+                .map(&p.parse().unwrap())
+                .to_string()
+        };
+        let local = "http://127.0.0.1:8000/v1";
+        assert_eq!(
+            t(local, "/v1/chat/completions"),
+            "http://127.0.0.1:8000/v1/chat/completions"
+        );
+        assert_eq!(
+            t(local, "/v1/models?x=1"),
+            "http://127.0.0.1:8000/v1/models?x=1"
+        );
+        assert_eq!(
+            t("https://openrouter.ai/api/v1/", "/v1/chat/completions"),
+            "https://openrouter.ai/api/v1/chat/completions"
+        );
+        assert_eq!(t("http://h:1", "/v1/responses"), "http://h:1/v1/responses");
+        assert_eq!(t(local, "/v1beta/x"), "http://127.0.0.1:8000/v1/v1beta/x");
+    }
+
+    #[test]
+    fn origin_form_keeps_the_path_and_query_and_names_the_host() {
+        let mut request = Request::post("http://127.0.0.1:8000/v1/models?x=1")
+            .body(())
+            .unwrap();
+        origin_form(&mut request);
+        assert_eq!(request.uri(), "/v1/models?x=1");
+        assert_eq!(request.headers()[header::HOST], "127.0.0.1:8000");
+    }
+
+    #[test]
+    fn the_upstream_connections_own_headers_are_not_passed_on() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", "close, x-hop".parse().unwrap());
+        headers.insert("x-hop", "1".parse().unwrap());
+        headers.insert("keep-alive", "timeout=5".parse().unwrap());
+        headers.insert("transfer-encoding", "chunked".parse().unwrap());
+        headers.insert("content-type", "application/json".parse().unwrap());
+        strip_response(&mut headers);
+        assert_eq!(headers.len(), 1, "{headers:?}");
+        assert!(headers.contains_key("content-type"));
+    }
+
+    #[test]
+    fn length_and_chunked_together_put_the_framing_in_doubt() {
+        let headers = |pairs: &[(&'static str, &'static str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.append(*name, HeaderValue::from_static(value));
+            }
+            map
+        };
+        assert!(framing_in_doubt(&headers(&[
+            ("content-length", "5"),
+            ("transfer-encoding", "chunked"),
+        ])));
+        assert!(!framing_in_doubt(&headers(&[("content-length", "5")])));
+        assert!(!framing_in_doubt(&headers(&[(
+            "transfer-encoding",
+            "chunked"
+        )])));
+    }
+}
