@@ -116,11 +116,20 @@ class Upstream:
         self.listener.close()
 
 
+def _send_quietly(conn: socket.socket, lock: threading.Lock, data: bytes) -> None:
+    try:
+        with lock:
+            conn.sendall(data)
+    except OSError:
+        pass
+
+
 class KeptAlive:
     """Answers each request on connections it keeps open: `script(headers,
     body)` returns the raw bytes to write back, sent in one write (a whole
-    answer, and whatever the script adds after it). Counts the connections
-    it accepts."""
+    answer, and whatever the script adds after it), or `(now, later,
+    delay)`: `later` written `delay` seconds after `now`. Counts the
+    connections it accepts."""
 
     def __init__(self, script: Callable[[dict[str, str], bytes], bytes]) -> None:
         self.script = script
@@ -146,6 +155,7 @@ class KeptAlive:
 
     def _serve(self, conn: socket.socket) -> None:
         pending = b""
+        writing = threading.Lock()
         try:
             while True:
                 head, body, pending = _read_kept_alive(conn, pending)
@@ -155,7 +165,17 @@ class KeptAlive:
                 for line in head.split(b"\r\n")[1:]:
                     name, _, value = line.partition(b":")
                     headers[name.strip().lower().decode()] = value.strip().decode()
-                conn.sendall(self.script(headers, body))
+                out = self.script(headers, body)
+                if isinstance(out, tuple):
+                    # An answer now, and more bytes a moment later, in a
+                    # write of their own (whole: writes never interleave).
+                    now, later, delay = out
+                    with writing:
+                        conn.sendall(now)
+                    threading.Timer(delay, _send_quietly, args=(conn, writing, later)).start()
+                else:
+                    with writing:
+                        conn.sendall(out)
         except OSError:
             pass  # the bridge closed it
         finally:

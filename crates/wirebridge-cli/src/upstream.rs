@@ -13,6 +13,7 @@ mod transport;
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::hash::{BuildHasher, RandomState};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -35,7 +36,7 @@ use crate::config::Credentials;
 use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
-use pool::Pool;
+use pool::{Partition, Pool};
 use rewrite::Target;
 
 /// Bodies sent back by the upstream service.
@@ -95,6 +96,8 @@ pub struct Upstream {
     first_byte_timeout: Duration,
     idle_timeout: Duration,
     metrics: Arc<Metrics>,
+    /// Hashes clients' credentials into the pool's partitions.
+    partitions: RandomState,
 }
 
 impl Upstream {
@@ -123,6 +126,7 @@ impl Upstream {
             first_byte_timeout: options.first_byte_timeout,
             idle_timeout: options.idle_timeout,
             metrics: options.metrics,
+            partitions: RandomState::new(),
         }
     }
 }
@@ -140,6 +144,14 @@ impl tower::Service<Request<Outgoing>> for Upstream {
         *request.uri_mut() = self.target.map(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
+        // The client's credential, before a configured one replaces it:
+        // upstream connections are never shared between two of them.
+        let partition = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|credential| self.partitions.hash_one(credential.as_bytes()))
+            .unwrap_or_default();
+        request.extensions_mut().insert(Partition(partition));
         let headers = request.headers_mut();
         rewrite::strip_request(headers);
         if let Some(auth) = &self.authorization {

@@ -97,16 +97,28 @@ where
 
     /// Sends `request` (its URI absolute) and waits for the response head,
     /// driving the connection meanwhile. The response body drives it on.
+    ///
+    /// Connections are kept apart by the request's [`Partition`] (the
+    /// client's credential, hashed): one client's request never goes down
+    /// a connection another's used. An upstream that writes an answer
+    /// nobody asked for after the connection is reused cannot be told
+    /// from the real one (HTTP/1.1 pairs them by order alone); kept apart,
+    /// it can only reach the client whose connection it was.
     pub async fn request(
         &self,
         mut request: Request<Outgoing>,
     ) -> Result<Response<DrivenBody<C::Response>>, Error> {
         let target = request.uri().clone();
+        let partition = request
+            .extensions()
+            .get::<Partition>()
+            .copied()
+            .unwrap_or_default();
         rewrite::origin_form(&mut request);
-        let request = match self.checkout() {
+        let request = match self.checkout(partition) {
             Some(transport) => {
                 let copy = replay(&request);
-                match connection::send(transport, request, self.home()).await {
+                match connection::send(transport, request, self.home(partition)).await {
                     Ok(response) => return framed(response),
                     Err(failed) => resend(failed, copy)?,
                 }
@@ -114,21 +126,28 @@ where
             None => request,
         };
         let transport = self.connect(&target).await?;
-        match connection::send(transport, request, self.home()).await {
+        match connection::send(transport, request, self.home(partition)).await {
             Ok(response) => framed(response),
             Err(failed) => Err(Error::Exchange(failed.error)),
         }
     }
 
-    fn home(&self) -> Arc<dyn Checkin<C::Response>> {
-        Arc::clone(&self.shared) as Arc<dyn Checkin<C::Response>>
+    fn home(&self, partition: Partition) -> Arc<dyn Checkin<C::Response>> {
+        Arc::new(Home {
+            shared: Arc::clone(&self.shared),
+            partition,
+        })
     }
 
-    /// An idle connection that holds nothing unread and is still open, if
-    /// there is one; the most recently used first.
-    fn checkout(&self) -> Option<C::Response> {
+    /// An idle connection of `partition` that holds nothing unread and is
+    /// still open, if there is one; the most recently used first.
+    fn checkout(&self, partition: Partition) -> Option<C::Response> {
         loop {
-            let idle = lock(&self.shared.idle).pop()?;
+            let idle = {
+                let mut idle = lock(&self.shared.idle);
+                let at = idle.iter().rposition(|i| i.partition == partition)?;
+                idle.remove(at)
+            };
             let Some(mut transport) = idle.parked.take() else {
                 continue; // its watcher saw it close
             };
@@ -219,8 +238,26 @@ struct Shared<T> {
     max_idle: usize,
 }
 
-impl<T: Transport> Checkin<T> for Shared<T> {
+/// Which client's connections a request may use: a hash of its
+/// credential, set by the caller as a request extension (none: 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Partition(pub u64);
+
+/// Where a connection goes back to once its exchange is done: its pool,
+/// under the partition it served.
+struct Home<T> {
+    shared: Arc<Shared<T>>,
+    partition: Partition,
+}
+
+impl<T: Transport> Checkin<T> for Home<T> {
     fn checkin(&self, transport: T) {
+        self.shared.checkin(transport, self.partition);
+    }
+}
+
+impl<T: Transport> Shared<T> {
+    fn checkin(&self, transport: T, partition: Partition) {
         let mut idle = lock(&self.idle);
         if idle.len() >= self.max_idle {
             // Connections the upstream closed, or kept too long, leave
@@ -239,6 +276,7 @@ impl<T: Transport> Checkin<T> for Shared<T> {
         idle.push(Idle {
             parked: Arc::clone(&parked),
             since: Instant::now(),
+            partition,
         });
         drop(idle);
         tokio::spawn(parked.watch());
@@ -249,6 +287,7 @@ impl<T: Transport> Checkin<T> for Shared<T> {
 struct Idle<T> {
     parked: Arc<Parked<T>>,
     since: Instant,
+    partition: Partition,
 }
 
 /// An idle transport, watched meanwhile by a small task, so that a close

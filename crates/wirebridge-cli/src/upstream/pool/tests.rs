@@ -51,6 +51,25 @@ async fn a_connection_is_reused_after_a_clean_answer() {
 }
 
 #[tokio::test]
+async fn two_clients_never_share_a_connection() {
+    let upstream = Upstream::echo();
+    let pool = pool(&upstream);
+    let from = |client: u64, text: &str| {
+        let mut request = request(text);
+        request.extensions_mut().insert(Partition(client));
+        request
+    };
+    for (client, text) in [(1, "a1"), (2, "b1"), (1, "a2"), (2, "b2")] {
+        let answer = pool.request(from(client, text)).await.expect("an answer");
+        let bytes = answer.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(bytes, text.as_bytes());
+    }
+    // One connection each, each reused by its own client only.
+    assert_eq!(upstream.connections(), 2);
+    assert_eq!(pool.idle(), 2);
+}
+
+#[tokio::test]
 async fn an_answer_that_says_close_closes_its_connection() {
     // The upstream says so, but leaves its end open.
     let upstream = Upstream::new(|t| Reply::Answer(answer_with(&t.body, "connection: close\r\n")));
