@@ -186,6 +186,14 @@ def responses_text(wirebridge, log_dir, text_server):
     _stop(chain)
 
 
+@pytest.fixture(scope="session")
+def responses_tools(wirebridge, log_dir, tool_server):
+    """The bridge in front of the tool server's own `/v1/responses`."""
+    chain = _chain(log_dir, "native-tools", tool_server, "responses")
+    yield chain
+    _stop(chain)
+
+
 def timings(exchange: llama.Exchange) -> dict:
     """llama-server's `timings` object of an answer (the last chunk's, for
     a stream)."""

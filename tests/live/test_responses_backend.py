@@ -99,3 +99,47 @@ def test_a_conversation_continues_over_a_server_that_keeps_nothing(responses_tex
     assert again.output_text == second.output_text
     items = client.responses.input_items.list(second.id)
     assert [i.content[0].text for i in items.data] == ["What is my name?"]
+
+
+TIME = {
+    "type": "function",
+    "name": "get_time",
+    "description": "The time in a time zone.",
+    "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"],
+                   "additionalProperties": False},
+    "strict": True,
+}
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+                   "additionalProperties": False},
+    "strict": True,
+}
+
+
+@pytest.mark.parametrize("stream, choice", [
+    (False, "required"),
+    (True, "required"),
+    (True, {"type": "function", "name": "get_weather"}),
+])
+def test_a_forced_call_through_the_servers_own_responses_api(responses_tools, spec, stream, choice):
+    client = harness.client(responses_tools, timeout=120.0)
+    request = {"model": MODEL, "instructions": "Call get_weather.", "input": "What is the weather in Paris?",
+               "tools": [WEATHER, TIME], "tool_choice": choice, "max_output_tokens": 64}
+    mark = responses_tools.mark()
+    if stream:
+        events = list(client.responses.create(**request, stream=True))
+        checks.assert_typed_events(events)
+        checks.assert_sequence(events)
+        response = events[-1].response
+    else:
+        response = client.responses.create(**request)
+    exchange, body = one_responses_request(responses_tools, mark, spec)
+    assert exchange.status == 200
+    [call] = [item for item in response.output if item.type == "function_call"]
+    assert call.name == "get_weather"
+    assert isinstance(json.loads(call.arguments), dict)
+    checks.assert_content(checks.from_response(response), server_answer(exchange),
+                          reasoning=True, separate_messages=True)

@@ -168,6 +168,28 @@ fn an_upstream_error_event_fails_the_stream_with_its_message() {
 }
 
 #[test]
+fn a_bare_error_object_mid_stream_fails_it_with_its_message() {
+    // As llama.cpp's server sends one when its output parser fails.
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"error":{"code":500,"message":"The model produced output that does not match the expected peg-native format","type":"server_error"}}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    let error = transcript.error.unwrap();
+    assert!(
+        error["message"].as_str().unwrap().contains("peg-native"),
+        "{error}"
+    );
+    assert_eq!(error["code"], "500");
+}
+
+#[test]
 fn an_event_for_an_item_never_announced_fails_clearly() {
     let upstream = sse(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,

@@ -80,6 +80,9 @@ pub fn translate_request<'a>(
     for field in STATEFUL_FIELDS {
         upstream.remove(field);
     }
+    if !options.profile.named_tool_choice {
+        name_the_choice_as_required(&mut upstream);
+    }
     let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
     upstream.set_raw(
         "input",
@@ -127,6 +130,40 @@ pub fn translate_request<'a>(
         losses: losses.finish(),
         turn,
     })
+}
+
+/// A named `tool_choice` (`{"type":"function","name":…}`) for a backend
+/// that reads only the string forms (llama.cpp's server takes an object as
+/// `auto`): `"required"`, with `tools` narrowed to the named function,
+/// which forces the same call. A name no tool has is left for the backend
+/// to refuse.
+fn name_the_choice_as_required(upstream: &mut RawObject<'_>) {
+    let named = upstream
+        .get("tool_choice")
+        .and_then(|choice| RawObject::parse(choice).ok())
+        .filter(|choice| choice.str("type") == Some("function"))
+        .and_then(|choice| choice.str("name").map(str::to_owned));
+    let Some(name) = named else {
+        return;
+    };
+    let tools: Vec<&RawValue> = upstream
+        .get("tools")
+        .and_then(|tools| serde_json::from_str(tools.get()).ok())
+        .unwrap_or_default();
+    let chosen: Vec<&RawValue> = tools
+        .into_iter()
+        .filter(|tool| {
+            RawObject::parse(tool).is_ok_and(|tool| {
+                tool.str("type") == Some("function") && tool.str("name") == Some(name.as_str())
+            })
+        })
+        .collect();
+    if chosen.is_empty() {
+        return;
+    }
+    let narrowed = serde_json::value::to_raw_value(&chosen).expect("raw tools serialize");
+    upstream.set_raw("tools", narrowed);
+    upstream.set("tool_choice", r#""required""#);
 }
 
 /// The stored turns' items, then the request's own, as one JSON array,
@@ -338,6 +375,37 @@ mod tests {
                 translate_request(parsed, &History::default(), &Options::default()).unwrap_err();
             assert!(err.to_string().contains(field), "{body}: {err}");
         }
+    }
+
+    #[test]
+    fn a_named_choice_is_sent_as_required_where_the_backend_reads_only_strings() {
+        let body = r#"{"model":"m","input":"Hi","tool_choice":{"type":"function","name":"b"},
+            "tools":[{"type":"function","name":"a","parameters":{}},{"type":"function","name":"b","parameters":{}}]}"#;
+        let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+        let llama = Options {
+            profile: crate::BackendProfile::llama_cpp(),
+            ..Options::default()
+        };
+        let translated = translate_request(parsed, &History::default(), &llama).unwrap();
+        let upstream: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
+        assert_eq!(upstream["tool_choice"], "required");
+        assert_eq!(upstream["tools"].as_array().unwrap().len(), 1);
+        assert_eq!(upstream["tools"][0]["name"], "b");
+        // The client's own choice is what the response repeats.
+        assert_eq!(
+            translated.context.echo.tool_choice.get(),
+            r#"{"type":"function","name":"b"}"#
+        );
+
+        let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+        let vllm = Options {
+            profile: crate::BackendProfile::vllm(),
+            ..Options::default()
+        };
+        let translated = translate_request(parsed, &History::default(), &vllm).unwrap();
+        let upstream: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
+        assert_eq!(upstream["tool_choice"]["name"], "b");
+        assert_eq!(upstream["tools"].as_array().unwrap().len(), 2);
     }
 
     #[test]

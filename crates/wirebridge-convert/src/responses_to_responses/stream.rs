@@ -181,6 +181,12 @@ impl StreamTranslator {
                 self.begin(out);
                 self.item_done(&event, out)
             }
+            // llama.cpp's server fails a stream with a bare error object.
+            "" if event.get("error").is_some() => {
+                self.begin(out);
+                self.upstream_error(raw, out);
+                Ok(())
+            }
             "" => Err(format!("the upstream sent an event without a type: {raw}")),
             _ => {
                 self.begin(out);
