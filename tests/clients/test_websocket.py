@@ -191,6 +191,32 @@ def test_a_warm_up_reaches_no_backend(chain, spec):
     assert user_texts(sent) == ["say alpha", "say bravo"]
 
 
+def test_a_warm_up_is_stored_only_once_the_backend_accepted_the_credential(chain, spec):
+    """A warm-up never reaches the backend, so nothing checked its
+    credential: until the backend has answered that credential once, the
+    warm-up is kept on its connection only, never in the shared store."""
+    client = harness.client(chain)
+    client.api_key = "sk-never-checked"
+    with connect(chain, api_key="sk-never-checked") as connection:
+        connection.response.create(model="demo", input="say alpha", generate=False)
+        warm = completed(turn(connection, spec))
+        # Not in the store, and it says so; the connection continues it.
+        assert warm["store"] is False
+        connection.response.create(model="demo", input="say bravo", previous_response_id=warm["id"])
+        completed(turn(connection, spec))
+    with pytest.raises(Exception) as refused:
+        client.responses.retrieve(warm["id"])
+    assert getattr(refused.value, "status_code", None) == 404, "kept on its connection only"
+
+    # One turn the backend answers accepts the credential.
+    client.responses.create(model="demo", input="hello")
+    with connect(chain, api_key="sk-never-checked") as connection:
+        connection.response.create(model="demo", input="say bravo", generate=False)
+        warm = completed(turn(connection, spec))
+    assert warm["store"] is True
+    assert client.responses.retrieve(warm["id"]).id == warm["id"]
+
+
 def test_lanes_and_bad_messages(chain, spec):
     with connect(chain) as connection:
         connection.response.create(model="demo", input="hello", stream_id="lane-7")

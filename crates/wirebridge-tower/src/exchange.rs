@@ -122,6 +122,11 @@ where
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
     tracker.first_byte();
+    if response.status().is_success() && tenant.stores && from_backend(&response) {
+        if let Some(stateful) = D::stateful(&shared.direction) {
+            stateful.accept(&tenant.key);
+        }
+    }
     let keep = D::stateful(&shared.direction)
         .cloned()
         .zip(prepared.turn)
@@ -138,6 +143,22 @@ where
         common: &shared.common,
     };
     Ok(step.send::<D, ResB>(response, tracker).await)
+}
+
+/// Whether the backend wrote the reply (a WebSocket warm-up's it did not).
+fn from_backend<B>(response: &Response<B>) -> bool {
+    #[cfg(feature = "websocket")]
+    {
+        response
+            .extensions()
+            .get::<crate::websocket::NotFromBackend>()
+            .is_none()
+    }
+    #[cfg(not(feature = "websocket"))]
+    {
+        let _ = response;
+        true
+    }
 }
 
 /// The `model` a request body names, if it is a JSON object with a string

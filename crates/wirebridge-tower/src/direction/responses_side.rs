@@ -65,7 +65,7 @@ pub(super) fn session(
         .filter(|_| stores)
         .cloned();
     let mut session = settings.clone();
-    session.stateful = Some(Stateful::cached(store, cache));
+    session.stateful = Some(Stateful::cached(settings.stateful.as_ref(), store, cache));
     session.convert.store = true;
     session.convert.keep_unstored = true;
     // The connection is the namespace of its cache: a client without a

@@ -8,6 +8,7 @@
 //! the stored history as borrowed JSON
 //! ([`History`](wirebridge_convert::responses_to_chat::History)).
 
+mod accepted;
 mod keep;
 mod resolve;
 mod routes;
@@ -51,6 +52,9 @@ pub struct Stateful {
     /// A WebSocket connection's cache: every response of the connection,
     /// `store: false` ones too, read before the store.
     cache: Option<Arc<MemoryStore>>,
+    /// The tenants the backend has answered: shared by the layer and its
+    /// WebSocket connections.
+    accepted: Arc<accepted::Accepted>,
 }
 
 impl fmt::Debug for Stateful {
@@ -68,17 +72,35 @@ impl Stateful {
         Self {
             store: Some(store),
             cache: None,
+            accepted: Arc::default(),
         }
     }
 
     /// A connection's cache in front of `store` (when its requests may use
-    /// one).
+    /// one); `layer` is the layer's, whose accepted tenants it shares.
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-    pub(crate) fn cached(store: Option<Arc<dyn ResponseStore>>, cache: Arc<MemoryStore>) -> Self {
+    pub(crate) fn cached(
+        layer: Option<&Stateful>,
+        store: Option<Arc<dyn ResponseStore>>,
+        cache: Arc<MemoryStore>,
+    ) -> Self {
         Self {
             store,
             cache: Some(cache),
+            accepted: layer.map(|l| Arc::clone(&l.accepted)).unwrap_or_default(),
         }
+    }
+
+    /// The backend answered one of `tenant`'s requests: what is answered
+    /// without it may now be kept in the store under that tenant.
+    pub(crate) fn accept(&self, tenant: &str) {
+        self.accepted.accept(tenant);
+    }
+
+    /// Whether the backend has answered one of `tenant`'s requests.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) fn is_accepted(&self, tenant: &str) -> bool {
+        self.accepted.is_accepted(tenant)
     }
 
     /// The layer's store, if this has one.

@@ -44,6 +44,9 @@ pub(crate) struct Session<S, D: Direction, ReqB> {
     /// The layer's settings, with the connection's cache in front of the
     /// store.
     shared: Arc<Shared<D>>,
+    /// The same with the connection's cache alone: for warm-ups of a
+    /// tenant whose credential the backend has not accepted yet.
+    cache_only: Arc<Shared<D>>,
     settings: WebSocketSettings,
     /// The upgrade request's head: its credentials go upstream with every
     /// turn.
@@ -89,15 +92,21 @@ where
         let cache = MemoryStore::new()
             .max_entries(settings.cache_entries)
             .max_bytes(settings.cache_bytes);
+        let cache = Arc::new(cache);
+        let cache_only = Arc::new(Shared {
+            common: shared.common.clone(),
+            direction: D::session(&shared.direction, Arc::clone(&cache), false),
+        });
         let shared = Arc::new(Shared {
             common: shared.common.clone(),
-            direction: D::session(&shared.direction, Arc::new(cache), stores),
+            direction: D::session(&shared.direction, cache, stores),
         });
         let tenant = D::tenant(&shared.direction, &parts.headers).key;
         let stateful = D::stateful(&shared.direction).cloned();
         Self {
             inner: Mutex::new(inner),
             shared,
+            cache_only,
             settings,
             parts: Arc::new(parts),
             prefix: prefix.into(),
@@ -296,7 +305,7 @@ where
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone();
-            let run = self.exchange(body);
+            let run = self.exchange(&self.shared, body);
             turn::messages(
                 async move {
                     // A service that cannot take a request answers no turn.
@@ -308,8 +317,18 @@ where
             )
         } else {
             // Nothing reaches the backend: the turn is answered as an
-            // empty reply would be, and kept like any other.
-            let run = self.exchange(body);
+            // empty reply would be, and kept like any other; in the shared
+            // store only once the backend has accepted the credential (no
+            // one has checked it otherwise), else on this connection.
+            let accepted = self
+                .stateful
+                .as_ref()
+                .is_some_and(|stateful| stateful.is_accepted(&self.tenant));
+            let shared = match accepted {
+                true => &self.shared,
+                false => &self.cache_only,
+            };
+            let run = self.exchange(shared, body);
             turn::messages(run(Warmup), stream_id, max_event_size)
         };
         Running {
@@ -319,8 +338,12 @@ where
         }
     }
 
-    /// The exchange of one turn, over a service.
-    fn exchange<T, B>(&self, body: Vec<u8>) -> impl FnOnce(T) -> TurnExchange<B>
+    /// The exchange of one turn, over a service, with `shared`'s settings.
+    fn exchange<T, B>(
+        &self,
+        shared: &Arc<Shared<D>>,
+        body: Vec<u8>,
+    ) -> impl FnOnce(T) -> TurnExchange<B>
     where
         T: Service<Request<RequestBody<ReqB>>, Response = Response<B>> + Send + 'static,
         T::Future: Send + 'static,
@@ -328,7 +351,7 @@ where
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: fmt::Display + Into<BoxError>,
     {
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::clone(shared);
         let parts = Arc::clone(&self.parts);
         let prefix = Arc::clone(&self.prefix);
         move |service: T| {

@@ -14,6 +14,10 @@ use http_body_util::{BodyExt, Full};
 use serde::Deserialize;
 use tower::Service;
 
+/// Marks a reply the backend did not write: it accepts no credential.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotFromBackend;
+
 /// Stands in for the upstream on a warm-up turn: an empty stream that used
 /// no tokens, in the upstream's API (Chat chunks, or Responses events for
 /// a Responses backend).
@@ -73,6 +77,7 @@ where
             .concat();
             let stream = if responses { completed } else { chat };
             let mut response = Response::new(Full::new(Bytes::from(stream)));
+            response.extensions_mut().insert(NotFromBackend);
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("text/event-stream"),
