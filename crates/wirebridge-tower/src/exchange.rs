@@ -26,7 +26,9 @@ use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
-use crate::stateful::{needs_credentials, unstored_frames, unstored_response, Resolved, Stateful};
+use crate::stateful::{
+    needs_credentials, unstored_frames, unstored_response, NotFromBackend, Resolved, Stateful,
+};
 use crate::tracker::Tracker;
 
 /// Largest upstream error body read.
@@ -147,18 +149,7 @@ where
 
 /// Whether the backend wrote the reply (a WebSocket warm-up's it did not).
 fn from_backend<B>(response: &Response<B>) -> bool {
-    #[cfg(feature = "websocket")]
-    {
-        response
-            .extensions()
-            .get::<crate::websocket::NotFromBackend>()
-            .is_none()
-    }
-    #[cfg(not(feature = "websocket"))]
-    {
-        let _ = response;
-        true
-    }
+    response.extensions().get::<NotFromBackend>().is_none()
 }
 
 /// The `model` a request body names, if it is a JSON object with a string

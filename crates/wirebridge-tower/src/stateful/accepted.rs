@@ -9,6 +9,11 @@ use std::sync::{Mutex, PoisonError};
 /// tenant is accepted anew at its next answered request.
 const MAX_TENANTS: usize = 65_536;
 
+/// Marks a reply the backend did not write (a warm-up's): it accepts no
+/// credential.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NotFromBackend;
+
 /// Tenants (their store keys) whose requests the backend has answered with
 /// a success at least once, on this replica.
 ///

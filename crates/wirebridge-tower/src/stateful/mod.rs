@@ -23,6 +23,7 @@ use wirebridge_wire::error::ApiError;
 
 use crate::replies::Refused;
 
+pub(crate) use accepted::NotFromBackend;
 pub(crate) use keep::with_output;
 pub(crate) use resolve::Resolved;
 pub(crate) use routes::route;

@@ -30,7 +30,6 @@ use crate::shared::Shared;
 
 pub(crate) use crate::settings::WebSocketSettings;
 pub(crate) use handshake::is_upgrade;
-pub(crate) use warmup::NotFromBackend;
 
 /// Answers an upgrade request: `101 Switching Protocols` and a session
 /// task, or the error status that says why not.

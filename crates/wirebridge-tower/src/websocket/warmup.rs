@@ -14,9 +14,7 @@ use http_body_util::{BodyExt, Full};
 use serde::Deserialize;
 use tower::Service;
 
-/// Marks a reply the backend did not write: it accepts no credential.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NotFromBackend;
+use crate::stateful::NotFromBackend;
 
 /// Stands in for the upstream on a warm-up turn: an empty stream that used
 /// no tokens, in the upstream's API (Chat chunks, or Responses events for
