@@ -120,6 +120,7 @@ fn input_part<'a>(
                 file_id: file.file_id.map(Into::into),
                 filename: file.filename.map(Into::into),
                 file_data: file.file_data.map(Into::into),
+                file_url: None,
                 prompt_cache_breakpoint,
             }
         }

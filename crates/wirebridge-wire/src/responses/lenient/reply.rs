@@ -197,6 +197,9 @@ pub struct InputDetails {
     /// Tokens served from the prompt cache.
     #[serde(default, deserialize_with = "crate::count::count")]
     pub cached_tokens: Option<u64>,
+    /// Tokens written to the prompt cache.
+    #[serde(default, deserialize_with = "crate::count::count")]
+    pub cache_write_tokens: Option<u64>,
 }
 
 /// `usage.output_tokens_details`.
