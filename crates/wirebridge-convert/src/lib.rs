@@ -49,6 +49,7 @@ pub mod error;
 pub mod ids;
 mod json_cursor;
 pub mod loss;
+pub mod messages_to_responses;
 pub mod profile;
 mod recorder;
 pub mod responses_to_chat;

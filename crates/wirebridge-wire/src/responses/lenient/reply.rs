@@ -113,6 +113,9 @@ pub struct OutputItem<'a> {
     /// Custom tool call input.
     #[serde(borrow)]
     pub input: Option<JsonStr<'a>>,
+    /// The opaque carrier of a reasoning item's reasoning.
+    #[serde(borrow)]
+    pub encrypted_content: Option<JsonStr<'a>>,
 }
 
 impl OutputItem<'_> {
