@@ -50,30 +50,31 @@ pub(super) fn plan<'a>(request: &CreateMessage<'a>) -> Result<ThinkingPlan<'a>, 
             format!("unknown display '{other}' (expected summarized or omitted)"),
         )),
     };
-    let (display, budget_effort) =
-        match thinking {
-            None => (ThinkingDisplay::Off, None),
-            Some(t) => match t.kind.as_deref() {
-                Some("enabled") => {
-                    let budget = t.budget_tokens.ok_or_else(|| {
-                        ConvertError::MissingField("thinking.budget_tokens".into())
-                    })?;
-                    (
-                        display(t.display.as_deref())?,
-                        Some(effort_for_budget(budget)),
-                    )
-                }
-                Some("adaptive") => (display(t.display.as_deref())?, None),
-                Some("disabled") => (ThinkingDisplay::Off, None),
-                Some(other) => return Err(ConvertError::invalid(
+    let (display, budget_effort) = match thinking {
+        None => (ThinkingDisplay::Off, None),
+        Some(t) => match t.kind.as_deref() {
+            Some("enabled") => {
+                let budget = t
+                    .budget_tokens
+                    .ok_or_else(|| ConvertError::MissingField("thinking.budget_tokens".into()))?;
+                (
+                    display(t.display.as_deref())?,
+                    Some(effort_for_budget(budget)),
+                )
+            }
+            Some("adaptive") => (display(t.display.as_deref())?, None),
+            Some("disabled") => (ThinkingDisplay::Off, None),
+            Some(other) => {
+                return Err(ConvertError::invalid(
                     "thinking.type",
                     format!(
                         "unknown thinking type '{other}' (expected enabled, adaptive or disabled)"
                     ),
-                )),
-                None => return Err(ConvertError::MissingField("thinking.type".into())),
-            },
-        };
+                ))
+            }
+            None => return Err(ConvertError::MissingField("thinking.type".into())),
+        },
+    };
     let asked_effort = match request
         .output_config
         .as_ref()
