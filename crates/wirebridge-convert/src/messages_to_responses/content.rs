@@ -193,25 +193,23 @@ fn document<'a>(
             "Responses files have no context text of their own",
         )?;
     }
-    let file = |file_data, file_url| InputPart::InputFile {
-        file_id: None,
-        // A file sent inline needs a name; the title is the best one.
-        filename: Some(
-            block
-                .title
-                .map(JsonText::from)
-                .unwrap_or_else(|| JsonText::from_text("document.pdf")),
-        ),
-        file_data,
-        file_url,
-        prompt_cache_breakpoint: None,
-    };
+    let title = block.title.map(JsonText::from);
     match source.kind() {
-        "base64" => out.push(file(Some(data_url(source, path)?), None)),
-        "url" => out.push(file(
-            None,
-            Some(required_text(source.url, &format!("{path}.source"), "url")?),
-        )),
+        "base64" => out.push(InputPart::InputFile {
+            file_id: None,
+            // A file sent inline needs a name; the title is the best one.
+            filename: Some(title.unwrap_or_else(|| JsonText::from_text("document.pdf"))),
+            file_data: Some(data_url(source, path)?),
+            file_url: None,
+            prompt_cache_breakpoint: None,
+        }),
+        "url" => out.push(InputPart::InputFile {
+            file_id: None,
+            filename: title,
+            file_data: None,
+            file_url: Some(required_text(source.url, &format!("{path}.source"), "url")?),
+            prompt_cache_breakpoint: None,
+        }),
         "file" => file_id_loss(path, losses)?,
         kind @ ("text" | "content") => {
             if block.title.is_some() {

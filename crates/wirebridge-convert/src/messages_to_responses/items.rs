@@ -144,8 +144,8 @@ fn unsupported_block(
 }
 
 /// A `tool_result` as a `function_call_output`, its `tool_use_id` kept as
-/// the `call_id`. One text block is sent as a string, several blocks (or
-/// any image or document) as parts.
+/// the `call_id`. One text is sent as a string, several blocks (or any
+/// image or document, or a cache breakpoint) as parts.
 fn tool_result<'a>(
     block: &Block<'a>,
     path: &str,
@@ -163,12 +163,15 @@ fn tool_result<'a>(
         )?;
     }
     let content_path = format!("{path}.content");
-    let output = match block.content.map(|raw| parse_content(raw, &content_path)) {
-        None | Some(Ok(None)) => ToolOutput::Text(JsonText::from_text("")),
+    let mut parts = Vec::new();
+    match block.content.map(|raw| parse_content(raw, &content_path)) {
+        None | Some(Ok(None)) => {}
         Some(Err(e)) => return Err(e),
-        Some(Ok(Some(Content::Text(text)))) => ToolOutput::Text(text.into()),
+        Some(Ok(Some(Content::Text(text)))) => parts.push(InputPart::InputText {
+            text: text.into(),
+            prompt_cache_breakpoint: None,
+        }),
         Some(Ok(Some(Content::Blocks(blocks)))) => {
-            let mut parts = Vec::with_capacity(blocks.len());
             for (k, inner) in blocks.iter().enumerate() {
                 let inner_path = format!("{content_path}[{k}]");
                 match inner.kind() {
@@ -179,27 +182,26 @@ fn tool_result<'a>(
                     other => unsupported_block(other, &inner_path, losses)?,
                 }
             }
-            match parts.as_slice() {
-                [] => ToolOutput::Text(JsonText::from_text("")),
-                [InputPart::InputText {
-                    prompt_cache_breakpoint: None,
-                    ..
-                }] => match parts.pop() {
-                    Some(InputPart::InputText { text, .. }) => ToolOutput::Text(text),
-                    _ => unreachable!("matched above"),
-                },
-                _ => ToolOutput::Parts(parts),
-            }
-        }
-    };
-    let mut output = output;
-    if block.is_cache_breakpoint() {
-        if let ToolOutput::Parts(parts) = &mut output {
-            if let Some(last) = parts.last_mut() {
-                set_breakpoint(last);
-            }
         }
     }
+    if block.is_cache_breakpoint() {
+        if let Some(last) = parts.last_mut() {
+            set_breakpoint(last);
+        }
+    }
+    // One plain text is sent as a string, the form every backend takes;
+    // anything more (or a cache breakpoint) as parts.
+    let output = match parts.pop() {
+        None => ToolOutput::Text(JsonText::from_text("")),
+        Some(InputPart::InputText {
+            text,
+            prompt_cache_breakpoint: None,
+        }) if parts.is_empty() => ToolOutput::Text(text),
+        Some(last) => {
+            parts.push(last);
+            ToolOutput::Parts(parts)
+        }
+    };
     Ok(InputItem::FunctionCallOutput(ToolCallOutput {
         call_id: call_id.into_cow(),
         output,
