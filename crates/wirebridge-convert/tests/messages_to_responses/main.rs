@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod edges;
 mod errors;
 mod golden;
 mod replies;
