@@ -8,5 +8,6 @@ mod common;
 mod edges;
 mod errors;
 mod golden;
+mod hub;
 mod replies;
 mod streams;
