@@ -4,7 +4,9 @@ use wirebridge_wire::messages::strict::{ContentBlock, MessageBody};
 use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::lenient::{OutputItem, ResponseBody};
 
-use super::reply::{stop_reason, thinking_text, token_usage, tool_input, usage, Failure};
+use super::reply::{
+    arguments_text, stop_reason, thinking_text, token_usage, tool_input, usage, Failure,
+};
 use super::{MessagesContext, ThinkingDisplay};
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
@@ -77,7 +79,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
                 calls.push(ToolCallSummary {
                     name: name.to_owned(),
                     call_id: call_id.to_owned(),
-                    argument_bytes: input.get().len(),
+                    argument_bytes: arguments_text(item.arguments).escaped().len(),
                 });
                 content.push(ContentBlock::ToolUse {
                     id: call_id.into(),
@@ -125,6 +127,52 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
         losses,
         summary,
     })
+}
+
+/// Translates a whole Responses event stream into a `message` body, for a
+/// client that did not ask for a stream (some backends stream whatever the
+/// request said).
+///
+/// The stream is first folded into the `Response` it describes, as
+/// [`responses_to_responses::translate_stream_body`] folds it (the items
+/// as their `output_item.done` events have them, and a stream that breaks
+/// the Responses grammar refused), then translated as a body. A stream that
+/// fails is the upstream's failure.
+///
+/// ```
+/// use wirebridge_convert::messages_to_responses::{translate_stream_body, MessagesContext};
+///
+/// let events = concat!(
+///     "event: response.output_item.added\n",
+///     "data: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n",
+///     "event: response.output_text.delta\n",
+///     "data: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"content_index\":0,\"delta\":\"Hi\"}\n\n",
+///     "event: response.output_item.done\n",
+///     "data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hi\"}]}}\n\n",
+///     "event: response.completed\n",
+///     "data: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n",
+/// );
+/// let reply = translate_stream_body(events.as_bytes(), &MessagesContext::default()).unwrap();
+/// let body: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+/// assert_eq!(body["content"][0]["text"], "Hi");
+/// assert_eq!(body["stop_reason"], "end_turn");
+/// ```
+///
+/// [`responses_to_responses::translate_stream_body`]: crate::responses_to_responses::translate_stream_body
+pub fn translate_stream_body(
+    events: &[u8],
+    ctx: &MessagesContext,
+) -> Result<TranslatedBody, ConvertError> {
+    let native = crate::responses_to_responses::NativeContext {
+        model: ctx.model.clone(),
+        ..Default::default()
+    };
+    let folded = crate::responses_to_responses::translate_stream_body(events, &native)?;
+    let mut translated = translate_body(&folded.body, ctx)?;
+    let mut losses = folded.losses;
+    losses.extend(translated.losses);
+    translated.losses = losses;
+    Ok(translated)
 }
 
 /// A message item's parts as text blocks; returns whether it refused.

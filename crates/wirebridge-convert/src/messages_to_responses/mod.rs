@@ -9,6 +9,8 @@
 //! - [`translate_body`]: a `Response` body becomes a `message`;
 //! - [`StreamTranslator`]: Responses stream events become the Messages
 //!   stream (`message_start` … `message_stop`);
+//! - [`translate_stream_body`]: an event stream the backend sent although
+//!   the client asked for a body becomes a `message` body;
 //! - [`error_body`]: a request that cannot be translated (or a backend that
 //!   failed) as the status and body a Messages client expects.
 //!
@@ -56,7 +58,7 @@ mod stream;
 mod thinking;
 mod tools;
 
-pub use body::{translate_body, TranslatedBody};
+pub use body::{translate_body, translate_stream_body, TranslatedBody};
 pub use error::{error_body, error_type_for_status};
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::messages::strict::{StopReason, Usage};
-use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{OutputItem, StreamEvent, Usage as ResponsesUsage};
 
 use super::error::upstream_error_type;
@@ -82,6 +82,19 @@ pub(super) fn tool_input<'a>(arguments: Option<&'a RawValue>) -> Result<Cow<'a, 
             Ok(Cow::Owned(wirebridge_wire::compact(&value).into_owned()))
         }
         _ => Err(format!("arguments that are not a JSON object: {text}")),
+    }
+}
+
+/// Arguments as JSON text, the way `input_json_delta` carries them: the
+/// string the backend wrote, or an object some servers send, written as
+/// text.
+pub(super) fn arguments_text(raw: Option<&RawValue>) -> JsonText<'_> {
+    match raw.filter(|r| r.get() != "null") {
+        None => JsonText::from_text(""),
+        Some(raw) => match JsonStr::new(raw) {
+            Some(text) => text.into(),
+            None => JsonText::Owned(json_as_string_literal(&wirebridge_wire::compact(raw))),
+        },
     }
 }
 

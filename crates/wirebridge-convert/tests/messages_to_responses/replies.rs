@@ -154,3 +154,38 @@ fn refusals_and_limits_set_the_stop_reason() {
         "max_tokens"
     );
 }
+
+/// A stream for a client that asked for a body is the body of the same
+/// blocks the stream gives a streaming client.
+#[test]
+fn streams_folded_into_bodies_agree_with_streams() {
+    use wirebridge_convert::messages_to_responses::translate_stream_body;
+    for stream in fixtures::responses_streams() {
+        let recorded = responses_grammar::transcript_of_recorded(&stream.frames());
+        let name = &stream.name;
+        let folded = translate_stream_body(&stream.sse, &ctx(ThinkingDisplay::Summarized));
+        if recorded.status == "failed" {
+            let err = folded.unwrap_err();
+            assert!(
+                matches!(err, ConvertError::UpstreamFailed { .. }),
+                "{name}: {err}"
+            );
+            continue;
+        }
+        let folded = folded.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let body: Value = serde_json::from_slice(&folded.body).unwrap();
+        let from_body = messages_grammar::messages_body_transcript(&body);
+        let (out, translator) = drive(
+            StreamTranslator::new(ctx(ThinkingDisplay::Summarized)),
+            &stream.sse,
+            33,
+        );
+        let from_stream = messages_grammar::check(&parse_sse(&out)).unwrap();
+        if !name.contains("openai-phase") {
+            assert_eq!(from_body.blocks, from_stream.blocks, "{name}");
+        }
+        assert_eq!(from_body.stop_reason, from_stream.stop_reason, "{name}");
+        assert_eq!(from_body.usage, from_stream.usage, "{name}");
+        assert_eq!(folded.summary, translator.summary(), "{name}");
+    }
+}

@@ -5,14 +5,14 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::messages::strict::{ContentBlock, Delta};
-use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
+use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::OutputItem;
 
 use super::blocks::BlockKind;
 use super::StreamTranslator;
 use crate::loss::LossKind;
 use crate::messages_to_responses::body::server_call_loss;
-use crate::messages_to_responses::reply::{thinking_text, Failure};
+use crate::messages_to_responses::reply::{arguments_text, thinking_text, Failure};
 use crate::messages_to_responses::ThinkingDisplay;
 
 /// A function call of the reply.
@@ -39,18 +39,6 @@ fn is_thinking(kind: BlockKind) -> bool {
 
 fn is_text(kind: BlockKind) -> bool {
     kind == BlockKind::Text
-}
-
-/// Arguments as the JSON text `input_json_delta` carries: the string the
-/// backend wrote, or an object some servers send, written as text.
-fn arguments_text(raw: Option<&RawValue>) -> JsonText<'_> {
-    match raw.filter(|r| r.get() != "null") {
-        None => JsonText::from_text(""),
-        Some(raw) => match JsonStr::new(raw) {
-            Some(text) => text.into(),
-            None => JsonText::Owned(json_as_string_literal(&wirebridge_wire::compact(raw))),
-        },
-    }
 }
 
 impl StreamTranslator {
