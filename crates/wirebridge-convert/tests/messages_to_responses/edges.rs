@@ -61,6 +61,30 @@ fn reasoning_text_and_a_call_golden() {
         t.thinking[0].thinking,
         "**Checking the weather**\n\nParis, so call the tool."
     );
+    // The same reply for a client that asked for a body.
+    let body = wirebridge_convert::messages_to_responses::translate_stream_body(
+        &sse(&events),
+        &ctx(ThinkingDisplay::Summarized, Some(&["get_weather"])),
+    )
+    .unwrap();
+    let mut body: Value = serde_json::from_slice(&body.body).unwrap();
+    body["id"] = Value::from("<id>");
+    assert_golden(
+        "messages-reasoning-text-call.message.json",
+        &(serde_json::to_string_pretty(&body).unwrap() + "\n"),
+    );
+    assert_eq!(
+        messages_grammar::messages_body_transcript(&body).blocks,
+        t.blocks
+    );
+    // And cut short after the text: the text stays, then the error.
+    let (out, cut, translator) = run(&events[..9], ctx(ThinkingDisplay::Summarized, None));
+    assert_golden(
+        "messages-cut-after-text.messages-stream.sse",
+        &redacted_sse(&out, translator.id()),
+    );
+    assert_eq!(cut.text, "Let me check.");
+    assert!(cut.error.is_some());
     assert_eq!(t.thinking[0].signature, "gAAAAB-carrier");
     assert_eq!(t.text, "Let me check.");
     assert_eq!(t.tool_calls[0].arguments, r#"{"city":"Paris"}"#);
