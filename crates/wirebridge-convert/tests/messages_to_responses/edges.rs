@@ -157,7 +157,7 @@ fn failures_before_anything_was_said() {
 }
 
 #[test]
-fn a_thinking_block_cut_short_closes_with_its_signature_before_the_error() {
+fn a_block_cut_short_stays_as_the_client_got_it() {
     let (out, t, _) = run(
         &[
             CREATED,
@@ -176,10 +176,64 @@ fn a_thinking_block_cut_short_closes_with_its_signature_before_the_error() {
                 .to_owned()
         })
         .collect();
-    assert_eq!(
-        kinds[kinds.len() - 3..],
-        ["signature_delta", "content_block_stop", "error"]
+    assert_eq!(kinds[kinds.len() - 2..], ["thinking_delta", "error"]);
+
+    // A call cut short is not made to look finished.
+    let (_, t, translator) = run(
+        &[
+            CREATED,
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}"#,
+            r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"a\":"}"#,
+        ],
+        ctx(ThinkingDisplay::Off, None),
     );
+    assert_eq!(t.blocks[0]["partial_json"], r#"{"a":"#);
+    assert!(t.error.is_some());
+    assert_eq!(translator.summary().outcome.as_deref(), Some("error"));
+}
+
+/// A finished call whose arguments are no JSON object fails the stream, as
+/// the body does, whether its item was reported done or not; one the
+/// backend cut short (max_tokens) stays as it is.
+#[test]
+fn a_call_with_broken_arguments_fails_unless_cut_short() {
+    let call = |status: &str, done: bool| {
+        let mut events = vec![
+            CREATED.to_owned(),
+            r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}"#.to_owned(),
+            r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"a\":"}"#.to_owned(),
+        ];
+        if done {
+            events.push(format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{{"type":"function_call","call_id":"c","name":"f","status":"{status}","arguments":"{{\"a\":"}}}}"#));
+        }
+        events.push(format!(r#"{{"type":"response.{status}","response":{{"status":"{status}","incomplete_details":{{"reason":"max_output_tokens"}}}}}}"#));
+        events
+    };
+    for (status, done) in [
+        ("completed", true),
+        ("completed", false),
+        ("incomplete", true),
+        ("incomplete", false),
+    ] {
+        let events = call(status, done);
+        let events: Vec<&str> = events.iter().map(String::as_str).collect();
+        let (_, t, _) = run(&events, ctx(ThinkingDisplay::Off, None));
+        match status {
+            "completed" => {
+                let error = t
+                    .error
+                    .unwrap_or_else(|| panic!("{status} {done}: no error"));
+                assert!(error["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not a JSON object"));
+            }
+            _ => {
+                assert_eq!(t.stop_reason.as_deref(), Some("max_tokens"), "{done}");
+                assert!(t.error.is_none());
+            }
+        }
+    }
 }
 
 #[test]
@@ -251,4 +305,36 @@ fn a_reply_sent_back_is_the_same_reasoning_and_call() {
     assert_eq!(arguments, serde_json::json!({"a": [1, "é"]}));
     assert_eq!(input[3]["call_id"], "call_7");
     assert!(translated.losses.is_empty(), "{:?}", translated.losses);
+}
+
+/// Whatever the backend sends, the client gets a stream in the Messages
+/// grammar: recorded streams with random bytes changed never make the
+/// translator panic, hang or break the grammar.
+#[test]
+fn mutated_streams_still_follow_the_grammar() {
+    use wirebridge_testkit::fixtures;
+    use wirebridge_testkit::mutate::{edit, Rng};
+    let streams: Vec<_> = fixtures::responses_streams()
+        .into_iter()
+        .filter(|s| s.name.contains("tool-call") || s.name.contains("encrypted-content.1"))
+        .collect();
+    assert!(!streams.is_empty());
+    let alphabet = b"{}[]\":,\\ 0123456789eltrsaiondx\n";
+    let mut rng = Rng(0x5eed_f00d_u64);
+    for stream in &streams {
+        for round in 0..150 {
+            let edits = 1 + rng.below(4);
+            let bytes = edit(&stream.sse, alphabet, edits, &mut rng);
+            for display in [ThinkingDisplay::Summarized, ThinkingDisplay::Omitted] {
+                let (out, _) = drive(StreamTranslator::new(ctx(display, None)), &bytes, round);
+                if let Err(v) = messages_grammar::check(&parse_sse(&out)) {
+                    panic!(
+                        "{} round {round}: {v}\n{}",
+                        stream.name,
+                        String::from_utf8_lossy(&out)
+                    );
+                }
+            }
+        }
+    }
 }

@@ -115,36 +115,37 @@ impl OpenBlock {
 
     /// Checks the block can close, and gives the complete block.
     pub(super) fn close(self, i: usize) -> R<Value> {
-        Ok(match self.kind {
+        if self.kind == Kind::Thinking && self.signature.is_none() {
+            return v_err(i, "a thinking block closes after its signature_delta");
+        }
+        Ok(self.snapshot())
+    }
+
+    /// The block as its deltas have made it, as a client's accumulator
+    /// holds it: a tool_use block whose fragments are no JSON object has
+    /// them as `partial_json` instead of an `input`.
+    pub(super) fn snapshot(self) -> Value {
+        match self.kind {
             Kind::Text => json!({"type": "text", "text": self.text}),
-            Kind::Thinking => {
-                let Some(signature) = self.signature else {
-                    return v_err(i, "a thinking block closes after its signature_delta");
-                };
-                json!({"type": "thinking", "thinking": self.text, "signature": signature})
-            }
+            Kind::Thinking => json!({"type": "thinking", "thinking": self.text,
+                                     "signature": self.signature.unwrap_or_default()}),
             Kind::RedactedThinking => self.start,
             Kind::ToolUse => {
-                let input = if self.text.is_empty() {
-                    json!({})
+                let mut block =
+                    json!({"type": "tool_use", "id": self.start["id"], "name": self.start["name"]});
+                if self.text.is_empty() {
+                    block["input"] = json!({});
                 } else {
                     match serde_json::from_str::<Value>(&self.text) {
-                        Ok(v @ Value::Object(_)) => v,
-                        _ => {
-                            return v_err(
-                                i,
-                                format!(
-                                    "the input_json_delta fragments are not a JSON object: {}",
-                                    self.text
-                                ),
-                            )
-                        }
+                        Ok(v @ Value::Object(_)) => block["input"] = v,
+                        // Cut short: allowed only when the message stops
+                        // at max_tokens (see `message_delta`), or fails.
+                        _ => block["partial_json"] = Value::from(self.text),
                     }
-                };
-                json!({"type": "tool_use", "id": self.start["id"], "name": self.start["name"],
-                       "input": input})
+                }
+                block
             }
-        })
+        }
     }
 }
 
@@ -157,7 +158,7 @@ pub(super) fn absorb(blocks: &[Value], t: &mut crate::MessagesTranscript) {
                 thinking: str_field(block, "thinking").to_owned(),
                 signature: str_field(block, "signature").to_owned(),
             }),
-            "tool_use" => t.tool_calls.push(ToolCallRecord {
+            "tool_use" if block.get("input").is_some() => t.tool_calls.push(ToolCallRecord {
                 name: str_field(block, "name").to_owned(),
                 call_id: str_field(block, "id").to_owned(),
                 arguments: block["input"].to_string(),

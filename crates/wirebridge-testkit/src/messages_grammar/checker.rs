@@ -40,7 +40,7 @@ enum Stage {
 ///   tool_use, `thinking_delta` then one `signature_delta` for thinking,
 ///   none for redacted thinking); a thinking block closes after its
 ///   signature; a tool_use block's fragments together are a JSON object (or
-///   nothing);
+///   nothing), unless the message stopped at `max_tokens`;
 /// * `message_delta` once, with no block open, its `stop_reason` one of
 ///   [`STOP_REASONS`](super::STOP_REASONS), `stop_sequence` null or (for
 ///   `stop_sequence`) a string, `tool_use` exactly when a tool_use block was
@@ -50,7 +50,8 @@ enum Stage {
 /// * `ping` (`{"type":"ping"}`) anywhere between `message_start` and
 ///   `message_stop`;
 /// * `error` (`{"type":"error","error":{"type","message"}}`, its type one of
-///   [`ERROR_TYPES`](super::ERROR_TYPES)) at any point, and last;
+///   [`ERROR_TYPES`](super::ERROR_TYPES)) at any point, a block open or
+///   not, and last;
 /// * the stream ends with `message_stop` or `error`.
 ///
 /// The transcript holds the blocks as a client accumulates them, and the
@@ -89,6 +90,8 @@ pub fn check(frames: &[SseFrame]) -> R<MessagesTranscript> {
                     );
                 }
                 t.error = Some(error.clone());
+                // What the open block got so far stays the client's.
+                blocks.extend(open_block.take().map(OpenBlock::snapshot));
                 stage = Stage::Ended;
             }
             ("message_start", Stage::Waiting) => {
@@ -233,6 +236,17 @@ fn message_delta(i: usize, v: &Value, blocks: &[Value], t: &mut MessagesTranscri
         _ => return v_err(i, "message_delta: `stop_sequence` must be null"),
     }
     let calls = blocks.iter().any(|b| b["type"] == "tool_use");
+    if let Some(cut) = blocks.iter().find(|b| b.get("partial_json").is_some()) {
+        if reason != "max_tokens" {
+            return v_err(
+                i,
+                format!(
+                    "the input_json_delta fragments are not a JSON object (and stop_reason is {reason}, not max_tokens): {}",
+                    cut["partial_json"]
+                ),
+            );
+        }
+    }
     match (reason, calls) {
         ("tool_use", false) => return v_err(i, "stop_reason tool_use without a tool_use block"),
         ("end_turn" | "stop_sequence", true) => {

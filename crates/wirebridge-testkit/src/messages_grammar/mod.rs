@@ -7,7 +7,7 @@
 //!     content_block_start                         (text "", thinking "" / "", tool_use input {}, redacted_thinking)
 //!       text:     text_delta*
 //!       thinking: thinking_delta* signature_delta
-//!       tool_use: input_json_delta*               (together: a JSON object, or nothing)
+//!       tool_use: input_json_delta*               (together: a JSON object, or nothing; less at max_tokens)
 //!     content_block_stop
 //!   message_delta                                 (stop_reason, stop_sequence, usage)
 //! message_stop
@@ -15,11 +15,11 @@
 //!
 //! with `ping` anywhere between `message_start` and `message_stop`, or, on
 //! failure, an `error` event (`{"type":"error","error":{type, message}}`) at
-//! any point, which ends the stream. These are the rules the Anthropic SDKs'
-//! stream accumulators rely on (`message_start` first, deltas applied to
-//! `content[index]` by type), plus stricter ones every Anthropic stream
-//! keeps (one block open at a time, dense indexes, one signature per
-//! thinking block). See [`check`] for the full list.
+//! any point, a block open or not, which ends the stream. These are the
+//! rules the Anthropic SDKs' stream accumulators rely on (`message_start`
+//! first, deltas applied to `content[index]` by type), plus stricter ones
+//! every Anthropic stream keeps (one block open at a time, dense indexes,
+//! one signature per thinking block). See [`check`] for the full list.
 //!
 //! ```
 //! use wirebridge_testkit::{messages_grammar, SseFrame};

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::messages::strict::{ContentBlock, Delta};
-use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::OutputItem;
 
 use super::blocks::BlockKind;
@@ -27,6 +27,8 @@ pub(super) struct Call {
     sent: bool,
     /// Whether its `tool_use` block was opened.
     pub(super) opened: bool,
+    /// The arguments sent, as escaped JSON text.
+    arguments: EscapedText,
 }
 
 fn is_tool_use(kind: BlockKind) -> bool {
@@ -39,6 +41,13 @@ fn is_thinking(kind: BlockKind) -> bool {
 
 fn is_text(kind: BlockKind) -> bool {
     kind == BlockKind::Text
+}
+
+/// Whether arguments text is a JSON object, or nothing (no arguments).
+fn is_object(text: &str) -> bool {
+    let text = text.trim();
+    text.is_empty()
+        || serde_json::from_str::<&RawValue>(text).is_ok_and(|v| v.get().starts_with('{'))
 }
 
 impl StreamTranslator {
@@ -113,6 +122,7 @@ impl StreamTranslator {
             argument_bytes: 0,
             sent: false,
             opened: true,
+            arguments: EscapedText::new(),
         });
         let empty = RawValue::from_string("{}".to_owned()).expect("constant");
         let block = ContentBlock::ToolUse {
@@ -132,6 +142,7 @@ impl StreamTranslator {
         let call = &mut self.calls[slot];
         call.sent = true;
         call.argument_bytes += text.escaped().len();
+        call.arguments.push_escaped(text.escaped());
         self.delta(block, Delta::InputJsonDelta { partial_json: text }, out);
     }
 
@@ -178,12 +189,34 @@ impl StreamTranslator {
         if !self.is_open(is_tool_use, index) {
             return;
         }
-        let unsent = self.call_slot(index).is_some_and(|s| !self.calls[s].sent);
-        if unsent {
+        let slot = self.call_slot(index).expect("opened above");
+        if !self.calls[slot].sent {
             let text = arguments_text(item.arguments);
             if !text.is_empty() {
                 self.send_arguments(index, text, out);
             }
+        }
+        self.close_call(item.status.as_deref() == Some("incomplete"), out);
+    }
+
+    /// Closes the open tool_use block. A finished call whose arguments are
+    /// no JSON object is one the client could not run: the stream fails,
+    /// as the body would. A call cut short (`cut`) stays as it is, as
+    /// Anthropic's does.
+    pub(super) fn close_call(&mut self, cut: bool, out: &mut Vec<u8>) {
+        let Some(open) = self.open.as_ref().filter(|o| o.kind == BlockKind::ToolUse) else {
+            return;
+        };
+        let Some(slot) = self.call_slot(open.output_index) else {
+            return;
+        };
+        let call = &mut self.calls[slot];
+        if !cut && !is_object(&call.arguments.decode()) {
+            let message = format!(
+                "the upstream's call to '{}' has arguments that are not a JSON object",
+                call.name
+            );
+            return self.fail_with(Failure::api(message), out);
         }
         self.close(None, out);
     }

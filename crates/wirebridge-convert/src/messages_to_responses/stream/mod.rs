@@ -13,8 +13,8 @@
 //! message_delta (stop_reason, usage) -> message_stop
 //! ```
 //!
-//! or, when the backend fails, the open block closed and an `error` event,
-//! which ends the stream.
+//! or, when the backend fails, an `error` event right after what was sent
+//! (the open block left as it is), which ends the stream.
 
 mod blocks;
 mod items;
@@ -42,8 +42,8 @@ const PING_EVERY: u32 = 64;
 /// and call [`finish`](Self::finish) at the end of the upstream body (or
 /// [`fail`](Self::fail) if it broke off). Each call appends complete
 /// `event: …` / `data: …` frames to `out`; the stream ends with
-/// `message_stop`, or, on failure, with an `error` event that keeps every
-/// block already sent.
+/// `message_stop`, or, on failure, with an `error` event after everything
+/// already sent.
 ///
 /// ```
 /// use wirebridge_convert::messages_to_responses::{MessagesContext, StreamTranslator};
@@ -287,10 +287,15 @@ impl StreamTranslator {
 
     fn complete(&mut self, raw: Option<&RawValue>, out: &mut Vec<u8>) {
         self.start(out);
-        self.close(None, out);
         let body = raw
             .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
             .unwrap_or_default();
+        // A call still open ends with the response.
+        self.close_call(body.status.as_deref() == Some("incomplete"), out);
+        if self.finished {
+            return;
+        }
+        self.close(None, out);
         let stop = stop_reason(
             body.status.as_deref(),
             body.incomplete_details
@@ -315,8 +320,11 @@ impl StreamTranslator {
         if self.finished {
             return;
         }
-        // What the client was sent stays: the open block is closed first.
-        self.close(None, out);
+        // What the client was sent stays, the open block as it got it: an
+        // `error` ends a Messages stream wherever it comes, as Anthropic's
+        // API sends it, and a tool call cut short is not made to look
+        // finished.
+        self.open = None;
         let error = ErrorObject {
             kind: failure.kind.into(),
             message: failure.message.into(),
