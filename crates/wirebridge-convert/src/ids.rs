@@ -58,6 +58,11 @@ impl ResponseIds {
         format!("resp_{}", self.stem)
     }
 
+    /// `msg_…`: the id of a Messages `message`.
+    pub fn message(&self) -> String {
+        format!("msg_{}", self.stem)
+    }
+
     /// `chatcmpl-…`.
     pub fn chat_completion(&self) -> String {
         format!("chatcmpl-{}", self.stem)

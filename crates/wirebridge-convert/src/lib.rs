@@ -1,5 +1,5 @@
 //! Sans-IO translators between the OpenAI Chat Completions and Responses
-//! APIs.
+//! APIs, and from the Anthropic Messages API to Responses.
 //!
 //! Nothing here does IO: translators take bytes and return bytes, and stream
 //! translators are state machines fed one upstream event at a time. The tower
@@ -9,8 +9,9 @@
 //! |---|---|---|---|
 //! | **Responses clients, Chat backend** ([`responses_to_chat`]) | [`translate_request`](responses_to_chat::translate_request), or [`ParsedRequest`](responses_to_chat::ParsedRequest) with a stored [`History`](responses_to_chat::History) | [`translate_body`](responses_to_chat::translate_body): `chat.completion` → `Response` | [`StreamTranslator`](responses_to_chat::StreamTranslator): Chat chunk → Responses events |
 //! | **Chat clients, Responses backend** ([`chat_to_responses`]) | [`translate_request`](chat_to_responses::translate_request) | [`translate_body`](chat_to_responses::translate_body): `Response` → `chat.completion` | [`StreamTranslator`](chat_to_responses::StreamTranslator): Responses event → Chat chunks |
+//! | **Anthropic Messages clients, Responses backend** ([`messages_to_responses`]; Chat backends through [`responses_to_chat`] after it) | [`translate_request`](messages_to_responses::translate_request) | [`translate_body`](messages_to_responses::translate_body): `Response` → `message` | [`StreamTranslator`](messages_to_responses::StreamTranslator): Responses event → Messages events |
 //!
-//! Both stream translators implement [`StreamTranslate`]; an
+//! Every stream translator implements [`StreamTranslate`]; an
 //! [`SseTranslator`] drives one over upstream bytes (SSE decoding in, SSE
 //! frames out), and every caller uses it. A backend that streams to a client
 //! that asked for a body is answered with `translate_stream_body` in either
@@ -49,6 +50,7 @@ pub mod error;
 pub mod ids;
 mod json_cursor;
 pub mod loss;
+pub mod messages_to_responses;
 pub mod profile;
 mod recorder;
 pub mod responses_to_chat;

@@ -7,13 +7,14 @@
 //! * [`responses_grammar`]: a strict checker for the Responses event stream a
 //!   translator emits, plus a lenient content extractor for recorded streams.
 //! * [`chat_grammar`]: the same for Chat Completions chunk streams.
+//! * [`messages_grammar`]: the same for Anthropic Messages event streams.
 //! * [`CountingAllocator`] and [`allocations`]: heap allocations counted per
 //!   thread, for the tests that assert them and the benchmarks.
 //! * [`reshape`]: a reply in the other transport (a body as a stream, a
 //!   stream folded into a body), to check that both paths of a translator
 //!   agree.
 //!
-//! Both checkers return a transcript (the text, reasoning, tool calls, usage …
+//! The checkers return a transcript (the text, reasoning, tool calls, usage …
 //! the stream carried) so that a test can compare the content of a translation
 //! with the content of the recorded stream it was made from.
 //!
@@ -46,6 +47,7 @@ mod alloc;
 pub mod chat_grammar;
 pub mod fixtures;
 mod json;
+pub mod messages_grammar;
 pub mod mutate;
 pub mod reshape;
 pub mod responses_grammar;
@@ -56,4 +58,7 @@ mod transcript;
 pub use alloc::{allocations, CountingAllocator};
 pub use split::{split_points, split_random};
 pub use sse::{encode_sse, parse_sse, SseFrame};
-pub use transcript::{ChatTranscript, ResponsesTranscript, ToolCallRecord, Violation};
+pub use transcript::{
+    ChatTranscript, MessagesTranscript, ResponsesTranscript, ThinkingRecord, ToolCallRecord,
+    Violation,
+};

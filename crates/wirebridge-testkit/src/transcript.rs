@@ -97,6 +97,39 @@ pub struct ChatTranscript {
     pub error: Option<Value>,
 }
 
+/// Content carried by a Messages stream or `message` body.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MessagesTranscript {
+    /// The `msg_…` id.
+    pub id: String,
+    /// The model named in `message_start` (or the body).
+    pub model: String,
+    /// The text of every text block, concatenated in order.
+    pub text: String,
+    /// The thinking blocks, in order.
+    pub thinking: Vec<ThinkingRecord>,
+    /// The tool_use blocks, in order (`call_id` is the block's `id`,
+    /// `arguments` its `input` as compact JSON, `item_type` `tool_use`).
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The complete content blocks, as a client accumulates them.
+    pub blocks: Vec<Value>,
+    /// `stop_reason`.
+    pub stop_reason: Option<String>,
+    /// The usage: `message_start`'s, updated by `message_delta`'s.
+    pub usage: Option<Value>,
+    /// The `error` object of an `error` event.
+    pub error: Option<Value>,
+}
+
+/// A thinking block: its text and signature.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThinkingRecord {
+    /// The thinking text.
+    pub thinking: String,
+    /// The signature.
+    pub signature: String,
+}
+
 /// Fill text / refusal / reasoning / tool calls of a Responses transcript
 /// from a list of (complete) output items. Unknown item types are ignored.
 pub(crate) fn absorb_output_items(t: &mut ResponsesTranscript, items: &[Value]) {

@@ -1,4 +1,5 @@
-//! Wire types of the OpenAI Chat Completions and Responses APIs.
+//! Wire types of the OpenAI Chat Completions and Responses APIs, and of
+//! the Anthropic Messages API.
 //!
 //! Each API has two sides, and a concept has one type on each:
 //!
@@ -8,6 +9,8 @@
 //! | Chat reply | [`chat::lenient::ChatCompletion`] (bodies and chunks) | [`chat::strict::CompletionBody`], [`chat::strict::ChatChunk`] |
 //! | Responses request | [`responses::lenient::CreateResponse`] | [`responses::strict::ResponsesRequest`] |
 //! | Responses reply | [`responses::lenient::ResponseBody`], [`responses::lenient::StreamEvent`] | [`responses::strict::Response`], [`responses::strict::Event`] |
+//! | Messages request | [`messages::lenient::CreateMessage`] | — |
+//! | Messages reply | — | [`messages::strict::MessageBody`], [`messages::strict::Event`], [`messages::strict::ErrorBody`] |
 //!
 //! Lenient types read what clients and servers really send: unknown fields
 //! are ignored, `null` reads as absent, polymorphic fields accept every
@@ -39,6 +42,7 @@ mod count;
 pub mod depth;
 pub mod error;
 pub mod items;
+pub mod messages;
 mod object;
 pub mod raw;
 pub mod responses;

@@ -23,7 +23,7 @@ pub(super) fn parse_content<'a>(
 
 /// Re-parses a value that failed with path tracking, to name the exact
 /// field below `path` (only on this cold path).
-pub(super) fn locate<'a, T: Deserialize<'a>>(
+pub(crate) fn locate<'a, T: Deserialize<'a>>(
     raw: &'a RawValue,
     path: &str,
     err: serde_json::Error,
@@ -120,6 +120,7 @@ fn input_part<'a>(
                 file_id: file.file_id.map(Into::into),
                 filename: file.filename.map(Into::into),
                 file_data: file.file_data.map(Into::into),
+                file_url: None,
                 prompt_cache_breakpoint,
             }
         }

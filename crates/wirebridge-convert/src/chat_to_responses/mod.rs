@@ -23,6 +23,10 @@ pub use collected::translate_stream_body;
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 
+// Shared with Messages clients on Responses backends.
+pub(crate) use content::locate;
+pub(crate) use stream::read_event;
+
 use crate::loss::LossPolicy;
 
 /// How to translate.

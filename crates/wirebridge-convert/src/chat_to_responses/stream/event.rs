@@ -20,7 +20,7 @@ use wirebridge_wire::responses::lenient::StreamEvent;
 use crate::json_cursor::{JsonCursor, SeenFields};
 
 /// Reads an event of the common shape, or `None` for serde to parse it.
-pub(super) fn read_event(data: &str) -> Option<StreamEvent<'_>> {
+pub(crate) fn read_event(data: &str) -> Option<StreamEvent<'_>> {
     let mut event = StreamEvent::default();
     let mut seen = SeenFields::default();
     let index = |c: &mut JsonCursor<'_>| c.nullable(|c| c.u64()?.try_into().ok());

@@ -19,6 +19,8 @@ mod chunk_frame;
 mod event;
 mod items;
 
+pub(crate) use event::read_event;
+
 /// Translates a Responses event stream into a Chat Completions chunk stream.
 ///
 /// Feed it the `data` of each upstream SSE event with [`push`](Self::push),

@@ -113,6 +113,9 @@ pub struct OutputItem<'a> {
     /// Custom tool call input.
     #[serde(borrow)]
     pub input: Option<JsonStr<'a>>,
+    /// The opaque carrier of a reasoning item's reasoning.
+    #[serde(borrow)]
+    pub encrypted_content: Option<JsonStr<'a>>,
 }
 
 impl OutputItem<'_> {
@@ -197,6 +200,9 @@ pub struct InputDetails {
     /// Tokens served from the prompt cache.
     #[serde(default, deserialize_with = "crate::count::count")]
     pub cached_tokens: Option<u64>,
+    /// Tokens written to the prompt cache.
+    #[serde(default, deserialize_with = "crate::count::count")]
+    pub cache_write_tokens: Option<u64>,
 }
 
 /// `usage.output_tokens_details`.

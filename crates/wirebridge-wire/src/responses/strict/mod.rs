@@ -18,8 +18,8 @@ pub use item::{
 };
 pub use request::{
     AllowedTools, CustomFormat, CustomTool, FunctionTool, InputItem, InputPart, Message,
-    MessageContent, Reasoning, ResponsesRequest, Role, StreamOptions, TextFormat, TextParam, Tool,
-    ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
+    MessageContent, Reasoning, ReasoningInput, ResponsesRequest, Role, StreamOptions, TextFormat,
+    TextParam, Tool, ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
 };
 pub use response::{
     IncompleteDetails, IncompleteReason, InputTokensDetails, InputTransformation,

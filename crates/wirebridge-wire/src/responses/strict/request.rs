@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
-use super::{CustomToolCall, FunctionCall, OutputPart};
+use super::{CustomToolCall, FunctionCall, OutputPart, ReasoningPart};
 use crate::raw::JsonText;
 
 /// A `CreateResponse` request body.
@@ -103,6 +103,21 @@ pub enum InputItem<'a> {
     CustomToolCall(CustomToolCall<'a>),
     /// A custom tool call's result.
     CustomToolCallOutput(ToolCallOutput<'a>),
+    /// Reasoning from assistant history.
+    Reasoning(ReasoningInput<'a>),
+}
+
+/// A reasoning item of assistant history: its visible text as summary
+/// parts, and what carries the reasoning itself.
+#[derive(Debug, Serialize)]
+pub struct ReasoningInput<'a> {
+    /// `rs_…` item id (the schema requires one).
+    pub id: Cow<'a, str>,
+    /// `summary_text` parts.
+    pub summary: Vec<ReasoningPart<'a>>,
+    /// The opaque carrier of the reasoning, sent back as it was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<JsonText<'a>>,
 }
 
 /// A message item.
@@ -214,6 +229,9 @@ pub enum InputPart<'a> {
         /// Inline contents.
         #[serde(skip_serializing_if = "Option::is_none")]
         file_data: Option<JsonText<'a>>,
+        /// Where the file is fetched from.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        file_url: Option<JsonText<'a>>,
         /// Prompt-cache breakpoint marker.
         #[serde(skip_serializing_if = "Option::is_none")]
         prompt_cache_breakpoint: Option<&'a RawValue>,

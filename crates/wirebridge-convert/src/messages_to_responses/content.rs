@@ -1,0 +1,259 @@
+//! Content blocks a user sends (text, images, documents) as Responses input
+//! parts, and `cache_control` as prompt-cache breakpoints.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use wirebridge_wire::messages::lenient::{Block, Content, Source};
+use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::responses::strict::InputPart;
+
+use crate::chat_to_responses::locate;
+use crate::error::ConvertError;
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
+
+/// A Responses prompt-cache breakpoint, `{"mode":"explicit"}`: where a
+/// `cache_control` marks the end of a prefix worth caching.
+pub(super) fn breakpoint() -> &'static RawValue {
+    serde_json::from_str(r#"{"mode":"explicit"}"#).expect("a constant is valid JSON")
+}
+
+/// Parses a raw `content`, naming the failing block in the error.
+pub(super) fn parse_content<'a>(
+    raw: &'a RawValue,
+    path: &str,
+) -> Result<Option<Content<'a>>, ConvertError> {
+    Content::from_raw(raw).map_err(|e| locate::<Vec<Block<'_>>>(raw, path, e))
+}
+
+/// A required text field of a block.
+pub(super) fn required_text<'a>(
+    text: Option<JsonStr<'a>>,
+    path: &str,
+    field: &str,
+) -> Result<JsonText<'a>, ConvertError> {
+    text.map(Into::into)
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.{field}")))
+}
+
+/// A text, image or document block as input parts (a `content` document
+/// gives one part per block it holds); other blocks are the caller's.
+pub(super) fn input_parts<'a>(
+    block: &Block<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+    out: &mut Vec<InputPart<'a>>,
+) -> Result<(), ConvertError> {
+    let start = out.len();
+    match block.kind() {
+        "text" => {
+            if block
+                .citations
+                .is_some_and(|c| !matches!(c.get(), "null" | "[]"))
+            {
+                losses.record(
+                    LossKind::UnsupportedContent,
+                    format!("{path}.citations"),
+                    "Responses input text carries no citations",
+                )?;
+            }
+            out.push(InputPart::InputText {
+                text: required_text(block.text, path, "text")?,
+                prompt_cache_breakpoint: None,
+            });
+        }
+        "image" => {
+            if let Some(part) = image(block, path, losses)? {
+                out.push(part);
+            }
+        }
+        "document" => document(block, path, losses, out)?,
+        other => unreachable_kind(other, path)?,
+    }
+    if block.is_cache_breakpoint() && out.len() > start {
+        set_breakpoint(out.last_mut().expect("a part was added"));
+    }
+    Ok(())
+}
+
+fn unreachable_kind(kind: &str, path: &str) -> Result<(), ConvertError> {
+    Err(ConvertError::invalid(
+        format!("{path}.type"),
+        format!("'{kind}' is not a text, image or document block"),
+    ))
+}
+
+/// Marks a part as the end of a prefix to cache.
+pub(super) fn set_breakpoint(part: &mut InputPart<'_>) {
+    match part {
+        InputPart::InputText {
+            prompt_cache_breakpoint,
+            ..
+        }
+        | InputPart::InputImage {
+            prompt_cache_breakpoint,
+            ..
+        }
+        | InputPart::InputFile {
+            prompt_cache_breakpoint,
+            ..
+        } => *prompt_cache_breakpoint = Some(breakpoint()),
+        InputPart::InputAudio { .. } => {}
+    }
+}
+
+fn source<'b, 'a>(block: &'b Block<'a>, path: &str) -> Result<&'b Source<'a>, ConvertError> {
+    block
+        .source
+        .as_ref()
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.source")))
+}
+
+/// `data:{media_type};base64,{data}`, from the block's escaped text.
+fn data_url<'a>(source: &Source<'a>, path: &str) -> Result<JsonText<'a>, ConvertError> {
+    let media_type = source
+        .media_type
+        .as_deref()
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.source.media_type")))?;
+    let data = source
+        .data
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.source.data")))?;
+    let media = serde_json::to_string(media_type).expect("strings always serialize");
+    let media = &media[1..media.len() - 1];
+    Ok(JsonText::from_escaped(&format!(
+        "data:{media};base64,{}",
+        data.escaped()
+    )))
+}
+
+/// A file the backend cannot fetch: an Anthropic Files API id.
+fn file_id_loss(path: &str, losses: &mut LossRecorder<'_>) -> Result<(), ConvertError> {
+    losses.record(
+        LossKind::UnsupportedContent,
+        format!("{path}.source"),
+        "a file uploaded to Anthropic's Files API means nothing to this backend",
+    )
+}
+
+fn unknown_source(source: &Source<'_>, path: &str, expected: &str) -> ConvertError {
+    match source.kind() {
+        "" => ConvertError::MissingField(format!("{path}.source.type")),
+        other => ConvertError::invalid(
+            format!("{path}.source.type"),
+            format!("unknown source type '{other}' (expected {expected})"),
+        ),
+    }
+}
+
+fn image<'a>(
+    block: &Block<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<Option<InputPart<'a>>, ConvertError> {
+    let source = source(block, path)?;
+    let image_url = match source.kind() {
+        "base64" => data_url(source, path)?,
+        "url" => required_text(source.url, &format!("{path}.source"), "url")?,
+        "file" => {
+            file_id_loss(path, losses)?;
+            return Ok(None);
+        }
+        _ => return Err(unknown_source(source, path, "base64, url or file")),
+    };
+    Ok(Some(InputPart::InputImage {
+        image_url: Some(image_url),
+        file_id: None,
+        // Anthropic has no detail setting; Responses requires one.
+        detail: Cow::Borrowed("auto"),
+        prompt_cache_breakpoint: None,
+    }))
+}
+
+/// A document: a PDF (base64 or URL) as a file, plain text and `content`
+/// documents as their text and images.
+fn document<'a>(
+    block: &Block<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+    out: &mut Vec<InputPart<'a>>,
+) -> Result<(), ConvertError> {
+    let source = source(block, path)?;
+    if block.citations.is_some_and(|c| c.get() != "null") {
+        losses.record(
+            LossKind::UnsupportedContent,
+            format!("{path}.citations"),
+            "Responses cannot cite the documents it is given",
+        )?;
+    }
+    if block.context.is_some() {
+        losses.record(
+            LossKind::UnsupportedContent,
+            format!("{path}.context"),
+            "Responses files have no context text of their own",
+        )?;
+    }
+    let title = block.title.map(JsonText::from);
+    match source.kind() {
+        "base64" => out.push(InputPart::InputFile {
+            file_id: None,
+            // A file sent inline needs a name; the title is the best one.
+            filename: Some(title.unwrap_or_else(|| JsonText::from_text("document.pdf"))),
+            file_data: Some(data_url(source, path)?),
+            file_url: None,
+            prompt_cache_breakpoint: None,
+        }),
+        "url" => out.push(InputPart::InputFile {
+            file_id: None,
+            filename: title,
+            file_data: None,
+            file_url: Some(required_text(source.url, &format!("{path}.source"), "url")?),
+            prompt_cache_breakpoint: None,
+        }),
+        "file" => file_id_loss(path, losses)?,
+        kind @ ("text" | "content") => {
+            if block.title.is_some() {
+                losses.record(
+                    LossKind::UnsupportedContent,
+                    format!("{path}.title"),
+                    "a text document is sent as its text, without its title",
+                )?;
+            }
+            if kind == "text" {
+                out.push(InputPart::InputText {
+                    text: required_text(source.data, &format!("{path}.source"), "data")?,
+                    prompt_cache_breakpoint: None,
+                });
+                return Ok(());
+            }
+            let content_path = format!("{path}.source.content");
+            let raw = source
+                .content
+                .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
+            match parse_content(raw, &content_path)? {
+                None => return Err(ConvertError::MissingField(content_path)),
+                Some(Content::Text(text)) => out.push(InputPart::InputText {
+                    text: text.into(),
+                    prompt_cache_breakpoint: None,
+                }),
+                Some(Content::Blocks(blocks)) => {
+                    for (k, inner) in blocks.iter().enumerate() {
+                        let inner_path = format!("{content_path}[{k}]");
+                        match inner.kind() {
+                            "text" | "image" => input_parts(inner, &inner_path, losses, out)?,
+                            other => unreachable_kind(other, &inner_path)?,
+                        }
+                    }
+                }
+            }
+        }
+        _ => {
+            return Err(unknown_source(
+                source,
+                path,
+                "base64, url, text, content or file",
+            ))
+        }
+    }
+    Ok(())
+}

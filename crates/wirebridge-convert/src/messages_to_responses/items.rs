@@ -1,0 +1,329 @@
+//! Messages `messages` → Responses `input` items, in order.
+//!
+//! A user message becomes its tool results (`function_call_output` items)
+//! and a `user` message of its other blocks, in the order they came. An
+//! assistant message becomes one item per run of blocks: text runs as
+//! assistant messages, thinking as `reasoning` items, `tool_use` as
+//! `function_call` items. Items the conversation had no id for get one from
+//! their position, the same from turn to turn, so the prompt prefix stays
+//! the same for the backend's cache.
+
+use std::borrow::Cow;
+
+use wirebridge_wire::messages::lenient::{Block, Content, Message};
+use wirebridge_wire::raw::{json_as_string_literal, JsonText};
+use wirebridge_wire::responses::strict::{
+    FunctionCall, InputItem, InputPart, Message as InputMessage, MessageContent, OutputPart,
+    ReasoningInput, ReasoningPart, Role, ToolCallOutput, ToolOutput,
+};
+
+use super::content::{input_parts, parse_content, required_text, set_breakpoint};
+use crate::error::ConvertError;
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
+
+/// Translates the conversation into input items.
+pub(super) fn translate_messages<'a>(
+    messages: &[Message<'a>],
+    losses: &mut LossRecorder<'_>,
+) -> Result<Vec<InputItem<'a>>, ConvertError> {
+    let mut items = Vec::with_capacity(messages.len() + messages.len() / 2);
+    for (i, message) in messages.iter().enumerate() {
+        let path = format!("messages[{i}]");
+        match message.role.as_deref() {
+            Some("user") => user(message, &path, losses, &mut items)?,
+            Some("assistant") => {
+                let last = i + 1 == messages.len();
+                assistant(message, i, &path, last, losses, &mut items)?
+            }
+            Some(other) => {
+                return Err(ConvertError::invalid(
+                    format!("{path}.role"),
+                    format!("unknown role '{other}' (expected user or assistant; the system prompt is the top-level `system`)"),
+                ))
+            }
+            None => return Err(ConvertError::MissingField(format!("{path}.role"))),
+        }
+    }
+    Ok(items)
+}
+
+/// Marks the last part of the last user content as a cache breakpoint: the
+/// request-wide `cache_control`.
+pub(super) fn mark_last_breakpoint(items: &mut [InputItem<'_>]) {
+    for item in items.iter_mut().rev() {
+        let parts = match item {
+            InputItem::Message(InputMessage {
+                content: MessageContent::Input(parts),
+                ..
+            }) => parts,
+            InputItem::FunctionCallOutput(ToolCallOutput {
+                output: ToolOutput::Parts(parts),
+                ..
+            }) => parts,
+            _ => continue,
+        };
+        if let Some(part) = parts.last_mut() {
+            set_breakpoint(part);
+            return;
+        }
+    }
+}
+
+fn content<'a>(message: &Message<'a>, path: &str) -> Result<Content<'a>, ConvertError> {
+    let content_path = format!("{path}.content");
+    let raw = message
+        .content
+        .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
+    parse_content(raw, &content_path)?.ok_or(ConvertError::MissingField(content_path))
+}
+
+fn user<'a>(
+    message: &Message<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+    items: &mut Vec<InputItem<'a>>,
+) -> Result<(), ConvertError> {
+    let empty = || {
+        ConvertError::invalid(
+            format!("{path}.content"),
+            "a user message must have content; this one is empty",
+        )
+    };
+    let blocks = match content(message, path)? {
+        Content::Text(text) if text.is_empty() => return Err(empty()),
+        Content::Text(text) => {
+            items.push(InputItem::Message(InputMessage::input(
+                Role::User,
+                MessageContent::Text(text.into()),
+            )));
+            return Ok(());
+        }
+        Content::Blocks(blocks) if blocks.is_empty() => return Err(empty()),
+        Content::Blocks(blocks) => blocks,
+    };
+    let mut parts = Vec::new();
+    let flush = |parts: &mut Vec<InputPart<'a>>, items: &mut Vec<InputItem<'a>>| {
+        if !parts.is_empty() {
+            let content = MessageContent::Input(std::mem::take(parts));
+            items.push(InputItem::Message(InputMessage::input(Role::User, content)));
+        }
+    };
+    for (j, block) in blocks.iter().enumerate() {
+        let block_path = format!("{path}.content[{j}]");
+        match block.kind() {
+            "text" | "image" | "document" => input_parts(block, &block_path, losses, &mut parts)?,
+            "tool_result" => {
+                flush(&mut parts, items);
+                items.push(tool_result(block, &block_path, losses)?);
+            }
+            kind @ ("tool_use" | "thinking" | "redacted_thinking") => {
+                return Err(ConvertError::invalid(
+                    format!("{block_path}.type"),
+                    format!("'{kind}' blocks belong to assistant messages"),
+                ))
+            }
+            "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
+            other => unsupported_block(other, &block_path, losses)?,
+        }
+    }
+    flush(&mut parts, items);
+    Ok(())
+}
+
+fn unsupported_block(
+    kind: &str,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<(), ConvertError> {
+    losses.record(
+        LossKind::UnsupportedContent,
+        path,
+        format!("'{kind}' blocks have no Responses equivalent"),
+    )
+}
+
+/// A `tool_result` as a `function_call_output`, its `tool_use_id` kept as
+/// the `call_id`. One text is sent as a string, several blocks (or any
+/// image or document, or a cache breakpoint) as parts.
+fn tool_result<'a>(
+    block: &Block<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<InputItem<'a>, ConvertError> {
+    let call_id = block
+        .tool_use_id
+        .clone()
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.tool_use_id")))?;
+    if block.is_error == Some(true) {
+        losses.record(
+            LossKind::UnsupportedContent,
+            format!("{path}.is_error"),
+            "Responses tool outputs have no error flag; the result's content is sent as it is",
+        )?;
+    }
+    let content_path = format!("{path}.content");
+    let mut parts = Vec::new();
+    match block.content.map(|raw| parse_content(raw, &content_path)) {
+        None | Some(Ok(None)) => {}
+        Some(Err(e)) => return Err(e),
+        Some(Ok(Some(Content::Text(text)))) => parts.push(InputPart::InputText {
+            text: text.into(),
+            prompt_cache_breakpoint: None,
+        }),
+        Some(Ok(Some(Content::Blocks(blocks)))) => {
+            for (k, inner) in blocks.iter().enumerate() {
+                let inner_path = format!("{content_path}[{k}]");
+                match inner.kind() {
+                    "text" | "image" | "document" => {
+                        input_parts(inner, &inner_path, losses, &mut parts)?
+                    }
+                    "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),
+                    other => unsupported_block(other, &inner_path, losses)?,
+                }
+            }
+        }
+    }
+    if block.is_cache_breakpoint() {
+        if let Some(last) = parts.last_mut() {
+            set_breakpoint(last);
+        }
+    }
+    // One plain text is sent as a string, the form every backend takes;
+    // anything more (or a cache breakpoint) as parts.
+    let output = match parts.pop() {
+        None => ToolOutput::Text(JsonText::from_text("")),
+        Some(InputPart::InputText {
+            text,
+            prompt_cache_breakpoint: None,
+        }) if parts.is_empty() => ToolOutput::Text(text),
+        Some(last) => {
+            parts.push(last);
+            ToolOutput::Parts(parts)
+        }
+    };
+    Ok(InputItem::FunctionCallOutput(ToolCallOutput {
+        call_id: call_id.into_cow(),
+        output,
+    }))
+}
+
+fn assistant<'a>(
+    message: &Message<'a>,
+    i: usize,
+    path: &str,
+    last: bool,
+    losses: &mut LossRecorder<'_>,
+    items: &mut Vec<InputItem<'a>>,
+) -> Result<(), ConvertError> {
+    let blocks = match content(message, path)? {
+        Content::Text(text) => {
+            if !text.is_empty() {
+                let id = Cow::Owned(format!("msg_{i}_0"));
+                let parts = vec![OutputPart::text(text.into())];
+                items.push(InputItem::Message(InputMessage::assistant(id, parts)));
+                prefill(path, last, losses)?;
+            }
+            return Ok(());
+        }
+        Content::Blocks(blocks) => blocks,
+    };
+    // The text blocks since the last item, and where they started.
+    let mut run: Vec<OutputPart<'a>> = Vec::new();
+    let mut run_start = 0;
+    let flush = |run: &mut Vec<OutputPart<'a>>, start: usize, items: &mut Vec<InputItem<'a>>| {
+        if !run.is_empty() {
+            let id = Cow::Owned(format!("msg_{i}_{start}"));
+            items.push(InputItem::Message(InputMessage::assistant(
+                id,
+                std::mem::take(run),
+            )));
+        }
+    };
+    let mut said = false;
+    for (j, block) in blocks.iter().enumerate() {
+        let block_path = format!("{path}.content[{j}]");
+        if block.kind() != "text" {
+            flush(&mut run, run_start, items);
+        }
+        match block.kind() {
+            "text" => {
+                if run.is_empty() {
+                    run_start = j;
+                }
+                run.push(OutputPart::text(required_text(
+                    block.text,
+                    &block_path,
+                    "text",
+                )?));
+                said = true;
+            }
+            "tool_use" => items.push(tool_use(block, &block_path)?),
+            "thinking" => items.push(InputItem::Reasoning(ReasoningInput {
+                id: Cow::Owned(format!("rs_{i}_{j}")),
+                summary: vec![ReasoningPart {
+                    kind: "summary_text",
+                    text: required_text(block.thinking, &block_path, "thinking")?,
+                }],
+                encrypted_content: block
+                    .signature
+                    .filter(|s| !s.is_empty())
+                    .map(JsonText::from),
+            })),
+            "redacted_thinking" => items.push(InputItem::Reasoning(ReasoningInput {
+                id: Cow::Owned(format!("rs_{i}_{j}")),
+                summary: Vec::new(),
+                encrypted_content: Some(required_text(block.data, &block_path, "data")?),
+            })),
+            kind @ ("tool_result" | "image" | "document") => {
+                return Err(ConvertError::invalid(
+                    format!("{block_path}.type"),
+                    format!("'{kind}' blocks belong to user messages"),
+                ))
+            }
+            "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
+            other => unsupported_block(other, &block_path, losses)?,
+        }
+    }
+    flush(&mut run, run_start, items);
+    let ends_in_text = blocks.last().is_some_and(|b| b.kind() == "text");
+    if said && ends_in_text {
+        prefill(path, last, losses)?;
+    }
+    Ok(())
+}
+
+/// A conversation ending with the assistant's text asks Anthropic's API to
+/// continue that text; a Responses backend answers after it instead.
+fn prefill(path: &str, last: bool, losses: &mut LossRecorder<'_>) -> Result<(), ConvertError> {
+    if !last {
+        return Ok(());
+    }
+    losses.record(
+        LossKind::UnsupportedParameter,
+        path,
+        "Responses cannot continue a prefilled assistant message: the reply follows it as a new message",
+    )
+}
+
+/// A `tool_use` block as a `function_call`: its `id` kept verbatim as the
+/// `call_id`, its `input` object written as the arguments text.
+fn tool_use<'a>(block: &Block<'a>, path: &str) -> Result<InputItem<'a>, ConvertError> {
+    let call_id = block
+        .id
+        .clone()
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.id")))?;
+    let name = block
+        .name
+        .clone()
+        .ok_or_else(|| ConvertError::MissingField(format!("{path}.name")))?;
+    let arguments = match block.input.filter(|r| r.get() != "null") {
+        None => JsonText::from_text("{}"),
+        Some(input) => JsonText::Owned(json_as_string_literal(&wirebridge_wire::compact(input))),
+    };
+    Ok(InputItem::FunctionCall(FunctionCall::new(
+        call_id.into_cow(),
+        name.into_cow(),
+        arguments,
+    )))
+}

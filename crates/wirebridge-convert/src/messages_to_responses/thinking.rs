@@ -1,0 +1,134 @@
+//! `thinking` and `output_config` → Responses `reasoning`, `include` and
+//! `text.format`.
+
+use std::borrow::Cow;
+
+use wirebridge_wire::messages::lenient::CreateMessage;
+use wirebridge_wire::raw::JsonText;
+use wirebridge_wire::responses::strict::{Reasoning, TextFormat, TextParam};
+
+use super::ThinkingDisplay;
+use crate::error::ConvertError;
+
+/// What the request's thinking settings come to.
+pub(super) struct ThinkingPlan<'a> {
+    pub(super) reasoning: Option<Reasoning<'a>>,
+    pub(super) display: ThinkingDisplay,
+}
+
+/// The efforts `output_config.effort` takes, which Responses takes too.
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+/// The reasoning effort a thinking budget comes to: `low` below 4,096
+/// tokens, `medium` below 16,384, `high` from 16,384.
+///
+/// Anthropic budgets start at 1,024 tokens and suggest 16k and more for
+/// hard problems; Claude Code's largest budget (31,999) is `high`.
+///
+/// ```
+/// use wirebridge_convert::messages_to_responses::effort_for_budget;
+///
+/// assert_eq!(effort_for_budget(1_024), "low");
+/// assert_eq!(effort_for_budget(10_000), "medium");
+/// assert_eq!(effort_for_budget(31_999), "high");
+/// ```
+pub fn effort_for_budget(budget_tokens: u64) -> &'static str {
+    match budget_tokens {
+        ..4_096 => "low",
+        4_096..16_384 => "medium",
+        _ => "high",
+    }
+}
+
+pub(super) fn plan<'a>(request: &CreateMessage<'a>) -> Result<ThinkingPlan<'a>, ConvertError> {
+    let thinking = request.thinking.as_ref();
+    let display = |field: Option<&str>| match field {
+        None | Some("summarized") => Ok(ThinkingDisplay::Summarized),
+        Some("omitted") => Ok(ThinkingDisplay::Omitted),
+        Some(other) => Err(ConvertError::invalid(
+            "thinking.display",
+            format!("unknown display '{other}' (expected summarized or omitted)"),
+        )),
+    };
+    let (display, budget_effort) = match thinking {
+        None => (ThinkingDisplay::Off, None),
+        Some(t) => match t.kind.as_deref() {
+            Some("enabled") => {
+                let budget = t
+                    .budget_tokens
+                    .ok_or_else(|| ConvertError::MissingField("thinking.budget_tokens".into()))?;
+                (
+                    display(t.display.as_deref())?,
+                    Some(effort_for_budget(budget)),
+                )
+            }
+            Some("adaptive") => (display(t.display.as_deref())?, None),
+            Some("disabled") => (ThinkingDisplay::Off, None),
+            Some(other) => {
+                return Err(ConvertError::invalid(
+                    "thinking.type",
+                    format!(
+                        "unknown thinking type '{other}' (expected enabled, adaptive or disabled)"
+                    ),
+                ))
+            }
+            None => return Err(ConvertError::MissingField("thinking.type".into())),
+        },
+    };
+    let asked_effort = match request
+        .output_config
+        .as_ref()
+        .and_then(|c| c.effort.clone())
+    {
+        Some(effort) if EFFORTS.contains(&effort.as_ref()) => Some(effort.into_cow()),
+        Some(other) => {
+            return Err(ConvertError::invalid(
+                "output_config.effort",
+                format!("unknown effort '{other}' (expected low, medium, high, xhigh or max)"),
+            ))
+        }
+        None => None,
+    };
+    // An effort the client set outright wins over one read from a budget.
+    let effort = asked_effort.or(budget_effort.map(Cow::Borrowed));
+    let summary = (display == ThinkingDisplay::Summarized).then_some(Cow::Borrowed("auto"));
+    let reasoning =
+        (effort.is_some() || summary.is_some()).then_some(Reasoning { effort, summary });
+    Ok(ThinkingPlan { reasoning, display })
+}
+
+/// `output_config.format` as `text.format`: a JSON schema named `output`
+/// (Responses requires a name; Anthropic's has none), strictly followed.
+pub(super) fn text<'a>(request: &CreateMessage<'a>) -> Result<Option<TextParam<'a>>, ConvertError> {
+    let Some(format) = request
+        .output_config
+        .as_ref()
+        .and_then(|c| c.format.as_ref())
+    else {
+        return Ok(None);
+    };
+    match format.kind.as_deref() {
+        Some("json_schema") => {
+            let schema = format
+                .schema
+                .filter(|s| s.get() != "null")
+                .ok_or_else(|| ConvertError::MissingField("output_config.format.schema".into()))?;
+            Ok(Some(TextParam {
+                format: Some(TextFormat::JsonSchema {
+                    name: JsonText::from_text("output"),
+                    schema,
+                    description: None,
+                    strict: Some(true),
+                }),
+                verbosity: None,
+            }))
+        }
+        Some(other) => Err(ConvertError::invalid(
+            "output_config.format.type",
+            format!("unknown format type '{other}' (expected json_schema)"),
+        )),
+        None => Err(ConvertError::MissingField(
+            "output_config.format.type".into(),
+        )),
+    }
+}

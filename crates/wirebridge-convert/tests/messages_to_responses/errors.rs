@@ -1,0 +1,138 @@
+//! Requests that cannot be translated: each error names its field, in
+//! Anthropic's error shape.
+
+use serde_json::Value;
+use wirebridge_convert::messages_to_responses::{error_body, translate_request, Options};
+use wirebridge_convert::{LossKind, LossPolicy};
+
+fn refused(body: &str) -> (String, Value) {
+    let err = translate_request(body.as_bytes(), &Options::default())
+        .err()
+        .unwrap_or_else(|| panic!("translated: {body}"));
+    let (status, bytes) = error_body(&err);
+    assert_eq!(status, 400, "{body}");
+    let shaped: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(shaped["type"], "error");
+    assert_eq!(shaped["error"]["type"], "invalid_request_error");
+    (err.param().unwrap_or_default().to_owned(), shaped)
+}
+
+const USER: &str = r#"[{"role":"user","content":"Hi"}]"#;
+
+fn with(extra: &str) -> String {
+    format!(r#"{{"model":"m","max_tokens":100,"messages":{USER}{extra}}}"#)
+}
+
+#[test]
+fn every_refusal_names_its_field() {
+    let cases: Vec<(String, &str)> = vec![
+        (r#"{"max_tokens":1,"messages":[]}"#.into(), "model"),
+        (format!(r#"{{"model":"m","messages":{USER}}}"#), "max_tokens"),
+        (r#"{"model":"m","max_tokens":1}"#.into(), "messages"),
+        (r#"{"model":"m","max_tokens":1,"messages":[]}"#.into(), "messages"),
+        (r#"{"model":"m","max_tokens":"many","messages":[]}"#.into(), "max_tokens"),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"system","content":"x"}]}"#.into(),
+            "messages[0].role",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":""}]}"#.into(),
+            "messages[0].content",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","data":"AA=="}}]}]}"#.into(),
+            "messages[0].content[0].source.media_type",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"image","source":{"type":"ftp"}}]}]}"#.into(),
+            "messages[0].content[0].source.type",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":5}]}]}"#.into(),
+            "messages[0].content[0].text",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","content":"ok"}]}]}"#.into(),
+            "messages[0].content[0].tool_use_id",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","name":"f","input":{}}]}]}"#.into(),
+            "messages[0].content[0].id",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_use","id":"t","name":"f","input":{}}]}]}"#.into(),
+            "messages[0].content[0].type",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"thinking","signature":"s"}]}]}"#.into(),
+            "messages[0].content[0].thinking",
+        ),
+        (with(r#","system":[{"type":"image"}]"#), "system[0].type"),
+        (with(r#","tools":[{"name":"f"}]"#), "tools[0].input_schema"),
+        (with(r#","tools":[{"input_schema":{}}]"#), "tools[0].name"),
+        (with(r#","tool_choice":{"type":"tool"}"#), "tool_choice.name"),
+        (with(r#","tool_choice":{"type":"some"}"#), "tool_choice.type"),
+        (with(r#","thinking":{"type":"enabled"}"#), "thinking.budget_tokens"),
+        (with(r#","thinking":{"type":"maybe"}"#), "thinking.type"),
+        (with(r#","thinking":{"type":"enabled","budget_tokens":2048,"display":"loud"}"#), "thinking.display"),
+        (with(r#","output_config":{"effort":"extreme"}"#), "output_config.effort"),
+        (with(r#","output_config":{"format":{"type":"json_schema"}}"#), "output_config.format.schema"),
+        (with(r#","service_tier":"gold""#), "service_tier"),
+    ];
+    for (body, field) in cases {
+        let (param, shaped) = refused(&body);
+        assert_eq!(param, field, "{body}");
+        let message = shaped["error"]["message"].as_str().unwrap();
+        assert!(message.contains(field), "{body}: {message}");
+    }
+}
+
+#[test]
+fn a_strict_policy_refuses_each_loss_by_name() {
+    let strict = Options {
+        policy: LossPolicy::strict(),
+    };
+    for (extra, field) in [
+        (r#","top_k":5"#, "top_k"),
+        (r#","stop_sequences":["END"]"#, "stop_sequences"),
+        (
+            r#","tools":[{"type":"web_search_20250305","name":"web_search"}]"#,
+            "tools[0]",
+        ),
+        (
+            r#","context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]}"#,
+            "context_management.edits[0]",
+        ),
+    ] {
+        let err = translate_request(with(extra).as_bytes(), &strict).unwrap_err();
+        assert_eq!(err.param(), Some(field), "{extra}");
+        let (status, body) = error_body(&err);
+        assert_eq!(status, 400);
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert!(body["error"]["message"].as_str().unwrap().contains(field));
+    }
+    // What changes nothing is no loss: no stop sequences, an edit that
+    // keeps all thinking.
+    let quiet = with(
+        r#","stop_sequences":[],"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"}]}"#,
+    );
+    assert!(translate_request(quiet.as_bytes(), &strict).is_ok());
+    // The default policy drops and reports instead.
+    let lenient = translate_request(with(r#","top_k":5"#).as_bytes(), &Options::default()).unwrap();
+    assert_eq!(
+        lenient.losses.iter().next().unwrap().kind,
+        LossKind::SamplingParameter
+    );
+}
+
+#[test]
+fn deep_and_broken_bodies_are_refused() {
+    let deep = format!(
+        r#"{{"model":"m","max_tokens":1,"metadata":{}{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let err = translate_request(deep.as_bytes(), &Options::default()).unwrap_err();
+    assert_eq!(err.status(), 400);
+    assert!(translate_request(b"not json", &Options::default()).is_err());
+}

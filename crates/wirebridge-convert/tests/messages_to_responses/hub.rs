@@ -1,0 +1,150 @@
+//! Messages clients on Chat backends, through the hub: Messages →
+//! Responses → Chat for the request, and Chat → Responses → Messages for
+//! the stream, with the existing translators and no pair of their own.
+
+use serde_json::Value;
+use wirebridge_convert::messages_to_responses::{
+    self, MessagesContext, StreamTranslator, ThinkingDisplay,
+};
+use wirebridge_convert::responses_to_chat::{self, ResponsesContext};
+use wirebridge_convert::SseTranslator;
+use wirebridge_testkit::{chat_grammar, fixtures, messages_grammar, parse_sse, split_random};
+
+use crate::common::input;
+
+#[test]
+fn a_claude_code_request_reaches_a_chat_backend() {
+    let messages = input("messages-claude-code-request.json");
+    let responses = messages_to_responses::translate_request(
+        &messages,
+        &messages_to_responses::Options::default(),
+    )
+    .unwrap();
+    let chat = responses_to_chat::translate_request(
+        &responses.body,
+        &responses_to_chat::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let body: Value = serde_json::from_slice(&chat.body).unwrap();
+    assert_eq!(body["tools"].as_array().unwrap().len(), 12);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    let ids: Vec<_> = messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["call_8Kq2", "toolu_01Hx"]);
+    let answered: Vec<_> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, ids);
+    // The Chat leg says what it could not carry: the thinking the default
+    // profile does not replay, and the carrier it cannot seal without a key.
+    let paths = chat.losses.paths();
+    assert!(paths.contains("input[1]"), "{paths}");
+    assert!(paths.contains("include[0]"), "{paths}");
+}
+
+/// Drives two translators in a row, the second fed the first's frames as
+/// they come, each over bytes split anywhere.
+fn chain(upstream: &[u8], seed: u64, thinking: ThinkingDisplay) -> (Vec<u8>, StreamTranslator) {
+    let mut chat_leg =
+        SseTranslator::new(responses_to_chat::StreamTranslator::new(ResponsesContext {
+            stream: true,
+            ..ResponsesContext::default()
+        }));
+    let mut messages_leg = SseTranslator::new(StreamTranslator::new(MessagesContext {
+        model: "claude-sonnet-4-5".into(),
+        stream: true,
+        thinking,
+        declared_tools: None,
+    }));
+    let mut out = Vec::new();
+    let mut middle = Vec::new();
+    for piece in split_random(upstream, seed) {
+        chat_leg.feed(&piece, &mut middle);
+        for part in split_random(&middle, seed + 1) {
+            messages_leg.feed(&part, &mut out);
+        }
+        middle.clear();
+    }
+    chat_leg.finish(&mut middle);
+    messages_leg.feed(&middle, &mut out);
+    messages_leg.finish(&mut out);
+    (out, messages_leg.into_translator())
+}
+
+#[test]
+fn every_recorded_chat_stream_reaches_a_messages_client() {
+    let streams = fixtures::chat_streams();
+    assert!(streams.len() >= 10);
+    for stream in streams {
+        let recorded = chat_grammar::transcript_of_recorded(&stream.frames());
+        for (seed, display) in [
+            (51, ThinkingDisplay::Summarized),
+            (52, ThinkingDisplay::Off),
+        ] {
+            let name = format!("{} ({display:?})", stream.name);
+            let (out, translator) = chain(&stream.sse, seed, display);
+            let t = messages_grammar::check(&parse_sse(&out))
+                .unwrap_or_else(|v| panic!("{name}: {v}\n{}", String::from_utf8_lossy(&out)));
+            if let Some(error) = &recorded.error {
+                let sent = t
+                    .error
+                    .unwrap_or_else(|| panic!("{name}: failure not reported"));
+                assert_eq!(sent["message"], error["message"], "{name}");
+                continue;
+            }
+            assert_eq!(t.text, recorded.text.clone() + &recorded.refusal, "{name}");
+            let thinking: String = t.thinking.iter().map(|r| r.thinking.as_str()).collect();
+            match display {
+                ThinkingDisplay::Summarized => assert_eq!(thinking, recorded.reasoning, "{name}"),
+                _ => assert!(t.thinking.is_empty(), "{name}"),
+            }
+            let calls: Vec<_> = t
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        c.call_id.clone(),
+                        serde_json::from_str::<Value>(&c.arguments).unwrap(),
+                    )
+                })
+                .collect();
+            let want: Vec<_> = recorded
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    (
+                        c.name.clone(),
+                        c.call_id.clone(),
+                        serde_json::from_str::<Value>(&c.arguments).unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(calls, want, "{name}");
+            let stop = match recorded.finish_reason.as_deref() {
+                Some("length") => "max_tokens",
+                Some("content_filter") => "refusal",
+                _ if !recorded.refusal.is_empty() => "refusal",
+                _ if !want.is_empty() => "tool_use",
+                _ => "end_turn",
+            };
+            assert_eq!(t.stop_reason.as_deref(), Some(stop), "{name}");
+            if let Some(usage) = &recorded.usage {
+                let sent = t.usage.unwrap();
+                let cached = usage["prompt_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(0);
+                let prompt = usage["prompt_tokens"].as_u64().unwrap();
+                assert_eq!(sent["input_tokens"], prompt - cached, "{name}");
+                assert_eq!(sent["output_tokens"], usage["completion_tokens"], "{name}");
+            }
+            assert!(translator.is_finished(), "{name}");
+        }
+    }
+}

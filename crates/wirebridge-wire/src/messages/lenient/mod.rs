@@ -1,0 +1,17 @@
+//! What Messages clients send, parsed leniently.
+//!
+//! Content blocks, sources and tools are each one flat struct holding the
+//! union of the fields their variants use, as in
+//! [`crate::responses::lenient`]; fields whose shape depends on the block
+//! type (`content`, `input`, `system`) stay raw until the translator knows
+//! what to expect. Unknown fields are ignored and `null` reads as absent, so
+//! a block or tool type this crate has never heard of still parses.
+
+mod block;
+mod request;
+
+pub use block::{Block, Content, Source};
+pub use request::{
+    ContextEdit, ContextManagement, CreateMessage, Message, Metadata, OutputConfig, OutputFormat,
+    Thinking, Tool, ToolChoice,
+};

@@ -1,0 +1,11 @@
+//! What the bridge sends Messages clients, written strictly: `message`
+//! bodies, stream events and error bodies, with exactly the fields the API
+//! defines.
+
+mod error;
+mod event;
+mod message;
+
+pub use error::{ErrorBody, ErrorObject};
+pub use event::{Delta, Event, MessageDelta};
+pub use message::{ContentBlock, MessageBody, StopReason, Usage};
