@@ -13,9 +13,9 @@ use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 use serde_json::value::RawValue;
 use wirebridge_sse::Decoder;
-use wirebridge_wire::error::ApiError;
 use wirebridge_wire::RawObject;
 
+use super::rejection::{BrokenStream, NoReply, TurnFailure, UnreadableReply};
 use super::server_event::{error_event, error_reply_event, with_lane};
 use crate::body::ResponseBody;
 use crate::request_body::BoxError;
@@ -111,10 +111,7 @@ where
                 self.state = State::Done;
                 match reply {
                     Some(response) => self.reply(response).await,
-                    None => self.fail(
-                        StatusCode::BAD_GATEWAY,
-                        "the upstream service failed before it answered",
-                    ),
+                    None => self.fail(NoReply.into()),
                 }
             }
             State::Streaming {
@@ -133,9 +130,8 @@ where
                     }
                 }
                 Some(Err(e)) => {
-                    let message = format!("the event stream broke: {e}");
                     self.state = State::Done;
-                    self.fail(StatusCode::BAD_GATEWAY, &message);
+                    self.fail(BrokenStream(e.to_string()).into());
                 }
                 None => {
                     while let Some(Ok(event)) = decoder.finish() {
@@ -171,10 +167,7 @@ where
         }
         let bytes = match Limited::new(body, MAX_ERROR_REPLY).collect().await {
             Ok(collected) => collected.to_bytes(),
-            Err(e) => {
-                let message = format!("the reply could not be read: {e}");
-                return self.fail(StatusCode::BAD_GATEWAY, &message);
-            }
+            Err(e) => return self.fail(UnreadableReply(e.to_string()).into()),
         };
         if head.status.is_success() {
             // A backend that answered a stream request with one body: its
@@ -185,14 +178,8 @@ where
         self.queue.push_back(Outgoing::Text(event, Ending::Failed));
     }
 
-    fn fail(&mut self, status: StatusCode, message: &str) {
-        let error = ApiError {
-            message: message.into(),
-            kind: "server_error".into(),
-            param: None,
-            code: Some("upstream_error".into()),
-        };
-        let event = error_event(status, &error, self.lane.as_deref());
+    fn fail(&mut self, failure: TurnFailure) {
+        let event = error_event(&failure, self.lane.as_deref());
         self.queue.push_back(Outgoing::Text(event, Ending::Failed));
     }
 }
