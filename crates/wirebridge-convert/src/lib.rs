@@ -42,6 +42,7 @@
 //! ```
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod catalog;
 pub mod chat_to_responses;
