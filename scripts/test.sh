@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace, then each fuzz target for a short time.
 # Safe on a fresh machine: it installs the system packages, the Python
-# virtual environment and the fuzzing tool the tests need.
+# virtual environment, and the fuzzing and dependency-checking tools the
+# tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,8 +58,14 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== module circles"
 python3 scripts/module_cycles.py crates/*/src
 
+echo "== cargo deny: licenses, bans, sources (see scripts/deny.sh)"
+bash scripts/deny.sh
+
 echo "== cargo test"
 cargo test --workspace --quiet
+
+echo "== packages: the crates for crates.io, built from their packages (see scripts/package.sh)"
+bash scripts/package.sh
 
 echo "== fuzzing: each target for 20 s (longer: bash scripts/fuzz.sh SECONDS)"
 bash scripts/fuzz.sh 20

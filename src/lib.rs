@@ -10,6 +10,9 @@
 //! - [`tower`]: the tower layers, [`tower::ResponsesToChatLayer`] and
 //!   [`tower::ChatToResponsesLayer`].
 
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
 pub use wirebridge_convert as convert;
 pub use wirebridge_sse as sse;
 pub use wirebridge_tower as tower;

@@ -43,6 +43,7 @@
 //! ```
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod catalog;
 pub mod chat_to_responses;

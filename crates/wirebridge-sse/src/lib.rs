@@ -25,7 +25,7 @@
 //! ```
 
 #![deny(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod decoder;
 pub mod encoder;

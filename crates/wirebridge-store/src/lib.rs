@@ -22,6 +22,7 @@
 //! the request's credential.
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 mod memory;
 #[cfg(feature = "redis")]

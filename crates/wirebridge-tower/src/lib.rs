@@ -54,6 +54,7 @@
 //! ```
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 mod body;
 mod catalog;
@@ -96,14 +97,141 @@ pub use wirebridge_store as store;
 
 /// Responses clients over a Chat Completions service.
 pub type ResponsesToChat<S> = Translate<S, ResponsesOverChat>;
-/// The layer of [`ResponsesToChat`].
+
+/// The layer of [`ResponsesToChat`]: a Chat Completions backend gains
+/// `POST /v1/responses` (and, with a store, `previous_response_id`).
+///
+/// ```
+/// use std::convert::Infallible;
+/// use bytes::Bytes;
+/// use http::{Request, Response};
+/// use http_body_util::{BodyExt, Full};
+/// use tower::{service_fn, Layer, ServiceExt};
+/// use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let chat_backend = service_fn(|req: Request<RequestBody<Full<Bytes>>>| async move {
+///     // The client's Responses request, as a Chat Completions request.
+///     assert_eq!(req.uri().path(), "/v1/chat/completions");
+///     let body = req.into_body().collect().await.unwrap().to_bytes();
+///     let chat: serde_json::Value = serde_json::from_slice(&body).unwrap();
+///     assert_eq!(chat["messages"][0]["content"], "Hi");
+///     let reply = r#"{"id":"c1","object":"chat.completion","created":1,"model":"m",
+///         "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}]}"#;
+///     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(reply))))
+/// });
+/// let service = ResponsesToChatLayer::new().layer(chat_backend);
+///
+/// let request = Request::post("/v1/responses")
+///     .body(Full::new(Bytes::from(r#"{"model":"m","input":"Hi"}"#)))
+///     .unwrap();
+/// let response = service.oneshot(request).await.unwrap();
+/// let body = response.into_body().collect().await.unwrap().to_bytes();
+/// let response: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(response["object"], "response");
+/// assert_eq!(response["output"][0]["content"][0]["text"], "Hello!");
+/// # }
+/// ```
 pub type ResponsesToChatLayer = TranslateLayer<ResponsesOverChat>;
+
 /// Chat Completions clients over a Responses service.
 pub type ChatToResponses<S> = Translate<S, ChatOverResponses>;
-/// The layer of [`ChatToResponses`].
+
+/// The layer of [`ChatToResponses`]: Chat Completions clients on a backend
+/// that serves only `POST /v1/responses`.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use bytes::Bytes;
+/// use http::{Request, Response};
+/// use http_body_util::{BodyExt, Full};
+/// use tower::{service_fn, Layer, ServiceExt};
+/// use wirebridge_tower::{ChatToResponsesLayer, RequestBody};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let responses_backend = service_fn(|req: Request<RequestBody<Full<Bytes>>>| async move {
+///     // The client's Chat request, as a Responses request.
+///     assert_eq!(req.uri().path(), "/v1/responses");
+///     let reply = r#"{"id":"resp_1","object":"response","created_at":1,"status":"completed",
+///         "model":"m","output":[{"type":"message","id":"msg_1","role":"assistant",
+///         "status":"completed","content":[{"type":"output_text","text":"Hello!","annotations":[]}]}]}"#;
+///     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(reply))))
+/// });
+/// let service = ChatToResponsesLayer::new().layer(responses_backend);
+///
+/// let request = Request::post("/v1/chat/completions")
+///     .body(Full::new(Bytes::from(
+///         r#"{"model":"m","messages":[{"role":"user","content":"Hi"}]}"#,
+///     )))
+///     .unwrap();
+/// let response = service.oneshot(request).await.unwrap();
+/// let body = response.into_body().collect().await.unwrap().to_bytes();
+/// let completion: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(completion["object"], "chat.completion");
+/// assert_eq!(completion["choices"][0]["message"]["content"], "Hello!");
+/// # }
+/// ```
 pub type ChatToResponsesLayer = TranslateLayer<ChatOverResponses>;
+
 /// Responses clients over a Responses service that keeps no state: the
 /// bridge keeps the responses and continues conversations.
 pub type StatefulResponses<S> = Translate<S, ResponsesOverResponses>;
-/// The layer of [`StatefulResponses`].
+
+/// The layer of [`StatefulResponses`]: with a store, a client continues a
+/// conversation with `previous_response_id`, and the backend, which keeps
+/// nothing, is sent the whole conversation.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use bytes::Bytes;
+/// use http::{Request, Response};
+/// use http_body_util::{BodyExt, Full};
+/// use tower::{service_fn, Layer, Service, ServiceExt};
+/// use wirebridge_tower::store::MemoryStore;
+/// use wirebridge_tower::{RequestBody, StatefulResponsesLayer};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let backend = service_fn(|req: Request<RequestBody<Full<Bytes>>>| async move {
+///     let body = req.into_body().collect().await.unwrap().to_bytes();
+///     let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+///     // Never a `previous_response_id`: every turn so far, in `input`.
+///     assert!(request.get("previous_response_id").is_none());
+///     let turns = request["input"].as_array().map_or(1, Vec::len);
+///     let reply = serde_json::json!({"id": "up", "object": "response", "status": "completed",
+///         "model": "m", "output": [{"type": "message", "id": "msg_up", "role": "assistant",
+///         "status": "completed", "content": [{"type": "output_text",
+///         "text": format!("{turns} items"), "annotations": []}]}]});
+///     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(reply.to_string()))))
+/// });
+/// let mut service = StatefulResponsesLayer::new()
+///     .store(MemoryStore::new())
+///     .layer(backend);
+///
+/// // Responses are kept per tenant, told apart by their credential.
+/// let post = |body: String| {
+///     Request::post("/v1/responses")
+///         .header("authorization", "Bearer sk-tenant")
+///         .body(Full::new(Bytes::from(body)))
+///         .unwrap()
+/// };
+/// let first = service.ready().await.unwrap()
+///     .call(post(r#"{"model":"m","input":"My name is Ada.","store":true}"#.into()))
+///     .await
+///     .unwrap();
+/// let first = first.into_body().collect().await.unwrap().to_bytes();
+/// let first: serde_json::Value = serde_json::from_slice(&first).unwrap();
+/// let next = format!(
+///     r#"{{"model":"m","input":"And my name?","previous_response_id":{}}}"#,
+///     first["id"]
+/// );
+/// let second = service.oneshot(post(next)).await.unwrap();
+/// let second = second.into_body().collect().await.unwrap().to_bytes();
+/// let second: serde_json::Value = serde_json::from_slice(&second).unwrap();
+/// // The backend got the first question, its answer, and the second.
+/// assert_eq!(second["output"][0]["content"][0]["text"], "3 items");
+/// # }
+/// ```
 pub type StatefulResponsesLayer = TranslateLayer<ResponsesOverResponses>;

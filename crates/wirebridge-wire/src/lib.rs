@@ -36,6 +36,7 @@
 //! ```
 
 #![deny(unsafe_code)]
+#![deny(missing_docs)]
 
 pub mod chat;
 mod count;

@@ -13,10 +13,13 @@
 //! refusal hands the input back, as the protocol says a failed steer does,
 //! for the client to send with its next `response.create`.
 
-use http::StatusCode;
 use serde_json::value::RawValue;
-use wirebridge_wire::error::ApiError;
 use wirebridge_wire::RawObject;
+
+use super::rejection::{
+    CannotHonour, MessageRejection, MissingType, NotJson, SteerWithoutInput, SteerWithoutResponse,
+    UnknownEvent, WrongType,
+};
 
 /// A message from the client.
 #[derive(Debug)]
@@ -53,28 +56,18 @@ pub(crate) struct Steer {
     pub(crate) input: Box<RawValue>,
 }
 
-/// A message that cannot be run: the error event that says why.
+/// A message that cannot be run: why, and the lane its error event goes
+/// to.
 #[derive(Debug)]
 pub(crate) struct Rejected {
-    pub(crate) status: StatusCode,
-    pub(crate) error: ApiError<'static>,
+    pub(crate) rejection: MessageRejection,
     pub(crate) stream_id: Option<String>,
 }
 
-impl Rejected {
-    fn new(
-        message: impl Into<String>,
-        code: &'static str,
-        param: Option<&'static str>,
-    ) -> Box<Self> {
-        Box::new(Self {
-            status: StatusCode::BAD_REQUEST,
-            error: ApiError {
-                message: message.into().into(),
-                kind: "invalid_request_error".into(),
-                param: param.map(Into::into),
-                code: Some(code.into()),
-            },
+impl<R: Into<MessageRejection>> From<R> for Box<Rejected> {
+    fn from(rejection: R) -> Self {
+        Box::new(Rejected {
+            rejection: rejection.into(),
             stream_id: None,
         })
     }
@@ -100,27 +93,16 @@ const CONTRADICTED: [(&str, &str, &str); 2] = [
 pub(crate) fn parse(text: &str) -> Result<ClientEvent, Box<Rejected>> {
     let object = serde_json::from_str::<&RawValue>(text)
         .and_then(RawObject::parse)
-        .map_err(|e| {
-            Rejected::new(
-                format!("the message is not a JSON object: {e}"),
-                "invalid_json",
-                None,
-            )
-        })?;
+        .map_err(NotJson)?;
     match object.str("type") {
         Some("response.create") => create(object),
         Some("response.processed") => Ok(ClientEvent::Ignored),
         Some("response.steer") => steer(&object),
-        Some(other) => Err(Rejected::new(
-            format!("unknown event type '{other}'; this endpoint takes response.create"),
-            "unknown_event",
-            Some("type"),
-        )),
-        None => Err(Rejected::new(
-            "the message has no `type`; this endpoint takes response.create",
-            "missing_required_parameter",
-            Some("type"),
-        )),
+        Some(other) => Err(UnknownEvent {
+            kind: other.to_owned(),
+        }
+        .into()),
+        None => Err(MissingType.into()),
     }
 }
 
@@ -129,34 +111,23 @@ pub(crate) fn parse(text: &str) -> Result<ClientEvent, Box<Rejected>> {
 fn steer(object: &RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
     let previous_response_id = match object.get("previous_response_id") {
         None => None,
-        Some(value) => Some(serde_json::from_str::<String>(value.get()).map_err(|_| {
-            Rejected::new(
-                "`previous_response_id` must be a string",
-                "invalid_type",
-                Some("previous_response_id"),
+        Some(value) => {
+            Some(
+                serde_json::from_str::<String>(value.get()).map_err(|_| WrongType {
+                    field: "previous_response_id",
+                    expected: "a string",
+                })?,
             )
-        })?),
+        }
     }
-    .ok_or_else(|| {
-        Rejected::new(
-            "response.steer needs `previous_response_id`, the response to steer",
-            "missing_required_parameter",
-            Some("previous_response_id"),
-        )
-    })?;
-    let input = object.get("input").ok_or_else(|| {
-        Rejected::new(
-            "response.steer needs `input`",
-            "missing_required_parameter",
-            Some("input"),
-        )
-    })?;
+    .ok_or(SteerWithoutResponse)?;
+    let input = object.get("input").ok_or(SteerWithoutInput)?;
     if !matches!(input.get().as_bytes().first(), Some(b'"' | b'[')) {
-        return Err(Rejected::new(
-            "`input` must be a string or a list of input items",
-            "invalid_type",
-            Some("input"),
-        ));
+        return Err(WrongType {
+            field: "input",
+            expected: "a string or a list of input items",
+        }
+        .into());
     }
     Ok(ClientEvent::Steer(Steer {
         previous_response_id,
@@ -167,36 +138,37 @@ fn steer(object: &RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
 fn create(mut object: RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
     let stream_id = match object.get("stream_id") {
         None => None,
-        Some(value) => Some(serde_json::from_str::<String>(value.get()).map_err(|_| {
-            Rejected::new(
-                "`stream_id` must be a string",
-                "invalid_type",
-                Some("stream_id"),
+        Some(value) => {
+            Some(
+                serde_json::from_str::<String>(value.get()).map_err(|_| WrongType {
+                    field: "stream_id",
+                    expected: "a string",
+                })?,
             )
-        })?),
+        }
     };
-    let with_lane = |mut rejected: Box<Rejected>| {
-        rejected.stream_id = stream_id.clone();
-        rejected
+    let with_lane = |rejection: MessageRejection| {
+        Box::new(Rejected {
+            rejection,
+            stream_id: stream_id.clone(),
+        })
     };
     for (field, value, why) in CONTRADICTED {
         if object.get(field).is_some_and(|v| v.get() == value) {
-            return Err(with_lane(Rejected::new(
-                format!("`{field}: {value}` cannot be honoured: {why}"),
-                "unsupported_value",
-                Some(field),
-            )));
+            return Err(with_lane(CannotHonour { field, value, why }.into()));
         }
     }
     let generate = match object.get("generate").map(RawValue::get) {
         None | Some("true") | Some("null") => true,
         Some("false") => false,
         Some(_) => {
-            return Err(with_lane(Rejected::new(
-                "`generate` must be a boolean",
-                "invalid_type",
-                Some("generate"),
-            )))
+            return Err(with_lane(
+                WrongType {
+                    field: "generate",
+                    expected: "a boolean",
+                }
+                .into(),
+            ))
         }
     };
     let previous_response_id = match object.get("previous_response_id") {
@@ -218,6 +190,8 @@ fn create(mut object: RawObject<'_>) -> Result<ClientEvent, Box<Rejected>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::websocket::rejection::Rejection;
+    use http::StatusCode;
 
     fn created(text: &str) -> Create {
         match parse(text).unwrap() {
@@ -258,8 +232,8 @@ mod tests {
             let r = rejected(&format!(
                 r#"{{"type":"response.create","model":"m","stream_id":"s","{field}":{value}}}"#
             ));
-            assert_eq!(r.status, StatusCode::BAD_REQUEST);
-            assert_eq!(r.error.param.as_deref(), Some(field));
+            assert_eq!(r.rejection.status(), StatusCode::BAD_REQUEST);
+            assert_eq!(r.rejection.param(), Some(field));
             assert_eq!(r.stream_id.as_deref(), Some("s"), "the lane is echoed");
         }
         // What happens anyway may be asked for (as Codex does).
@@ -307,7 +281,7 @@ mod tests {
                 "input",
             ),
         ] {
-            assert_eq!(rejected(text).error.param.as_deref(), Some(param), "{text}");
+            assert_eq!(rejected(text).rejection.param(), Some(param), "{text}");
         }
     }
 
@@ -318,15 +292,15 @@ mod tests {
             Ok(ClientEvent::Ignored)
         ));
         let unknown = rejected(r#"{"type":"session.update"}"#);
-        assert!(unknown.error.message.contains("session.update"));
-        assert_eq!(unknown.error.param.as_deref(), Some("type"));
+        assert!(unknown.rejection.to_string().contains("session.update"));
+        assert_eq!(unknown.rejection.param(), Some("type"));
         let untyped = rejected(r#"{"model":"m"}"#);
-        assert_eq!(untyped.error.param.as_deref(), Some("type"));
+        assert_eq!(untyped.rejection.param(), Some("type"));
         let garbage = rejected("{not json");
-        assert_eq!(garbage.error.code.as_deref(), Some("invalid_json"));
+        assert_eq!(garbage.rejection.code(), "invalid_json");
         let array = rejected("[1]");
-        assert_eq!(array.error.code.as_deref(), Some("invalid_json"));
+        assert_eq!(array.rejection.code(), "invalid_json");
         let lane = rejected(r#"{"type":"response.create","stream_id":7}"#);
-        assert_eq!(lane.error.param.as_deref(), Some("stream_id"));
+        assert_eq!(lane.rejection.param(), Some("stream_id"));
     }
 }

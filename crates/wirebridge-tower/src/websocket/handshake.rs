@@ -5,11 +5,11 @@ use http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode
 use hyper::upgrade::OnUpgrade;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 
+use super::rejection::{
+    ConnectionNotUpgrade, HandshakeRejection, MissingKey, UnsupportedVersion, UpgradeUnavailable,
+    VERSION,
+};
 use crate::body::ResponseBody;
-use crate::error_response::{api_error, error_response};
-
-/// The only protocol version there is.
-const VERSION: &str = "13";
 
 /// Whether a request asks for a WebSocket: `GET` with `Upgrade: websocket`.
 pub(crate) fn is_upgrade<B>(request: &Request<B>) -> bool {
@@ -24,50 +24,28 @@ pub(crate) struct Accepted<B> {
 }
 
 /// Checks the handshake and takes the connection's upgrade from the
-/// request; or the error reply that says what is wrong with it.
+/// request; or why it is refused.
 pub(crate) fn accept<B, ReqB>(
     request: &mut Request<ReqB>,
-) -> Result<Accepted<B>, Box<Response<ResponseBody<B>>>> {
+) -> Result<Accepted<B>, HandshakeRejection> {
     let headers = request.headers();
     if !has_token(headers, header::CONNECTION, "upgrade") {
-        return Err(Box::new(refuse(
-            StatusCode::BAD_REQUEST,
-            "a WebSocket upgrade needs `Connection: Upgrade`",
-            "invalid_websocket_handshake",
-        )));
+        return Err(ConnectionNotUpgrade.into());
     }
     let version = headers
         .get(header::SEC_WEBSOCKET_VERSION)
         .map(HeaderValue::as_bytes);
     if version != Some(VERSION.as_bytes()) {
-        let mut response = refuse(
-            StatusCode::UPGRADE_REQUIRED,
-            "only WebSocket version 13 is supported",
-            "unsupported_websocket_version",
-        );
-        response.headers_mut().insert(
-            header::SEC_WEBSOCKET_VERSION,
-            HeaderValue::from_static(VERSION),
-        );
-        return Err(Box::new(response));
+        return Err(UnsupportedVersion.into());
     }
     let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY) else {
-        return Err(Box::new(refuse(
-            StatusCode::BAD_REQUEST,
-            "a WebSocket upgrade needs a `Sec-WebSocket-Key`",
-            "invalid_websocket_handshake",
-        )));
+        return Err(MissingKey.into());
     };
     let accept = derive_accept_key(key.as_bytes());
     if request.extensions().get::<OnUpgrade>().is_none() {
         // Not served by hyper with upgrades (or over HTTP/2): the
         // connection cannot be taken over.
-        return Err(Box::new(refuse(
-            StatusCode::NOT_IMPLEMENTED,
-            "this server cannot upgrade the connection to a WebSocket; use HTTP/1.1, or \
-             POST /v1/responses with `stream: true`",
-            "websocket_unavailable",
-        )));
+        return Err(UpgradeUnavailable.into());
     }
     let on_upgrade = hyper::upgrade::on(request);
 
@@ -98,13 +76,6 @@ pub(crate) fn strip_upgrade_headers(headers: &mut HeaderMap) {
     ] {
         headers.remove(name);
     }
-}
-
-fn refuse<B>(status: StatusCode, message: &str, code: &str) -> Response<ResponseBody<B>> {
-    error_response(
-        status,
-        api_error(message.to_owned(), "invalid_request_error", code),
-    )
 }
 
 /// Whether a comma-separated header lists `token` (any case).
@@ -148,7 +119,7 @@ mod tests {
     fn a_handshake_without_a_connection_to_take_over_is_a_501() {
         let mut request = upgrade_request().body(()).unwrap();
         let refused = accept::<(), ()>(&mut request).err().unwrap();
-        assert_eq!(refused.status(), StatusCode::NOT_IMPLEMENTED);
+        assert!(matches!(refused, HandshakeRejection::UpgradeUnavailable(_)));
     }
 
     #[test]
@@ -158,8 +129,10 @@ mod tests {
             .headers_mut()
             .insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("8"));
         let refused = accept::<(), ()>(&mut request).err().unwrap();
-        assert_eq!(refused.status(), StatusCode::UPGRADE_REQUIRED);
-        assert_eq!(refused.headers()[header::SEC_WEBSOCKET_VERSION], "13");
+        assert!(matches!(refused, HandshakeRejection::UnsupportedVersion(_)));
+        let response = refused.into_response::<()>();
+        assert_eq!(response.status(), StatusCode::UPGRADE_REQUIRED);
+        assert_eq!(response.headers()[header::SEC_WEBSOCKET_VERSION], "13");
     }
 
     #[test]
@@ -167,13 +140,16 @@ mod tests {
         let mut request = upgrade_request().body(()).unwrap();
         request.headers_mut().remove(header::SEC_WEBSOCKET_KEY);
         let refused = accept::<(), ()>(&mut request).err().unwrap();
-        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        assert!(matches!(refused, HandshakeRejection::MissingKey(_)));
 
         let mut request = upgrade_request().body(()).unwrap();
         request
             .headers_mut()
             .insert(header::CONNECTION, HeaderValue::from_static("keep-alive"));
         let refused = accept::<(), ()>(&mut request).err().unwrap();
-        assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+        assert!(matches!(
+            refused,
+            HandshakeRejection::ConnectionNotUpgrade(_)
+        ));
     }
 }

@@ -11,6 +11,7 @@
 
 mod client_event;
 mod handshake;
+mod rejection;
 mod server_event;
 mod session;
 mod turn;
@@ -53,7 +54,7 @@ where
     let mut request = request;
     let accepted = match handshake::accept(&mut request) {
         Ok(accepted) => accepted,
-        Err(refusal) => return *refusal,
+        Err(refusal) => return refusal.into_response(),
     };
     let (mut parts, _body) = request.into_parts();
     handshake::strip_upgrade_headers(&mut parts.headers);

@@ -4,10 +4,10 @@
 use http::StatusCode;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use wirebridge_wire::error::ApiError;
 use wirebridge_wire::RawObject;
 
 use super::client_event::Steer;
+use super::rejection::{ForeignErrorReply, Rejection};
 
 /// A stream event's JSON with `stream_id` first, when the turn has a lane.
 pub(crate) fn with_lane(event: &str, stream_id: Option<&str>) -> String {
@@ -33,16 +33,12 @@ struct ErrorEvent<'a, E> {
     stream_id: Option<&'a str>,
 }
 
-/// The error event (`WebSocketErrorEvent`) for an error the bridge wrote.
-pub(crate) fn error_event(
-    status: StatusCode,
-    error: &ApiError<'_>,
-    stream_id: Option<&str>,
-) -> String {
+/// The error event (`WebSocketErrorEvent`) for a refusal of the bridge's.
+pub(crate) fn error_event(rejection: &impl Rejection, stream_id: Option<&str>) -> String {
     serde_json::to_string(&ErrorEvent {
         kind: "error",
-        status: status.as_u16(),
-        error,
+        status: rejection.status().as_u16(),
+        error: rejection.api_error(),
         stream_id,
     })
     .expect("error events always serialize")
@@ -124,12 +120,9 @@ pub(crate) fn error_reply_event(
         // The exchange writes every error reply itself: not reached but
         // by a reply it did not write.
         None => error_event(
-            status,
-            &ApiError {
-                message: String::from_utf8_lossy(body).into_owned().into(),
-                kind: crate::error_response::error_type_for(status).into(),
-                param: None,
-                code: Some("upstream_error".into()),
+            &ForeignErrorReply {
+                status,
+                text: String::from_utf8_lossy(body).into_owned(),
             },
             stream_id,
         ),

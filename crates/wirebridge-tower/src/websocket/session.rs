@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use bytes::Bytes;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
-use http::{Request, Response, StatusCode};
+use http::{Request, Response};
 use http_body::Body;
 use hyper::upgrade::{OnUpgrade, Upgraded};
 use hyper_util::rt::TokioIo;
@@ -19,9 +19,9 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tower::{Service, ServiceExt};
 use wirebridge_store::MemoryStore;
-use wirebridge_wire::error::ApiError;
 
 use super::client_event::{self, ClientEvent, Create, Rejected};
+use super::rejection::{BinaryMessage, TooManyQueued};
 use super::server_event::{error_event, steer_failed};
 use super::turn::{self, Ending, Outgoing, TurnExchange, TurnMessages};
 use super::warmup::Warmup;
@@ -226,17 +226,7 @@ where
     ) -> Flow {
         let text = match message {
             Some(Ok(Message::Text(text))) => text,
-            Some(Ok(Message::Binary(_))) => {
-                let rejected = Box::new(Rejected {
-                    status: StatusCode::BAD_REQUEST,
-                    error: protocol_error(
-                        "binary messages are not read; send each event as JSON text",
-                        "unsupported_message",
-                    ),
-                    stream_id: None,
-                });
-                return self.reject(sink, rejected).await;
-            }
+            Some(Ok(Message::Binary(_))) => return self.reject(sink, BinaryMessage.into()).await,
             // Pings are answered by the protocol layer; pongs need nothing.
             Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {
                 return Flow::Continue
@@ -262,14 +252,7 @@ where
                 let waiting = queued.len() + usize::from(busy);
                 if waiting > self.settings.max_queued {
                     let rejected = Box::new(Rejected {
-                        status: StatusCode::TOO_MANY_REQUESTS,
-                        error: protocol_error(
-                            format!(
-                                "{waiting} responses are already waiting on this connection; \
-                                 wait for one to finish"
-                            ),
-                            "too_many_queued_responses",
-                        ),
+                        rejection: TooManyQueued { waiting }.into(),
                         stream_id: create.stream_id,
                     });
                     return self.reject(sink, rejected).await;
@@ -282,11 +265,7 @@ where
     }
 
     async fn reject(&self, sink: &mut SplitSink<Socket, Message>, rejected: Box<Rejected>) -> Flow {
-        let event = error_event(
-            rejected.status,
-            &rejected.error,
-            rejected.stream_id.as_deref(),
-        );
+        let event = error_event(&rejected.rejection, rejected.stream_id.as_deref());
         send(sink, Message::Text(event.into())).await
     }
 
@@ -392,14 +371,5 @@ async fn send(sink: &mut SplitSink<Socket, Message>, message: Message) -> Flow {
             tracing::debug!(error = %e, "WebSocket connection lost while sending");
             Flow::Close(None)
         }
-    }
-}
-
-fn protocol_error(message: impl Into<String>, code: &'static str) -> ApiError<'static> {
-    ApiError {
-        message: message.into().into(),
-        kind: "invalid_request_error".into(),
-        param: None,
-        code: Some(code.into()),
     }
 }

@@ -13,9 +13,9 @@ use http_body::Body;
 use http_body_util::{BodyExt, Limited};
 use serde_json::value::RawValue;
 use wirebridge_sse::Decoder;
-use wirebridge_wire::error::ApiError;
 use wirebridge_wire::RawObject;
 
+use super::rejection::{BrokenStream, NoReply, TurnFailure, UnreadableReply};
 use super::server_event::{error_event, error_reply_event, with_lane};
 use crate::body::ResponseBody;
 use crate::request_body::BoxError;
@@ -111,10 +111,7 @@ where
                 self.state = State::Done;
                 match reply {
                     Some(response) => self.reply(response).await,
-                    None => self.fail(
-                        StatusCode::BAD_GATEWAY,
-                        "the upstream service failed before it answered",
-                    ),
+                    None => self.fail(NoReply.into()),
                 }
             }
             State::Streaming {
@@ -133,9 +130,8 @@ where
                     }
                 }
                 Some(Err(e)) => {
-                    let message = format!("the event stream broke: {e}");
                     self.state = State::Done;
-                    self.fail(StatusCode::BAD_GATEWAY, &message);
+                    self.fail(BrokenStream(e.to_string()).into());
                 }
                 None => {
                     while let Some(Ok(event)) = decoder.finish() {
@@ -171,10 +167,7 @@ where
         }
         let bytes = match Limited::new(body, MAX_ERROR_REPLY).collect().await {
             Ok(collected) => collected.to_bytes(),
-            Err(e) => {
-                let message = format!("the reply could not be read: {e}");
-                return self.fail(StatusCode::BAD_GATEWAY, &message);
-            }
+            Err(e) => return self.fail(UnreadableReply(e.to_string()).into()),
         };
         if head.status.is_success() {
             // A backend that answered a stream request with one body: its
@@ -185,14 +178,8 @@ where
         self.queue.push_back(Outgoing::Text(event, Ending::Failed));
     }
 
-    fn fail(&mut self, status: StatusCode, message: &str) {
-        let error = ApiError {
-            message: message.into(),
-            kind: "server_error".into(),
-            param: None,
-            code: Some("upstream_error".into()),
-        };
-        let event = error_event(status, &error, self.lane.as_deref());
+    fn fail(&mut self, failure: TurnFailure) {
+        let event = error_event(&failure, self.lane.as_deref());
         self.queue.push_back(Outgoing::Text(event, Ending::Failed));
     }
 }
@@ -278,4 +265,86 @@ fn body_events(body: &[u8], queue: &mut VecDeque<Outgoing>, lane: Option<&str>) 
         ),
         ending,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Frame;
+    use http_body_util::StreamBody;
+
+    type Broken =
+        StreamBody<stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, std::io::Error>>>>;
+
+    /// A body that sends `data`, then breaks.
+    fn broken(data: &'static str) -> Broken {
+        let error = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        StreamBody::new(stream::iter(vec![
+            Ok(Frame::data(Bytes::from_static(data.as_bytes()))),
+            Err(error),
+        ]))
+    }
+
+    async fn texts<B>(reply: Option<Response<ResponseBody<B>>>) -> Vec<(String, Ending)>
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: fmt::Display + Into<BoxError>,
+    {
+        messages(async move { reply }, Some("l".into()), 1 << 20)
+            .filter_map(|out| async move {
+                match out {
+                    Outgoing::Text(text, ending) => Some((text, ending)),
+                    Outgoing::Ping => None,
+                }
+            })
+            .collect()
+            .await
+    }
+
+    fn failure(status: u16, message: &str) -> (String, Ending) {
+        let event = format!(
+            r#"{{"type":"error","status":{status},"error":{{"message":"{message}","type":"server_error","param":null,"code":"upstream_error"}},"stream_id":"l"}}"#
+        );
+        (event, Ending::Failed)
+    }
+
+    #[tokio::test]
+    async fn failures_of_the_upstream_are_pinned() {
+        assert_eq!(
+            texts::<Broken>(None).await,
+            [failure(
+                502,
+                "the upstream service failed before it answered"
+            )]
+        );
+
+        let mut unreadable = Response::new(ResponseBody::passthrough(broken("{")));
+        *unreadable.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        assert_eq!(
+            texts(Some(unreadable)).await,
+            [failure(502, "the reply could not be read: reset")]
+        );
+
+        let mut cut = Response::new(ResponseBody::passthrough(broken(
+            "event: response.created\ndata: {\"type\":\"response.created\"}\n\n",
+        )));
+        cut.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
+        assert_eq!(
+            texts(Some(cut)).await,
+            [
+                (
+                    r#"{"stream_id":"l","type":"response.created"}"#.to_owned(),
+                    Ending::No
+                ),
+                failure(502, "the event stream broke: reset"),
+            ]
+        );
+
+        let mut odd = Response::new(ResponseBody::<Broken>::full("oops"));
+        *odd.status_mut() = StatusCode::BAD_GATEWAY;
+        assert_eq!(texts(Some(odd)).await, [failure(502, "oops")]);
+    }
 }
