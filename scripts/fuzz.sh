@@ -4,7 +4,7 @@
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 # SECONDS defaults to 20, TARGET to all of them. Installs cargo-fuzz (pinned)
-# into .ci-cache/ when it is missing, seeds fuzz/corpus/ from the fixtures,
+# into the user's cache directory (~/.cache/wirebridge/tools/) when it is missing, seeds fuzz/corpus/ from the fixtures,
 # builds every target once into fuzz/target/, then runs each. A finding (a
 # failed check, a crash, a timeout) is written to fuzz/artifacts/TARGET/ and
 # fails the script, after every target has run.
@@ -33,12 +33,12 @@ max_len() {
 }
 
 version=0.13.2
-root=.ci-cache/cargo-fuzz
+root="${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}"/tools/cargo-fuzz
 if ! "$root/bin/cargo-fuzz" --version 2>/dev/null | grep -qx "cargo-fuzz $version"; then
     echo "== installing cargo-fuzz $version"
     cargo install cargo-fuzz --version "$version" --locked --root "$root" --quiet
 fi
-export PATH="$PWD/$root/bin:$PATH"
+export PATH="$root/bin:$PATH"
 
 toolchain="${FUZZ_TOOLCHAIN:-}"
 if [ -z "$toolchain" ]; then

@@ -10,7 +10,7 @@
 # against the packages of its sibling crates rather than against crates.io,
 # where they are not yet. Then, once the repository has a tag, each is
 # checked against the tag with cargo-semver-checks (pinned, installed into
-# .ci-cache/ only then); with no tag there is nothing to compare with.
+# the user's cache directory (~/.cache/wirebridge/tools/) only then); with no tag there is nothing to compare with.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,11 +41,11 @@ if [ -z "$tag" ]; then
 fi
 
 version=0.51.0
-root=.ci-cache/cargo-semver-checks
+root="${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}"/tools/cargo-semver-checks
 if ! "$root/bin/cargo-semver-checks" semver-checks --version 2>/dev/null | grep -qx "cargo-semver-checks $version"; then
     echo "== installing cargo-semver-checks $version"
     cargo install cargo-semver-checks --version "$version" --locked --root "$root" --quiet
 fi
-export PATH="$PWD/$root/bin:$PATH"
+export PATH="$root/bin:$PATH"
 echo "== semver checks against $tag"
 cargo semver-checks check-release --baseline-rev "$tag" "${packages[@]}"
