@@ -310,3 +310,57 @@ def test_a_steer_is_refused_with_its_input_handed_back(chain, spec):
         completed(turn(connection, spec))
     first_sent, second_sent = chain.tap.since(mark)
     assert user_texts(second_sent) == ["hello", "say it shorter"]
+
+
+def raw_connect(chain, key: str):
+    """A plain WebSocket client on the bridge's `/v1/responses`."""
+    from websockets.sync.client import connect as ws_connect
+
+    url = chain.base_url.replace("http://", "ws://") + "/responses"
+    return ws_connect(url, additional_headers={"authorization": f"Bearer {key}"}, open_timeout=5)
+
+
+def test_a_tenant_holds_at_most_its_cap_of_connections(wirebridge, log_dir):
+    from websockets.exceptions import InvalidStatus
+
+    chain = harness.start_chain(log_dir, "ws-cap", "chat", extra=["--websocket-max-per-tenant", "2"])
+    try:
+        first, second = raw_connect(chain, "sk-a"), raw_connect(chain, "sk-a")
+        with pytest.raises(InvalidStatus) as refused:
+            raw_connect(chain, "sk-a")
+        assert refused.value.response.status_code == 429
+        body = json.loads(refused.value.response.body)
+        assert body["error"]["code"] == "too_many_connections"
+        # Another credential has its own cap.
+        other = raw_connect(chain, "sk-b")
+        # A place comes back when a connection ends.
+        first.close()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                third = raw_connect(chain, "sk-a")
+                break
+            except InvalidStatus:
+                assert time.monotonic() < deadline, "the closed connection's place never came back"
+                time.sleep(0.05)
+        for connection in (second, other, third):
+            connection.close()
+    finally:
+        harness.stop_checked(chain)
+
+
+def test_a_connection_past_its_age_closes_after_its_turn(wirebridge, log_dir, spec):
+    chain = harness.start_chain(log_dir, "ws-age", "chat", extra=["--websocket-max-age", "1s"])
+    try:
+        with connect(chain) as connection:
+            # A turn running at the limit ends first.
+            connection.response.create(model="demo", input="demo:slow 200 " + " ".join(["word"] * 10))
+            response = completed(turn(connection, spec))
+            assert response["status"] == "completed"
+            started = time.monotonic()
+            with pytest.raises(Exception) as closed:
+                connection.recv_bytes()
+            assert time.monotonic() - started < 5
+        assert "age limit" in str(closed.value), repr(closed.value)
+    finally:
+        harness.stop_checked(chain)

@@ -124,7 +124,10 @@ where
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
     tracker.first_byte();
-    if response.status().is_success() && tenant.stores && from_backend(&response) {
+    // A turn kept is one the backend answered for this credential (one
+    // kept nowhere costs nothing here: no tenant is written down).
+    let kept = prepared.turn.is_some();
+    if kept && response.status().is_success() && tenant.stores && from_backend(&response) {
         if let Some(stateful) = D::stateful(&shared.direction) {
             stateful.accept(&tenant.key);
         }

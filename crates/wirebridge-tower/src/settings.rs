@@ -160,6 +160,10 @@ pub struct WebSocketSettings {
     pub(crate) cache_entries: usize,
     pub(crate) cache_bytes: usize,
     pub(crate) max_queued: usize,
+    pub(crate) max_per_tenant: usize,
+    pub(crate) max_age: Duration,
+    /// The open connections of each tenant, shared by the layer's clones.
+    pub(crate) open: Arc<crate::websocket::OpenSockets>,
 }
 
 #[cfg(feature = "websocket")]
@@ -170,6 +174,9 @@ impl Default for WebSocketSettings {
             cache_entries: 1024,
             cache_bytes: 16 * 1024 * 1024,
             max_queued: 8,
+            max_per_tenant: 32,
+            max_age: Duration::from_secs(60 * 60),
+            open: Arc::default(),
         }
     }
 }
@@ -178,7 +185,9 @@ impl Default for WebSocketSettings {
 impl WebSocketSettings {
     /// Defaults: a connection idle for 10 minutes is closed; its cache
     /// keeps up to 1,024 responses and 16 MiB; up to 8 `response.create`
-    /// messages wait behind a running turn.
+    /// messages wait behind a running turn; a tenant holds up to 32
+    /// connections open; a connection is closed after 60 minutes (as
+    /// OpenAI's are), once no turn runs.
     pub fn new() -> Self {
         Self::default()
     }
@@ -203,6 +212,20 @@ impl WebSocketSettings {
     /// turn; one more is answered with an error event.
     pub fn max_queued(mut self, messages: usize) -> Self {
         self.max_queued = messages;
+        self
+    }
+
+    /// How many connections one tenant may hold open at once; one more
+    /// handshake is refused with a 429.
+    pub fn max_per_tenant(mut self, connections: usize) -> Self {
+        self.max_per_tenant = connections;
+        self
+    }
+
+    /// How long a connection may live: past it, it is closed (1000) once
+    /// the running turn, if any, has ended; the client opens a new one.
+    pub fn max_age(mut self, age: Duration) -> Self {
+        self.max_age = age;
         self
     }
 }

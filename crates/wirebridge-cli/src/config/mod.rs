@@ -220,6 +220,8 @@ impl Config {
                 max_reply_size: s.max_reply_size.value.0,
                 websocket: s.websocket.value,
                 websocket_idle_timeout: s.websocket_idle_timeout.value,
+                websocket_max_per_tenant: s.websocket_max_per_tenant.value.0,
+                websocket_max_age: s.websocket_max_age.value,
             },
             state: StateSettings {
                 anonymous_store: s.anonymous_store.value,

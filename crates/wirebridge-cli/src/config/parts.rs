@@ -41,6 +41,10 @@ pub struct ExchangeLimits {
     pub websocket: bool,
     /// A WebSocket connection idle for this long is closed.
     pub websocket_idle_timeout: Duration,
+    /// WebSocket connections one credential may hold open.
+    pub websocket_max_per_tenant: usize,
+    /// A WebSocket connection this old is closed once no turn runs.
+    pub websocket_max_age: Duration,
 }
 
 /// `missing_history` as written.

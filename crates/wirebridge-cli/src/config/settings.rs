@@ -55,6 +55,12 @@ settings! {
     /// Close a WebSocket connection with no turn running and nothing from
     /// the client for this long.
     websocket_idle_timeout: Duration = "10m";
+    /// WebSocket connections one credential may hold open at once; one
+    /// more handshake is refused with a 429.
+    websocket_max_per_tenant: Count<1, { 1 << 20 }> as "N" = "32";
+    /// Close a WebSocket connection this long after it opened (once no
+    /// turn runs); the client opens a new one.
+    websocket_max_age: Duration = "60m";
     /// Backend profile: openai, vllm, llama-cpp, ollama, deepseek,
     /// openrouter, generic, or one defined in the config file.
     profile: String as "NAME" = "generic";

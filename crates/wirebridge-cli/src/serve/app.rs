@@ -70,9 +70,7 @@ pub fn app(
                 layer = layer.store_arc(store);
             }
             layer = match exchange.websocket {
-                true => layer.websocket(
-                    WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
-                ),
+                true => layer.websocket(websocket_settings(exchange)),
                 false => layer.without_websocket(),
             };
             (boxed(layer.layer(upstream)), "/responses")
@@ -114,9 +112,7 @@ pub fn app(
                     layer = layer.store_arc(store);
                 }
                 layer = match exchange.websocket {
-                    true => layer.websocket(
-                        WebSocketSettings::new().idle_timeout(exchange.websocket_idle_timeout),
-                    ),
+                    true => layer.websocket(websocket_settings(exchange)),
                     false => layer.without_websocket(),
                 };
                 // Under both layers, the upstream takes the bodies of one.
@@ -217,4 +213,12 @@ where
     S::Future: Send + 'static,
 {
     BoxCloneService::new(service.map_response(|response| response.map(|body| body.boxed_unsync())))
+}
+
+/// The WebSocket mode the settings ask for.
+fn websocket_settings(exchange: &crate::config::ExchangeLimits) -> WebSocketSettings {
+    WebSocketSettings::new()
+        .idle_timeout(exchange.websocket_idle_timeout)
+        .max_per_tenant(exchange.websocket_max_per_tenant)
+        .max_age(exchange.websocket_max_age)
 }

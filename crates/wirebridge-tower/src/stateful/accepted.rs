@@ -14,8 +14,9 @@ const MAX_TENANTS: usize = 65_536;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NotFromBackend;
 
-/// Tenants (their store keys) whose requests the backend has answered with
-/// a success at least once, on this replica.
+/// Tenants (their store keys) of which the backend has answered, with a
+/// success, at least one request the bridge keeps (on a WebSocket
+/// connection, every turn is kept), on this replica.
 ///
 /// A warm-up (`generate: false`) never reaches the backend, so nothing has
 /// checked its credential: made-up keys could fill the shared store, or

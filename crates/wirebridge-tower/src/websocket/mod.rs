@@ -11,6 +11,7 @@
 
 mod client_event;
 mod handshake;
+mod open;
 mod rejection;
 mod server_event;
 mod session;
@@ -31,6 +32,7 @@ use crate::shared::Shared;
 
 pub(crate) use crate::settings::WebSocketSettings;
 pub(crate) use handshake::is_upgrade;
+pub(crate) use open::OpenSockets;
 
 /// Answers an upgrade request: `101 Switching Protocols` and a session
 /// task, or the error status that says why not.
@@ -52,13 +54,20 @@ where
     ResB::Error: std::fmt::Display + Into<BoxError>,
 {
     let mut request = request;
+    let tenant = D::tenant(&shared.direction, request.headers()).key;
+    let Some(place) = settings.open.take(&tenant, settings.max_per_tenant) else {
+        let refusal = rejection::HandshakeRejection::from(rejection::TooManyConnections {
+            max: settings.max_per_tenant,
+        });
+        return refusal.into_response();
+    };
     let accepted = match handshake::accept(&mut request) {
         Ok(accepted) => accepted,
         Err(refusal) => return refusal.into_response(),
     };
     let (mut parts, _body) = request.into_parts();
     handshake::strip_upgrade_headers(&mut parts.headers);
-    let session = session::Session::new(inner, shared, settings, parts, prefix);
+    let session = session::Session::new(inner, shared, settings, parts, prefix, place);
     tokio::spawn(session.run(accepted.on_upgrade));
     let mut response = accepted.response;
     // Codex reads it from the upgrade, for every turn of the connection.

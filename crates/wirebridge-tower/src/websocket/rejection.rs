@@ -148,12 +148,16 @@ pub(crate) enum HandshakeRejection {
     /// See [`UpgradeUnavailable`].
     #[error(transparent)]
     UpgradeUnavailable(#[from] UpgradeUnavailable),
+    /// See [`TooManyConnections`].
+    #[error(transparent)]
+    TooManyConnections(#[from] TooManyConnections),
 }
 delegate!(HandshakeRejection {
     ConnectionNotUpgrade,
     UnsupportedVersion,
     MissingKey,
     UpgradeUnavailable,
+    TooManyConnections,
 });
 
 impl HandshakeRejection {
@@ -169,6 +173,19 @@ impl HandshakeRejection {
         response
     }
 }
+
+/// A tenant already holds as many connections open as it may.
+#[derive(Debug, Error)]
+#[error("this credential already holds {max} WebSocket connections open; close one first")]
+pub(crate) struct TooManyConnections {
+    /// The cap.
+    pub(crate) max: usize,
+}
+rejection!(
+    TooManyConnections,
+    TOO_MANY_REQUESTS,
+    "too_many_connections"
+);
 
 // Messages from the client.
 

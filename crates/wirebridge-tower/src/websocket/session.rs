@@ -54,6 +54,8 @@ pub(crate) struct Session<S, D: Direction, ReqB> {
     prefix: Arc<str>,
     tenant: String,
     stateful: Option<Stateful>,
+    /// The connection's place under its tenant's cap, given up with it.
+    _place: super::open::SocketPlace,
     _request: PhantomData<fn() -> ReqB>,
 }
 
@@ -87,6 +89,7 @@ where
         settings: WebSocketSettings,
         parts: http::request::Parts,
         prefix: String,
+        place: super::open::SocketPlace,
     ) -> Self {
         let stores = D::tenant(&shared.direction, &parts.headers).stores;
         let cache = MemoryStore::new()
@@ -112,6 +115,7 @@ where
             prefix: prefix.into(),
             tenant,
             stateful,
+            _place: place,
             _request: PhantomData,
         }
     }
@@ -160,7 +164,16 @@ where
             code: CloseCode::Away,
             reason: crate::shutdown::SHUTDOWN_MESSAGE.into(),
         };
+        // Past its age limit the connection closes, once no turn runs.
+        let expires = tokio::time::Instant::now() + self.settings.max_age;
+        let too_old = || CloseFrame {
+            code: CloseCode::Normal,
+            reason: "the connection reached its age limit; open a new one".into(),
+        };
         loop {
+            if running.is_none() && tokio::time::Instant::now() >= expires {
+                return Some(too_old());
+            }
             let shutting_down = self
                 .shared
                 .common
@@ -208,6 +221,7 @@ where
                         }
                     }
                     () = &mut closing => Flow::Close(Some(going_away())),
+                    () = tokio::time::sleep_until(expires) => Flow::Close(Some(too_old())),
                 },
             };
             if let Flow::Close(frame) = flow {

@@ -55,6 +55,8 @@ fn defaults() {
             max_reply_size: 64 << 20,
             websocket: true,
             websocket_idle_timeout: Duration::from_secs(600),
+            websocket_max_per_tenant: 32,
+            websocket_max_age: Duration::from_secs(3600),
         }
     );
     assert!(!c.state.anonymous_store);
