@@ -16,32 +16,38 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 ///
 /// Bounded, all configurable:
 /// - at most [`max_entries`](Self::max_entries) records (default
-///   [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES), 10,000);
+///   [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES), 100,000);
 /// - at most [`max_bytes`](Self::max_bytes) bytes, counted by
 ///   [`StoredResponse::size`] (default
 ///   [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES), 256 MiB);
 /// - per tenant, at most
 ///   [`max_entries_per_tenant`](Self::max_entries_per_tenant) records
 ///   (default [`DEFAULT_MAX_ENTRIES_PER_TENANT`](Self::DEFAULT_MAX_ENTRIES_PER_TENANT),
-///   2,500) and [`max_bytes_per_tenant`](Self::max_bytes_per_tenant) bytes
+///   25,000) and [`max_bytes_per_tenant`](Self::max_bytes_per_tenant) bytes
 ///   (default [`DEFAULT_MAX_BYTES_PER_TENANT`](Self::DEFAULT_MAX_BYTES_PER_TENANT),
 ///   64 MiB): a quarter of the default bounds, so one credential cannot fill
 ///   the store alone;
-/// - each record lives [`ttl`](Self::ttl) after it was saved, or after the
-///   last save of a response continuing it (default
-///   [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the Responses API
-///   keeps a stored response).
+/// - each conversation lives [`ttl`](Self::ttl) after its latest save
+///   (default [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the
+///   Responses API keeps a stored response).
+///
+/// A response is kept with its own items and the id of its parent, in its
+/// parent's conversation: the conversation keeps its responses in the order
+/// they were saved, each pointing at its parent's place, so saving a turn
+/// costs the same at any depth and a chain is read by following the
+/// pointers back. Saving a response renews its whole conversation (every
+/// branch of it): a conversation expires, and is evicted last, as a whole.
 ///
 /// When a save takes its tenant over the quota, that tenant's oldest records
 /// are evicted, never another tenant's; when it takes the store over a global
-/// bound, the oldest records of all tenants are evicted first. An expired
-/// record is invisible at once and its memory is reclaimed on the next access
-/// (there is no background task). A record larger than `max_bytes` or
+/// bound, the oldest records of all tenants are evicted first. Eviction never
+/// takes the record being saved. The oldest records are the first saved of
+/// the least recently saved conversation. An expired conversation is
+/// invisible at once and its memory is reclaimed on the next access (there
+/// is no background task). A record larger than `max_bytes` or
 /// `max_bytes_per_tenant` on its own is not kept: its save fails with
 /// [`StoreError::NotKept`] and changes nothing. Saving an id again replaces
-/// the record and makes it the newest; saving a continuation makes its
-/// ancestors the newest but for it, so the conversations in use are the last
-/// evicted and expire together.
+/// the record.
 ///
 /// Records are lost when the process exits, and each process has its own:
 /// several bridge replicas behind a load balancer need a shared store such as
@@ -58,7 +64,6 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// let first = StoredResponse {
 ///     id: "resp_1".into(),
 ///     parent: None,
-///     ancestors: vec![],
 ///     created_at: 1_700_000_000,
 ///     input: r#"[{"role":"user","content":"Hi"}]"#.into(),
 ///     output: r#"[{"type":"message","role":"assistant","content":[]}]"#.into(),
@@ -67,7 +72,6 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// let second = StoredResponse {
 ///     id: "resp_2".into(),
 ///     parent: Some("resp_1".into()),
-///     ancestors: vec!["resp_1".into()],
 ///     ..first.clone()
 /// };
 /// store.save(&tenant, first).await?;
@@ -88,11 +92,11 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
-    /// The default bound on the number of records: 10,000.
-    pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+    /// The default bound on the number of records: 100,000.
+    pub const DEFAULT_MAX_ENTRIES: usize = 100_000;
     /// The default bound on the bytes of all records: 256 MiB.
     pub const DEFAULT_MAX_BYTES: usize = 256 << 20;
-    /// The default bound on one tenant's records: 2,500, a quarter of
+    /// The default bound on one tenant's records: 25,000, a quarter of
     /// [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES).
     pub const DEFAULT_MAX_ENTRIES_PER_TENANT: usize = Self::DEFAULT_MAX_ENTRIES / 4;
     /// The default bound on the bytes of one tenant's records: 64 MiB, a
@@ -148,7 +152,7 @@ impl MemoryStore {
         self
     }
 
-    /// Forgets each record `ttl` after it was saved or last continued.
+    /// Forgets each conversation `ttl` after its latest save.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.limits.ttl = ttl;
         self
@@ -251,16 +255,7 @@ impl ResponseStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
         Box::pin(async move {
             let now = (self.clock)();
-            let mut table = self.lock();
-            let Some(last) = table.get(tenant, id, now) else {
-                return Ok(None);
-            };
-            let found = last
-                .ancestors
-                .iter()
-                .map(|ancestor| table.turn(tenant, ancestor, now))
-                .collect();
-            Ok(Some(Chain::assemble(&last.ancestors, found, last.turn())))
+            Ok(self.lock().chain(tenant, id, now))
         })
     }
 
@@ -271,7 +266,7 @@ impl ResponseStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>> {
         Box::pin(async move {
             let now = (self.clock)();
-            let mut table = self.lock();
+            let table = self.lock();
             Ok(ids.iter().map(|id| table.turn(tenant, id, now)).collect())
         })
     }

@@ -345,7 +345,7 @@ async fn the_default_quota_keeps_one_tenant_from_filling_the_store() {
     let store = MemoryStore::new();
     let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
     store.save(&quiet, turn("q1", &[])).await.unwrap();
-    for n in 0..3_000 {
+    for n in 0..26_000 {
         store
             .save(&heavy, turn(&format!("h{n}"), &[]))
             .await
@@ -353,17 +353,17 @@ async fn the_default_quota_keeps_one_tenant_from_filling_the_store() {
     }
     assert_eq!(store.len(), 1 + MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT);
     assert_eq!(present(&store, &quiet, &["q1"]).await, ["q1"]);
-    assert_eq!(present(&store, &heavy, &["h499", "h500"]).await, ["h500"]);
+    assert_eq!(present(&store, &heavy, &["h999", "h1000"]).await, ["h1000"]);
 }
 
 #[test]
 fn defaults_are_documented_values() {
-    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES, 10_000);
+    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES, 100_000);
     assert_eq!(MemoryStore::DEFAULT_MAX_BYTES, 256 * 1024 * 1024);
-    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT, 2_500);
+    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT, 25_000);
     assert_eq!(MemoryStore::DEFAULT_MAX_BYTES_PER_TENANT, 64 * 1024 * 1024);
     assert_eq!(MemoryStore::DEFAULT_TTL, Duration::from_secs(30 * 86_400));
     let debug = format!("{:?}", MemoryStore::default());
-    assert!(debug.contains("max_entries: 10000"), "{debug}");
-    assert!(debug.contains("max_entries_per_tenant: 2500"), "{debug}");
+    assert!(debug.contains("max_entries: 100000"), "{debug}");
+    assert!(debug.contains("max_entries_per_tenant: 25000"), "{debug}");
 }

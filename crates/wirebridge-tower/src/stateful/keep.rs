@@ -17,22 +17,17 @@ pub(crate) struct Record {
 }
 
 impl Stateful {
-    /// What to keep of a finished response continuing `ancestors`: nothing
-    /// for a failed one. The response object is kept without its output
-    /// items, which are kept once, beside it.
-    pub(crate) fn record(
-        &self,
-        turn: Turn,
-        ancestors: Vec<String>,
-        finished: Finished<'_>,
-    ) -> Option<Record> {
+    /// What to keep of a finished response: nothing for a failed one. The
+    /// response object is kept without its output items, which are kept
+    /// once, beside it; the conversation before it, by the id of the
+    /// response it continues.
+    pub(crate) fn record(&self, turn: Turn, finished: Finished<'_>) -> Option<Record> {
         if finished.status == ResponseStatus::Failed {
             return None;
         }
         let record = StoredResponse {
             id: finished.id.to_owned(),
             parent: turn.previous_response_id,
-            ancestors,
             created_at: finished.created_at,
             input: turn.input,
             output: finished.output_array(),
@@ -46,14 +41,8 @@ impl Stateful {
 
     /// Keeps a finished response; whether it was stored as asked (a failed
     /// response is not kept, and needs not be).
-    pub(crate) async fn save(
-        &self,
-        tenant: &str,
-        turn: Turn,
-        ancestors: Vec<String>,
-        finished: Finished<'_>,
-    ) -> bool {
-        match self.record(turn, ancestors, finished) {
+    pub(crate) async fn save(&self, tenant: &str, turn: Turn, finished: Finished<'_>) -> bool {
+        match self.record(turn, finished) {
             Some(record) => self.save_record(tenant, record).await,
             None => true,
         }
