@@ -27,6 +27,8 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 ///   (default [`DEFAULT_MAX_BYTES_PER_TENANT`](Self::DEFAULT_MAX_BYTES_PER_TENANT),
 ///   64 MiB): a quarter of the default bounds, so one credential cannot fill
 ///   the store alone;
+/// - at most [`max_tenants`](Self::max_tenants) tenants holding records
+///   (default [`DEFAULT_MAX_TENANTS`](Self::DEFAULT_MAX_TENANTS), 1,000);
 /// - each conversation lives [`ttl`](Self::ttl) after its latest save
 ///   (default [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the
 ///   Responses API keeps a stored response).
@@ -38,16 +40,26 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// pointers back. Saving a response renews its whole conversation (every
 /// branch of it): a conversation expires, and is evicted last, as a whole.
 ///
-/// When a save takes its tenant over the quota, that tenant's oldest records
-/// are evicted, never another tenant's; when it takes the store over a global
-/// bound, the oldest records of all tenants are evicted first. Eviction never
-/// takes the record being saved. The oldest records are the first saved of
-/// the least recently saved conversation. An expired conversation is
-/// invisible at once and its memory is reclaimed on the next access (there
-/// is no background task). A record larger than `max_bytes` or
-/// `max_bytes_per_tenant` on its own is not kept: its save fails with
-/// [`StoreError::NotKept`] and changes nothing. Saving an id again replaces
-/// the record.
+/// Eviction never takes the record being saved, nor a record of a tenant
+/// that is not over its share:
+/// - a save that takes its tenant over its quota evicts that tenant's
+///   oldest records, never another tenant's;
+/// - a new tenant beyond `max_tenants` evicts the tenant that saved least
+///   recently, all its records at once (a new credential is never refused
+///   for it);
+/// - a save that takes the store over a global bound evicts the oldest
+///   records of the tenant holding the most (bytes or records, whichever is
+///   over): a tenant over its fair share of the bound (the bound divided
+///   by the tenants holding records), since the store as a whole is over.
+///   Tenants that each keep to their quota can therefore fill the store
+///   without evicting a tenant that holds less than they do.
+///
+/// A tenant's oldest records are the first saved of its least recently
+/// saved conversation. An expired conversation is invisible at once and its
+/// memory is reclaimed on the next access (there is no background task). A
+/// record larger than `max_bytes` or `max_bytes_per_tenant` on its own is
+/// not kept: its save fails with [`StoreError::NotKept`] and changes
+/// nothing. Saving an id again replaces the record.
 ///
 /// Records are lost when the process exits, and each process has its own:
 /// several bridge replicas behind a load balancer need a shared store such as
@@ -102,6 +114,8 @@ impl MemoryStore {
     /// The default bound on the bytes of one tenant's records: 64 MiB, a
     /// quarter of [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES).
     pub const DEFAULT_MAX_BYTES_PER_TENANT: usize = Self::DEFAULT_MAX_BYTES / 4;
+    /// The default bound on the number of tenants holding records: 1,000.
+    pub const DEFAULT_MAX_TENANTS: usize = 1_000;
     /// The default time a record lives: 30 days.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
@@ -113,6 +127,7 @@ impl MemoryStore {
                 max_bytes: Self::DEFAULT_MAX_BYTES,
                 max_entries_per_tenant: Self::DEFAULT_MAX_ENTRIES_PER_TENANT,
                 max_bytes_per_tenant: Self::DEFAULT_MAX_BYTES_PER_TENANT,
+                max_tenants: Self::DEFAULT_MAX_TENANTS,
                 ttl: Self::DEFAULT_TTL,
             },
             clock: Arc::new(Instant::now),
@@ -152,6 +167,14 @@ impl MemoryStore {
         self
     }
 
+    /// Keeps the records of at most `n` tenants (0 keeps none): a new
+    /// tenant beyond it evicts the tenant that saved least recently, with
+    /// all its records.
+    pub fn max_tenants(mut self, n: usize) -> Self {
+        self.limits.max_tenants = n;
+        self
+    }
+
     /// Forgets each conversation `ttl` after its latest save.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.limits.ttl = ttl;
@@ -169,6 +192,14 @@ impl MemoryStore {
     pub fn len(&self) -> usize {
         let now = (self.clock)();
         self.lock().live(now).0
+    }
+
+    /// The number of tenants holding live records.
+    pub fn tenants(&self) -> usize {
+        let now = (self.clock)();
+        let mut table = self.lock();
+        table.live(now);
+        table.tenants()
     }
 
     /// Whether no live record is held.
@@ -205,6 +236,7 @@ impl fmt::Debug for MemoryStore {
                 &self.limits.max_entries_per_tenant,
             )
             .field("max_bytes_per_tenant", &self.limits.max_bytes_per_tenant)
+            .field("max_tenants", &self.limits.max_tenants)
             .field("ttl", &self.limits.ttl)
             .finish_non_exhaustive()
     }

@@ -24,6 +24,7 @@ pub(crate) struct Limits {
     pub(crate) max_bytes: usize,
     pub(crate) max_entries_per_tenant: usize,
     pub(crate) max_bytes_per_tenant: usize,
+    pub(crate) max_tenants: usize,
     pub(crate) ttl: Duration,
 }
 
@@ -35,6 +36,8 @@ impl Limits {
             Some("the memory store keeps no records (max_entries is 0)".to_owned())
         } else if self.max_entries_per_tenant == 0 {
             Some("the memory store keeps no records (max_entries_per_tenant is 0)".to_owned())
+        } else if self.max_tenants == 0 {
+            Some("the memory store keeps no records (max_tenants is 0)".to_owned())
         } else if size > self.max_bytes {
             Some(format!(
                 "it is {size} bytes, more than the memory store's bound of {} bytes",
@@ -58,6 +61,9 @@ type Name = Arc<str>;
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     tenants: HashMap<Name, Tenant>,
+    /// Tenants by their latest save, least recent first: the one a new
+    /// tenant beyond `max_tenants` replaces, and the tie-break of eviction.
+    recency: BTreeMap<u64, Name>,
     /// Conversations by their latest save, oldest first, over all tenants:
     /// they share one TTL, so this is the order in which they expire.
     expiry: BTreeMap<u64, (Name, u64)>,
@@ -77,16 +83,19 @@ struct Tenant {
     /// Its conversations by their latest save, least recent first: its
     /// quota evicts the oldest responses of the first.
     order: BTreeMap<u64, u64>,
+    /// Its latest save: its key in [`Table::recency`].
+    seq: u64,
     entries: usize,
     bytes: usize,
 }
 
 impl Tenant {
-    fn new() -> Self {
+    fn new(seq: u64) -> Self {
         Self {
             places: HashMap::new(),
             conversations: HashMap::new(),
             order: BTreeMap::new(),
+            seq,
             entries: 0,
             bytes: 0,
         }
@@ -257,9 +266,15 @@ impl Table {
     ///
     /// Eviction never takes the record just saved, and takes, in turn:
     /// - the tenant's own oldest records while it is over its quota;
-    /// - while the store is over a global bound, the oldest records of all.
+    /// - the tenant that saved least recently, whole, while there are more
+    ///   tenants than `max_tenants`;
+    /// - while the store is over a global bound, the oldest record of the
+    ///   tenant holding the most of what is over (bytes, or records): a
+    ///   tenant over its fair share, since the store as a whole is over, never
+    ///   the one with the oldest record of all. Of tenants holding as much,
+    ///   the one that saved least recently.
     ///
-    /// The oldest records are those of the least recently saved
+    /// A tenant's oldest records are those of its least recently saved
     /// conversation, in the order they were saved.
     pub(crate) fn insert(
         &mut self,
@@ -281,7 +296,7 @@ impl Table {
             };
         }
         self.remove_record(tenant, &record.id);
-        let name = self.tenant_name(tenant);
+        let name = self.touch_tenant(tenant, seq);
         let Some(t) = self.tenants.get_mut(&name) else {
             return Inserted::TooLarge("the tenant could not be made".to_owned());
         };
@@ -385,21 +400,28 @@ impl Table {
         };
         t.bytes = t.bytes - old + size;
         self.bytes = self.bytes - old + size;
-        let name = self.tenant_name(tenant);
+        let name = self.touch_tenant(tenant, seq);
         self.renew(&name, place.conversation, seq, now, limits.ttl);
         true
     }
 
-    /// The tenant's shared name, making the tenant if it has none.
-    fn tenant_name(&mut self, tenant: &str) -> Name {
-        match self.tenants.get_key_value(tenant) {
+    /// The tenant's shared name, making the tenant if it has none, and
+    /// makes it the most recent.
+    fn touch_tenant(&mut self, tenant: &str, seq: u64) -> Name {
+        let name = match self.tenants.get_key_value(tenant) {
             Some((name, _)) => name.clone(),
             None => {
                 let name: Name = Arc::from(tenant);
-                self.tenants.insert(name.clone(), Tenant::new());
+                self.tenants.insert(name.clone(), Tenant::new(0));
                 name
             }
+        };
+        if let Some(t) = self.tenants.get_mut(&name) {
+            self.recency.remove(&t.seq);
+            t.seq = seq;
+            self.recency.insert(seq, name.clone());
         }
+        name
     }
 
     /// Makes conversation `number` of `tenant` the most recent, expiring a
@@ -433,8 +455,24 @@ impl Table {
             }
             evicted += 1;
         }
-        while self.bytes > limits.max_bytes || self.entries > limits.max_entries {
-            if !self.evict_oldest(tenant, keep) {
+        while self.tenants.len() > limits.max_tenants {
+            let Some(least_recent) = self.recency.values().next().cloned() else {
+                break;
+            };
+            if &*least_recent == tenant {
+                break;
+            }
+            evicted += self.drop_tenant(&least_recent);
+        }
+        loop {
+            let over_bytes = self.bytes > limits.max_bytes;
+            if !over_bytes && self.entries <= limits.max_entries {
+                break;
+            }
+            let Some(victim) = self.holding_most(over_bytes, tenant) else {
+                break;
+            };
+            if !self.evict_oldest_of(&victim, keep) {
                 break;
             }
             evicted += 1;
@@ -442,22 +480,24 @@ impl Table {
         evicted
     }
 
-    /// Evicts the oldest record of all tenants other than `tenant`'s `keep`:
-    /// the first of the least recently saved conversation.
-    fn evict_oldest(&mut self, tenant: &str, keep: &str) -> bool {
-        let oldest = self.expiry.values().find_map(|(name, number)| {
-            let conversation = self.tenants.get(name)?.conversations.get(number)?;
-            let slot = conversation
-                .slots
-                .iter()
-                .filter(|slot| slot.kept.is_some())
-                .find(|slot| !(&**name == tenant && slot.id == keep))?;
-            Some((name.clone(), slot.id.clone()))
-        });
-        match oldest {
-            Some((name, id)) => self.remove_record(&name, &id),
-            None => false,
+    /// The tenant holding the most bytes (or records), the least recently
+    /// saving of those holding as much, that has a record to evict (the
+    /// tenant saving must have another than the one it saved).
+    fn holding_most(&self, bytes: bool, saving: &str) -> Option<Name> {
+        let mut most: Option<(usize, &Name)> = None;
+        for name in self.recency.values() {
+            let Some(t) = self.tenants.get(name) else {
+                continue;
+            };
+            if t.entries == 0 || (&**name == saving && t.entries < 2) {
+                continue;
+            }
+            let holds = if bytes { t.bytes } else { t.entries };
+            if most.is_none_or(|(held, _)| holds > held) {
+                most = Some((holds, name));
+            }
         }
+        most.map(|(_, name)| name.clone())
     }
 
     /// Evicts the oldest record of `tenant` other than `keep`: the first of
@@ -486,6 +526,7 @@ impl Table {
         let Some(t) = self.tenants.remove(tenant) else {
             return 0;
         };
+        self.recency.remove(&t.seq);
         for conversation in t.conversations.values() {
             self.expiry.remove(&conversation.seq);
         }
@@ -623,6 +664,11 @@ impl Table {
         (self.entries, self.bytes)
     }
 
+    /// How many tenants hold records.
+    pub(crate) fn tenants(&self) -> usize {
+        self.tenants.len()
+    }
+
     /// Conversations share one TTL, so they expire in the order of their
     /// latest save: drops from the old end until a live one.
     fn reclaim(&mut self, now: Instant) {
@@ -674,6 +720,7 @@ mod tests {
         max_bytes: 1000,
         max_entries_per_tenant: 3,
         max_bytes_per_tenant: 1000,
+        max_tenants: 10,
         ttl: Duration::from_secs(10),
     };
 
@@ -691,7 +738,7 @@ mod tests {
         assert!(table.delete("t", "a", now));
         assert_eq!(table.live(now), (0, 0));
         assert!(table.tenants.is_empty());
-        assert!(table.expiry.is_empty());
+        assert!(table.expiry.is_empty() && table.recency.is_empty());
     }
 
     #[test]
@@ -865,5 +912,31 @@ mod tests {
             ids(&table.chain("t", "r3", now).unwrap()),
             ["r2", "b3", "b4", "r3"]
         );
+    }
+
+    #[test]
+    fn global_eviction_never_takes_the_record_just_saved() {
+        let now = Instant::now();
+        let limits = Limits {
+            max_entries: 10,
+            max_bytes: 500,
+            max_entries_per_tenant: 10,
+            max_bytes_per_tenant: 500,
+            ..LIMITS
+        };
+        let mut table = Table::default();
+        table.insert("a", record("a1", 148), now, limits);
+        table.insert("b", record("b1", 148), now, limits);
+        // The saving tenant holds the most, but only the record it saves.
+        assert_eq!(
+            table.insert("c", record("c1", 298), now, limits),
+            Inserted::Kept { evicted: 1 }
+        );
+        assert!(table.get("c", "c1", now).is_some());
+        assert!(
+            table.get("a", "a1", now).is_none(),
+            "the least recent of a and b"
+        );
+        assert!(table.get("b", "b1", now).is_some());
     }
 }
