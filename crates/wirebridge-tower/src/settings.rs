@@ -164,7 +164,7 @@ impl Default for WebSocketSettings {
     fn default() -> Self {
         Self {
             idle_timeout: Duration::from_secs(600),
-            cache_entries: 1024,
+            cache_entries: 16_384,
             cache_bytes: 16 * 1024 * 1024,
             max_queued: 8,
         }
@@ -174,8 +174,10 @@ impl Default for WebSocketSettings {
 #[cfg(feature = "websocket")]
 impl WebSocketSettings {
     /// Defaults: a connection idle for 10 minutes is closed; its cache
-    /// keeps up to 1,024 responses and 16 MiB; up to 8 `response.create`
-    /// messages wait behind a running turn.
+    /// keeps up to 16,384 responses and 16 MiB (a conversation of more than
+    /// 10,000 Codex-like turns: the cache keeps their items, not their
+    /// response objects); up to 8 `response.create` messages wait behind a
+    /// running turn.
     pub fn new() -> Self {
         Self::default()
     }
@@ -194,6 +196,13 @@ impl WebSocketSettings {
         self.cache_entries = entries;
         self.cache_bytes = bytes;
         self
+    }
+
+    /// A connection's cache, within these bounds.
+    pub(crate) fn cache(&self) -> wirebridge_store::MemoryStore {
+        wirebridge_store::MemoryStore::new()
+            .max_entries(self.cache_entries)
+            .max_bytes(self.cache_bytes)
     }
 
     /// How many `response.create` messages may wait behind the running

@@ -145,3 +145,53 @@ pub(crate) fn unavailable(e: &StoreError) -> Refused {
     )
     .retry_soon()
 }
+
+#[cfg(all(test, feature = "websocket"))]
+mod tests {
+    use super::*;
+    use crate::settings::WebSocketSettings;
+    use keep::Record;
+    use wirebridge_store::StoredResponse;
+
+    /// A Codex-like turn: a user message in, an answer out (about 1 KB of
+    /// items), and a response object echoing tools (18 KB).
+    fn codex_turn(n: usize, parent: Option<String>) -> StoredResponse {
+        let text = "lorem ipsum dolor sit amet ".repeat(16);
+        StoredResponse {
+            id: format!("resp_{n:032x}"),
+            parent,
+            created_at: 1_700_000_000,
+            input: format!(
+                r#"[{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{n}: {text}"}}]}}]"#
+            ),
+            output: format!(
+                r#"[{{"type":"message","id":"msg_{n:032x}","role":"assistant","status":"completed","content":[{{"type":"output_text","text":"{text}","annotations":[]}}]}}]"#
+            ),
+            response: format!(r#"{{"tools":"{}","output":[]}}"#, "t".repeat(18 << 10)),
+        }
+    }
+
+    /// A `store: false` conversation of 10,000 Codex-like turns on one
+    /// connection: its cache, as a connection makes it by default, keeps
+    /// every turn, and the last continues the whole conversation.
+    #[tokio::test]
+    async fn a_connection_cache_keeps_a_10_000_turn_conversation() {
+        let stateful = Stateful::cached(None, Arc::new(WebSocketSettings::new().cache()));
+        let mut parent = None;
+        for n in 0..10_000 {
+            let record = codex_turn(n, parent.take());
+            let id = record.id.clone();
+            assert!(stateful.save_record("t", Record::new(record, false)).await);
+            parent = Some(id);
+        }
+        let last = parent.unwrap();
+        let resolved = stateful
+            .resolve("t", Some(&last), &[], MissingHistory::Refuse)
+            .await
+            .unwrap_or_else(|_| panic!("the conversation of {last} was refused"));
+        assert_eq!(resolved.missing(), None);
+        let chain = resolved.chain().unwrap();
+        assert_eq!(chain.turns.len(), 10_000);
+        assert_eq!(chain.turns[0].id, format!("resp_{:032x}", 0));
+    }
+}

@@ -50,6 +50,12 @@ impl Resolved {
         self.continued.as_ref()?.1.missing.as_deref()
     }
 
+    /// The conversation continued, if any.
+    #[cfg(test)]
+    pub(crate) fn chain(&self) -> Option<&Chain> {
+        self.continued.as_ref().map(|(_, chain)| chain)
+    }
+
     fn chain_turns(&self) -> impl Iterator<Item = &StoredTurn> {
         self.continued.iter().flat_map(|(_, chain)| &chain.turns)
     }

@@ -18,7 +18,6 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tower::{Service, ServiceExt};
-use wirebridge_store::MemoryStore;
 use wirebridge_wire::error::ApiError;
 
 use super::client_event::{self, ClientEvent, Create, Rejected};
@@ -86,9 +85,7 @@ where
         prefix: String,
     ) -> Self {
         let stores = D::tenant(&shared.direction, &parts.headers).stores;
-        let cache = MemoryStore::new()
-            .max_entries(settings.cache_entries)
-            .max_bytes(settings.cache_bytes);
+        let cache = settings.cache();
         let shared = Arc::new(Shared {
             common: shared.common.clone(),
             direction: D::session(&shared.direction, Arc::new(cache), stores),
