@@ -135,9 +135,7 @@ async fn each_item_is_stored_once() {
     store.save(&t, turn("resp_b", &["resp_1"])).await.unwrap();
     let mut connection = raw(&server).await;
     let conversation = format!("wirebridge:resp:{{{t}}}:c:1");
-    let turn_2 = hget(&mut connection, &conversation, "t:resp_2")
-        .await
-        .unwrap();
+    let turn_2 = hget(&mut connection, &conversation, "t:1").await.unwrap();
     assert!(turn_2.contains("question of resp_2"), "{turn_2}");
     assert!(
         !turn_2.contains("resp_1"),
@@ -147,12 +145,10 @@ async fn each_item_is_stored_once() {
         turn_2.starts_with(r#"{"v":3,"input":[{"type":"message""#),
         "items embedded, not escaped: {turn_2}"
     );
-    let envelope = hget(&mut connection, &conversation, "r:resp_2")
-        .await
-        .unwrap();
+    let envelope = hget(&mut connection, &conversation, "r:1").await.unwrap();
     assert!(!envelope.contains("question"), "{envelope}");
-    // Slots in the order saved; resp_2 extends resp_1's run, resp_b (a
-    // branch) starts its own after resp_1.
+    // Slots in the order saved, the turns by slot; resp_2 extends resp_1's
+    // run, resp_b (a branch) starts its own after resp_1.
     let places: Vec<Option<String>> = redis::cmd("HMGET")
         .arg(&conversation)
         .arg(&["#", "i:0", "i:1", "i:2", "n:resp_1", "n:resp_2", "n:resp_b"][..])
@@ -164,9 +160,9 @@ async fn each_item_is_stored_once() {
         places,
         [
             "3",
-            "+resp_1",
-            "+resp_2",
-            "+resp_b",
+            "resp_1",
+            "resp_2",
+            "resp_b",
             "0 0 -",
             "1 0 -",
             "2 2 +resp_1"
@@ -374,15 +370,15 @@ async fn unreadable_values_are_corrupt_not_panics() {
     store.save(&t, turn("resp_slot", &[])).await.unwrap();
     let mut connection = raw(&server).await;
     let conversation = |n: u32| format!("wirebridge:resp:{{{t}}}:c:{n}");
+    hset(&mut connection, &conversation(1), "t:0", "not json").await;
     hset(
         &mut connection,
-        &conversation(1),
-        "t:resp_garbage",
-        "not json",
+        &conversation(2),
+        "n:resp_place",
+        "0 garbage",
     )
     .await;
-    hset(&mut connection, &conversation(2), "n:resp_place", "garbage").await;
-    hset(&mut connection, &conversation(3), "i:0", "+resp_other").await;
+    hset(&mut connection, &conversation(3), "i:0", "resp_other").await;
     let got = store.get(&t, "resp_garbage").await;
     assert!(matches!(got, Err(StoreError::Corrupt(_))), "{got:?}");
     for id in ["resp_garbage", "resp_place", "resp_slot"] {
@@ -567,9 +563,9 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
             1,
             "depth {depth}"
         );
-        // Inside the script: its own place and turn, then the one run's
-        // positions and its turns, 512 at a time.
-        assert_eq!(calls(&mut connection, "hmget").await - hmget, 3);
+        // Inside the script: the ids of the one run, then their turns, 512
+        // at a time.
+        assert_eq!(calls(&mut connection, "hmget").await - hmget, 2);
     }
 }
 

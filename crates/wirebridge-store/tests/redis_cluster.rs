@@ -155,9 +155,9 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
             "depth {depth}"
         );
         assert_eq!(calls(&mut nodes, "eval").await - eval, 0, "depth {depth}");
-        // Inside the script, on the tenant's node: its own place and turn,
-        // then the one run's positions and its turns, 512 at a time.
-        assert_eq!(calls(&mut nodes, "hmget").await - hmget, 3, "depth {depth}");
+        // Inside the script, on the tenant's node: the ids of the one run,
+        // then their turns, 512 at a time.
+        assert_eq!(calls(&mut nodes, "hmget").await - hmget, 2, "depth {depth}");
     }
 }
 

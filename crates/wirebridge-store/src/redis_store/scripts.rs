@@ -6,27 +6,27 @@
 //! - the index, a hash: `i:<id>` → the number of the conversation holding
 //!   response `<id>`; `#` → the last conversation number given out; `@` →
 //!   where the sweep of stale entries stands (an `HSCAN` cursor).
-//! - one hash per conversation, `…:c:<n>`: `#` → how many slots it has;
-//!   `i:<pos>` → `+` and the id saved in slot `<pos>` (slots are numbered
-//!   from 0 in the order responses were saved), `-` and the id once that
-//!   response is gone (deleted, or saved again elsewhere); `n:<id>` → where
-//!   `<id>` is, `"<pos> <start> <up>"`; `t:<id>` → its turn; `r:<id>` → its
-//!   envelope.
+//! - one hash per conversation, `…:c:<n>`, of slots numbered from 0 in the
+//!   order responses were saved: `#` → how many slots it has; `i:<pos>` →
+//!   the id saved in slot `<pos>`; `t:<pos>` → its turn and `r:<pos>` → its
+//!   envelope, both gone once the response is (deleted, or saved again
+//!   elsewhere); `n:<id>` → the place of `<id>`'s latest save, `"<pos>
+//!   <start> <up>"`.
 //!
 //! Slots `start..=pos` hold a response's latest ancestors and itself, in
 //! order (a run: each the parent of the next), and `up` is the parent of the
 //! first of them: `+<id>`, or `-` when it has none. A response whose parent
 //! is its conversation's last slot extends the parent's run; any other
 //! (a branch) starts a run of its own. Reading a conversation is then one
-//! `HMGET` of positions per run, and one per 512 turns. A response whose
-//! parent the tenant does not have starts a new conversation, with that
-//! parent as its `up`, named missing when read.
+//! `HMGET` of ids per run, and one of turns, by position, per 512 turns. A
+//! response whose parent the tenant does not have starts a new
+//! conversation, with that parent as its `up`, named missing when read.
 //!
 //! A conversation expires as a whole: a save renews its hash and the index,
-//! two `EXPIRE`s whatever the depth. Deleting a response removes its turn,
-//! envelope and index entry, and marks its slot gone, leaving its place, so
-//! that the chains through it name it missing (even if its id is saved
-//! again). Index entries whose conversation has
+//! two `EXPIRE`s whatever the depth. Deleting a response removes its index
+//! entry and its slot's turn and envelope, leaving the slot's id and its
+//! place, so that the chains through it name it missing (even if its id is
+//! saved again, in another slot). Index entries whose conversation has
 //! expired are dropped by a sweep that each save advances by a few entries.
 //!
 //! Every key a script touches shares the tenant's hash tag, so each runs on
@@ -59,9 +59,9 @@ end
 local function find(rid)
   local conversation = redis.call('HGET', index, 'i:' .. rid)
   if not conversation then return nil end
-  if redis.call('HEXISTS', stem .. conversation, 't:' .. rid) == 0 then return nil end
   local pos, start, up = place(conversation, rid)
   if not pos then return nil end
+  if redis.call('HEXISTS', stem .. conversation, 't:' .. pos) == 0 then return nil end
   return conversation, pos, start, up
 end
 
@@ -81,7 +81,7 @@ if oconversation then
   local okey = stem .. oconversation
   local oparent, oparent_pos = oup, nil
   if opos > ostart then
-    oparent = '+' .. string.sub(redis.call('HGET', okey, 'i:' .. (opos - 1)) or '', 2)
+    oparent = '+' .. (redis.call('HGET', okey, 'i:' .. (opos - 1)) or '')
     oparent_pos = opos - 1
   elseif oup ~= '-' then
     oparent_pos = place(oconversation, string.sub(oup, 2))
@@ -89,13 +89,12 @@ if oconversation then
   local same = oparent == parent and
     (not pconversation or (pconversation == oconversation and ppos == oparent_pos))
   if same then
-    redis.call('HSET', okey, 't:' .. id, turn, 'r:' .. id, envelope)
+    redis.call('HSET', okey, 't:' .. opos, turn, 'r:' .. opos, envelope)
     renew(okey)
     renew(index)
     return 1
   end
-  redis.call('HDEL', okey, 't:' .. id, 'r:' .. id)
-  redis.call('HSET', okey, 'i:' .. opos, '-' .. id)
+  redis.call('HDEL', okey, 't:' .. opos, 'r:' .. opos)
   redis.call('HDEL', index, 'i:' .. id)
 end
 
@@ -118,8 +117,8 @@ else
   pos, start, up = 0, 0, parent
 end
 local key = stem .. conversation
-redis.call('HSET', key, 'i:' .. pos, '+' .. id, 'n:' .. id, pos .. ' ' .. start .. ' ' .. up,
-  't:' .. id, turn, 'r:' .. id, envelope)
+redis.call('HSET', key, 'i:' .. pos, id, 't:' .. pos, turn, 'r:' .. pos, envelope,
+  'n:' .. id, pos .. ' ' .. start .. ' ' .. up)
 redis.call('HSET', index, 'i:' .. id, conversation)
 renew(key)
 renew(index)
@@ -150,23 +149,25 @@ return 1
 const GET: &str = r"#!lua flags=no-writes
 local conversation = redis.call('HGET', KEYS[1], 'i:' .. ARGV[1])
 if not conversation then return false end
-return redis.call('HMGET', ARGV[2] .. conversation, 'r:' .. ARGV[1], 't:' .. ARGV[1])
+local key = ARGV[2] .. conversation
+local place = redis.call('HGET', key, 'n:' .. ARGV[1])
+local pos = place and string.match(place, '^(%d+) ')
+if not pos then return false end
+return redis.call('HMGET', key, 'r:' .. pos, 't:' .. pos)
 ";
 
 /// Deletes a response: how many of its values were there (0: it was not).
 ///
 /// `KEYS`: the index. `ARGV`: the id, the conversation key stem.
 const DELETE: &str = r"#!lua flags=allow-oom
-local id = ARGV[1]
-local conversation = redis.call('HGET', KEYS[1], 'i:' .. id)
+local conversation = redis.call('HGET', KEYS[1], 'i:' .. ARGV[1])
 if not conversation then return 0 end
-redis.call('HDEL', KEYS[1], 'i:' .. id)
+redis.call('HDEL', KEYS[1], 'i:' .. ARGV[1])
 local key = ARGV[2] .. conversation
-local removed = redis.call('HDEL', key, 't:' .. id, 'r:' .. id)
-local place = redis.call('HGET', key, 'n:' .. id)
+local place = redis.call('HGET', key, 'n:' .. ARGV[1])
 local pos = place and string.match(place, '^(%d+) ')
-if removed > 0 and pos then redis.call('HSET', key, 'i:' .. pos, '-' .. id) end
-return removed
+if not pos then return 0 end
+return redis.call('HDEL', key, 't:' .. pos, 'r:' .. pos)
 ";
 
 /// Reads the turns of responses by id, in order, nil for those the tenant
@@ -176,10 +177,13 @@ return removed
 const TURNS: &str = r"#!lua flags=no-writes
 local reply = {}
 for i = 2, #ARGV do
-  local conversation = redis.call('HGET', KEYS[1], 'i:' .. ARGV[i])
   local turn = false
+  local conversation = redis.call('HGET', KEYS[1], 'i:' .. ARGV[i])
   if conversation then
-    turn = redis.call('HGET', ARGV[1] .. conversation, 't:' .. ARGV[i])
+    local key = ARGV[1] .. conversation
+    local place = redis.call('HGET', key, 'n:' .. ARGV[i])
+    local pos = place and string.match(place, '^(%d+) ')
+    if pos then turn = redis.call('HGET', key, 't:' .. pos) end
   end
   reply[i - 1] = turn
 end
@@ -198,8 +202,8 @@ local index, stem, id = KEYS[1], ARGV[1], ARGV[2]
 local conversation = redis.call('HGET', index, 'i:' .. id)
 if not conversation then return false end
 local key = stem .. conversation
-local own = redis.call('HMGET', key, 'n:' .. id, 't:' .. id)
-if not own[1] or not own[2] then return false end
+local own = redis.call('HGET', key, 'n:' .. id)
+if not own then return false end
 
 local function place(value)
   local pos, start, up = string.match(value, '^(%d+) (%d+) (.*)$')
@@ -214,24 +218,25 @@ local function corrupt(at)
     ' cannot be read at response ' .. at)
 end
 
-local pos, start, up = place(own[1])
+-- The runs of ancestors, newest first, each a first slot and its ids.
+local pos, start, up = place(own)
 if not pos then return corrupt(id) end
 local expected = id
 local runs = {}
 local lead = nil
 while true do
-  local run = {}
+  local ids = {}
   for first = start, pos, 512 do
     local fields = {}
     for p = first, math.min(first + 511, pos) do fields[#fields + 1] = 'i:' .. p end
-    local slots = redis.call('HMGET', key, unpack(fields))
-    for j = 1, #slots do
-      if not slots[j] then return corrupt(expected) end
-      run[#run + 1] = slots[j]
+    local got = redis.call('HMGET', key, unpack(fields))
+    for j = 1, #got do
+      if not got[j] then return corrupt(expected) end
+      ids[#ids + 1] = got[j]
     end
   end
-  if string.sub(run[#run], 2) ~= expected then return corrupt(expected) end
-  runs[#runs + 1] = run
+  if ids[#ids] ~= expected then return corrupt(expected) end
+  runs[#runs + 1] = {start, ids}
   if up == '-' then break end
   local parent = string.sub(up, 2)
   local value = redis.call('HGET', key, 'n:' .. parent)
@@ -245,38 +250,39 @@ while true do
   pos, start, up, expected = ppos, pstart, pup, parent
 end
 
--- The slots oldest first: `+` and the id of a kept response, `-` and the
--- id of one gone.
-local slots = {}
-if lead then slots[1] = '-' .. lead end
+-- The ids oldest first, with the slot of each (none for a lead).
+local ids, slots = {}, {}
+if lead then ids[1] = lead; slots[1] = false end
 for r = #runs, 1, -1 do
-  local run = runs[r]
-  for j = 1, #run do slots[#slots + 1] = run[j] end
+  local first, run = runs[r][1], runs[r][2]
+  for j = 1, #run do
+    ids[#ids + 1] = run[j]
+    slots[#slots + 1] = first + j - 1
+  end
 end
-local ids = {}
-for j = 1, #slots do ids[j] = string.sub(slots[j], 2) end
 
 -- Turns from the newest back, up to the nearest missing one.
 local turns = {}
-local i = #slots
-local gone = false
-while i >= 1 and not gone do
+local i = #ids
+while i >= 1 do
   local low = math.max(1, i - 511)
   local fields = {}
   for j = i, low, -1 do
-    if string.sub(slots[j], 1, 1) ~= '+' then break end
-    fields[#fields + 1] = 't:' .. ids[j]
+    if not slots[j] then break end
+    fields[#fields + 1] = 't:' .. slots[j]
   end
-  if #fields > 0 then
-    local values = redis.call('HMGET', key, unpack(fields))
-    for j = 1, #fields do
-      if not values[j] then break end
-      turns[#turns + 1] = values[j]
-    end
+  local values = {}
+  if #fields > 0 then values = redis.call('HMGET', key, unpack(fields)) end
+  local found = 0
+  for j = 1, #fields do
+    if not values[j] then break end
+    turns[#turns + 1] = values[j]
+    found = found + 1
   end
-  if #turns < #slots - low + 1 then gone = true end
+  if found < i - low + 1 then break end
   i = low - 1
 end
+if #turns == 0 then return false end
 
 local reply = {tostring(#ids)}
 for j = 1, #ids do reply[#reply + 1] = ids[j] end
