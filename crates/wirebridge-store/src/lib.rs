@@ -240,3 +240,38 @@ pub trait ResponseStore: Send + Sync + 'static {
         ids: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(id: &str) -> StoredTurn {
+        StoredTurn {
+            id: id.to_owned(),
+            input: "[]".to_owned(),
+            output: "[]".to_owned(),
+        }
+    }
+
+    fn chain(ids: &[&str], turns: &[&str], missing: Option<&str>) -> Chain {
+        Chain {
+            ids: ids.iter().map(|id| (*id).to_owned()).collect(),
+            turns: turns.iter().map(|id| turn(id)).collect(),
+            missing: missing.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_chain_is_completed_by_its_missing_ancestor_s_chain() {
+        let recent = chain(&["x", "b", "c"], &["c"], Some("b"));
+        let earlier = chain(&["m", "a", "b"], &["a", "b"], Some("m"));
+        assert_eq!(
+            recent.after(earlier),
+            chain(&["m", "a", "b", "c"], &["a", "b", "c"], Some("m"))
+        );
+        // The chain of another response changes nothing.
+        let recent = chain(&["b", "c"], &["c"], Some("b"));
+        let other = chain(&["a"], &["a"], None);
+        assert_eq!(recent.clone().after(other), recent);
+    }
+}

@@ -116,7 +116,7 @@ impl MemoryStore {
     pub const DEFAULT_MAX_BYTES_PER_TENANT: usize = Self::DEFAULT_MAX_BYTES / 4;
     /// The default bound on the number of tenants holding records: 1,000.
     pub const DEFAULT_MAX_TENANTS: usize = 1_000;
-    /// The default time a record lives: 30 days.
+    /// The default time a conversation lives after its latest save: 30 days.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
     /// An empty store with the default bounds.

@@ -101,7 +101,7 @@ struct Scripts {
 impl RedisStore {
     /// The default key prefix.
     pub const DEFAULT_PREFIX: &'static str = "wirebridge:resp";
-    /// The default time a record lives: 30 days.
+    /// The default time a conversation lives after its latest save: 30 days.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
     /// The default bound on connecting, on each server reply, and on each
     /// store operation as a whole: 2 seconds.
@@ -146,9 +146,9 @@ impl RedisStore {
         self
     }
 
-    /// Has the server forget each record `ttl` after it was saved or last
-    /// continued: rounded up to whole seconds, at least 1 s, at most
-    /// [`MAX_TTL`](Self::MAX_TTL).
+    /// Has the server forget each conversation, with all its responses,
+    /// `ttl` after its latest save: rounded up to whole seconds, at least
+    /// 1 s, at most [`MAX_TTL`](Self::MAX_TTL).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self

@@ -194,4 +194,43 @@ mod tests {
         assert_eq!(chain.turns.len(), 10_000);
         assert_eq!(chain.turns[0].id, format!("resp_{:032x}", 0));
     }
+
+    /// A connection continuing a conversation another one stored: the
+    /// cache holds the new turns, the store the earlier ones, and the
+    /// conversation is read whole from both.
+    #[tokio::test]
+    async fn a_cached_conversation_is_completed_from_the_store() {
+        let store: Arc<dyn ResponseStore> = Arc::new(MemoryStore::new());
+        let elsewhere = Stateful::new(Arc::clone(&store));
+        let here = Stateful::cached(Some(store), Arc::new(WebSocketSettings::new().cache()));
+        let ids: Vec<String> = (0..4).map(|n| format!("resp_{n:032x}")).collect();
+        for n in 0..4 {
+            let record = codex_turn(n, n.checked_sub(1).map(|p| ids[p].clone()));
+            // The first two stored by another connection, the others only
+            // cached here.
+            let (stateful, store) = if n < 2 {
+                (&elsewhere, true)
+            } else {
+                (&here, false)
+            };
+            assert!(stateful.save_record("t", Record::new(record, store)).await);
+        }
+        let resolved = here
+            .resolve("t", Some(&ids[3]), &[], MissingHistory::Refuse)
+            .await
+            .unwrap_or_else(|_| panic!("refused"));
+        let chain = resolved.chain().unwrap();
+        assert!(chain.is_complete());
+        assert_eq!(chain.ids, ids);
+        let turns: Vec<&str> = chain.turns.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(turns, ids);
+        // What neither has is named missing.
+        assert!(here.store().unwrap().delete("t", &ids[0]).await.unwrap());
+        let resolved = here
+            .resolve("t", Some(&ids[3]), &[], MissingHistory::Continue)
+            .await
+            .unwrap_or_else(|_| panic!("refused"));
+        assert_eq!(resolved.missing(), Some(ids[0].as_str()));
+        assert_eq!(resolved.chain().unwrap().turns.len(), 3);
+    }
 }
