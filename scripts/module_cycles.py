@@ -115,7 +115,11 @@ def check(src: Path) -> list:
         for cycle in cycles(graph):
             name = "::".join(parent) or "crate"
             steps = " -> ".join(cycle + [cycle[0]])
-            detail = "; ".join(where[(cycle[i], cycle[(i + 1) % len(cycle)])] for i in range(len(cycle)))
+            # The members of a strongly connected component, not always a
+            # path: every edge among them is named.
+            members = set(cycle)
+            detail = "; ".join(f"{a} -> {b} at {at}" for (a, b), at in sorted(where.items())
+                               if a in members and b in members)
             problems.append(f"{src}: modules of {name} import in a circle: {steps} ({detail})")
     return problems
 

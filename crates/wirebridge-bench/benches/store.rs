@@ -3,7 +3,7 @@
 //! output items (all a continuation reads), at depths 1, 50 and 500.
 //!
 //! Each depth is measured for the current shape (`ResponseStore::chain`:
-//! each item kept once, every response listing its ancestors, one read
+//! each item kept once, each response in its conversation, one read
 //! whatever the depth) and, as the baseline in the same run, for the
 //! previous shape, rebuilt here (`store/previous.rs`): one record per
 //! response with its input, output and whole ~20 KB `Response` object,

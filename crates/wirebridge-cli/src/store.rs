@@ -55,7 +55,8 @@ pub async fn open(
             store: Some(Arc::new(
                 MemoryStore::new()
                     .max_entries_per_tenant(state.tenant_max_entries)
-                    .max_bytes_per_tenant(state.tenant_max_bytes),
+                    .max_bytes_per_tenant(state.tenant_max_bytes)
+                    .max_tenants(state.max_tenants),
             )),
             redis: None,
         }),

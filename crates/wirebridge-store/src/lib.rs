@@ -3,16 +3,19 @@
 //! Completions server.
 //!
 //! A store keeps, per tenant, each finished response with the input items of
-//! its turn, its output items, and the ids of the responses it continues
-//! (its ancestors, oldest first): every item is kept once, and a
-//! continuation is read back in one go, whatever its depth. Two branches
-//! from one parent each see only their own history. A [`Chain`] whose
-//! ancestor has gone (expired, evicted, deleted) says which one, so a
-//! conversation is never silently shortened.
+//! its turn, its output items, and the id of the response it continues (its
+//! parent): every item is kept once, and what a response keeps does not
+//! grow with the depth of its conversation. The responses of one
+//! conversation are kept together, in the order they were saved, so that a
+//! continuation is read back in one go whatever its depth, and a save costs
+//! the same at any depth. Two branches from one parent each see only their
+//! own history. A [`Chain`] whose ancestor has gone (expired, evicted,
+//! deleted) says which one, so a conversation is never silently shortened.
 //!
 //! Two backends:
-//! - [`MemoryStore`], the default: in this process, bounded by entry count
-//!   and bytes, with a TTL; lost on restart and private to one process.
+//! - [`MemoryStore`], the default: in this process, bounded by entry count,
+//!   bytes and tenants, with a TTL; lost on restart and private to one
+//!   process.
 //! - `RedisStore` (cargo feature `redis`): on a Redis 7 or Valkey server or
 //!   a Redis Cluster, over TCP, TLS or a Unix socket, shared by every bridge
 //!   replica using it and kept across restarts, one tenant's records in one
@@ -46,17 +49,14 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Every item is kept once: the turn's own input items (not the history
 /// before them) and its output items, each in the record of the response
 /// that brought them; the `response` object is kept without its output,
-/// which `output` holds.
+/// which `output` holds. The conversation before it is named by `parent`
+/// alone: the store finds the rest from there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResponse {
     /// The response id (`resp_…`).
     pub id: String,
     /// The response this one continued (`previous_response_id`).
     pub parent: Option<String>,
-    /// Every earlier response of the conversation, oldest first, the parent
-    /// last (empty when it continued nothing): what lets a continuation be
-    /// read back in one go, whatever its depth.
-    pub ancestors: Vec<String>,
     /// Unix seconds.
     pub created_at: u64,
     /// The input items of this turn only, as a JSON array (the items the
@@ -74,25 +74,17 @@ impl StoredResponse {
     pub fn size(&self) -> usize {
         self.id.len()
             + self.parent.as_ref().map_or(0, String::len)
-            + self.ancestors.iter().map(|a| a.len() + 1).sum::<usize>()
             + self.input.len()
             + self.output.len()
             + self.response.len()
     }
 
-    /// Why the record cannot be kept as it stands, if so: its `parent` must
-    /// be the last of its `ancestors` (both absent, or the same id), and it
-    /// cannot be its own ancestor.
+    /// Why the record cannot be kept as it stands, if so: a response cannot
+    /// continue itself.
     pub fn check(&self) -> Result<(), StoreError> {
-        if self.parent.as_deref() != self.ancestors.last().map(String::as_str) {
+        if self.parent.as_deref() == Some(self.id.as_str()) {
             return Err(StoreError::NotKept(format!(
-                "response {}: its parent is not the last of its ancestors",
-                self.id
-            )));
-        }
-        if self.ancestors.contains(&self.id) {
-            return Err(StoreError::NotKept(format!(
-                "response {} lists itself among its ancestors",
+                "response {} names itself as the response it continues",
                 self.id
             )));
         }
@@ -124,9 +116,9 @@ pub struct StoredTurn {
 /// A stored conversation, as [`ResponseStore::chain`] finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chain {
-    /// Every response of the conversation by id, oldest first, the one asked
-    /// for last, whether found or not: the `ancestors` of a response that
-    /// continues it.
+    /// The responses of the conversation by id, oldest first, the one asked
+    /// for last, whether found or not: as far back as the store knows them
+    /// (at least to the nearest missing one).
     pub ids: Vec<String>,
     /// The turns found, oldest first; the last is the response asked for.
     /// When an ancestor is missing, only the turns after it.
@@ -144,24 +136,34 @@ impl Chain {
         self.missing.is_none()
     }
 
-    /// The chain of `id` from its ancestors' turns as found (`None` where
-    /// missing), oldest first, and its own turn.
-    pub fn assemble(
-        ancestors: &[String],
-        found: Vec<Option<StoredTurn>>,
-        own: StoredTurn,
-    ) -> Chain {
-        let mut ids: Vec<String> = ancestors.to_vec();
-        ids.push(own.id.clone());
-        let nearest_missing = found.iter().rposition(Option::is_none);
-        let missing = nearest_missing.map(|i| ancestors[i].clone());
-        let start = nearest_missing.map_or(0, |i| i + 1);
-        let mut turns: Vec<StoredTurn> = found.into_iter().skip(start).flatten().collect();
-        turns.push(own);
-        Chain {
+    /// This chain with its missing ancestor's own chain, `earlier`, put in
+    /// front of it: what a cache that lacks the older part of a conversation
+    /// completes it with from another store. `earlier` must be the chain of
+    /// [`missing`](Self::missing); the result is missing what `earlier` is.
+    pub fn after(self, earlier: Chain) -> Chain {
+        let Chain {
             ids,
             turns,
             missing,
+            ..
+        } = self;
+        if missing.as_deref() != earlier.ids.last().map(String::as_str) {
+            return Chain {
+                ids,
+                turns,
+                missing,
+            };
+        }
+        // The ids after the missing one are those of the turns found.
+        let kept = ids.len().saturating_sub(turns.len());
+        let mut joined = earlier.ids;
+        joined.extend(ids.into_iter().skip(kept));
+        let mut all = earlier.turns;
+        all.extend(turns);
+        Chain {
+            ids: joined,
+            turns: all,
+            missing: earlier.missing,
         }
     }
 }
@@ -189,6 +191,13 @@ pub trait ResponseStore: Send + Sync + 'static {
     /// Saves a finished response, replacing one with the same id (saving the
     /// same record again changes nothing).
     ///
+    /// A response whose parent the tenant has joins the parent's
+    /// conversation and renews it: the conversation, all its responses and
+    /// branches, expires a TTL after its latest save. A save does the same
+    /// work at any depth. A parent the tenant does not have (never saved,
+    /// or gone) makes the response the start of a conversation of its own,
+    /// whose [`chain`](Self::chain) names the parent missing.
+    ///
     /// `Ok` means it was kept. A record the store will not keep is an error,
     /// [`StoreError::NotKept`], never a silent `Ok`: a later
     /// `previous_response_id` naming it would find nothing.
@@ -212,11 +221,12 @@ pub trait ResponseStore: Send + Sync + 'static {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
-    /// The conversation ending at `id`: the turns of its
-    /// [`ancestors`](StoredResponse::ancestors) and its own, read in a
-    /// bounded number of round trips whatever its depth; `None` if the
-    /// tenant has no response `id`. An ancestor the tenant no longer has
-    /// (expired, evicted or deleted) is named in [`Chain::missing`].
+    /// The conversation ending at `id`: the turns of the responses it
+    /// continues, found from its [`parent`](StoredResponse::parent) back to
+    /// the first, and its own, read in one round trip whatever its depth;
+    /// `None` if the tenant has no response `id`. An ancestor the tenant no
+    /// longer has (expired, evicted or deleted) is named in
+    /// [`Chain::missing`].
     fn chain<'a>(
         &'a self,
         tenant: &'a str,
@@ -230,4 +240,39 @@ pub trait ResponseStore: Send + Sync + 'static {
         tenant: &'a str,
         ids: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(id: &str) -> StoredTurn {
+        StoredTurn {
+            id: id.to_owned(),
+            input: "[]".to_owned(),
+            output: "[]".to_owned(),
+        }
+    }
+
+    fn chain(ids: &[&str], turns: &[&str], missing: Option<&str>) -> Chain {
+        Chain {
+            ids: ids.iter().map(|id| (*id).to_owned()).collect(),
+            turns: turns.iter().map(|id| turn(id)).collect(),
+            missing: missing.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_chain_is_completed_by_its_missing_ancestor_s_chain() {
+        let recent = chain(&["x", "b", "c"], &["c"], Some("b"));
+        let earlier = chain(&["m", "a", "b"], &["a", "b"], Some("m"));
+        assert_eq!(
+            recent.after(earlier),
+            chain(&["m", "a", "b", "c"], &["a", "b", "c"], Some("m"))
+        );
+        // The chain of another response changes nothing.
+        let recent = chain(&["b", "c"], &["c"], Some("b"));
+        let other = chain(&["a"], &["a"], None);
+        assert_eq!(recent.clone().after(other), recent);
+    }
 }

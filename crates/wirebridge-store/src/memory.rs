@@ -16,32 +16,50 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 ///
 /// Bounded, all configurable:
 /// - at most [`max_entries`](Self::max_entries) records (default
-///   [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES), 10,000);
+///   [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES), 100,000);
 /// - at most [`max_bytes`](Self::max_bytes) bytes, counted by
 ///   [`StoredResponse::size`] (default
 ///   [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES), 256 MiB);
 /// - per tenant, at most
 ///   [`max_entries_per_tenant`](Self::max_entries_per_tenant) records
 ///   (default [`DEFAULT_MAX_ENTRIES_PER_TENANT`](Self::DEFAULT_MAX_ENTRIES_PER_TENANT),
-///   2,500) and [`max_bytes_per_tenant`](Self::max_bytes_per_tenant) bytes
+///   25,000) and [`max_bytes_per_tenant`](Self::max_bytes_per_tenant) bytes
 ///   (default [`DEFAULT_MAX_BYTES_PER_TENANT`](Self::DEFAULT_MAX_BYTES_PER_TENANT),
 ///   64 MiB): a quarter of the default bounds, so one credential cannot fill
 ///   the store alone;
-/// - each record lives [`ttl`](Self::ttl) after it was saved, or after the
-///   last save of a response continuing it (default
-///   [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the Responses API
-///   keeps a stored response).
+/// - at most [`max_tenants`](Self::max_tenants) tenants holding records
+///   (default [`DEFAULT_MAX_TENANTS`](Self::DEFAULT_MAX_TENANTS), 1,000);
+/// - each conversation lives [`ttl`](Self::ttl) after its latest save
+///   (default [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days, as long as the
+///   Responses API keeps a stored response).
 ///
-/// When a save takes its tenant over the quota, that tenant's oldest records
-/// are evicted, never another tenant's; when it takes the store over a global
-/// bound, the oldest records of all tenants are evicted first. An expired
-/// record is invisible at once and its memory is reclaimed on the next access
-/// (there is no background task). A record larger than `max_bytes` or
-/// `max_bytes_per_tenant` on its own is not kept: its save fails with
-/// [`StoreError::NotKept`] and changes nothing. Saving an id again replaces
-/// the record and makes it the newest; saving a continuation makes its
-/// ancestors the newest but for it, so the conversations in use are the last
-/// evicted and expire together.
+/// A response is kept with its own items and the id of its parent, in its
+/// parent's conversation: the conversation keeps its responses in the order
+/// they were saved, each pointing at its parent's place, so saving a turn
+/// costs the same at any depth and a chain is read by following the
+/// pointers back. Saving a response renews its whole conversation (every
+/// branch of it): a conversation expires, and is evicted last, as a whole.
+///
+/// Eviction never takes the record being saved, nor a record of a tenant
+/// that is not over its share:
+/// - a save that takes its tenant over its quota evicts that tenant's
+///   oldest records, never another tenant's;
+/// - a new tenant beyond `max_tenants` evicts the tenant that saved least
+///   recently, all its records at once (a new credential is never refused
+///   for it);
+/// - a save that takes the store over a global bound evicts the oldest
+///   records of the tenant holding the most (bytes or records, whichever is
+///   over): a tenant over its fair share of the bound (the bound divided
+///   by the tenants holding records), since the store as a whole is over.
+///   Tenants that each keep to their quota can therefore fill the store
+///   without evicting a tenant that holds less than they do.
+///
+/// A tenant's oldest records are the first saved of its least recently
+/// saved conversation. An expired conversation is invisible at once and its
+/// memory is reclaimed on the next access (there is no background task). A
+/// record larger than `max_bytes` or `max_bytes_per_tenant` on its own is
+/// not kept: its save fails with [`StoreError::NotKept`] and changes
+/// nothing. Saving an id again replaces the record.
 ///
 /// Records are lost when the process exits, and each process has its own:
 /// several bridge replicas behind a load balancer need a shared store such as
@@ -58,7 +76,6 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// let first = StoredResponse {
 ///     id: "resp_1".into(),
 ///     parent: None,
-///     ancestors: vec![],
 ///     created_at: 1_700_000_000,
 ///     input: r#"[{"role":"user","content":"Hi"}]"#.into(),
 ///     output: r#"[{"type":"message","role":"assistant","content":[]}]"#.into(),
@@ -67,7 +84,6 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// let second = StoredResponse {
 ///     id: "resp_2".into(),
 ///     parent: Some("resp_1".into()),
-///     ancestors: vec!["resp_1".into()],
 ///     ..first.clone()
 /// };
 /// store.save(&tenant, first).await?;
@@ -88,17 +104,19 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
-    /// The default bound on the number of records: 10,000.
-    pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+    /// The default bound on the number of records: 100,000.
+    pub const DEFAULT_MAX_ENTRIES: usize = 100_000;
     /// The default bound on the bytes of all records: 256 MiB.
     pub const DEFAULT_MAX_BYTES: usize = 256 << 20;
-    /// The default bound on one tenant's records: 2,500, a quarter of
+    /// The default bound on one tenant's records: 25,000, a quarter of
     /// [`DEFAULT_MAX_ENTRIES`](Self::DEFAULT_MAX_ENTRIES).
     pub const DEFAULT_MAX_ENTRIES_PER_TENANT: usize = Self::DEFAULT_MAX_ENTRIES / 4;
     /// The default bound on the bytes of one tenant's records: 64 MiB, a
     /// quarter of [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES).
     pub const DEFAULT_MAX_BYTES_PER_TENANT: usize = Self::DEFAULT_MAX_BYTES / 4;
-    /// The default time a record lives: 30 days.
+    /// The default bound on the number of tenants holding records: 1,000.
+    pub const DEFAULT_MAX_TENANTS: usize = 1_000;
+    /// The default time a conversation lives after its latest save: 30 days.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 
     /// An empty store with the default bounds.
@@ -109,6 +127,7 @@ impl MemoryStore {
                 max_bytes: Self::DEFAULT_MAX_BYTES,
                 max_entries_per_tenant: Self::DEFAULT_MAX_ENTRIES_PER_TENANT,
                 max_bytes_per_tenant: Self::DEFAULT_MAX_BYTES_PER_TENANT,
+                max_tenants: Self::DEFAULT_MAX_TENANTS,
                 ttl: Self::DEFAULT_TTL,
             },
             clock: Arc::new(Instant::now),
@@ -148,7 +167,15 @@ impl MemoryStore {
         self
     }
 
-    /// Forgets each record `ttl` after it was saved or last continued.
+    /// Keeps the records of at most `n` tenants (0 keeps none): a new
+    /// tenant beyond it evicts the tenant that saved least recently, with
+    /// all its records.
+    pub fn max_tenants(mut self, n: usize) -> Self {
+        self.limits.max_tenants = n;
+        self
+    }
+
+    /// Forgets each conversation `ttl` after its latest save.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.limits.ttl = ttl;
         self
@@ -165,6 +192,14 @@ impl MemoryStore {
     pub fn len(&self) -> usize {
         let now = (self.clock)();
         self.lock().live(now).0
+    }
+
+    /// The number of tenants holding live records.
+    pub fn tenants(&self) -> usize {
+        let now = (self.clock)();
+        let mut table = self.lock();
+        table.live(now);
+        table.tenants()
     }
 
     /// Whether no live record is held.
@@ -201,6 +236,7 @@ impl fmt::Debug for MemoryStore {
                 &self.limits.max_entries_per_tenant,
             )
             .field("max_bytes_per_tenant", &self.limits.max_bytes_per_tenant)
+            .field("max_tenants", &self.limits.max_tenants)
             .field("ttl", &self.limits.ttl)
             .finish_non_exhaustive()
     }
@@ -251,16 +287,7 @@ impl ResponseStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
         Box::pin(async move {
             let now = (self.clock)();
-            let mut table = self.lock();
-            let Some(last) = table.get(tenant, id, now) else {
-                return Ok(None);
-            };
-            let found = last
-                .ancestors
-                .iter()
-                .map(|ancestor| table.turn(tenant, ancestor, now))
-                .collect();
-            Ok(Some(Chain::assemble(&last.ancestors, found, last.turn())))
+            Ok(self.lock().chain(tenant, id, now))
         })
     }
 
@@ -271,7 +298,7 @@ impl ResponseStore for MemoryStore {
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>> {
         Box::pin(async move {
             let now = (self.clock)();
-            let mut table = self.lock();
+            let table = self.lock();
             Ok(ids.iter().map(|id| table.turn(tenant, id, now)).collect())
         })
     }

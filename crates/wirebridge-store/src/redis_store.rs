@@ -18,7 +18,7 @@ use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind};
 use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
 pub use builder::RedisStoreBuilder;
 use connection::Connection;
-use keys::{Part, TenantKeys};
+use keys::TenantKeys;
 use scripts::Lua;
 
 /// Keeps responses on a Redis 7 or Valkey server, or a Redis Cluster.
@@ -41,27 +41,32 @@ use scripts::Lua;
 ///
 /// # Layout
 ///
-/// Each response is three string values, compact JSON, under
-/// `{prefix}:{<tenant>}:r:<id>` (the response object and its metadata),
-/// `…:t:<id>` (its turn's input and output items) and `…:a:<id>` (the ids
-/// of the responses it continues). The prefix is
+/// Per tenant, two kinds of hashes, compact JSON in their values:
+/// `{prefix}:{<tenant>}:x`, the tenant's index (which conversation holds
+/// each response), and `{prefix}:{<tenant>}:c:<n>`, one per conversation:
+/// each response's turn (its input and output items), its envelope (the
+/// response object and its metadata) and its place in the conversation (its
+/// slot, in the order responses were saved, and where the run of ancestors
+/// leading to it starts). The prefix is
 /// [`DEFAULT_PREFIX`](Self::DEFAULT_PREFIX) unless [`prefix`](Self::prefix)
 /// says otherwise; the tenant, in braces, is a Redis Cluster hash tag, so one
 /// tenant's keys share a slot.
 ///
-/// Items are stored once: a turn holds only the items it brought, and
-/// reading a conversation of any depth is one `EVALSHA` of a script that
-/// reads the ancestor list and then every turn with `MGET`. A save is one
-/// script too: it writes the three values with `SET … EX`, so the server
-/// forgets them after the [`ttl`](Self::ttl) (default
-/// [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days), and renews the TTL of the
-/// response's ancestors, so a conversation in use expires as a whole. Saving
-/// the same response again writes the same keys: a retried save duplicates
-/// nothing. Eviction under memory pressure is the server's
-/// (`maxmemory-policy`, e.g. `volatile-ttl`): a read that finds an ancestor
-/// evicted names it in [`Chain::missing`]. A save the server refuses for
-/// want of memory (`noeviction`) fails with [`StoreError::NotKept`] and
-/// writes nothing.
+/// Items are stored once, and what a response keeps does not grow with its
+/// depth. Every operation is one `EVALSHA` of a script. A save writes the
+/// response into its parent's conversation (or starts one) and renews the
+/// conversation and the index with the [`ttl`](Self::ttl) (default
+/// [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days): the same few commands at any
+/// depth, and a conversation in use, every branch of it, expires as a whole
+/// a TTL after its latest save. Reading a conversation of any depth reads
+/// the ids of each run of ancestors, then the turns, with `HMGET`s, in the
+/// same script. Saving the same response again replaces it in place: a
+/// retried save duplicates nothing. Eviction under memory pressure is the
+/// server's (`maxmemory-policy`, e.g. `volatile-ttl`) and takes a whole
+/// conversation: a read then finds the response gone, or names its missing
+/// ancestor in [`Chain::missing`]. A save the server refuses for want of
+/// memory (`noeviction`) fails with [`StoreError::NotKept`] and writes
+/// nothing.
 ///
 /// # Failures
 ///
@@ -87,13 +92,16 @@ pub struct RedisStore {
 
 struct Scripts {
     save: Lua,
+    get: Lua,
+    delete: Lua,
+    turns: Lua,
     chain: Lua,
 }
 
 impl RedisStore {
     /// The default key prefix.
     pub const DEFAULT_PREFIX: &'static str = "wirebridge:resp";
-    /// The default time a record lives: 30 days.
+    /// The default time a conversation lives after its latest save: 30 days.
     pub const DEFAULT_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
     /// The default bound on connecting, on each server reply, and on each
     /// store operation as a whole: 2 seconds.
@@ -138,9 +146,9 @@ impl RedisStore {
         self
     }
 
-    /// Has the server forget each record `ttl` after it was saved or last
-    /// continued: rounded up to whole seconds, at least 1 s, at most
-    /// [`MAX_TTL`](Self::MAX_TTL).
+    /// Has the server forget each conversation, with all its responses,
+    /// `ttl` after its latest save: rounded up to whole seconds, at least
+    /// 1 s, at most [`MAX_TTL`](Self::MAX_TTL).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
@@ -245,11 +253,6 @@ impl From<RedisConfigError> for StoreError {
     }
 }
 
-/// The three keys of response `id`: envelope, turn, ancestors.
-fn record_keys(keys: &TenantKeys, id: &str) -> [String; 3] {
-    [Part::Envelope, Part::Turn, Part::Ancestors].map(|part| keys.key(part, id))
-}
-
 impl ResponseStore for RedisStore {
     fn save<'a>(
         &'a self,
@@ -261,18 +264,20 @@ impl ResponseStore for RedisStore {
             let encoded = record::encode(&response)?;
             let keys = self.keys(tenant);
             let ttl = ttl_seconds(self.ttl).to_string();
-            let base = keys.base();
-            let mut args: Vec<&[u8]> = Vec::with_capacity(5 + response.ancestors.len());
-            args.extend([
+            let parent = match &response.parent {
+                Some(parent) => format!("+{parent}"),
+                None => "-".to_owned(),
+            };
+            let stem = keys.conversations();
+            let args: [&[u8]; 6] = [
                 ttl.as_bytes(),
-                &encoded.envelope,
+                response.id.as_bytes(),
+                parent.as_bytes(),
                 &encoded.turn,
-                &encoded.ancestors,
-                base.as_bytes(),
-            ]);
-            args.extend(response.ancestors.iter().map(String::as_bytes));
-            let record_keys = record_keys(&keys, &response.id);
-            self.run::<()>(&self.scripts.save, &record_keys, &args)
+                &encoded.envelope,
+                stem.as_bytes(),
+            ];
+            self.run::<()>(&self.scripts.save, &[keys.index()], &args)
                 .await
         })
     }
@@ -283,18 +288,22 @@ impl ResponseStore for RedisStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<StoredResponse>, StoreError>> {
         Box::pin(async move {
-            let mut cmd = redis::cmd("MGET");
-            cmd.arg(&record_keys(&self.keys(tenant), id));
-            let values: Vec<Option<Vec<u8>>> = self.query(&cmd).await?;
-            match values.as_slice() {
-                [Some(envelope), Some(turn), Some(ancestors)] => {
-                    record::decode(id, envelope, turn, ancestors).map(Some)
-                }
-                // Gone, or partly evicted by the server: not a response any
-                // more either way.
-                [_, _, _] => Ok(None),
-                other => Err(StoreError::Corrupt(format!(
-                    "MGET of 3 keys answered {} values",
+            let keys = self.keys(tenant);
+            let stem = keys.conversations();
+            let values: Option<Vec<Option<Vec<u8>>>> = self
+                .run(
+                    &self.scripts.get,
+                    &[keys.index()],
+                    &[id.as_bytes(), stem.as_bytes()],
+                )
+                .await?;
+            match values.as_deref() {
+                None => Ok(None),
+                Some([Some(envelope), Some(turn)]) => record::decode(id, envelope, turn).map(Some),
+                // Gone from its conversation, or the conversation gone.
+                Some([_, _]) => Ok(None),
+                Some(other) => Err(StoreError::Corrupt(format!(
+                    "reading response {id} answered {} values",
                     other.len()
                 ))),
             }
@@ -307,9 +316,16 @@ impl ResponseStore for RedisStore {
         id: &'a str,
     ) -> BoxFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
-            let mut cmd = redis::cmd("DEL");
-            cmd.arg(&record_keys(&self.keys(tenant), id));
-            Ok(self.query::<u64>(&cmd).await? > 0)
+            let keys = self.keys(tenant);
+            let stem = keys.conversations();
+            let removed: u64 = self
+                .run(
+                    &self.scripts.delete,
+                    &[keys.index()],
+                    &[id.as_bytes(), stem.as_bytes()],
+                )
+                .await?;
+            Ok(removed > 0)
         })
     }
 
@@ -320,39 +336,15 @@ impl ResponseStore for RedisStore {
     ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
         Box::pin(async move {
             let keys = self.keys(tenant);
-            let script_keys = [keys.key(Part::Ancestors, id), keys.key(Part::Turn, id)];
-            let stem = keys.stem(Part::Turn);
-            let reply: Option<Vec<Option<Vec<u8>>>> = self
-                .run(&self.scripts.chain, &script_keys, &[stem.as_bytes()])
+            let stem = keys.conversations();
+            let reply: Option<Vec<Vec<u8>>> = self
+                .run(
+                    &self.scripts.chain,
+                    &[keys.index()],
+                    &[stem.as_bytes(), id.as_bytes()],
+                )
                 .await?;
-            let Some(reply) = reply else {
-                return Ok(None);
-            };
-            let mut values = reply.into_iter();
-            let (Some(Some(ancestors)), Some(Some(own))) = (values.next(), values.next()) else {
-                return Err(StoreError::Corrupt(format!(
-                    "response {id}: the chain script answered without its turn"
-                )));
-            };
-            let ancestors = record::decode_ancestors(id, &ancestors)?;
-            if values.len() != ancestors.len() {
-                return Err(StoreError::Corrupt(format!(
-                    "response {id}: {} ancestors, {} turns read",
-                    ancestors.len(),
-                    values.len()
-                )));
-            }
-            let found = ancestors
-                .iter()
-                .zip(values)
-                .map(|(ancestor, value)| {
-                    value
-                        .map(|value| record::decode_turn(ancestor, &value))
-                        .transpose()
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let own = record::decode_turn(id, &own)?;
-            Ok(Some(Chain::assemble(&ancestors, found, own)))
+            reply.map(|reply| read_chain(id, reply)).transpose()
         })
     }
 
@@ -366,14 +358,16 @@ impl ResponseStore for RedisStore {
                 return Ok(Vec::new());
             }
             let keys = self.keys(tenant);
-            let mut cmd = redis::cmd("MGET");
-            for id in ids {
-                cmd.arg(keys.key(Part::Turn, id));
-            }
-            let values: Vec<Option<Vec<u8>>> = self.query(&cmd).await?;
+            let stem = keys.conversations();
+            let mut args: Vec<&[u8]> = Vec::with_capacity(1 + ids.len());
+            args.push(stem.as_bytes());
+            args.extend(ids.iter().map(String::as_bytes));
+            let values: Vec<Option<Vec<u8>>> = self
+                .run(&self.scripts.turns, &[keys.index()], &args)
+                .await?;
             if values.len() != ids.len() {
                 return Err(StoreError::Corrupt(format!(
-                    "MGET of {} keys answered {} values",
+                    "{} turns asked for, {} read",
                     ids.len(),
                     values.len()
                 )));
@@ -386,19 +380,52 @@ impl ResponseStore for RedisStore {
     }
 }
 
-/// The `EX` argument for `ttl`.
+/// The chain of `id` from the chain script's reply: the number of ids, the
+/// ids, then the turns after the nearest missing one.
+fn read_chain(id: &str, reply: Vec<Vec<u8>>) -> Result<Chain, StoreError> {
+    let corrupt =
+        |why: &str| StoreError::Corrupt(format!("the conversation of response {id}: {why}"));
+    let mut values = reply.into_iter();
+    let count = values
+        .next()
+        .and_then(|count| std::str::from_utf8(&count).ok()?.parse::<usize>().ok())
+        .ok_or_else(|| corrupt("no count of ids"))?;
+    let ids = values
+        .by_ref()
+        .take(count)
+        .map(|value| String::from_utf8(value).map_err(|_| corrupt("an id is not UTF-8")))
+        .collect::<Result<Vec<String>, _>>()?;
+    let turns: Vec<Vec<u8>> = values.collect();
+    if ids.len() != count || turns.is_empty() || turns.len() > count {
+        return Err(corrupt("the reply is cut short"));
+    }
+    let first = count - turns.len();
+    let turns = ids[first..]
+        .iter()
+        .zip(turns)
+        .map(|(id, value)| record::decode_turn(id, &value))
+        .collect::<Result<Vec<_>, _>>()?;
+    let missing = first.checked_sub(1).map(|at| ids[at].clone());
+    Ok(Chain {
+        ids,
+        turns,
+        missing,
+    })
+}
+
 fn ttl_seconds(ttl: Duration) -> u64 {
     let ttl = ttl.min(RedisStore::MAX_TTL);
     let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);
     seconds.max(1)
 }
 
-/// A value of the wrong shape is a corrupt record; a write refused for want
+/// A value of the wrong shape, or a conversation the chain script cannot
+/// read (`CORRUPT`), is a corrupt record; a write refused for want
 /// of memory was not kept (Redis refuses only writes so); anything else means
 /// the store cannot serve now.
 fn store_error(e: RedisError) -> StoreError {
     if matches!(e.kind(), ErrorKind::UnexpectedReturnType | ErrorKind::Parse)
-        || e.code() == Some("WRONGTYPE")
+        || matches!(e.code(), Some("WRONGTYPE" | "CORRUPT"))
     {
         StoreError::Corrupt(e.to_string())
     } else if e.code() == Some("OOM") {

@@ -105,7 +105,7 @@ async fn evicts_the_oldest_beyond_max_bytes() {
 }
 
 #[tokio::test]
-async fn eviction_is_oldest_first_across_tenants() {
+async fn the_global_bound_evicts_from_the_tenant_holding_the_most() {
     let store = MemoryStore::new().max_entries(2);
     let (alice, bob) = (tenant("alice"), tenant("bob"));
     store.save(&alice, turn("r1", &[])).await.unwrap();
@@ -304,7 +304,7 @@ async fn a_tenant_beyond_its_byte_quota_evicts_only_its_own_records() {
 }
 
 #[tokio::test]
-async fn the_global_bound_still_evicts_oldest_first_across_tenants() {
+async fn the_global_bound_evicts_from_tenants_over_their_fair_share() {
     let store = MemoryStore::new()
         .max_entries(8)
         .max_bytes(10_000)
@@ -319,14 +319,21 @@ async fn the_global_bound_still_evicts_oldest_first_across_tenants() {
                 .unwrap();
         }
     }
-    // Twelve saved, none over its tenant's quota: the four oldest of all go.
+    // Twelve saved, none over its tenant's quota: each save over the bound
+    // of 8 evicts from the tenant holding the most (the least recently
+    // saving of a tie), never the oldest record of all.
     assert_eq!(store.len(), 8);
-    assert!(present(&store, &tenants[0], &["a1", "a2", "a3", "a4"])
-        .await
-        .is_empty());
+    assert_eq!(
+        present(&store, &tenants[0], &["a1", "a2", "a3", "a4"]).await,
+        ["a3", "a4"]
+    );
     assert_eq!(
         present(&store, &tenants[1], &["b1", "b2", "b3", "b4"]).await,
-        ["b1", "b2", "b3", "b4"]
+        ["b2", "b3", "b4"]
+    );
+    assert_eq!(
+        present(&store, &tenants[2], &["c1", "c2", "c3", "c4"]).await,
+        ["c2", "c3", "c4"]
     );
 
     let bytes = MemoryStore::new().max_bytes(500).max_bytes_per_tenant(400);
@@ -340,12 +347,64 @@ async fn the_global_bound_still_evicts_oldest_first_across_tenants() {
     assert!(present(&bytes, &tenants[0], &["a1"]).await.is_empty());
 }
 
+/// Five tenants each within their quota fill the store together: the one
+/// that holds little, and saved before them all, keeps its conversation.
+#[tokio::test]
+async fn tenants_within_their_quota_do_not_evict_a_tenant_holding_less() {
+    let store = MemoryStore::new()
+        .max_bytes(100_000)
+        .max_bytes_per_tenant(25_000);
+    let victim = tenant("victim");
+    store.save(&victim, turn("v1", &[])).await.unwrap();
+    store.save(&victim, turn("v2", &["v1"])).await.unwrap();
+    store
+        .save(&victim, turn("v3", &["v1", "v2"]))
+        .await
+        .unwrap();
+    for heavy in 0..5 {
+        let t = tenant(&format!("heavy-{heavy}"));
+        for n in 0..24 {
+            store
+                .save(&t, sized(&format!("h{heavy}-{n:02}"), 1_000))
+                .await
+                .unwrap();
+        }
+    }
+    assert!(store.bytes() <= 100_000, "{}", store.bytes());
+    let chain = store.chain(&victim, "v3").await.unwrap().expect("kept");
+    assert!(chain.is_complete(), "{chain:?}");
+    assert_eq!(chain.turns.len(), 3);
+}
+
+#[tokio::test]
+async fn a_new_tenant_beyond_max_tenants_evicts_the_least_recent_one_whole() {
+    let store = MemoryStore::new().max_tenants(3);
+    let [a, b, c, d] = ["a", "b", "c", "d"].map(tenant);
+    store.save(&a, turn("a1", &[])).await.unwrap();
+    store.save(&b, turn("b1", &[])).await.unwrap();
+    store.save(&b, turn("b2", &["b1"])).await.unwrap();
+    store.save(&c, turn("c1", &[])).await.unwrap();
+    // a saves again: b is now the least recent.
+    store.save(&a, turn("a2", &["a1"])).await.unwrap();
+    store.save(&d, turn("d1", &[])).await.unwrap();
+    assert_eq!(store.tenants(), 3);
+    assert!(present(&store, &b, &["b1", "b2"]).await.is_empty());
+    assert_eq!(present(&store, &a, &["a1", "a2"]).await, ["a1", "a2"]);
+    assert_eq!(present(&store, &c, &["c1"]).await, ["c1"]);
+    assert_eq!(present(&store, &d, &["d1"]).await, ["d1"]);
+    // Reading does not count as recent: c is next.
+    assert!(store.get(&c, "c1").await.unwrap().is_some());
+    store.save(&b, turn("b3", &[])).await.unwrap();
+    assert!(present(&store, &c, &["c1"]).await.is_empty());
+    assert_eq!(store.len(), 4);
+}
+
 #[tokio::test]
 async fn the_default_quota_keeps_one_tenant_from_filling_the_store() {
     let store = MemoryStore::new();
     let (heavy, quiet) = (tenant("heavy"), tenant("quiet"));
     store.save(&quiet, turn("q1", &[])).await.unwrap();
-    for n in 0..3_000 {
+    for n in 0..26_000 {
         store
             .save(&heavy, turn(&format!("h{n}"), &[]))
             .await
@@ -353,17 +412,19 @@ async fn the_default_quota_keeps_one_tenant_from_filling_the_store() {
     }
     assert_eq!(store.len(), 1 + MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT);
     assert_eq!(present(&store, &quiet, &["q1"]).await, ["q1"]);
-    assert_eq!(present(&store, &heavy, &["h499", "h500"]).await, ["h500"]);
+    assert_eq!(present(&store, &heavy, &["h999", "h1000"]).await, ["h1000"]);
 }
 
 #[test]
 fn defaults_are_documented_values() {
-    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES, 10_000);
+    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES, 100_000);
     assert_eq!(MemoryStore::DEFAULT_MAX_BYTES, 256 * 1024 * 1024);
-    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT, 2_500);
+    assert_eq!(MemoryStore::DEFAULT_MAX_ENTRIES_PER_TENANT, 25_000);
+    assert_eq!(MemoryStore::DEFAULT_MAX_TENANTS, 1_000);
     assert_eq!(MemoryStore::DEFAULT_MAX_BYTES_PER_TENANT, 64 * 1024 * 1024);
     assert_eq!(MemoryStore::DEFAULT_TTL, Duration::from_secs(30 * 86_400));
     let debug = format!("{:?}", MemoryStore::default());
-    assert!(debug.contains("max_entries: 10000"), "{debug}");
-    assert!(debug.contains("max_entries_per_tenant: 2500"), "{debug}");
+    assert!(debug.contains("max_entries: 100000"), "{debug}");
+    assert!(debug.contains("max_entries_per_tenant: 25000"), "{debug}");
+    assert!(debug.contains("max_tenants: 1000"), "{debug}");
 }

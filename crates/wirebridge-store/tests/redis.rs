@@ -65,6 +65,15 @@ async fn promptly<T>(what: &str, operation: impl Future<Output = T>) -> T {
     result
 }
 
+async fn hget(connection: &mut MultiplexedConnection, key: &str, field: &str) -> Option<String> {
+    redis::cmd("HGET")
+        .arg(key)
+        .arg(field)
+        .query_async(connection)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn keys_are_namespaced_by_prefix_and_tenant() {
     let (server, store) = fixture().await;
@@ -72,84 +81,102 @@ async fn keys_are_namespaced_by_prefix_and_tenant() {
     let alice = tenant("alice");
     store.save(&alice, turn("resp_1", &[])).await.unwrap();
     store
-        .save(&tenant_key(None), turn("resp_2", &[]))
+        .save(&alice, turn("resp_2", &["resp_1"]))
+        .await
+        .unwrap();
+    store
+        .save(&tenant_key(None), turn("resp_3", &[]))
         .await
         .unwrap();
     let mut connection = raw(&server).await;
     assert_eq!(
         keys(&mut connection, "test:ns:*").await,
         [
-            format!("test:ns:{{{alice}}}:a:resp_1"),
-            format!("test:ns:{{{alice}}}:r:resp_1"),
-            format!("test:ns:{{{alice}}}:t:resp_1"),
-            "test:ns:{anonymous}:a:resp_2".to_owned(),
-            "test:ns:{anonymous}:r:resp_2".to_owned(),
-            "test:ns:{anonymous}:t:resp_2".to_owned(),
+            format!("test:ns:{{{alice}}}:c:1"),
+            format!("test:ns:{{{alice}}}:x"),
+            "test:ns:{anonymous}:c:1".to_owned(),
+            "test:ns:{anonymous}:x".to_owned(),
         ]
     );
-    for part in ["a", "r", "t"] {
+    for key in ["c:1", "x"] {
         let kind: String = redis::cmd("TYPE")
-            .arg(format!("test:ns:{{{alice}}}:{part}:resp_1"))
+            .arg(format!("test:ns:{{{alice}}}:{key}"))
             .query_async(&mut connection)
             .await
             .unwrap();
-        assert_eq!(kind, "string", "{part}");
+        assert_eq!(kind, "hash", "{key}");
     }
 
     let default_store = RedisStore::connect(&server.url()).await.unwrap();
     default_store
-        .save(&alice, turn("resp_3", &[]))
+        .save(&alice, turn("resp_4", &[]))
         .await
         .unwrap();
     assert_eq!(
         keys(&mut connection, "wirebridge:resp:*").await.len(),
-        3,
+        2,
         "the default prefix"
     );
     assert_eq!(
         keys(&mut connection, "*").await.len(),
-        9,
+        6,
         "nothing else written"
     );
 }
 
 /// What a continuation stores: only its own items, embedded as JSON, and
-/// the list of the responses it continues.
+/// its place in its parent's conversation, whatever the depth.
 #[tokio::test]
 async fn each_item_is_stored_once() {
     let (server, store) = fixture().await;
     let t = tenant("once");
     store.save(&t, turn("resp_1", &[])).await.unwrap();
     store.save(&t, turn("resp_2", &["resp_1"])).await.unwrap();
+    store.save(&t, turn("resp_b", &["resp_1"])).await.unwrap();
     let mut connection = raw(&server).await;
-    let value = |key: String| {
-        let mut connection = connection.clone();
-        async move {
-            let value: String = redis::cmd("GET")
-                .arg(key)
-                .query_async(&mut connection)
-                .await
-                .unwrap();
-            value
-        }
-    };
-    let turn_2 = value(format!("wirebridge:resp:{{{t}}}:t:resp_2")).await;
+    let conversation = format!("wirebridge:resp:{{{t}}}:c:1");
+    let turn_2 = hget(&mut connection, &conversation, "t:1").await.unwrap();
     assert!(turn_2.contains("question of resp_2"), "{turn_2}");
     assert!(
         !turn_2.contains("resp_1"),
         "no item of the parent: {turn_2}"
     );
     assert!(
-        turn_2.starts_with(r#"{"v":2,"input":[{"type":"message""#),
+        turn_2.starts_with(r#"{"v":3,"input":[{"type":"message""#),
         "items embedded, not escaped: {turn_2}"
     );
-    assert_eq!(
-        value(format!("wirebridge:resp:{{{t}}}:a:resp_2")).await,
-        r#"["resp_1"]"#
-    );
-    let envelope = value(format!("wirebridge:resp:{{{t}}}:r:resp_2")).await;
+    let envelope = hget(&mut connection, &conversation, "r:1").await.unwrap();
     assert!(!envelope.contains("question"), "{envelope}");
-    let _ = &mut connection;
+    // Slots in the order saved, the turns by slot; resp_2 extends resp_1's
+    // run, resp_b (a branch) starts its own after resp_1.
+    let places: Vec<Option<String>> = redis::cmd("HMGET")
+        .arg(&conversation)
+        .arg(&["#", "i:0", "i:1", "i:2", "n:resp_1", "n:resp_2", "n:resp_b"][..])
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let places: Vec<&str> = places.iter().map(|p| p.as_deref().unwrap()).collect();
+    assert_eq!(
+        places,
+        [
+            "3",
+            "resp_1",
+            "resp_2",
+            "resp_b",
+            "0 0 -",
+            "1 0 -",
+            "2 2 +resp_1"
+        ]
+    );
+    let index = format!("wirebridge:resp:{{{t}}}:x");
+    for id in ["resp_1", "resp_2", "resp_b"] {
+        assert_eq!(
+            hget(&mut connection, &index, &format!("i:{id}"))
+                .await
+                .as_deref(),
+            Some("1")
+        );
+    }
 }
 
 #[tokio::test]
@@ -161,22 +188,14 @@ async fn every_key_has_the_ttl_and_continuing_renews_it() {
     short.save(&t, turn("resp_90", &[])).await.unwrap();
     let mut connection = raw(&server).await;
     let month = 30 * 24 * 60 * 60;
-    for part in ["a", "r", "t"] {
-        let default_ttl = ttl_of(
-            &mut connection,
-            &format!("wirebridge:resp:{{{t}}}:{part}:resp_default"),
-        )
-        .await;
-        assert!((month - 5..=month).contains(&default_ttl), "{default_ttl}");
-        let ttl = ttl_of(
-            &mut connection,
-            &format!("wirebridge:resp:{{{t}}}:{part}:resp_90"),
-        )
-        .await;
-        assert!((85..=90).contains(&ttl), "{ttl}");
-    }
-    // A continuation saved with the longer TTL extends its parent's; one
-    // with a shorter TTL does not shorten it.
+    let key = |part: &str| format!("wirebridge:resp:{{{t}}}:{part}");
+    let in_a_month = |ttl: i64| (month - 5..=month).contains(&ttl);
+    assert!(in_a_month(ttl_of(&mut connection, &key("x")).await));
+    assert!(in_a_month(ttl_of(&mut connection, &key("c:1")).await));
+    let ttl = ttl_of(&mut connection, &key("c:2")).await;
+    assert!((85..=90).contains(&ttl), "{ttl}");
+    // A continuation saved with the longer TTL extends its conversation's;
+    // one with a shorter TTL does not shorten it.
     store
         .save(&t, turn("resp_child", &["resp_90"]))
         .await
@@ -185,20 +204,11 @@ async fn every_key_has_the_ttl_and_continuing_renews_it() {
         .save(&t, turn("resp_short", &["resp_default"]))
         .await
         .unwrap();
-    for part in ["a", "r", "t"] {
-        let renewed = ttl_of(
-            &mut connection,
-            &format!("wirebridge:resp:{{{t}}}:{part}:resp_90"),
-        )
-        .await;
-        assert!((month - 5..=month).contains(&renewed), "{part}: {renewed}");
-        let kept = ttl_of(
-            &mut connection,
-            &format!("wirebridge:resp:{{{t}}}:{part}:resp_default"),
-        )
-        .await;
-        assert!((month - 5..=month).contains(&kept), "{part}: {kept}");
+    for part in ["x", "c:1", "c:2"] {
+        let ttl = ttl_of(&mut connection, &key(part)).await;
+        assert!(in_a_month(ttl), "{part}: {ttl}");
     }
+    assert_eq!(keys(&mut connection, "*").await.len(), 3);
 }
 
 #[tokio::test]
@@ -337,42 +347,41 @@ async fn connecting_to_no_server_fails_promptly() {
     );
 }
 
+async fn hset(connection: &mut MultiplexedConnection, key: &str, field: &str, value: &str) {
+    let _: () = redis::cmd("HSET")
+        .arg(key)
+        .arg(field)
+        .arg(value)
+        .query_async(connection)
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn unreadable_values_are_corrupt_not_panics() {
     let (server, store) = fixture().await;
     let t = tenant("corrupt");
-    for id in ["resp_garbage", "resp_list", "resp_child"] {
-        let ancestors: &[&str] = if id == "resp_child" {
-            &["resp_garbage"]
-        } else {
-            &[]
-        };
-        store.save(&t, turn(id, ancestors)).await.unwrap();
-    }
+    store.save(&t, turn("resp_garbage", &[])).await.unwrap();
+    store
+        .save(&t, turn("resp_child", &["resp_garbage"]))
+        .await
+        .unwrap();
+    store.save(&t, turn("resp_place", &[])).await.unwrap();
+    store.save(&t, turn("resp_slot", &[])).await.unwrap();
     let mut connection = raw(&server).await;
-    let _: () = redis::cmd("SET")
-        .arg(format!("wirebridge:resp:{{{t}}}:t:resp_garbage"))
-        .arg("not json")
-        .query_async(&mut connection)
-        .await
-        .unwrap();
-    let list = format!("wirebridge:resp:{{{t}}}:a:resp_list");
-    let _: () = redis::cmd("DEL")
-        .arg(&list)
-        .query_async(&mut connection)
-        .await
-        .unwrap();
-    let _: () = redis::cmd("RPUSH")
-        .arg(&list)
-        .arg("x")
-        .query_async(&mut connection)
-        .await
-        .unwrap();
+    let conversation = |n: u32| format!("wirebridge:resp:{{{t}}}:c:{n}");
+    hset(&mut connection, &conversation(1), "t:0", "not json").await;
+    hset(
+        &mut connection,
+        &conversation(2),
+        "n:resp_place",
+        "0 garbage",
+    )
+    .await;
+    hset(&mut connection, &conversation(3), "i:0", "resp_other").await;
     let got = store.get(&t, "resp_garbage").await;
     assert!(matches!(got, Err(StoreError::Corrupt(_))), "{got:?}");
-    // `MGET` reads a value of another type as absent: the record is gone.
-    assert_eq!(store.get(&t, "resp_list").await, Ok(None));
-    for id in ["resp_garbage", "resp_list"] {
+    for id in ["resp_garbage", "resp_place", "resp_slot"] {
         let chain = store.chain(&t, id).await;
         assert!(
             matches!(chain, Err(StoreError::Corrupt(_))),
@@ -384,9 +393,73 @@ async fn unreadable_values_are_corrupt_not_panics() {
         matches!(chain, Err(StoreError::Corrupt(ref m)) if m.contains("resp_garbage")),
         "an unreadable ancestor: {chain:?}"
     );
+    assert!(store.get(&t, "resp_place").await.unwrap().is_some());
     assert!(
-        store.delete(&t, "resp_list").await.unwrap(),
+        store.delete(&t, "resp_place").await.unwrap(),
         "a corrupt record can still be deleted"
+    );
+    // A conversation that is not a hash any more.
+    let _: () = redis::cmd("DEL")
+        .arg(conversation(3))
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let _: () = redis::cmd("RPUSH")
+        .arg(conversation(3))
+        .arg("x")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    let got = store.get(&t, "resp_slot").await;
+    assert!(matches!(got, Err(StoreError::Corrupt(_))), "{got:?}");
+    let chain = store.chain(&t, "resp_slot").await;
+    assert!(matches!(chain, Err(StoreError::Corrupt(_))), "{chain:?}");
+    // An index entry naming a conversation that does not exist.
+    let index = format!("wirebridge:resp:{{{t}}}:x");
+    hset(&mut connection, &index, "i:resp_lost", "99").await;
+    assert_eq!(store.get(&t, "resp_lost").await, Ok(None));
+    assert_eq!(store.chain(&t, "resp_lost").await, Ok(None));
+    assert!(!store.delete(&t, "resp_lost").await.unwrap());
+}
+
+/// Records saved in the layout before this one (three string keys per
+/// response, the ancestors' ids in one of them) are not read, and break
+/// nothing: a new save of the same ids works beside them.
+#[tokio::test]
+async fn records_of_the_previous_layout_are_ignored() {
+    let (server, store) = fixture().await;
+    let t = tenant("previous");
+    let mut connection = raw(&server).await;
+    let base = format!("wirebridge:resp:{{{t}}}");
+    for (part, value) in [
+        (
+            "r",
+            r#"{"v":2,"id":"resp_1","parent":null,"created_at":1,"response":{}}"#,
+        ),
+        ("t", r#"{"v":2,"input":[],"output":[]}"#),
+        ("a", "[]"),
+    ] {
+        let _: () = redis::cmd("SET")
+            .arg(format!("{base}:{part}:resp_1"))
+            .arg(value)
+            .query_async(&mut connection)
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.get(&t, "resp_1").await, Ok(None));
+    assert_eq!(store.chain(&t, "resp_1").await, Ok(None));
+    assert_eq!(
+        store.turns(&t, &["resp_1".to_owned()]).await,
+        Ok(vec![None])
+    );
+    assert_eq!(store.delete(&t, "resp_1").await, Ok(false));
+    store.save(&t, turn("resp_2", &["resp_1"])).await.unwrap();
+    let chain = store.chain(&t, "resp_2").await.unwrap().unwrap();
+    assert_eq!(chain.missing.as_deref(), Some("resp_1"));
+    store.save(&t, turn("resp_1", &[])).await.unwrap();
+    assert_eq!(
+        store.get(&t, "resp_1").await.unwrap(),
+        Some(turn("resp_1", &[]))
     );
 }
 
@@ -438,6 +511,27 @@ async fn calls(connection: &mut MultiplexedConnection, command: &str) -> u64 {
         .map_or(0, |n| n.parse().unwrap())
 }
 
+/// The calls of every command the server has counted but `INFO`, from
+/// `INFO commandstats`.
+async fn all_calls(connection: &mut MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(connection)
+        .await
+        .unwrap();
+    info.lines()
+        .filter(|line| line.starts_with("cmdstat_") && !line.starts_with("cmdstat_info:"))
+        .filter_map(|line| {
+            line.split_once("calls=")?
+                .1
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
 /// Reading a conversation is one round trip at any depth, and so is saving
 /// a turn: counted by the store and, for the scripts, by the server.
 #[tokio::test]
@@ -456,9 +550,9 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
         assert_eq!(store.round_trips() - before, 1, "saving turn {n}");
     }
     for depth in [1, 50, 500] {
-        let (evalsha, mget) = (
+        let (evalsha, hmget) = (
             calls(&mut connection, "evalsha").await,
-            calls(&mut connection, "mget").await,
+            calls(&mut connection, "hmget").await,
         );
         let before = store.round_trips();
         let chain = store.chain(&t, refs[depth - 1]).await.unwrap().unwrap();
@@ -469,10 +563,75 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
             1,
             "depth {depth}"
         );
-        // Inside the script, the ancestors are read in batches of 512.
-        let batches = u64::from(depth > 1);
-        assert_eq!(calls(&mut connection, "mget").await - mget, batches);
+        // Inside the script: the ids of the one run, then their turns, 512
+        // at a time.
+        assert_eq!(calls(&mut connection, "hmget").await - hmget, 2);
     }
+}
+
+/// A save runs the same commands on the server at any depth: no command per
+/// ancestor, one conversation renewed.
+#[tokio::test]
+async fn a_save_does_the_same_work_at_any_depth() {
+    let (server, store) = fixture().await;
+    let t = tenant("flat");
+    let mut connection = raw(&server).await;
+    let mut parent: Option<String> = None;
+    let mut commands = Vec::new();
+    for n in 0..5_000 {
+        let id = format!("resp_{n}");
+        let mut record = turn(&id, &[]);
+        record.parent = parent.replace(id);
+        if [10, 100, 1_000, 4_999].contains(&n) {
+            let before = all_calls(&mut connection).await;
+            store.save(&t, record).await.unwrap();
+            // The `INFO` itself is not counted.
+            commands.push(all_calls(&mut connection).await - before);
+        } else {
+            store.save(&t, record).await.unwrap();
+        }
+    }
+    assert!(
+        commands.iter().all(|&n| n == commands[0]),
+        "commands per save at depths 10, 100, 1,000, 5,000: {commands:?}"
+    );
+    assert!(commands[0] <= 24, "{commands:?}");
+}
+
+/// What Redis holds for a conversation grows with its turns, not with their
+/// square (as it did when every response listed its ancestors): 10,000
+/// small turns take a few MB, twice what 5,000 take.
+#[tokio::test]
+async fn a_deep_conversation_takes_memory_linear_in_its_depth() {
+    let (server, store) = fixture().await;
+    let t = tenant("memory");
+    let mut connection = raw(&server).await;
+    let conversation = format!("wirebridge:resp:{{{t}}}:c:1");
+    let mut usage = Vec::new();
+    let mut parent: Option<String> = None;
+    for n in 0..10_000 {
+        let id = format!("resp_{n:05}");
+        let mut record = turn(&id, &[]);
+        record.parent = parent.replace(id);
+        store.save(&t, record).await.unwrap();
+        if n + 1 == 5_000 || n + 1 == 10_000 {
+            let bytes: u64 = redis::cmd("MEMORY")
+                .arg("USAGE")
+                .arg(&conversation)
+                .arg("SAMPLES")
+                .arg(0)
+                .query_async(&mut connection)
+                .await
+                .unwrap();
+            usage.push(bytes);
+        }
+    }
+    let (half, whole) = (usage[0], usage[1]);
+    assert!(whole < 10 << 20, "10,000 turns take {whole} B");
+    assert!(
+        whole < half * 5 / 2,
+        "5,000 turns take {half} B, 10,000 take {whole} B"
+    );
 }
 
 /// A server restarted empty has lost the scripts: the first call loads the

@@ -110,7 +110,7 @@ async fn each_tenant_is_on_one_node_and_tenants_spread() {
             holding
         };
         assert_eq!(holding.len(), 1, "tenant {t}: {holding:?}");
-        assert_eq!(holding[0].1, 6, "two responses, three keys each");
+        assert_eq!(holding[0].1, 2, "the index and one conversation");
         used.insert(holding[0].0);
     }
     assert!(used.len() > 1, "twelve tenants all on node {used:?}");
@@ -139,10 +139,10 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
         }
     }
     for depth in [1, 50, 500] {
-        let (evalsha, eval, mget) = (
+        let (evalsha, eval, hmget) = (
             calls(&mut nodes, "evalsha").await,
             calls(&mut nodes, "eval").await,
-            calls(&mut nodes, "mget").await,
+            calls(&mut nodes, "hmget").await,
         );
         let before = store.round_trips();
         let chain = store.chain(&t, refs[depth - 1]).await.unwrap().unwrap();
@@ -155,10 +155,9 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
             "depth {depth}"
         );
         assert_eq!(calls(&mut nodes, "eval").await - eval, 0, "depth {depth}");
-        // Inside the script, on the tenant's node: the ancestors in batches
-        // of 512.
-        let batches = u64::from(depth > 1);
-        assert_eq!(calls(&mut nodes, "mget").await - mget, batches);
+        // Inside the script, on the tenant's node: the ids of the one run,
+        // then their turns, 512 at a time.
+        assert_eq!(calls(&mut nodes, "hmget").await - hmget, 2, "depth {depth}");
     }
 }
 

@@ -139,7 +139,6 @@ where
             stateful,
             tenant: tenant.key,
             turn,
-            ancestors: prepared.ancestors,
         });
     let step = Reply {
         context: prepared.context,
@@ -225,7 +224,6 @@ pub(crate) async fn prepare<'a, D: Direction>(
     let mut prepared = tracker
         .timed(|| D::translate(parsed, &history, settings, &tenant.key))
         .map_err(Refused::from_convert)?;
-    prepared.ancestors = stored.ancestors();
     if let Some(missing) = stored.missing() {
         prepared.losses.push(Loss {
             kind: LossKind::StatefulFeature,
@@ -247,7 +245,6 @@ pub(crate) struct Keep {
     pub(crate) stateful: Stateful,
     pub(crate) tenant: String,
     pub(crate) turn: Turn,
-    pub(crate) ancestors: Vec<String>,
 }
 
 /// The upstream answered: what the reply needs.
@@ -360,10 +357,7 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         let mut kept = true;
         if let Some(keep) = self.keep {
             if let Some(finished) = D::finished_reply(&reply) {
-                kept = keep
-                    .stateful
-                    .save(&keep.tenant, keep.turn, keep.ancestors, finished)
-                    .await;
+                kept = keep.stateful.save(&keep.tenant, keep.turn, finished).await;
             }
         }
         let mut parts = D::into_parts(reply);
@@ -391,7 +385,7 @@ impl Keep {
     /// finds it.
     fn save_stream<D: Direction>(self, stream: &D::Stream) -> Option<HoldFuture> {
         let finished = D::finished_stream(stream)?;
-        let record = self.stateful.record(self.turn, self.ancestors, finished)?;
+        let record = self.stateful.record(self.turn, finished)?;
         let (stateful, tenant) = (self.stateful, self.tenant);
         Some(Box::pin(async move {
             match stateful.save_record(&tenant, record).await {

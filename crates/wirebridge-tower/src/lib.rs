@@ -66,6 +66,8 @@ mod headers;
 mod layer;
 mod loss_warnings;
 pub mod observer;
+#[cfg(feature = "websocket")]
+mod open_sockets;
 mod replies;
 mod request_body;
 mod service;

@@ -163,7 +163,7 @@ pub struct WebSocketSettings {
     pub(crate) max_per_tenant: usize,
     pub(crate) max_age: Duration,
     /// The open connections of each tenant, shared by the layer's clones.
-    pub(crate) open: Arc<crate::websocket::OpenSockets>,
+    pub(crate) open: Arc<crate::open_sockets::OpenSockets>,
 }
 
 #[cfg(feature = "websocket")]
@@ -171,8 +171,8 @@ impl Default for WebSocketSettings {
     fn default() -> Self {
         Self {
             idle_timeout: Duration::from_secs(600),
-            cache_entries: 1024,
-            cache_bytes: 16 * 1024 * 1024,
+            cache_entries: crate::stateful::CONNECTION_CACHE_ENTRIES,
+            cache_bytes: crate::stateful::CONNECTION_CACHE_BYTES,
             max_queued: 8,
             max_per_tenant: 32,
             max_age: Duration::from_secs(60 * 60),
@@ -184,10 +184,12 @@ impl Default for WebSocketSettings {
 #[cfg(feature = "websocket")]
 impl WebSocketSettings {
     /// Defaults: a connection idle for 10 minutes is closed; its cache
-    /// keeps up to 1,024 responses and 16 MiB; up to 8 `response.create`
-    /// messages wait behind a running turn; a tenant holds up to 32
-    /// connections open; a connection is closed after 60 minutes (as
-    /// OpenAI's are), once no turn runs.
+    /// keeps up to 16,384 responses and 16 MiB (a conversation of more than
+    /// 10,000 Codex-like turns: the cache keeps their items, not their
+    /// response objects); up to 8 `response.create` messages wait behind a
+    /// running turn; a tenant holds up to 32 connections open; a
+    /// connection is closed after 60 minutes (as OpenAI's are), once no
+    /// turn runs.
     pub fn new() -> Self {
         Self::default()
     }
@@ -206,6 +208,11 @@ impl WebSocketSettings {
         self.cache_entries = entries;
         self.cache_bytes = bytes;
         self
+    }
+
+    /// A connection's cache, within these bounds.
+    pub(crate) fn cache(&self) -> wirebridge_store::MemoryStore {
+        crate::stateful::connection_cache(self.cache_entries, self.cache_bytes)
     }
 
     /// How many `response.create` messages may wait behind the running

@@ -170,6 +170,44 @@ async fn a_warm_up_reaches_no_backend_and_its_input_is_continued() {
     assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
 }
 
+/// A `store: false` conversation longer than a connection's cache used to
+/// hold (every response listed its ancestors, and the cache kept 1,024):
+/// 1,200 turns on one connection, each continuing the last, and the next
+/// reaches the backend with all of them.
+#[tokio::test]
+async fn a_conversation_of_1_200_turns_continues_from_the_connection_cache() {
+    const TURNS: usize = 1_200;
+    let upstream = Arc::new(Upstream::default());
+    let url = serve(ResponsesToChatLayer::new(), Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    let mut previous: Option<String> = None;
+    for n in 0..TURNS {
+        let mut extra = json!({"generate": false, "store": false});
+        if let Some(id) = previous.take() {
+            extra["previous_response_id"] = json!(id);
+        }
+        send(&mut client, create(&format!("t{n}"), extra)).await;
+        let events = turn(&mut client).await;
+        previous = Some(completed(&events)["id"].as_str().unwrap().to_owned());
+    }
+    send(
+        &mut client,
+        create(
+            "go",
+            json!({"store": false, "previous_response_id": previous}),
+        ),
+    )
+    .await;
+    let events = turn(&mut client).await;
+    let text = output_text(completed(&events));
+    let said: Vec<&str> = text.split(" | ").collect();
+    assert_eq!(said.len(), TURNS + 1);
+    assert_eq!(said[0], "user:t0");
+    assert_eq!(said[TURNS - 1], format!("user:t{}", TURNS - 1));
+    assert_eq!(said[TURNS], "user:go");
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 1);
+}
+
 #[tokio::test]
 async fn disconnecting_mid_turn_drops_the_upstream_request() {
     let upstream = Arc::new(Upstream::default());

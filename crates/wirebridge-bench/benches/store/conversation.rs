@@ -13,7 +13,7 @@ use wirebridge_store::StoredResponse;
 const CREATED_AT: u64 = 1_767_225_600;
 
 /// The records of one conversation, oldest first, in the current shape:
-/// each with its ancestors, and its response object without the output.
+/// each naming its parent, its response object without the output.
 pub struct Conversation {
     /// The records, oldest first.
     pub records: Vec<StoredResponse>,
@@ -29,7 +29,7 @@ impl Conversation {
         let prose: Vec<char> = cases::codex_prose(shared)?.chars().collect();
         let mut records = Vec::with_capacity(depth);
         let mut full_responses = Vec::with_capacity(depth);
-        let mut ancestors: Vec<String> = Vec::with_capacity(depth);
+        let mut parent: Option<String> = None;
         for n in 0..depth {
             let id = format!("resp_{n:032x}");
             let input = json!([{
@@ -56,21 +56,18 @@ impl Conversation {
                     }],
                 },
             ]);
-            let parent = ancestors.last().cloned();
             let mut response = response_object(&id, parent.as_deref(), n, &tools);
             let envelope = response.to_string();
             response["output"] = output.clone();
             full_responses.push(response.to_string());
             records.push(StoredResponse {
                 id: id.clone(),
-                parent,
-                ancestors: ancestors.clone(),
+                parent: parent.replace(id.clone()),
                 created_at: CREATED_AT + n as u64,
                 input: input.to_string(),
                 output: output.to_string(),
                 response: envelope,
             });
-            ancestors.push(id);
         }
         Ok(Self {
             records,

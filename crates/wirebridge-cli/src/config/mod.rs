@@ -228,6 +228,7 @@ impl Config {
                 missing_history: s.missing_history.value.into(),
                 tenant_max_entries: s.store_tenant_max_entries.value.0,
                 tenant_max_bytes: s.store_tenant_max_bytes.value.0,
+                max_tenants: s.store_max_tenants.value.0,
             },
             log_format: s.log_format.value,
             shutdown_grace_secs: s.shutdown_grace_secs.value,

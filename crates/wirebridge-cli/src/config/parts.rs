@@ -76,6 +76,8 @@ pub struct StateSettings {
     pub tenant_max_entries: usize,
     /// The memory store's bound on one tenant's bytes.
     pub tenant_max_bytes: usize,
+    /// The memory store's bound on the number of tenants.
+    pub max_tenants: usize,
 }
 
 /// The metrics endpoint's settings.

@@ -80,9 +80,12 @@ settings! {
     /// operation before the request gets a 503.
     store_timeout: Duration = "2s";
     /// Responses the memory store keeps for one tenant.
-    store_tenant_max_entries: Count<1, { usize::MAX }> = "2500";
+    store_tenant_max_entries: Count<1, { usize::MAX }> = "25000";
     /// Bytes of responses the memory store keeps for one tenant.
     store_tenant_max_bytes: Count<1, { usize::MAX }> as "BYTES" = "67108864";
+    /// Tenants the memory store keeps responses for; a new one beyond them
+    /// evicts the tenant that saved least recently, with its responses.
+    store_max_tenants: Count<1, { usize::MAX }> = "1000";
     /// Keep the responses of requests without credentials, in one tenant
     /// all of them share.
     anonymous_store: bool = "false";

@@ -127,6 +127,9 @@ impl RedisStoreBuilder {
             timeout,
             scripts: Arc::new(Scripts {
                 save: Lua::save(),
+                get: Lua::get(),
+                delete: Lua::delete(),
+                turns: Lua::turns(),
                 chain: Lua::chain(),
             }),
             round_trips: Arc::new(AtomicU64::new(0)),

@@ -1,4 +1,7 @@
-//! Where a tenant's records live: `{prefix}:{<tenant>}:<kind>:<id>`.
+//! Where a tenant's records live: `{prefix}:{<tenant>}:x` (the tenant's
+//! index: which conversation holds each response) and
+//! `{prefix}:{<tenant>}:c:<n>` (conversation `n`: its responses, their
+//! places and their items).
 //!
 //! The braces make the tenant a Redis Cluster hash tag: every key of one
 //! tenant hashes to the same slot, so a conversation is read by one script
@@ -6,27 +9,6 @@
 //! `%3A`, `%7B` and `%7D`) so it ends at the first `}` and no two tenants
 //! share keys; braces in the prefix are escaped alike so that the tenant's
 //! braces are the first pair in the key.
-
-/// What a key holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Part {
-    /// The response object and its metadata.
-    Envelope,
-    /// The turn's input and output items.
-    Turn,
-    /// The ids of the response's ancestors.
-    Ancestors,
-}
-
-impl Part {
-    fn letter(self) -> char {
-        match self {
-            Part::Envelope => 'r',
-            Part::Turn => 't',
-            Part::Ancestors => 'a',
-        }
-    }
-}
 
 /// The keys of one tenant.
 #[derive(Debug, Clone)]
@@ -50,28 +32,19 @@ impl TenantKeys {
         Self { base }
     }
 
-    /// The key of `part` of response `id`.
-    pub(super) fn key(&self, part: Part, id: &str) -> String {
-        let mut key = String::with_capacity(self.base.len() + 2 + id.len());
-        key.push_str(&self.base);
-        key.push(part.letter());
-        key.push(':');
-        key.push_str(id);
+    /// The tenant's index: a hash from each response's id to the number of
+    /// its conversation.
+    pub(super) fn index(&self) -> String {
+        let mut key = self.base.clone();
+        key.push('x');
         key
     }
 
-    /// `{prefix}:{<tenant>}:`, which the save script completes into the keys
-    /// of ancestors.
-    pub(super) fn base(&self) -> &str {
-        &self.base
-    }
-
-    /// The keys of `part` are this followed by the id: what the scripts are
-    /// given to name the keys of ancestors.
-    pub(super) fn stem(&self, part: Part) -> String {
+    /// The keys of conversations are this followed by their number: what
+    /// the scripts are given to name them.
+    pub(super) fn conversations(&self) -> String {
         let mut stem = self.base.clone();
-        stem.push(part.letter());
-        stem.push(':');
+        stem.push_str("c:");
         stem
     }
 }
@@ -92,31 +65,27 @@ fn escape(out: &mut String, text: &str, colons: bool) {
 mod tests {
     use super::*;
 
-    fn key(prefix: &str, tenant: &str, id: &str) -> String {
-        TenantKeys::new(prefix, tenant).key(Part::Turn, id)
+    fn index(prefix: &str, tenant: &str) -> String {
+        TenantKeys::new(prefix, tenant).index()
     }
 
     #[test]
     fn the_tenant_is_the_hash_tag() {
-        assert_eq!(
-            key("wirebridge:resp", "abc", "resp_1"),
-            "wirebridge:resp:{abc}:t:resp_1"
-        );
-        let keys = TenantKeys::new("p", "abc");
-        assert_eq!(keys.key(Part::Envelope, "x"), "p:{abc}:r:x");
-        assert_eq!(keys.key(Part::Ancestors, "x"), "p:{abc}:a:x");
-        assert_eq!(keys.stem(Part::Turn), "p:{abc}:t:");
+        assert_eq!(index("wirebridge:resp", "abc"), "wirebridge:resp:{abc}:x");
+        assert_eq!(TenantKeys::new("p", "abc").conversations(), "p:{abc}:c:");
         // Braces in the prefix cannot open an earlier hash tag.
-        assert_eq!(key("p{x}", "abc", "r"), "p%7Bx%7D:{abc}:t:r");
+        assert_eq!(index("p{x}", "abc"), "p%7Bx%7D:{abc}:x");
     }
 
     #[test]
     fn tenants_are_unambiguous() {
-        assert_ne!(key("p", "a:b", "c"), key("p", "a", "b:c"));
-        assert_ne!(key("p", "a%3Ab", "c"), key("p", "a:b", "c"));
-        assert_ne!(key("p", "a}b", "c"), key("p", "a", "b}c"));
-        assert_eq!(key("p", "a:b%{}", "c:d"), "p:{a%3Ab%25%7B%7D}:t:c:d");
-        assert_eq!(key("p", "", "c"), "p:{%}:t:c");
-        assert_ne!(key("p", "", "c"), key("p", "%", "c"));
+        assert_ne!(index("p", "a:b"), index("p", "a"));
+        assert_ne!(index("p", "a%3Ab"), index("p", "a:b"));
+        assert_ne!(index("p", "a}b"), index("p", "a"));
+        assert_eq!(index("p", "a:b%{}"), "p:{a%3Ab%25%7B%7D}:x");
+        assert_eq!(index("p", ""), "p:{%}:x");
+        assert_ne!(index("p", ""), index("p", "%"));
+        // A tenant that ends like another's key still has its own tag.
+        assert_ne!(index("p", "a}:x"), index("p", "a"));
     }
 }

@@ -3,17 +3,19 @@
 //! layout can change without misreading old values and `redis-cli` shows
 //! them readably.
 //!
-//! A record is three values: the envelope (the response object and its
-//! metadata), the turn (input and output items, all a continuation reads),
-//! and the ancestors (a JSON array of ids, which the chain script decodes).
+//! A record is two values, fields of its conversation's hash: the envelope
+//! (the response object and its metadata) and the turn (input and output
+//! items, all a continuation reads). Where it is in its conversation is the
+//! scripts' (see `scripts.rs`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::{StoreError, StoredResponse, StoredTurn};
 
-/// The current layout. Version 1 kept a whole record in one value.
-const VERSION: u32 = 2;
+/// The current layout. Version 1 kept a whole record in one value, version
+/// 2 three values per response, one of them the ids of its ancestors.
+const VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct EnvelopeOut<'a> {
@@ -50,11 +52,10 @@ struct TurnIn<'a> {
     output: &'a RawValue,
 }
 
-/// The three values of a record.
+/// The two values of a record.
 pub(super) struct Encoded {
     pub(super) envelope: Vec<u8>,
     pub(super) turn: Vec<u8>,
-    pub(super) ancestors: Vec<u8>,
 }
 
 /// `text` as JSON, checked; `what` names it in the error.
@@ -90,17 +91,11 @@ pub(super) fn encode(record: &StoredResponse) -> Result<Encoded, StoreError> {
     Ok(Encoded {
         envelope: serde_json::to_vec(&envelope).unwrap_or_default(),
         turn: serde_json::to_vec(&turn).unwrap_or_default(),
-        ancestors: serde_json::to_vec(&record.ancestors).unwrap_or_default(),
     })
 }
 
-/// The record of `id` from its three values.
-pub(super) fn decode(
-    id: &str,
-    envelope: &[u8],
-    turn: &[u8],
-    ancestors: &[u8],
-) -> Result<StoredResponse, StoreError> {
+/// The record of `id` from its two values.
+pub(super) fn decode(id: &str, envelope: &[u8], turn: &[u8]) -> Result<StoredResponse, StoreError> {
     let corrupt = |e: serde_json::Error| StoreError::Corrupt(format!("response {id}: {e}"));
     let envelope: EnvelopeIn<'_> = serde_json::from_slice(envelope).map_err(corrupt)?;
     check_version(id, envelope.v)?;
@@ -114,7 +109,6 @@ pub(super) fn decode(
     Ok(StoredResponse {
         id: envelope.id,
         parent: envelope.parent,
-        ancestors: decode_ancestors(id, ancestors)?,
         created_at: envelope.created_at,
         input,
         output,
@@ -132,12 +126,6 @@ pub(super) fn decode_turn(id: &str, value: &[u8]) -> Result<StoredTurn, StoreErr
         input: turn.input.get().to_owned(),
         output: turn.output.get().to_owned(),
     })
-}
-
-/// The ancestors of response `id` from their value.
-pub(super) fn decode_ancestors(id: &str, value: &[u8]) -> Result<Vec<String>, StoreError> {
-    serde_json::from_slice(value)
-        .map_err(|e| StoreError::Corrupt(format!("the ancestors of response {id}: {e}")))
 }
 
 fn check_version(id: &str, version: u32) -> Result<(), StoreError> {
@@ -158,7 +146,6 @@ mod tests {
         StoredResponse {
             id: "resp_1".into(),
             parent: Some("resp_0".into()),
-            ancestors: vec!["resp_00".into(), "resp_0".into()],
             created_at: 1_700_000_000,
             input: r#"[{"role":"user","content":"héllo \"quoted\" \n"}]"#.into(),
             output: "[]".into(),
@@ -168,12 +155,7 @@ mod tests {
 
     fn round_trip(record: &StoredResponse) -> Result<StoredResponse, StoreError> {
         let encoded = encode(record)?;
-        decode(
-            &record.id,
-            &encoded.envelope,
-            &encoded.turn,
-            &encoded.ancestors,
-        )
+        decode(&record.id, &encoded.envelope, &encoded.turn)
     }
 
     #[test]
@@ -183,9 +165,8 @@ mod tests {
         let encoded = encode(&record).unwrap();
         assert_eq!(
             String::from_utf8(encoded.turn).unwrap(),
-            format!(r#"{{"v":2,"input":{},"output":[]}}"#, record.input)
+            format!(r#"{{"v":3,"input":{},"output":[]}}"#, record.input)
         );
-        assert_eq!(encoded.ancestors, br#"["resp_00","resp_0"]"#);
     }
 
     #[test]
@@ -205,33 +186,12 @@ mod tests {
         let corrupt = |result: Result<StoredResponse, StoreError>| {
             assert!(matches!(result, Err(StoreError::Corrupt(_))), "{result:?}");
         };
-        corrupt(decode(
-            "resp_1",
-            b"not json",
-            &encoded.turn,
-            &encoded.ancestors,
-        ));
-        corrupt(decode(
-            "resp_1",
-            &encoded.envelope,
-            b"{}",
-            &encoded.ancestors,
-        ));
-        corrupt(decode("resp_1", &encoded.envelope, &encoded.turn, b"{}"));
+        corrupt(decode("resp_1", b"not json", &encoded.turn));
+        corrupt(decode("resp_1", &encoded.envelope, b"{}"));
         let old = String::from_utf8(encoded.envelope.clone())
             .unwrap()
-            .replace(r#""v":2"#, r#""v":1"#);
-        corrupt(decode(
-            "resp_1",
-            old.as_bytes(),
-            &encoded.turn,
-            &encoded.ancestors,
-        ));
-        corrupt(decode(
-            "resp_2",
-            &encoded.envelope,
-            &encoded.turn,
-            &encoded.ancestors,
-        ));
+            .replace(r#""v":3"#, r#""v":2"#);
+        corrupt(decode("resp_1", old.as_bytes(), &encoded.turn));
+        corrupt(decode("resp_2", &encoded.envelope, &encoded.turn));
     }
 }

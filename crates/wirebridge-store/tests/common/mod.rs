@@ -30,13 +30,16 @@ macro_rules! shared_suite {
             tenant_separators_do_not_collide,
             chain_of_unknown_id_is_none,
             deleted_ancestor_is_named_missing,
-            inconsistent_ancestry_is_not_kept,
+            a_response_cannot_continue_itself,
+            interleaved_branches_each_see_their_own,
+            a_response_saved_again_elsewhere_leaves_its_old_place_missing,
+            a_conversation_10_000_deep_is_whole,
         );
 
         #[tokio::test]
-        async fn continuing_renews_the_ancestors() {
+        async fn continuing_renews_the_conversation() {
             let (_guard, store, pass_over_half_the_ttl) = expiring_fixture().await;
-            common::continuing_renews_the_ancestors(&store, pass_over_half_the_ttl).await;
+            common::continuing_renews_the_conversation(&store, pass_over_half_the_ttl).await;
         }
 
         #[tokio::test]
@@ -62,12 +65,11 @@ pub fn tenant(name: &str) -> String {
 }
 
 /// A record for turn `id`, continuing the responses `ancestors` (oldest
-/// first, the parent last).
+/// first): its parent is the last, which is all the record names.
 pub fn turn(id: &str, ancestors: &[&str]) -> StoredResponse {
     StoredResponse {
         id: id.to_owned(),
         parent: ancestors.last().map(|a| (*a).to_owned()),
-        ancestors: ancestors.iter().map(|a| (*a).to_owned()).collect(),
         created_at: 1_700_000_000,
         input: format!(r#"[{{"type":"message","role":"user","content":"question of {id}"}}]"#),
         output: format!(
@@ -125,7 +127,7 @@ pub async fn save_and_get(store: &dyn ResponseStore) {
     assert_eq!(
         store.get(&t, "resp_child").await.expect("get"),
         Some(child),
-        "parent and ancestors read back"
+        "the parent read back"
     );
 }
 
@@ -382,29 +384,128 @@ pub async fn deleted_ancestor_is_named_missing(store: &dyn ResponseStore) {
     );
 }
 
-/// A record whose parent is not its last ancestor, or that lists itself
-/// among them, is refused: no sequence of saves through the API builds one.
-pub async fn inconsistent_ancestry_is_not_kept(store: &dyn ResponseStore) {
-    let t = tenant("inconsistent");
-    let mut wrong_parent = turn("resp_x", &["resp_a", "resp_b"]);
-    wrong_parent.parent = Some("resp_a".to_owned());
-    let mut no_parent = turn("resp_x", &["resp_a"]);
-    no_parent.parent = None;
-    let own_ancestor = turn("resp_x", &["resp_a", "resp_x"]);
-    for record in [wrong_parent, no_parent, own_ancestor] {
-        let refused = store.save(&t, record.clone()).await;
-        assert!(
-            matches!(refused, Err(StoreError::NotKept(_))),
-            "{record:?}: {refused:?}"
-        );
-    }
+/// A record that names itself as its parent is refused: no sequence of
+/// saves through the API builds one.
+pub async fn a_response_cannot_continue_itself(store: &dyn ResponseStore) {
+    let t = tenant("itself");
+    let mut itself = turn("resp_x", &[]);
+    itself.parent = Some("resp_x".to_owned());
+    let refused = store.save(&t, itself).await;
+    assert!(
+        matches!(refused, Err(StoreError::NotKept(_))),
+        "{refused:?}"
+    );
     assert_eq!(store.get(&t, "resp_x").await.expect("get"), None);
 }
 
-/// Saving a continuation renews its ancestors: over half the TTL after the
-/// parent, the child is saved; over half the TTL later, past the parent's own
-/// TTL, the conversation is whole; it expires as a whole after that.
-pub async fn continuing_renews_the_ancestors(
+/// Two branches of one response continued in turn (each save a branch of
+/// the conversation as last saved) each read only their own turns.
+pub async fn interleaved_branches_each_see_their_own(store: &dyn ResponseStore) {
+    let t = tenant("interleaved");
+    save(store, &t, turn("resp_root", &[])).await;
+    let (mut a, mut b) = (vec!["resp_root".to_owned()], vec!["resp_root".to_owned()]);
+    for n in 0..20 {
+        for (branch, name) in [(&mut a, "a"), (&mut b, "b")] {
+            let id = format!("resp_{name}{n}");
+            let parent = branch.last().unwrap().clone();
+            save(store, &t, turn(&id, &[&parent])).await;
+            branch.push(id);
+        }
+    }
+    for branch in [&a, &b] {
+        let last = branch.last().unwrap();
+        let chain = store.chain(&t, last).await.expect("chain").unwrap();
+        assert!(chain.is_complete());
+        assert_eq!(&chain.ids, branch);
+        let turns: Vec<&str> = chain.turns.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(turns, *branch);
+    }
+    // The middle of a branch too.
+    assert_eq!(
+        chain_ids(store, &t, "resp_a10").await,
+        whole(&a[..12].iter().map(String::as_str).collect::<Vec<_>>())
+    );
+}
+
+/// A response saved again with another parent moves there: its chain follows
+/// the new parent, and the chains through its old place name it missing.
+pub async fn a_response_saved_again_elsewhere_leaves_its_old_place_missing(
+    store: &dyn ResponseStore,
+) {
+    let t = tenant("moved");
+    save(store, &t, turn("resp_1", &[])).await;
+    save(store, &t, turn("resp_2", &["resp_1"])).await;
+    save(store, &t, turn("resp_3", &["resp_1", "resp_2"])).await;
+    save(store, &t, turn("resp_x", &["resp_1"])).await;
+    save(store, &t, turn("resp_2", &["resp_1", "resp_x"])).await;
+    assert_eq!(
+        chain_ids(store, &t, "resp_2").await,
+        whole(&["resp_1", "resp_x", "resp_2"])
+    );
+    assert_eq!(
+        chain_ids(store, &t, "resp_3").await,
+        broken(&["resp_3"], "resp_2")
+    );
+    // Deleted, then saved again: the same.
+    assert!(store.delete(&t, "resp_x").await.expect("delete"));
+    save(store, &t, turn("resp_x", &["resp_1"])).await;
+    assert_eq!(
+        chain_ids(store, &t, "resp_2").await,
+        broken(&["resp_2"], "resp_x")
+    );
+    assert_eq!(
+        chain_ids(store, &t, "resp_x").await,
+        whole(&["resp_1", "resp_x"])
+    );
+}
+
+/// A conversation of 10,000 turns is read whole, in order, and a branch
+/// from its middle sees its first half.
+pub async fn a_conversation_10_000_deep_is_whole(store: &dyn ResponseStore) {
+    const DEPTH: usize = 10_000;
+    let t = tenant("10k");
+    let ids: Vec<String> = (0..DEPTH).map(|n| format!("resp_{n:05}")).collect();
+    for n in 0..DEPTH {
+        let mut record = turn(&ids[n], &[]);
+        record.parent = n.checked_sub(1).map(|p| ids[p].clone());
+        save(store, &t, record).await;
+    }
+    let chain = store
+        .chain(&t, &ids[DEPTH - 1])
+        .await
+        .expect("chain")
+        .unwrap();
+    assert_eq!(chain.missing, None);
+    assert_eq!(chain.ids, ids);
+    assert_eq!(chain.turns.len(), DEPTH);
+    for (n, turn) in chain.turns.iter().enumerate() {
+        assert_eq!(turn.id, ids[n]);
+        assert!(turn.output.contains(&format!("answer of {}", ids[n])));
+    }
+    let mut fork = turn("resp_fork", &[]);
+    fork.parent = Some(ids[4_999].clone());
+    save(store, &t, fork).await;
+    let fork = store.chain(&t, "resp_fork").await.expect("chain").unwrap();
+    assert!(fork.is_complete());
+    assert_eq!(fork.turns.len(), 5_001);
+    assert_eq!(fork.ids[..5_000], ids[..5_000]);
+    let last = store
+        .chain(&t, &ids[DEPTH - 1])
+        .await
+        .expect("chain")
+        .unwrap();
+    assert_eq!(
+        last.turns.len(),
+        DEPTH,
+        "the fork changes nothing before it"
+    );
+}
+
+/// Saving a continuation renews its conversation: over half the TTL after
+/// the parent, the child is saved; over half the TTL later, past the
+/// parent's own TTL, the conversation is whole; it expires as a whole after
+/// that. Another conversation saved with the parent is not renewed.
+pub async fn continuing_renews_the_conversation(
     store: &dyn ResponseStore,
     pass_over_half_the_ttl: PassOverHalfTheTtl,
 ) {

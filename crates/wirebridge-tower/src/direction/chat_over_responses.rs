@@ -41,7 +41,6 @@ impl sealed::Direction for ChatOverResponses {
             context: t.context,
             losses: t.losses,
             turn: None,
-            ancestors: Vec::new(),
         })
     }
 

@@ -55,8 +55,6 @@ pub struct Prepared<C> {
     pub(crate) model: String,
     /// The turn to store once the response is done.
     pub(crate) turn: Option<Turn>,
-    /// The responses the one to store continues, oldest first.
-    pub(crate) ancestors: Vec<String>,
 }
 
 /// Whose request it is: the namespace of what is kept for it.

@@ -67,7 +67,6 @@ impl sealed::Direction for ResponsesOverChat {
             context: t.context,
             losses: t.losses,
             turn: t.turn,
-            ancestors: Vec::new(),
         })
     }
 

@@ -59,7 +59,6 @@ impl sealed::Direction for ResponsesOverResponses {
             context: t.context,
             losses: t.losses,
             turn: t.turn,
-            ancestors: Vec::new(),
         })
     }
 

@@ -29,6 +29,22 @@ pub(crate) use resolve::Resolved;
 pub(crate) use routes::route;
 pub(crate) use unkept::{unstored_frames, unstored_response};
 
+/// Responses a WebSocket connection's cache keeps by default: more than a
+/// 10,000-turn conversation (the cache keeps turns' items, not their
+/// response objects).
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+pub(crate) const CONNECTION_CACHE_ENTRIES: usize = 16_384;
+
+/// Bytes a WebSocket connection's cache keeps by default.
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+pub(crate) const CONNECTION_CACHE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A WebSocket connection's cache, within these bounds.
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+pub(crate) fn connection_cache(entries: usize, bytes: usize) -> MemoryStore {
+    MemoryStore::new().max_entries(entries).max_bytes(bytes)
+}
+
 /// What to do with a conversation whose stored chain misses an earlier
 /// response (expired, evicted or deleted) when a request continues it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -167,4 +183,97 @@ pub(crate) fn unavailable(e: &StoreError) -> Refused {
         },
     )
     .retry_soon()
+}
+
+#[cfg(all(test, feature = "websocket"))]
+mod tests {
+    use super::*;
+    use keep::Record;
+    use wirebridge_store::StoredResponse;
+
+    /// A connection's cache, as a connection makes it by default.
+    fn default_cache() -> MemoryStore {
+        connection_cache(CONNECTION_CACHE_ENTRIES, CONNECTION_CACHE_BYTES)
+    }
+
+    /// A Codex-like turn: a user message in, an answer out (about 1 KB of
+    /// items), and a response object echoing tools (18 KB).
+    fn codex_turn(n: usize, parent: Option<String>) -> StoredResponse {
+        let text = "lorem ipsum dolor sit amet ".repeat(16);
+        StoredResponse {
+            id: format!("resp_{n:032x}"),
+            parent,
+            created_at: 1_700_000_000,
+            input: format!(
+                r#"[{{"type":"message","role":"user","content":[{{"type":"input_text","text":"{n}: {text}"}}]}}]"#
+            ),
+            output: format!(
+                r#"[{{"type":"message","id":"msg_{n:032x}","role":"assistant","status":"completed","content":[{{"type":"output_text","text":"{text}","annotations":[]}}]}}]"#
+            ),
+            response: format!(r#"{{"tools":"{}","output":[]}}"#, "t".repeat(18 << 10)),
+        }
+    }
+
+    /// A `store: false` conversation of 10,000 Codex-like turns on one
+    /// connection: its cache, as a connection makes it by default, keeps
+    /// every turn, and the last continues the whole conversation.
+    #[tokio::test]
+    async fn a_connection_cache_keeps_a_10_000_turn_conversation() {
+        let stateful = Stateful::cached(None, None, Arc::new(default_cache()));
+        let mut parent = None;
+        for n in 0..10_000 {
+            let record = codex_turn(n, parent.take());
+            let id = record.id.clone();
+            assert!(stateful.save_record("t", Record::new(record, false)).await);
+            parent = Some(id);
+        }
+        let last = parent.unwrap();
+        let resolved = stateful
+            .resolve("t", Some(&last), &[], MissingHistory::Refuse)
+            .await
+            .unwrap_or_else(|_| panic!("the conversation of {last} was refused"));
+        assert_eq!(resolved.missing(), None);
+        let chain = resolved.chain().unwrap();
+        assert_eq!(chain.turns.len(), 10_000);
+        assert_eq!(chain.turns[0].id, format!("resp_{:032x}", 0));
+    }
+
+    /// A connection continuing a conversation another one stored: the
+    /// cache holds the new turns, the store the earlier ones, and the
+    /// conversation is read whole from both.
+    #[tokio::test]
+    async fn a_cached_conversation_is_completed_from_the_store() {
+        let store: Arc<dyn ResponseStore> = Arc::new(MemoryStore::new());
+        let elsewhere = Stateful::new(Arc::clone(&store));
+        let here = Stateful::cached(None, Some(store), Arc::new(default_cache()));
+        let ids: Vec<String> = (0..4).map(|n| format!("resp_{n:032x}")).collect();
+        for n in 0..4 {
+            let record = codex_turn(n, n.checked_sub(1).map(|p| ids[p].clone()));
+            // The first two stored by another connection, the others only
+            // cached here.
+            let (stateful, store) = if n < 2 {
+                (&elsewhere, true)
+            } else {
+                (&here, false)
+            };
+            assert!(stateful.save_record("t", Record::new(record, store)).await);
+        }
+        let resolved = here
+            .resolve("t", Some(&ids[3]), &[], MissingHistory::Refuse)
+            .await
+            .unwrap_or_else(|_| panic!("refused"));
+        let chain = resolved.chain().unwrap();
+        assert!(chain.is_complete());
+        assert_eq!(chain.ids, ids);
+        let turns: Vec<&str> = chain.turns.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(turns, ids);
+        // What neither has is named missing.
+        assert!(here.store().unwrap().delete("t", &ids[0]).await.unwrap());
+        let resolved = here
+            .resolve("t", Some(&ids[3]), &[], MissingHistory::Continue)
+            .await
+            .unwrap_or_else(|_| panic!("refused"));
+        assert_eq!(resolved.missing(), Some(ids[0].as_str()));
+        assert_eq!(resolved.chain().unwrap().turns.len(), 3);
+    }
 }

@@ -50,13 +50,10 @@ impl Resolved {
         self.continued.as_ref()?.1.missing.as_deref()
     }
 
-    /// The responses a response continuing this conversation continues,
-    /// oldest first.
-    pub(crate) fn ancestors(&self) -> Vec<String> {
-        self.continued
-            .as_ref()
-            .map(|(_, chain)| chain.ids.clone())
-            .unwrap_or_default()
+    /// The conversation continued, if any.
+    #[cfg(all(test, feature = "websocket"))]
+    pub(crate) fn chain(&self) -> Option<&Chain> {
+        self.continued.as_ref().map(|(_, chain)| chain)
     }
 
     fn chain_turns(&self) -> impl Iterator<Item = &StoredTurn> {
@@ -134,15 +131,20 @@ impl Stateful {
 
     /// The conversation ending at `id`: from the connection's cache if it
     /// has the response (completed from the store where the cache lacks an
-    /// earlier turn, one continued from another connection), else from the
-    /// store.
+    /// earlier turn, one continued from another connection: the store's
+    /// chain of the turn the cache lacks, in one more round trip), else from
+    /// the store.
     async fn chain(&self, tenant: &str, id: &str) -> Result<Option<Chain>, StoreError> {
         if let Some(cache) = &self.cache {
             if let Some(chain) = cache.chain(tenant, id).await? {
-                return match (&self.store, chain.missing.is_some()) {
-                    (Some(store), true) => complete(store.as_ref(), tenant, chain).await.map(Some),
-                    _ => Ok(Some(chain)),
+                let earlier = match (&self.store, &chain.missing) {
+                    (Some(store), Some(missing)) => store.chain(tenant, missing).await?,
+                    _ => None,
                 };
+                return Ok(Some(match earlier {
+                    Some(earlier) => chain.after(earlier),
+                    None => chain,
+                }));
             }
         }
         match &self.store {
@@ -170,25 +172,6 @@ impl Stateful {
         }
         Ok(found)
     }
-}
-
-/// A cached conversation with the turns the cache lacks read from the store.
-async fn complete(
-    store: &dyn ResponseStore,
-    tenant: &str,
-    cached: Chain,
-) -> Result<Chain, StoreError> {
-    let Chain { ids, mut turns, .. } = cached;
-    let own = turns.pop().expect("a chain holds the response asked for");
-    let ancestors = &ids[..ids.len() - 1];
-    let mut found: Vec<Option<StoredTurn>> = vec![None; ancestors.len()];
-    // The turns the cache had are the most recent ones.
-    let offset = ancestors.len() - turns.len();
-    for (slot, turn) in found[offset..].iter_mut().zip(turns) {
-        *slot = Some(turn);
-    }
-    fill(store, tenant, ancestors, &mut found).await?;
-    Ok(Chain::assemble(ancestors, found, own))
 }
 
 /// Reads from the store the turns of `ids` that `found` lacks.

@@ -11,7 +11,6 @@
 
 mod client_event;
 mod handshake;
-mod open;
 mod rejection;
 mod server_event;
 mod session;
@@ -32,7 +31,6 @@ use crate::shared::Shared;
 
 pub(crate) use crate::settings::WebSocketSettings;
 pub(crate) use handshake::is_upgrade;
-pub(crate) use open::OpenSockets;
 
 /// Answers an upgrade request: `101 Switching Protocols` and a session
 /// task, or the error status that says why not.

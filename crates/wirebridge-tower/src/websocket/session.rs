@@ -18,7 +18,6 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 use tower::{Service, ServiceExt};
-use wirebridge_store::MemoryStore;
 
 use super::client_event::{self, ClientEvent, Create, Rejected};
 use super::rejection::{BinaryMessage, TooManyQueued};
@@ -55,7 +54,7 @@ pub(crate) struct Session<S, D: Direction, ReqB> {
     tenant: String,
     stateful: Option<Stateful>,
     /// The connection's place under its tenant's cap, given up with it.
-    _place: super::open::SocketPlace,
+    _place: crate::open_sockets::SocketPlace,
     _request: PhantomData<fn() -> ReqB>,
 }
 
@@ -89,13 +88,10 @@ where
         settings: WebSocketSettings,
         parts: http::request::Parts,
         prefix: String,
-        place: super::open::SocketPlace,
+        place: crate::open_sockets::SocketPlace,
     ) -> Self {
         let stores = D::tenant(&shared.direction, &parts.headers).stores;
-        let cache = MemoryStore::new()
-            .max_entries(settings.cache_entries)
-            .max_bytes(settings.cache_bytes);
-        let cache = Arc::new(cache);
+        let cache = Arc::new(settings.cache());
         let cache_only = Arc::new(Shared {
             common: shared.common.clone(),
             direction: D::session(&shared.direction, Arc::clone(&cache), false),

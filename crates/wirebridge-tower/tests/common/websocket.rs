@@ -123,6 +123,8 @@ pub async fn serve(layer: ResponsesToChatLayer, upstream: Arc<Upstream>) -> Stri
     tokio::spawn(async move {
         loop {
             let (tcp, _) = listener.accept().await.unwrap();
+            // Each event leaves at once, as the CLI's listener sends it.
+            tcp.set_nodelay(true).unwrap();
             let service = TowerToHyperService::new(service.clone());
             tokio::spawn(async move {
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -142,7 +144,10 @@ pub async fn connect(url: &str, key: Option<&str>) -> Client {
             .headers_mut()
             .insert("authorization", format!("Bearer {key}").parse().unwrap());
     }
-    tokio_tungstenite::connect_async(request).await.unwrap().0
+    tokio_tungstenite::connect_async_with_config(request, None, true)
+        .await
+        .unwrap()
+        .0
 }
 
 pub async fn send(client: &mut Client, event: Value) {

@@ -84,6 +84,7 @@ fn defaults() {
         c.state.tenant_max_bytes,
         Memory::DEFAULT_MAX_BYTES_PER_TENANT
     );
+    assert_eq!(c.state.max_tenants, Memory::DEFAULT_MAX_TENANTS);
     let c = load(None, &["--store", "redis://127.0.0.1:6379/2"], &[]).unwrap();
     assert_eq!(
         c.store,

@@ -67,16 +67,15 @@ pub(super) async fn resolve(
         .await
 }
 
-/// What the stored conversation means for a translation: the responses
-/// the one to keep continues (returned), the gap it misses (a loss), and
-/// nothing kept for a tenant that may keep nothing.
+/// What the stored conversation means for a translation: the gap it misses
+/// (a loss), and nothing kept for a tenant that may keep nothing.
 pub(super) fn settle(
     stored: &Resolved,
     tenant: &Tenant,
     turn: &mut Option<Turn>,
     context: &mut ResponsesContext,
     losses: &mut LossReport,
-) -> Vec<String> {
+) {
     if let Some(missing) = stored.missing() {
         losses.push(Loss {
             kind: LossKind::StatefulFeature,
@@ -90,5 +89,4 @@ pub(super) fn settle(
     if !tenant.stores && turn.take().is_some() {
         context.echo.store = false;
     }
-    stored.ancestors()
 }

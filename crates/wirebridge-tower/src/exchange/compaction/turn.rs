@@ -149,7 +149,7 @@ impl<'s> Turn<'s> {
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
-        let ancestors = settle(
+        settle(
             stored,
             &self.tenant,
             &mut t.turn,
@@ -173,7 +173,6 @@ impl<'s> Turn<'s> {
                 stateful,
                 tenant: self.tenant.key.clone(),
                 turn,
-                ancestors,
             });
         let reply = Reply {
             context: t.context,
@@ -228,7 +227,7 @@ impl<'h> Compacting<'_, '_, 'h> {
             Ok(summarize) => summarize,
             Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
         };
-        let ancestors = settle(
+        settle(
             stored,
             &self.turn.tenant,
             &mut summarize.turn,
@@ -252,10 +251,7 @@ impl<'h> Compacting<'_, '_, 'h> {
         if let (Some(stateful), Some(turn)) = (&self.turn.settings.stateful, summarize.turn.take())
         {
             let tenant = &self.turn.tenant.key;
-            if !stateful
-                .save(tenant, turn, ancestors, reply.finished())
-                .await
-            {
+            if !stateful.save(tenant, turn, reply.finished()).await {
                 reply.body = unstored_response(&reply.body);
             }
         }
