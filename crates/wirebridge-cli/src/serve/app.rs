@@ -23,6 +23,40 @@ use crate::metrics::{CountedBody, OpenGauge};
 use crate::server::{App, ClientBody};
 use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 
+/// A layer serving Responses clients (over Chat, or over a Responses
+/// backend that keeps no state), with what the settings say of both: the
+/// two are different types with the same settings.
+macro_rules! responses_clients {
+    ($layer:expr, $config:expr, $observer:expr, $store:expr) => {{
+        let config: &Config = $config;
+        let exchange = &config.exchange;
+        let mut layer = $layer
+            .profile(config.profile.clone())
+            .policy(config.policy.clone())
+            .body_limit(config.max_body)
+            .max_reply_size(exchange.max_reply_size)
+            .stream_idle_timeout(exchange.idle_timeout)
+            .keepalive_interval(exchange.keepalive_interval)
+            .observer($observer)
+            .anonymous_store(config.state.anonymous_store)
+            .missing_history(config.state.missing_history)
+            .sealer(Sealer::new(
+                config.seal.current.clone(),
+                config.seal.previous.clone(),
+            ));
+        if let Some(output) = config.reasoning_output {
+            layer = layer.reasoning_output(output);
+        }
+        if let Some(store) = $store {
+            layer = layer.store_arc(store);
+        }
+        match exchange.websocket {
+            true => layer.websocket(websocket_settings(exchange)),
+            false => layer.without_websocket(),
+        }
+    }};
+}
+
 /// The service that answers requests: health checks, translation for the
 /// API the upstream does not speak, the model catalog for Codex,
 /// pass-through for everything else. Requests not answered here go on to
@@ -47,32 +81,9 @@ pub fn app(
     let exchange = &config.exchange;
     let (translated, endpoint): (App, &'static str) = match config.upstream_api {
         UpstreamApi::Chat => {
-            let mut layer = ResponsesToChatLayer::new()
-                .profile(config.profile.clone())
-                .policy(config.policy.clone())
-                .body_limit(config.max_body)
-                .max_reply_size(exchange.max_reply_size)
-                .stream_idle_timeout(exchange.idle_timeout)
-                .keepalive_interval(exchange.keepalive_interval)
-                .observer(observer)
+            let layer = responses_clients!(ResponsesToChatLayer::new(), config, observer, store)
                 .model_catalog(config.catalog.clone())
-                .shutdown(shutdown.clone())
-                .anonymous_store(config.state.anonymous_store)
-                .missing_history(config.state.missing_history)
-                .sealer(Sealer::new(
-                    config.seal.current.clone(),
-                    config.seal.previous.clone(),
-                ));
-            if let Some(output) = config.reasoning_output {
-                layer = layer.reasoning_output(output);
-            }
-            if let Some(store) = store {
-                layer = layer.store_arc(store);
-            }
-            layer = match exchange.websocket {
-                true => layer.websocket(websocket_settings(exchange)),
-                false => layer.without_websocket(),
-            };
+                .shutdown(shutdown.clone());
             (boxed(layer.layer(upstream)), "/responses")
         }
         UpstreamApi::Responses => {
@@ -90,31 +101,9 @@ pub fn app(
                 // requests are passed through as they are.
                 (boxed(chat.layer(upstream)), "/chat/completions")
             } else {
-                let mut layer = StatefulResponsesLayer::new()
-                    .profile(config.profile.clone())
-                    .policy(config.policy.clone())
-                    .body_limit(config.max_body)
-                    .max_reply_size(exchange.max_reply_size)
-                    .stream_idle_timeout(exchange.idle_timeout)
-                    .keepalive_interval(exchange.keepalive_interval)
-                    .observer(observer)
-                    .shutdown(shutdown)
-                    .anonymous_store(config.state.anonymous_store)
-                    .missing_history(config.state.missing_history)
-                    .sealer(Sealer::new(
-                        config.seal.current.clone(),
-                        config.seal.previous.clone(),
-                    ));
-                if let Some(output) = config.reasoning_output {
-                    layer = layer.reasoning_output(output);
-                }
-                if let Some(store) = store {
-                    layer = layer.store_arc(store);
-                }
-                layer = match exchange.websocket {
-                    true => layer.websocket(websocket_settings(exchange)),
-                    false => layer.without_websocket(),
-                };
+                let layer =
+                    responses_clients!(StatefulResponsesLayer::new(), config, observer, store)
+                        .shutdown(shutdown);
                 // Under both layers, the upstream takes the bodies of one.
                 let upstream = upstream.map_request(
                     |request: Request<RequestBody<RequestBody<ClientBody>>>| {
