@@ -20,7 +20,7 @@ use crate::demo::InProcessDemo;
 use crate::metrics::{MeteredStore, Metrics};
 use crate::readiness::Readiness;
 use crate::server::{App, Limits, Places};
-use crate::signal::shutdown_signal;
+use crate::signal::Signals;
 use crate::upstream::UpstreamOptions;
 
 /// Why the server could not run.
@@ -74,6 +74,9 @@ pub fn run(config: Config) -> Result<(), ServeError> {
 /// One runtime: the accept loop runs beside the wait for a signal, and
 /// each connection is a task the runtime's threads share.
 async fn serve(config: Config) -> Result<(), ServeError> {
+    // Listened for before anything is announced: a signal right after the
+    // address is printed must start the graceful shutdown, not kill.
+    let mut signals = Signals::listen();
     let bridge = Bridge::start(&config).await?;
     let listener = TcpListener::bind(config.listen)
         .await
@@ -96,10 +99,10 @@ async fn serve(config: Config) -> Result<(), ServeError> {
         bridge.places.clone(),
         stopping,
     );
-    tokio::join!(accepting, bridge.until_shutdown(stop));
+    tokio::join!(accepting, bridge.until_shutdown(&mut signals, stop));
     let drained = tokio::select! {
         () = bridge.drain() => Ok(()),
-        () = shutdown_signal() => Err(ServeError::SecondSignal),
+        () = signals.recv() => Err(ServeError::SecondSignal),
     };
     let _ = finish.send(true);
     drained
@@ -237,8 +240,8 @@ impl Bridge {
 
     /// Waits for SIGINT or SIGTERM, then turns not ready and tells the
     /// accept loop to stop.
-    async fn until_shutdown(&self, stop: watch::Sender<bool>) {
-        shutdown_signal().await;
+    async fn until_shutdown(&self, signals: &mut Signals, stop: watch::Sender<bool>) {
+        signals.recv().await;
         // Not ready from the first moment of the shutdown.
         self.readiness.drain();
         let _ = stop.send(true);
