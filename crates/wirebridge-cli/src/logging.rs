@@ -65,6 +65,7 @@ pub fn log_exchange(e: &Exchange) {
         translation_us = micros(e.translation_time),
         dropped = %e.losses.paths(),
         trace_id = e.trace_id.map(display),
+        via = e.via.map(|v| v.as_str()),
         "exchange"
     );
 }

@@ -1,17 +1,90 @@
-//! Error replies in the shape both APIs use.
+//! Error replies in the shape the client's API uses: OpenAI's (Chat
+//! Completions and Responses) or Anthropic's (Messages).
 
 use http::{header, HeaderValue, Response, StatusCode};
+use wirebridge_convert::messages_to_responses::error_body_for;
 use wirebridge_wire::error::{ApiError, ErrorBody, UpstreamError};
 use wirebridge_wire::Str;
 
 use crate::body::ResponseBody;
+use crate::observer::Direction;
+
+/// Whose error shape a client reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// `{"error":{"message","type","param","code"}}`.
+    OpenAi,
+    /// `{"type":"error","error":{"type","message"}}`, with the status
+    /// Anthropic's API gives each error type.
+    Anthropic,
+}
+
+impl Dialect {
+    /// The dialect of a direction's clients.
+    pub(crate) fn of(direction: Direction) -> Self {
+        match direction {
+            Direction::MessagesToResponses => Dialect::Anthropic,
+            Direction::ResponsesToChat
+            | Direction::ChatToResponses
+            | Direction::ResponsesToResponses => Dialect::OpenAi,
+        }
+    }
+
+    /// An error reply in this dialect.
+    pub(crate) fn error_response<B>(
+        self,
+        status: StatusCode,
+        error: ApiError<'_>,
+    ) -> Response<ResponseBody<B>> {
+        match self {
+            Dialect::OpenAi => error_response(status, error),
+            Dialect::Anthropic => {
+                let (status, body) = anthropic(status, &error);
+                json_response(status, body)
+            }
+        }
+    }
+
+    /// An upstream error reply re-shaped: its status (Anthropic's for the
+    /// error's type) and body.
+    pub(crate) fn reshape_upstream_error(
+        self,
+        status: StatusCode,
+        body: &[u8],
+    ) -> (StatusCode, Vec<u8>) {
+        let error = upstream_api_error(status, body);
+        match self {
+            Dialect::OpenAi => (status, to_body(error)),
+            Dialect::Anthropic => anthropic(status, &error),
+        }
+    }
+}
+
+/// An error in Anthropic's shape, from its OpenAI-style parts.
+fn anthropic(status: StatusCode, error: &ApiError<'_>) -> (StatusCode, Vec<u8>) {
+    let (status, body) = error_body_for(
+        status.as_u16(),
+        Some(&error.kind),
+        error.code.as_deref(),
+        &error.message,
+    );
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    (status, body)
+}
 
 /// An error reply: `{"error":{"message","type","param","code"}}`.
 pub(crate) fn error_response<B>(
     status: StatusCode,
     error: ApiError<'_>,
 ) -> Response<ResponseBody<B>> {
-    let body = serde_json::to_vec(&ErrorBody { error }).expect("error bodies always serialize");
+    json_response(status, to_body(error))
+}
+
+fn to_body(error: ApiError<'_>) -> Vec<u8> {
+    serde_json::to_vec(&ErrorBody { error }).expect("error bodies always serialize")
+}
+
+fn json_response<B>(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody<B>> {
     let length = HeaderValue::from(body.len());
     let mut response = Response::new(ResponseBody::full(body));
     response
@@ -42,6 +115,12 @@ const MAX_QUOTED: usize = 2000;
 /// An upstream error body in the client's shape: message and code kept, a
 /// body that is not an OpenAI-style error wrapped as the message.
 pub(crate) fn reshape_upstream_error(status: StatusCode, body: &[u8]) -> Vec<u8> {
+    to_body(upstream_api_error(status, body))
+}
+
+/// An upstream error body's parts: message and code kept, a body that is
+/// not an OpenAI-style error quoted as the message.
+fn upstream_api_error(status: StatusCode, body: &[u8]) -> ApiError<'static> {
     let parsed = serde_json::from_slice::<&serde_json::value::RawValue>(body)
         .ok()
         .and_then(UpstreamError::parse);
@@ -75,13 +154,12 @@ pub(crate) fn reshape_upstream_error(status: StatusCode, body: &[u8]) -> Vec<u8>
             )
         }
     };
-    let error = ApiError {
-        message,
-        kind,
-        param,
-        code,
-    };
-    serde_json::to_vec(&ErrorBody { error }).expect("error bodies always serialize")
+    ApiError {
+        message: message.into_owned().into(),
+        kind: kind.into_owned().into(),
+        param: param.map(|p| p.into_owned().into()),
+        code: code.map(|c| c.into_owned().into()),
+    }
 }
 
 /// Shorthand for an error with a static type and code.

@@ -4,6 +4,7 @@
 //! exchanges that compact are [`compaction`]'s.
 
 pub(crate) mod compaction;
+pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
 
 use std::fmt;
@@ -20,8 +21,9 @@ use wirebridge_convert::{Loss, LossKind};
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
 use crate::direction::{Prepared, Tenant, Way};
-use crate::error_response::{api_error, reshape_upstream_error};
+use crate::error_response::api_error;
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
+use crate::observer::HandedOn;
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
@@ -54,7 +56,8 @@ where
         &shared.common.loss_warnings,
         D::KIND,
     );
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    D::client_head(&mut parts);
     tracker.request(&parts);
 
     let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
@@ -114,13 +117,14 @@ where
     tracker.stream = prepared.stream;
     tracker.losses = prepared.losses.clone();
 
-    let upstream = upstream_request(
+    let mut upstream = upstream_request(
         parts,
         prefix,
         D::UPSTREAM_ENDPOINT,
         prepared.body,
         prepared.stream,
     );
+    hand_on::<D, _>(&mut upstream);
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
     tracker.first_byte();
@@ -147,6 +151,14 @@ where
         common: &shared.common,
     };
     Ok(step.send::<D, ResB>(response, tracker).await)
+}
+
+/// Marks a request handed on to the Responses hub below (see
+/// [`Direction::HANDS_ON`]).
+pub(crate) fn hand_on<D: Direction, B>(request: &mut Request<B>) {
+    if D::HANDS_ON {
+        request.extensions_mut().insert(HandedOn(D::KIND));
+    }
 }
 
 /// Whether the backend wrote the reply (a WebSocket warm-up's it did not).
@@ -283,7 +295,10 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         }
         if !head.status.is_success() {
             let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
-            let reshaped = reshape_upstream_error(head.status, &bytes);
+            let (status, reshaped) = tracker
+                .dialect()
+                .reshape_upstream_error(head.status, &bytes);
+            head.status = status;
             let body = ResponseBody::full(reshaped);
             return finish_reply(&mut tracker, head, body, "application/json", None);
         }

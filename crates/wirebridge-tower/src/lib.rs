@@ -6,6 +6,11 @@
 //!   upstream `POST …/chat/completions`, and translates the reply (JSON or
 //!   SSE) back into the Responses API.
 //! - [`ChatToResponsesLayer`] does the reverse.
+//! - [`StatefulResponsesLayer`] keeps the state a Responses backend keeps
+//!   none of (`previous_response_id`, retrieval, WebSocket mode).
+//! - [`MessagesToResponsesLayer`] serves Anthropic Messages clients (Claude
+//!   Code, the Anthropic SDKs) over a Responses service, usually one of the
+//!   layers above.
 //! - Either, given a model catalog ([`TranslateLayer::model_catalog`]),
 //!   answers Codex's `GET …/models` with Codex's own catalog of the
 //!   upstream's models.
@@ -81,7 +86,10 @@ mod tracker;
 mod websocket;
 
 pub use body::ResponseBody;
-pub use direction::{ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation};
+pub use direction::{
+    ChatOverResponses, MessagesOverResponses, ResponsesOverChat, ResponsesOverResponses,
+    Translation,
+};
 pub use exchange::input_tokens::INPUT_TOKENS_HEADER;
 pub use future::ResponseFuture;
 pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
@@ -237,3 +245,64 @@ pub type StatefulResponses<S> = Translate<S, ResponsesOverResponses>;
 /// # }
 /// ```
 pub type StatefulResponsesLayer = TranslateLayer<ResponsesOverResponses>;
+
+/// Anthropic Messages clients (Claude Code, the Anthropic SDKs) over a
+/// Responses service: `POST …/messages` becomes `POST …/responses`, and
+/// `POST …/messages/count_tokens` the service's
+/// `POST …/responses/input_tokens`.
+pub type MessagesToResponses<S> = Translate<S, MessagesOverResponses>;
+
+/// Anthropic Messages clients over a Chat Completions service, through
+/// the Responses hub: [`MessagesToResponses`] in front of
+/// [`ResponsesToChat`].
+pub type MessagesToChat<S> = MessagesToResponses<ResponsesToChat<S>>;
+
+/// The layer of [`MessagesToResponses`]. Stacked in front of
+/// [`ResponsesToChatLayer`] it serves Messages clients on a Chat backend
+/// ([`MessagesToChat`]); in front of [`StatefulResponsesLayer`], on a
+/// Responses backend. Errors reach the client in Anthropic's shape
+/// (`{"type":"error","error":{…}}`), failures mid-stream as the stream's
+/// `error` event, and the client's `x-api-key` reaches the service as its
+/// `authorization`.
+///
+/// ```
+/// use std::convert::Infallible;
+/// use bytes::Bytes;
+/// use http::{Request, Response};
+/// use http_body_util::{BodyExt, Full};
+/// use tower::{service_fn, ServiceBuilder, ServiceExt};
+/// use wirebridge_tower::{MessagesToResponsesLayer, RequestBody, ResponsesToChatLayer};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let chat_backend = service_fn(|req: Request<RequestBody<RequestBody<Full<Bytes>>>>| async move {
+///     // Claude Code's key, as the Chat backend's bearer token.
+///     assert_eq!(req.headers()["authorization"], "Bearer sk-ant-1");
+///     assert_eq!(req.uri().path(), "/v1/chat/completions");
+///     let reply = r#"{"id":"c1","object":"chat.completion","created":1,"model":"m",
+///         "choices":[{"index":0,"message":{"role":"assistant","content":"Hello!"},"finish_reason":"stop"}],
+///         "usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#;
+///     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(reply))))
+/// });
+/// let service = ServiceBuilder::new()
+///     .layer(MessagesToResponsesLayer::new())
+///     .layer(ResponsesToChatLayer::new())
+///     .service(chat_backend);
+///
+/// let request = Request::post("/v1/messages?beta=true")
+///     .header("x-api-key", "sk-ant-1")
+///     .header("anthropic-version", "2023-06-01")
+///     .body(Full::new(Bytes::from(
+///         r#"{"model":"m","max_tokens":256,"messages":[{"role":"user","content":"Hi"}]}"#,
+///     )))
+///     .unwrap();
+/// let response = service.oneshot(request).await.unwrap();
+/// let body = response.into_body().collect().await.unwrap().to_bytes();
+/// let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(message["type"], "message");
+/// assert_eq!(message["content"][0]["text"], "Hello!");
+/// assert_eq!(message["stop_reason"], "end_turn");
+/// assert_eq!(message["usage"]["output_tokens"], 2);
+/// # }
+/// ```
+pub type MessagesToResponsesLayer = TranslateLayer<MessagesOverResponses>;

@@ -15,6 +15,9 @@ pub enum Direction {
     ChatToResponses,
     /// A Responses client, a Responses upstream that keeps no state.
     ResponsesToResponses,
+    /// An Anthropic Messages client, a Responses upstream (the bridge's own
+    /// Responses side, in `wirebridge serve`).
+    MessagesToResponses,
 }
 
 impl Direction {
@@ -24,6 +27,7 @@ impl Direction {
             Direction::ResponsesToChat => "responses_to_chat",
             Direction::ChatToResponses => "chat_to_responses",
             Direction::ResponsesToResponses => "responses_to_responses",
+            Direction::MessagesToResponses => "messages_to_responses",
         }
     }
 }
@@ -81,7 +85,18 @@ pub struct Exchange {
     /// The trace of the client's `traceparent` header, when it had a valid
     /// one (see [`trace_context`](crate::trace_context)).
     pub trace_id: Option<TraceId>,
+    /// For the inner leg of a composed translation, the direction of the
+    /// layer that handed the request on: a Messages client on a Chat
+    /// backend is one exchange `MessagesToResponses` and one
+    /// `ResponsesToChat` with `via: Some(MessagesToResponses)`. Both report
+    /// the same tokens; count them once, from the outer exchange.
+    pub via: Option<Direction>,
 }
+
+/// Marks a request a layer hands on to a layer of this crate below it:
+/// that layer's exchange reports it in [`Exchange::via`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HandedOn(pub(crate) Direction);
 
 /// Receives one [`Exchange`] per translated request, when its reply ends
 /// (or is dropped by the client).

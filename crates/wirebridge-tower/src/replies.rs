@@ -69,34 +69,34 @@ impl Refused {
         response
     }
 
-    /// The response, reported.
+    /// The response in the client's dialect, reported.
     pub(crate) fn send<B>(self, tracker: &mut Tracker) -> Response<ResponseBody<B>> {
-        let (status, code) = (self.status, self.error.code.clone());
-        let mut response = self.response();
-        finish(tracker, status, code.as_deref(), &mut response);
+        let code = self.error.code.clone();
+        let mut response = tracker.dialect().error_response(self.status, self.error);
+        if self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        finish(tracker, code.as_deref(), &mut response);
         response
     }
 }
 
-/// An error reply, reported.
+/// An error reply in the client's dialect, reported.
 pub(crate) fn finish_error<B>(
     tracker: &mut Tracker,
     status: StatusCode,
     error: ApiError<'_>,
 ) -> Response<ResponseBody<B>> {
     let code = error.code.as_deref().map(str::to_owned);
-    let mut response = error_response(status, error);
-    finish(tracker, status, code.as_deref(), &mut response);
+    let mut response = tracker.dialect().error_response(status, error);
+    finish(tracker, code.as_deref(), &mut response);
     response
 }
 
-fn finish<B>(
-    tracker: &mut Tracker,
-    status: StatusCode,
-    code: Option<&str>,
-    response: &mut Response<ResponseBody<B>>,
-) {
-    tracker.status = status.as_u16();
+fn finish<B>(tracker: &mut Tracker, code: Option<&str>, response: &mut Response<ResponseBody<B>>) {
+    tracker.status = response.status().as_u16();
     if !tracker.losses.is_empty() {
         insert_dropped(response.headers_mut(), &tracker.losses);
     }

@@ -12,7 +12,7 @@ use tower::Service;
 use crate::body::ResponseBody;
 use crate::catalog;
 use crate::direction::Translation;
-use crate::exchange::{self, compaction, input_tokens};
+use crate::exchange::{self, compaction, count_tokens, input_tokens};
 use crate::future::ResponseFuture;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -114,6 +114,14 @@ where
             let clone = self.inner.clone();
             let inner = std::mem::replace(&mut self.inner, clone);
             let count = input_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
+            return ResponseFuture::exchange(Box::pin(count));
+        }
+        if let Some(prefix) =
+            count_tokens::route::<D>(request.method(), request.uri().path(), endpoint)
+        {
+            let clone = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, clone);
+            let count = count_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
             return ResponseFuture::exchange(Box::pin(count));
         }
         if let Some(stateful) = D::stateful(&shared.direction) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use http::HeaderName;
 use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::seal::Sealer;
-use wirebridge_convert::{chat_to_responses, responses_to_chat};
+use wirebridge_convert::{chat_to_responses, messages_to_responses, responses_to_chat};
 
 use crate::loss_warnings::LossWarnings;
 use crate::observer::{NoopObserver, Observer};
@@ -136,6 +136,12 @@ impl fmt::Debug for ResponsesSettings {
 #[derive(Debug, Clone, Default)]
 pub struct ChatSettings {
     pub(crate) convert: chat_to_responses::Options,
+}
+
+/// Settings of Anthropic Messages clients over a Responses upstream.
+#[derive(Debug, Clone, Default)]
+pub struct MessagesSettings {
+    pub(crate) convert: messages_to_responses::Options,
 }
 
 /// How WebSocket mode is served (cargo feature `websocket`): on by default

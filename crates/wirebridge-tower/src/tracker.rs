@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use wirebridge_convert::{LossReport, ReplySummary};
 
+use crate::error_response::Dialect;
 use crate::loss_warnings::{LossLevel, LossWarnings};
-use crate::observer::{Direction, Exchange, Observer, Transport};
+use crate::observer::{Direction, Exchange, HandedOn, Observer, Transport};
 use crate::trace_context::{TraceId, TraceParent};
 
 /// What is known about an exchange while it runs.
@@ -24,6 +25,7 @@ pub(crate) struct Tracker {
     pub(crate) translation_time: Duration,
     pub(crate) losses: LossReport,
     trace_id: Option<TraceId>,
+    via: Option<Direction>,
     reported: bool,
 }
 
@@ -49,14 +51,21 @@ impl Tracker {
             translation_time: Duration::ZERO,
             losses: LossReport::default(),
             trace_id: None,
+            via: None,
             reported: false,
         }
+    }
+
+    /// The error shape of the exchange's client.
+    pub(crate) fn dialect(&self) -> Dialect {
+        Dialect::of(self.direction)
     }
 
     /// Notes what the client's request head says: its path and its trace.
     pub(crate) fn request(&mut self, parts: &http::request::Parts) {
         self.path = parts.uri.path().to_owned();
         self.trace_id = TraceParent::from_headers(&parts.headers).map(|t| t.trace_id());
+        self.via = parts.extensions.get::<HandedOn>().map(|h| h.0);
     }
 
     /// Counts `elapsed` as translation time.
@@ -97,6 +106,7 @@ impl Tracker {
             translation_time: self.translation_time,
             losses: std::mem::take(&mut self.losses),
             trace_id: self.trace_id,
+            via: self.via,
         };
         log(&exchange, &self.loss_warnings);
         self.observer.on_exchange(&exchange);

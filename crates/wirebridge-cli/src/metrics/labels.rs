@@ -86,6 +86,12 @@ pub fn endpoint(path: &str) -> &'static str {
     let path = path.trim_end_matches('/');
     if path.ends_with("/responses/compact") {
         "responses/compact"
+    } else if path.ends_with("/responses/input_tokens") {
+        "responses/input_tokens"
+    } else if path.ends_with("/messages") {
+        "messages"
+    } else if path.ends_with("/messages/count_tokens") {
+        "messages/count_tokens"
     } else if path.ends_with("/responses") {
         "responses"
     } else if path.ends_with("/chat/completions") {
@@ -99,7 +105,7 @@ pub fn endpoint(path: &str) -> &'static str {
 /// `finish_reason`; `error` for an error status (whose reply, if any, was
 /// an error body), and `other` for anything else an upstream made up.
 pub fn outcome(status: u16, outcome: Option<&str>) -> &'static str {
-    const KNOWN: [&str; 9] = [
+    const KNOWN: [&str; 15] = [
         "completed",
         "incomplete",
         "failed",
@@ -109,6 +115,12 @@ pub fn outcome(status: u16, outcome: Option<&str>) -> &'static str {
         "tool_calls",
         "content_filter",
         "function_call",
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "pause_turn",
+        "refusal",
     ];
     if status >= 400 {
         return "error";

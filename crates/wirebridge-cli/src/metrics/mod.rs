@@ -200,7 +200,9 @@ impl Metrics {
         self.translation
             .get_or_create(&timing)
             .observe(e.translation_time.as_secs_f64());
-        if let Some(usage) = e.reply.usage {
+        // The inner leg of a composed translation reports the same tokens
+        // as the outer exchange: counted once, there.
+        if let Some(usage) = e.reply.usage.filter(|_| e.via.is_none()) {
             for (kind, count) in [
                 ("input", usage.input),
                 ("output", usage.output),

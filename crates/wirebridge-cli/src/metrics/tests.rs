@@ -35,6 +35,7 @@ fn exchange(model: &str, status: u16, outcome: Option<&str>) -> Exchange {
         translation_time: Duration::from_micros(20),
         losses,
         trace_id: None,
+        via: None,
     }
 }
 
@@ -69,6 +70,31 @@ fn an_exchange_moves_its_counters_and_histograms() {
     }
     // No cached tokens were reported: no series for them.
     assert!(!text.contains("cached_input"), "{text}");
+}
+
+#[test]
+fn a_composed_translation_counts_its_tokens_once_from_the_outer_exchange() {
+    let metrics = Metrics::new(4);
+    let mut outer = exchange("claude", 200, Some("end_turn"));
+    outer.direction = Direction::MessagesToResponses;
+    outer.path = "/v1/messages".into();
+    let mut inner = exchange("claude", 200, Some("completed"));
+    inner.via = Some(Direction::MessagesToResponses);
+    metrics.exchange(&outer);
+    metrics.exchange(&inner);
+    let text = metrics.render();
+    let lines = lines(&text);
+    for expected in [
+        "wirebridge_exchanges_total{endpoint=\"messages\",transport=\"http\",direction=\"messages_to_responses\",model=\"claude\",stream=\"true\",status=\"200\",outcome=\"end_turn\"} 1",
+        "wirebridge_exchanges_total{endpoint=\"responses\",transport=\"http\",direction=\"responses_to_chat\",model=\"claude\",stream=\"true\",status=\"200\",outcome=\"completed\"} 1",
+        "wirebridge_tokens_total{direction=\"messages_to_responses\",model=\"claude\",kind=\"input\"} 12",
+    ] {
+        assert!(lines.contains(&expected), "missing {expected}\n{text}");
+    }
+    assert!(
+        !text.contains("wirebridge_tokens_total{direction=\"responses_to_chat\""),
+        "{text}"
+    );
 }
 
 #[test]

@@ -12,8 +12,8 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_store::ResponseStore;
 use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
 use wirebridge_tower::{
-    ChatToResponsesLayer, RequestBody, ResponseBody, ResponsesToChatLayer, Shutdown,
-    StatefulResponsesLayer, WebSocketSettings,
+    ChatToResponsesLayer, MessagesToResponsesLayer, RequestBody, ResponseBody,
+    ResponsesToChatLayer, Shutdown, StatefulResponsesLayer, WebSocketSettings,
 };
 
 use crate::admin::Admin;
@@ -79,12 +79,30 @@ pub fn app(
     };
     let upstream = Upstream::new(&upstream, options);
     let exchange = &config.exchange;
-    let (translated, endpoint): (App, &'static str) = match config.upstream_api {
+    // Messages clients have a stack of their own: the Messages layer over
+    // the Responses side of the bridge (or the backend's own, where it
+    // keeps its responses). Nothing else pays for a layer it never uses.
+    let messages = MessagesToResponsesLayer::new()
+        .policy(config.policy.clone())
+        .body_limit(config.max_body)
+        .max_reply_size(exchange.max_reply_size)
+        .stream_idle_timeout(exchange.idle_timeout)
+        .keepalive_interval(exchange.keepalive_interval)
+        .observer(observer.clone())
+        .shutdown(shutdown.clone());
+    // Under two layers, the upstream takes the bodies of one.
+    let flattened = upstream.clone().map_request(
+        |request: Request<RequestBody<RequestBody<ClientBody>>>| request.map(RequestBody::flatten),
+    );
+    let (translated, messages, endpoint): (App, App, &'static str) = match config.upstream_api {
         UpstreamApi::Chat => {
-            let layer = responses_clients!(ResponsesToChatLayer::new(), config, observer, store)
-                .model_catalog(config.catalog.clone())
-                .shutdown(shutdown.clone());
-            (boxed(layer.layer(upstream)), "/responses")
+            let layer =
+                responses_clients!(ResponsesToChatLayer::new(), config, observer, store.clone())
+                    .model_catalog(config.catalog.clone())
+                    .shutdown(shutdown.clone());
+            let hub = layer.clone().without_websocket();
+            let messages = messages.layer(hub.layer(flattened));
+            (boxed(layer.layer(upstream)), boxed_twice(messages), "/responses")
         }
         UpstreamApi::Responses => {
             let chat = ChatToResponsesLayer::new()
@@ -99,21 +117,18 @@ pub fn app(
             if config.profile.keeps_responses {
                 // The backend keeps its responses itself: Responses
                 // requests are passed through as they are.
-                (boxed(chat.layer(upstream)), "/chat/completions")
+                let messages = boxed(messages.layer(upstream.clone()));
+                (boxed(chat.layer(upstream)), messages, "/chat/completions")
             } else {
                 let layer =
                     responses_clients!(StatefulResponsesLayer::new(), config, observer, store)
                         .shutdown(shutdown);
-                // Under both layers, the upstream takes the bodies of one.
-                let upstream = upstream.map_request(
-                    |request: Request<RequestBody<RequestBody<ClientBody>>>| {
-                        request.map(RequestBody::flatten)
-                    },
-                );
-                let both = layer.layer(chat.layer(upstream)).map_response(|response| {
+                let hub = layer.clone().without_websocket();
+                let messages = boxed_twice(messages.layer(hub.layer(flattened.clone())));
+                let both = layer.layer(chat.layer(flattened)).map_response(|response| {
                     response.map(|body| ResponseBody::passthrough(body.boxed_unsync()))
                 });
-                (boxed(both), "/chat/completions|/responses")
+                (boxed(both), messages, "/chat/completions|/responses")
             }
         }
     };
@@ -121,7 +136,7 @@ pub fn app(
     let metrics_here = config.metrics.listen.is_none();
     let open_streams = metrics.open_streams();
     let service = tower::service_fn(move |mut request: Request<ClientBody>| {
-        let translated = translated.clone();
+        let (translated, messages) = (translated.clone(), messages.clone());
         let (admin, metrics, open_streams) = (admin.clone(), metrics.clone(), open_streams.clone());
         async move {
             if let Some(endpoint) = Admin::endpoint(request.uri().path(), metrics_here) {
@@ -129,6 +144,10 @@ pub fn app(
             }
             let trace = continue_trace(request.headers_mut());
             let path = request.uri().path().to_owned();
+            if request.method() == Method::POST && is_messages(&path) {
+                let response = messages.clone().oneshot(request).await?;
+                return Ok(counted(response, &open_streams));
+            }
             // The layer reports what it translates (compaction included).
             let is_translated = request.method() == Method::POST && {
                 let path = path.trim_end_matches('/');
@@ -156,6 +175,13 @@ pub fn app(
         }
     });
     BoxCloneService::new(service)
+}
+
+/// Whether a path is Anthropic's Messages API: `…/messages` or
+/// `…/messages/count_tokens`.
+fn is_messages(path: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    path.ends_with("/messages") || path.ends_with("/messages/count_tokens")
 }
 
 /// Continues the client's trace with a span of this hop, or starts one,
@@ -202,6 +228,22 @@ where
     S::Future: Send + 'static,
 {
     BoxCloneService::new(service.map_response(|response| response.map(|body| body.boxed_unsync())))
+}
+
+/// [`boxed`], for a service two layers deep (a Messages layer over the
+/// bridge's Responses side).
+fn boxed_twice<S, B>(service: S) -> App
+where
+    S: Service<Request<ClientBody>, Response = Response<ResponseBody<B>>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: http_body::Body<Data = bytes::Bytes, Error = wirebridge_tower::BoxError> + Send + 'static,
+{
+    boxed(service.map_response(|response| {
+        response.map(|body| ResponseBody::passthrough(body.boxed_unsync()))
+    }))
 }
 
 /// The WebSocket mode the settings ask for.

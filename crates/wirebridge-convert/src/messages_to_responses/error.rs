@@ -63,6 +63,51 @@ pub(super) fn upstream_error_type(kind: Option<&str>, code: Option<&str>) -> &'s
         .unwrap_or("api_error")
 }
 
+/// The status and body a Messages client gets for an error answered in
+/// OpenAI's shape (by a Responses service, or the bridge itself) with
+/// `status`, its `type`, `code` and `message`.
+///
+/// A status Anthropic's API gives one error type (401, 403, 404, 413, 429,
+/// 529) names that type; otherwise the OpenAI type or code says what kind
+/// of error it was, and a kind Anthropic lacks is the status's own type
+/// (`invalid_request_error` for a 4xx, `api_error` for a 5xx, keeping the
+/// status).
+///
+/// ```
+/// use wirebridge_convert::messages_to_responses::error_body_for;
+///
+/// let (status, body) = error_body_for(400, Some("invalid_request_error"), Some("context_length_exceeded"), "too long");
+/// assert_eq!(status, 400);
+/// let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(body["error"]["type"], "invalid_request_error");
+/// assert_eq!(body["error"]["message"], "too long");
+///
+/// let (status, _) = error_body_for(502, Some("server_error"), Some("upstream_redirect"), "no");
+/// assert_eq!(status, 502);
+/// let (status, _) = error_body_for(500, None, Some("rate_limit_exceeded"), "slow down");
+/// assert_eq!(status, 429);
+/// ```
+pub fn error_body_for(
+    status: u16,
+    error_type: Option<&str>,
+    code: Option<&str>,
+    message: &str,
+) -> (u16, Vec<u8>) {
+    let kind = match status {
+        401 | 403 | 404 | 413 | 429 | 529 => error_type_for_status(status),
+        _ => match upstream_error_type(error_type, code) {
+            "api_error" => error_type_for_status(status),
+            known => known,
+        },
+    };
+    let status = status_of(kind)
+        .filter(|_| kind != "invalid_request_error" || !(400..500).contains(&status))
+        .unwrap_or(status);
+    let body = ErrorBody::new(kind, message);
+    let bytes = serde_json::to_vec(&body).expect("error bodies always serialize");
+    (status, bytes)
+}
+
 /// The status and body a Messages client gets for `err`: a request that
 /// cannot be translated is an `invalid_request_error` (400) whose message
 /// names the field; an upstream failure keeps its kind where Anthropic has

@@ -59,7 +59,7 @@ mod thinking;
 mod tools;
 
 pub use body::{translate_body, translate_stream_body, TranslatedBody};
-pub use error::{error_body, error_type_for_status};
+pub use error::{error_body, error_body_for, error_type_for_status};
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 pub use thinking::effort_for_budget;

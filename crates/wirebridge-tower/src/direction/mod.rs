@@ -16,7 +16,8 @@ use crate::settings::WebSocketSettings;
 use crate::stateful::MissingHistory;
 use crate::stateful::Stateful;
 
-/// A translation direction: [`ResponsesOverChat`] or [`ChatOverResponses`].
+/// A translation direction: [`ResponsesOverChat`], [`ChatOverResponses`],
+/// [`ResponsesOverResponses`] or [`MessagesOverResponses`].
 ///
 /// The layer and service types are generic over it; it cannot be
 /// implemented outside this crate.
@@ -37,9 +38,17 @@ pub struct ChatOverResponses;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponsesOverResponses;
 
+/// Anthropic Messages clients (Claude Code, the Anthropic SDKs), a
+/// Responses upstream: usually the bridge's own Responses side, stacked
+/// in front of [`ResponsesOverChat`] or [`ResponsesOverResponses`], so that
+/// Responses is the hub every dialect meets at.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MessagesOverResponses;
+
 impl Translation for ResponsesOverChat {}
 impl Translation for ResponsesOverResponses {}
 impl Translation for ChatOverResponses {}
+impl Translation for MessagesOverResponses {}
 
 /// A translated request, ready to send.
 pub struct Prepared<C> {
@@ -87,6 +96,7 @@ pub struct ReplyParts {
 }
 
 mod chat_over_responses;
+mod messages_over_responses;
 mod responses_over_chat;
 mod responses_over_responses;
 mod responses_side;
@@ -114,6 +124,10 @@ pub(crate) mod sealed {
         const CLIENT_ENDPOINT: &'static str;
         /// The endpoint the upstream is called on.
         const UPSTREAM_ENDPOINT: &'static str;
+        /// Whether the upstream is usually a layer of this crate (the
+        /// Responses hub): the request handed on is marked, so that its
+        /// exchange is reported as the inner leg.
+        const HANDS_ON: bool = false;
         /// Whether successful replies say
         /// [`REASONING_INCLUDED_HEADER`](crate::REASONING_INCLUDED_HEADER):
         /// Responses replies, whose usage is the backend's.
@@ -121,6 +135,11 @@ pub(crate) mod sealed {
 
         /// The loss policy in the settings.
         fn policy_mut(settings: &mut Self::Settings) -> &mut LossPolicy;
+
+        /// Adjusts the head of the client's request before anything reads
+        /// it: its credentials, the headers and query of its own API that
+        /// the upstream's does not have.
+        fn client_head(_parts: &mut http::request::Parts) {}
 
         /// Parses a request body.
         fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError>;

@@ -1,0 +1,106 @@
+//! Anthropic Messages clients (Claude Code, the Anthropic SDKs) over a
+//! Responses service: the bridge's own Responses side, or a backend's.
+
+use http::{header, HeaderValue};
+use wirebridge_convert::messages_to_responses::{
+    self, MessagesContext, StreamTranslator, TranslatedBody,
+};
+use wirebridge_convert::responses_to_chat::History;
+use wirebridge_convert::{ConvertError, LossPolicy};
+
+use super::{sealed, MessagesOverResponses, Prepared, ReplyParts};
+use crate::observer;
+use crate::settings::MessagesSettings;
+
+/// Headers of Anthropic's API that mean nothing to a Responses service.
+const ANTHROPIC_HEADERS: [&str; 3] = ["x-api-key", "anthropic-version", "anthropic-beta"];
+
+impl sealed::Direction for MessagesOverResponses {
+    type Settings = MessagesSettings;
+    type Parsed<'a> = &'a [u8];
+    type Context = MessagesContext;
+    type Reply = TranslatedBody;
+    type Stream = StreamTranslator;
+
+    const KIND: observer::Direction = observer::Direction::MessagesToResponses;
+    const CLIENT_ENDPOINT: &'static str = "/messages";
+    const UPSTREAM_ENDPOINT: &'static str = "/responses";
+    const HANDS_ON: bool = true;
+
+    fn policy_mut(settings: &mut MessagesSettings) -> &mut LossPolicy {
+        &mut settings.convert.policy
+    }
+
+    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+        // Nothing to resolve before translating: parsed once, there.
+        Ok(body)
+    }
+
+    fn client_head(parts: &mut http::request::Parts) {
+        // Anthropic's clients send their key as `x-api-key`; a Responses
+        // service (and the state kept for a tenant under it) reads
+        // `authorization`. A client that sends both keeps its own bearer.
+        let key = parts.headers.get("x-api-key").cloned();
+        if let Some(key) = key.filter(|_| !parts.headers.contains_key(header::AUTHORIZATION)) {
+            let mut bearer = b"Bearer ".to_vec();
+            bearer.extend_from_slice(key.as_bytes());
+            if let Ok(value) = HeaderValue::from_bytes(&bearer) {
+                let mut value = value;
+                value.set_sensitive(true);
+                parts.headers.insert(header::AUTHORIZATION, value);
+            }
+        }
+        for name in ANTHROPIC_HEADERS {
+            parts.headers.remove(name);
+        }
+        // Claude Code asks `POST /v1/messages?beta=true`: Anthropic's query
+        // means nothing to the Responses leg.
+        if parts.uri.query().is_some() {
+            let mut uri = parts.uri.clone().into_parts();
+            uri.path_and_query = uri.path_and_query.and_then(|pq| pq.path().parse().ok());
+            if let Ok(uri) = http::Uri::from_parts(uri) {
+                parts.uri = uri;
+            }
+        }
+    }
+
+    fn translate<'a>(
+        body: &'a [u8],
+        _history: &History<'a>,
+        settings: &MessagesSettings,
+        _tenant: &str,
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let t = messages_to_responses::translate_request(body, &settings.convert)?;
+        Ok(Prepared {
+            stream: t.context.stream,
+            model: t.context.model.clone(),
+            body: t.body,
+            context: t.context,
+            losses: t.losses,
+            turn: None,
+        })
+    }
+
+    fn translate_reply(body: &[u8], context: &Self::Context) -> Result<Self::Reply, ConvertError> {
+        messages_to_responses::translate_body(body, context)
+    }
+
+    fn translate_stream_reply(
+        body: &[u8],
+        context: &Self::Context,
+    ) -> Result<Self::Reply, ConvertError> {
+        messages_to_responses::translate_stream_body(body, context)
+    }
+
+    fn stream(context: Self::Context) -> Self::Stream {
+        StreamTranslator::new(context)
+    }
+
+    fn into_parts(reply: Self::Reply) -> ReplyParts {
+        ReplyParts {
+            body: reply.body,
+            losses: reply.losses,
+            summary: reply.summary,
+        }
+    }
+}
