@@ -91,9 +91,12 @@ pub fn app(
         .observer(observer.clone())
         .shutdown(shutdown.clone());
     // Under two layers, the upstream takes the bodies of one.
-    let flattened = upstream.clone().map_request(
-        |request: Request<RequestBody<RequestBody<ClientBody>>>| request.map(RequestBody::flatten),
-    );
+    let flattened =
+        upstream
+            .clone()
+            .map_request(|request: Request<RequestBody<RequestBody<ClientBody>>>| {
+                request.map(RequestBody::flatten)
+            });
     let (translated, messages, endpoint): (App, App, &'static str) = match config.upstream_api {
         UpstreamApi::Chat => {
             let layer =
@@ -102,7 +105,11 @@ pub fn app(
                     .shutdown(shutdown.clone());
             let hub = layer.clone().without_websocket();
             let messages = messages.layer(hub.layer(flattened));
-            (boxed(layer.layer(upstream)), boxed_twice(messages), "/responses")
+            (
+                boxed(layer.layer(upstream)),
+                boxed_twice(messages),
+                "/responses",
+            )
         }
         UpstreamApi::Responses => {
             let chat = ChatToResponsesLayer::new()

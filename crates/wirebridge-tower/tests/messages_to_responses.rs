@@ -1,0 +1,409 @@
+//! `MessagesToResponsesLayer` over `ResponsesToChatLayer`, the stack
+//! `wirebridge serve` builds for Anthropic Messages clients on a Chat
+//! backend: what reaches the backend, what the client reads, errors in
+//! Anthropic's shape, token counts and what the observer is told.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::{body, read, upstream, Seen};
+use http::{Request, StatusCode};
+use serde_json::{json, Value};
+use tower::{Layer, ServiceExt};
+use wirebridge_convert::messages_to_responses::{translate_request, Options};
+use wirebridge_testkit::{chat_grammar, fixtures, messages_grammar, parse_sse};
+use wirebridge_tower::observer::Direction;
+use wirebridge_tower::{
+    Exchange, MessagesToResponsesLayer, RequestBody, ResponsesToChatLayer, INPUT_TOKENS_HEADER,
+};
+
+/// A recorded Chat body calling a tool named `Query`, which [`TOOLS`]
+/// declares.
+const TOOL_CALL: &str = "openai-python/chat-json-tool-call-complex-args.json";
+const TOOLS: &str = r#"[{"name":"Query","input_schema":{"type":"object","properties":{"name":{"type":"string"}}}}]"#;
+
+/// The Messages layer over the Responses one, over `chat`: the Chat
+/// backend takes the bodies of one layer.
+fn stack<S>(
+    messages: MessagesToResponsesLayer,
+    responses: ResponsesToChatLayer,
+    chat: S,
+) -> impl tower::Service<
+    Request<common::ScriptedBody>,
+    Response = http::Response<
+        wirebridge_tower::ResponseBody<wirebridge_tower::ResponseBody<common::ScriptedBody>>,
+    >,
+    Error = std::convert::Infallible,
+    Future = impl Send,
+>
+where
+    S: tower::Service<
+            Request<RequestBody<common::ScriptedBody>>,
+            Response = http::Response<common::ScriptedBody>,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let chat = chat.map_request(
+        |r: Request<RequestBody<RequestBody<common::ScriptedBody>>>| r.map(RequestBody::flatten),
+    );
+    messages.layer(responses.layer(chat))
+}
+
+fn post(path: &str, json: &str) -> Request<common::ScriptedBody> {
+    Request::post(path)
+        .header("x-api-key", "sk-ant-tenant")
+        .header("anthropic-version", "2023-06-01")
+        .header("anthropic-beta", "interleaved-thinking-2025-05-14")
+        .body(body(json))
+        .unwrap()
+}
+
+/// A Messages request whose tools are the names the recorded stream calls.
+fn request_calling<'n>(names: impl IntoIterator<Item = &'n str>, stream: bool) -> String {
+    let mut tools: Vec<Value> = Vec::new();
+    for name in names {
+        let tool = json!({"name": name, "input_schema": {"type": "object"}});
+        if !tools.contains(&tool) {
+            tools.push(tool);
+        }
+    }
+    let mut request = json!({"model": "claude-x", "max_tokens": 1024, "stream": stream,
+        "messages": [{"role": "user", "content": "hi"}]});
+    if !tools.is_empty() {
+        request["tools"] = Value::from(tools);
+    }
+    request.to_string()
+}
+
+#[tokio::test]
+async fn every_recorded_chat_stream_reaches_a_messages_client_through_both_layers() {
+    let streams = fixtures::chat_streams();
+    assert!(streams.len() >= 10);
+    for (seed, stream) in streams.into_iter().enumerate() {
+        let seen = Seen::default();
+        let chat = upstream(
+            StatusCode::OK,
+            "text/event-stream",
+            stream.sse.clone(),
+            seed as u64,
+            seen.clone(),
+        );
+        let service = stack(
+            MessagesToResponsesLayer::new(),
+            ResponsesToChatLayer::new(),
+            chat,
+        );
+        let recorded = chat_grammar::transcript_of_recorded(&stream.frames());
+        let names = recorded.tool_calls.iter().map(|c| c.name.as_str());
+        let request = request_calling(names, true);
+        let response = service
+            .oneshot(post("/v1/messages?beta=true", &request))
+            .await
+            .unwrap();
+        let (status, headers, bytes) = read(response).await;
+        assert_eq!(status, 200, "{}", stream.name);
+        assert_eq!(headers["content-type"], "text/event-stream");
+        let t = messages_grammar::check(&parse_sse(&bytes)).unwrap_or_else(|v| {
+            panic!("{}: {v}\n{}", stream.name, String::from_utf8_lossy(&bytes))
+        });
+        match &recorded.error {
+            Some(error) => {
+                let sent = t.error.expect("the failure is reported");
+                assert_eq!(sent["message"], error["message"], "{}", stream.name);
+            }
+            None => {
+                assert_eq!(
+                    t.text,
+                    recorded.text.clone() + &recorded.refusal,
+                    "{}",
+                    stream.name
+                );
+                let calls: Vec<_> = t.tool_calls.iter().map(|c| &c.call_id).collect();
+                let want: Vec<_> = recorded.tool_calls.iter().map(|c| &c.call_id).collect();
+                assert_eq!(calls, want, "{}", stream.name);
+            }
+        }
+        // The backend was asked in its own API, without Anthropic's query.
+        let (uri, _, sent) = seen.last();
+        assert_eq!(uri, "/v1/chat/completions");
+        let sent: Value = serde_json::from_slice(&sent).unwrap();
+        assert_eq!(sent["stream"], true);
+        assert_eq!(sent["messages"][0]["content"], "hi");
+    }
+}
+
+#[tokio::test]
+async fn the_key_reaches_the_backend_as_its_bearer_and_anthropic_headers_stay_behind() {
+    let reply = fixtures::load_bytes(TOOL_CALL);
+    let seen = Seen::default();
+    let chat = upstream(StatusCode::OK, "application/json", reply, 3, seen.clone());
+    let service = stack(
+        MessagesToResponsesLayer::new(),
+        ResponsesToChatLayer::new(),
+        chat,
+    );
+    let request = format!(
+        r#"{{"model":"claude-x","max_tokens":64,"tools":{TOOLS},
+            "messages":[{{"role":"user","content":"Weather in Paris?"}}]}}"#
+    );
+    let response = service
+        .oneshot(post("/v1/messages?beta=true", &request))
+        .await
+        .unwrap();
+    let (status, _, bytes) = read(response).await;
+    assert_eq!(status, 200);
+    let message: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(message["type"], "message");
+    let (uri, headers, _) = seen.last();
+    assert_eq!(uri, "/v1/chat/completions");
+    assert_eq!(headers["authorization"], "Bearer sk-ant-tenant");
+    for name in ["x-api-key", "anthropic-version", "anthropic-beta"] {
+        assert!(headers.get(name).is_none(), "{name} reached the backend");
+    }
+}
+
+#[tokio::test]
+async fn a_bearer_the_client_sent_is_kept() {
+    let reply = fixtures::load_bytes(TOOL_CALL);
+    let seen = Seen::default();
+    let chat = upstream(StatusCode::OK, "application/json", reply, 4, seen.clone());
+    let service = stack(
+        MessagesToResponsesLayer::new(),
+        ResponsesToChatLayer::new(),
+        chat,
+    );
+    let mut request = post(
+        "/v1/messages",
+        r#"{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"Hi"}]}"#,
+    );
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer sk-own".parse().unwrap());
+    let (status, _, _) = read(service.oneshot(request).await.unwrap()).await;
+    assert_eq!(status, 200);
+    assert_eq!(seen.last().1["authorization"], "Bearer sk-own");
+}
+
+/// The Anthropic error a Messages client got: status, type and message.
+async fn anthropic_error(
+    status: StatusCode,
+    content_type: &'static str,
+    upstream_body: &str,
+    request: Request<common::ScriptedBody>,
+) -> (StatusCode, String, String) {
+    let chat = upstream(
+        status,
+        content_type,
+        upstream_body.as_bytes().to_vec(),
+        5,
+        Seen::default(),
+    );
+    let messages = MessagesToResponsesLayer::new().body_limit(4096);
+    let service = stack(messages, ResponsesToChatLayer::new(), chat);
+    let (status, headers, bytes) = read(service.oneshot(request).await.unwrap()).await;
+    assert_eq!(headers["content-type"], "application/json");
+    let error: Value = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)));
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error.as_object().unwrap().len(), 2, "{error}");
+    let kind = error["error"]["type"].as_str().unwrap().to_owned();
+    let message = error["error"]["message"].as_str().unwrap().to_owned();
+    (status, kind, message)
+}
+
+#[tokio::test]
+async fn errors_reach_the_client_in_anthropics_shape_with_its_statuses() {
+    let hi = r#"{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"Hi"}]}"#;
+    let limited =
+        r#"{"error":{"message":"Slow down.","type":"requests","code":"rate_limit_exceeded"}}"#;
+    let (status, kind, message) = anthropic_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "application/json",
+        limited,
+        post("/v1/messages", hi),
+    )
+    .await;
+    assert_eq!(
+        (status, kind.as_str(), message.as_str()),
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "Slow down."
+        )
+    );
+
+    let (status, kind, message) = anthropic_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "text/plain",
+        "upstream exploded",
+        post("/v1/messages", hi),
+    )
+    .await;
+    assert_eq!(
+        (status, kind.as_str()),
+        (StatusCode::INTERNAL_SERVER_ERROR, "api_error")
+    );
+    assert!(message.contains("upstream exploded"), "{message}");
+
+    let context = r#"{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"BadRequestError","code":400}}"#;
+    let (status, kind, _) = anthropic_error(
+        StatusCode::BAD_REQUEST,
+        "application/json",
+        context,
+        post("/v1/messages", hi),
+    )
+    .await;
+    assert_eq!(
+        (status, kind.as_str()),
+        (StatusCode::BAD_REQUEST, "invalid_request_error")
+    );
+
+    // Refused before any backend: the field is named.
+    let (status, kind, message) = anthropic_error(
+        StatusCode::OK,
+        "application/json",
+        "{}",
+        post(
+            "/v1/messages",
+            r#"{"model":"m","messages":[{"role":"user","content":"Hi"}]}"#,
+        ),
+    )
+    .await;
+    assert_eq!(
+        (status, kind.as_str()),
+        (StatusCode::BAD_REQUEST, "invalid_request_error")
+    );
+    assert!(message.contains("max_tokens"), "{message}");
+
+    let large = format!(
+        r#"{{"model":"m","max_tokens":64,"messages":[{{"role":"user","content":"{}"}}]}}"#,
+        "x".repeat(8192)
+    );
+    let (status, kind, _) = anthropic_error(
+        StatusCode::OK,
+        "application/json",
+        "{}",
+        post("/v1/messages", &large),
+    )
+    .await;
+    assert_eq!(
+        (status, kind.as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "request_too_large")
+    );
+}
+
+#[tokio::test]
+async fn count_tokens_is_the_responses_sides_count_of_the_translated_request() {
+    let request = format!(
+        r#"{{"model":"claude-x","system":"Be brief.","tools":{TOOLS},
+            "messages":[{{"role":"user","content":"Weather in Paris, please?"}}]}}"#
+    );
+    let never_called = || {
+        upstream(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "text/plain",
+            b"the backend has no tokenizer here".to_vec(),
+            6,
+            Seen::default(),
+        )
+    };
+    let service = stack(
+        MessagesToResponsesLayer::new(),
+        ResponsesToChatLayer::new(),
+        never_called(),
+    );
+    let response = service
+        .oneshot(post("/v1/messages/count_tokens?beta=true", &request))
+        .await
+        .unwrap();
+    let (status, headers, bytes) = read(response).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(headers[INPUT_TOKENS_HEADER], "estimated");
+    let count: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(count.as_object().unwrap().len(), 1, "{count}");
+
+    // The same request, translated by hand and counted by the Responses
+    // layer alone.
+    let mut with_max: Value = serde_json::from_str(&request).unwrap();
+    with_max["max_tokens"] = json!(1);
+    let translated = translate_request(with_max.to_string().as_bytes(), &Options::default())
+        .unwrap()
+        .body;
+    let responses = ResponsesToChatLayer::new().layer(never_called());
+    let direct = Request::post("/v1/responses/input_tokens")
+        .body(body(std::str::from_utf8(&translated).unwrap()))
+        .unwrap();
+    let (status, _, direct) = read(responses.oneshot(direct).await.unwrap()).await;
+    assert_eq!(status, 200);
+    let direct: Value = serde_json::from_slice(&direct).unwrap();
+    assert!(direct["input_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(count["input_tokens"], direct["input_tokens"]);
+}
+
+#[tokio::test]
+async fn the_observer_hears_both_legs_the_inner_one_marked() {
+    let heard: Arc<Mutex<Vec<Exchange>>> = Arc::default();
+    let observer = {
+        let heard = Arc::clone(&heard);
+        move |e: &Exchange| heard.lock().unwrap().push(e.clone())
+    };
+    let reply = fixtures::load_bytes(TOOL_CALL);
+    let chat = upstream(
+        StatusCode::OK,
+        "application/json",
+        reply,
+        7,
+        Seen::default(),
+    );
+    let service = stack(
+        MessagesToResponsesLayer::new().observer(observer.clone()),
+        ResponsesToChatLayer::new().observer(observer),
+        chat,
+    );
+    let request = format!(
+        r#"{{"model":"claude-x","max_tokens":64,"tools":{TOOLS},
+            "messages":[{{"role":"user","content":"Weather in Paris?"}}]}}"#
+    );
+    let (status, _, _) = read(
+        service
+            .oneshot(post("/v1/messages", &request))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let heard = heard.lock().unwrap();
+    let legs: Vec<_> = heard
+        .iter()
+        .map(|e| {
+            (
+                e.direction,
+                e.via,
+                e.path.as_str(),
+                e.reply.outcome.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        legs,
+        [
+            (
+                Direction::ResponsesToChat,
+                Some(Direction::MessagesToResponses),
+                "/v1/responses",
+                Some("completed")
+            ),
+            (
+                Direction::MessagesToResponses,
+                None,
+                "/v1/messages",
+                Some("tool_use")
+            ),
+        ]
+    );
+    assert_eq!(heard[0].reply.usage, heard[1].reply.usage);
+}
