@@ -122,8 +122,7 @@ def test_a_tool_loop_over_a_websocket(codex, codex_chain, tmp_path):
     log_before = len(codex_chain.bridge.log())
     run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "qwen3-coder",
               'call exec_command with cmd="printf over-websocket > proof.txt && cat proof.txt"',
-              "model_providers.wirebridge.supports_websockets=true",
-              "features.responses_websockets=true")
+              "model_providers.wirebridge.supports_websockets=true")
     assert run.code == 0, run.report()
     assert (run.work / "proof.txt").read_text() == "over-websocket"
     assert "over-websocket" in run.final_answer()
