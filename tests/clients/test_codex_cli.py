@@ -122,8 +122,7 @@ def test_a_tool_loop_over_a_websocket(codex, codex_chain, tmp_path):
     log_before = len(codex_chain.bridge.log())
     run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "qwen3-coder",
               'call exec_command with cmd="printf over-websocket > proof.txt && cat proof.txt"',
-              "model_providers.wirebridge.supports_websockets=true",
-              "features.responses_websockets=true")
+              "model_providers.wirebridge.supports_websockets=true")
     assert run.code == 0, run.report()
     assert (run.work / "proof.txt").read_text() == "over-websocket"
     assert "over-websocket" in run.final_answer()
@@ -137,3 +136,48 @@ def test_a_tool_loop_over_a_websocket(codex, codex_chain, tmp_path):
     assert len(turns) == 3, turns
     assert all('transport="websocket"' in line for line in turns), turns
     assert "input_tokens=0 output_tokens=0" in turns[0], turns[0]
+
+
+
+def text(message: dict) -> str:
+    content = message.get("content") or ""
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content)
+    return content
+
+
+@pytest.mark.parametrize("name", ["wirebridge", "OpenAI"])
+def test_a_long_session_compacts(codex, codex_chain, tmp_path, name):
+    """Past `model_auto_compact_token_limit`, in the middle of a tool loop,
+    Codex compacts the conversation and carries on. Under a provider named
+    `OpenAI` (or an Azure one) it sends the conversation to `/responses`
+    with a `compaction_trigger` item last: the bridge writes the summary
+    with its own prompt in one non-streaming request, and opens the sealed
+    `compaction` item it answers with when Codex sends it back. Under any
+    other name Codex asks for the summary itself, in an ordinary streamed
+    turn of its own that the bridge translates like any other. Either way
+    the user's message is sent again, and the loop ends with an answer."""
+    mark = codex_chain.tap.mark()
+    log_before = len(codex_chain.bridge.log())
+    prompt = 'call exec_command with cmd="printf compacted > proof.txt && cat proof.txt"'
+    run = Run(codex, codex_chain, tmp_path / "home", tmp_path / "work", "qwen3-coder", prompt,
+              f'model_providers.wirebridge.name="{name}"', "model_auto_compact_token_limit=1000")
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "compacted"
+    assert run.final_answer()
+    first, summary, after = upstream_turns(codex_chain, mark)
+    asked = text(summary["messages"][-1])
+    assert summary["messages"][-1]["role"] == "user"
+    continued = [text(m) for m in after["messages"] if m["role"] == "user"]
+    assert prompt in continued
+    bridge_summary = [t for t in continued if t.startswith("[Summary of the earlier conversation]")]
+    assert "/responses/compact" not in codex_chain.bridge.log()[log_before:]
+    if name == "OpenAI":
+        assert not summary.get("stream") and summary["tool_choice"] == "none", summary
+        assert asked.startswith("Pause the task: do not answer the last message"), asked
+        assert continued[-1] in bridge_summary, continued
+        assert "This is the wirebridge demo upstream." in continued[-1]
+    else:
+        assert summary["stream"] is True and not summary.get("tools"), summary
+        assert not asked.startswith("Pause the task"), asked
+        assert not bridge_summary, continued

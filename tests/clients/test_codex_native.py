@@ -64,8 +64,7 @@ def test_a_tool_loop_over_a_websocket(codex, native_chain, tmp_path):
     log_before = len(native_chain.bridge.log())
     run = Run(codex, native_chain, tmp_path / "home", tmp_path / "work", MODEL,
               'call exec_command with cmd="printf native-ws > proof.txt && cat proof.txt"',
-              "model_providers.wirebridge.supports_websockets=true",
-              "features.responses_websockets=true")
+              "model_providers.wirebridge.supports_websockets=true")
     assert run.code == 0, run.report()
     assert (run.work / "proof.txt").read_text() == "native-ws"
     first, second = upstream_turns(native_chain, mark, "/responses")

@@ -8,6 +8,8 @@
 //!   a flag that `wirebridge SUBCOMMAND --help` lists; every `--flag` in the
 //!   prose of the settings page (and of the other pages about the proxy) is
 //!   one of `serve`'s, and every flag of `serve` is on the settings page;
+//! - the usage block of the settings page shows `wirebridge serve`, and each
+//!   subcommand it shows with every flag that subcommand's `--help` lists;
 //! - every `WIREBRIDGE_*` variable is one the binary reads (or, on the pages
 //!   about tests and benchmarks, one the test harness reads);
 //! - every repository path in code (`scripts/…`, `tests/…`, `crates/…`,
@@ -127,6 +129,36 @@ fn commands_name_flags_their_subcommand_lists() {
         }
     }
     report("flags", problems);
+}
+
+#[test]
+fn the_usage_block_lists_every_flag() {
+    let flags = flags_by_subcommand();
+    let page = pages()
+        .into_iter()
+        .find(|page| page.path == SETTINGS_PAGE)
+        .expect("the settings page");
+    let usage = usage(&page);
+    let mut problems = Vec::new();
+    if !usage.contains_key("serve") {
+        problems.push(format!(
+            "{SETTINGS_PAGE}: no usage block (a code block with `wirebridge serve [--flag …]`)"
+        ));
+    }
+    for (subcommand, (line, shown)) in &usage {
+        let Some(known) = flags.get(subcommand) else {
+            continue;
+        };
+        for name in known.iter().filter(|name| *name != "help") {
+            if !shown.contains(name) {
+                problems.push(format!(
+                    "{}: the usage of `wirebridge {subcommand}` lacks `--{name}`",
+                    page.at(*line)
+                ));
+            }
+        }
+    }
+    report("the usage block", problems);
 }
 
 #[test]

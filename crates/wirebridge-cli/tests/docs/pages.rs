@@ -291,6 +291,34 @@ pub(crate) fn logical_lines(code: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// The usage block of a page: its first code block that shows
+/// `wirebridge SUBCOMMAND` commands, each subcommand with the line it starts
+/// on and the flags shown for it (`[--a|--b]` shows both).
+pub(crate) fn usage(page: &Page) -> BTreeMap<String, (usize, BTreeSet<String>)> {
+    for block in page.blocks() {
+        if !matches!(block.kind, Kind::Code(_)) {
+            continue;
+        }
+        let mut found = BTreeMap::new();
+        for (index, line) in logical_lines(&block.text) {
+            let words: Vec<&str> = line
+                .split(|c: char| c.is_whitespace() || c == '|')
+                .filter(|word| !word.is_empty())
+                .collect();
+            if let [program, subcommand, rest @ ..] = words.as_slice() {
+                if *program == "wirebridge" {
+                    let flags = rest.iter().filter_map(|word| flag(word)).collect();
+                    found.insert((*subcommand).to_owned(), (block.line + index, flags));
+                }
+            }
+        }
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    BTreeMap::new()
+}
+
 /// Checks each `wirebridge SUBCOMMAND … --flag` in `line` against the flags
 /// of the subcommand; whether there was one.
 pub(crate) fn check_commands(
