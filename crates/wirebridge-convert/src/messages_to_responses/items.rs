@@ -1,7 +1,9 @@
 //! Messages `messages` → Responses `input` items, in order.
 //!
 //! A user message becomes its tool results (`function_call_output` items)
-//! and a `user` message of its other blocks, in the order they came. An
+//! and a `user` message of its other blocks, in the order they came. A
+//! system message (a system turn in the middle of the conversation, as
+//! Claude Code sends one) becomes a `system` message in its place. An
 //! assistant message becomes one item per run of blocks: text runs as
 //! assistant messages, thinking as `reasoning` items, `tool_use` as
 //! `function_call` items. Items the conversation had no id for get one from
@@ -36,10 +38,11 @@ pub(super) fn translate_messages<'a>(
                 let last = i + 1 == messages.len();
                 assistant(message, i, &path, last, losses, &mut items)?
             }
+            Some("system") => system(message, &path, losses, &mut items)?,
             Some(other) => {
                 return Err(ConvertError::invalid(
                     format!("{path}.role"),
-                    format!("unknown role '{other}' (expected user or assistant; the system prompt is the top-level `system`)"),
+                    format!("unknown role '{other}' (expected user, assistant or system)"),
                 ))
             }
             None => return Err(ConvertError::MissingField(format!("{path}.role"))),
@@ -128,6 +131,46 @@ fn user<'a>(
         }
     }
     flush(&mut parts, items);
+    Ok(())
+}
+
+/// A system turn as a `system` message: a string, or text blocks (each
+/// `cache_control` a breakpoint, as on a user's). One with no text says
+/// nothing and is left out, as an empty top-level `system` is.
+fn system<'a>(
+    message: &Message<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+    items: &mut Vec<InputItem<'a>>,
+) -> Result<(), ConvertError> {
+    let content = match content(message, path)? {
+        Content::Text(text) if text.is_empty() => return Ok(()),
+        Content::Text(text) => MessageContent::Text(text.into()),
+        Content::Blocks(blocks) => {
+            let mut parts = Vec::with_capacity(blocks.len());
+            for (j, block) in blocks.iter().enumerate() {
+                let block_path = format!("{path}.content[{j}]");
+                match block.kind() {
+                    "text" => input_parts(block, &block_path, losses, &mut parts)?,
+                    "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
+                    other => {
+                        return Err(ConvertError::invalid(
+                            format!("{block_path}.type"),
+                            format!("a system message holds text blocks only, not '{other}'"),
+                        ))
+                    }
+                }
+            }
+            if parts.is_empty() {
+                return Ok(());
+            }
+            MessageContent::Input(parts)
+        }
+    };
+    items.push(InputItem::Message(InputMessage::input(
+        Role::System,
+        content,
+    )));
     Ok(())
 }
 

@@ -32,8 +32,12 @@ fn every_refusal_names_its_field() {
         (r#"{"model":"m","max_tokens":1,"messages":[]}"#.into(), "messages"),
         (r#"{"model":"m","max_tokens":"many","messages":[]}"#.into(), "max_tokens"),
         (
-            r#"{"model":"m","max_tokens":1,"messages":[{"role":"system","content":"x"}]}"#.into(),
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"tool","content":"x"}]}"#.into(),
             "messages[0].role",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"Hi"},{"role":"system","content":[{"type":"image","source":{"type":"url","url":"u"}}]}]}"#.into(),
+            "messages[1].content[0].type",
         ),
         (
             r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":""}]}"#.into(),

@@ -48,6 +48,72 @@ fn a_claude_code_request_reaches_a_chat_backend() {
     assert!(paths.contains("include[0]"), "{paths}");
 }
 
+/// A system turn in the middle of the conversation (Claude Code sends its
+/// environment as one, after the first user message) stays in its place:
+/// a `system` message on the Responses leg and on the Chat leg, its text
+/// whole, nothing reported lost.
+#[test]
+fn a_system_turn_stays_in_its_place() {
+    let request = br##"{"model":"m","max_tokens":100,"system":"You are terse.","messages":[
+      {"role":"user","content":[{"type":"text","text":"call Bash with command=ls"}]},
+      {"role":"system","content":[{"type":"text","text":"# Environment","cache_control":{"type":"ephemeral"}},{"type":"text","text":"cwd: /src"}]},
+      {"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]},
+      {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.txt"}]},
+      {"role":"system","content":"Plan mode is off."},
+      {"role":"system","content":""}]}"##;
+    let responses = messages_to_responses::translate_request(
+        request,
+        &messages_to_responses::Options::default(),
+    )
+    .unwrap();
+    assert!(responses.losses.is_empty(), "{:?}", responses.losses);
+    let body: Value = serde_json::from_slice(&responses.body).unwrap();
+    let roles: Vec<_> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["role"].as_str().or(i["type"].as_str()).unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "system",
+            "function_call",
+            "function_call_output",
+            "system"
+        ]
+    );
+    let environment = &body["input"][1]["content"];
+    assert_eq!(environment[0]["text"], "# Environment");
+    assert_eq!(
+        environment[0]["prompt_cache_breakpoint"]["mode"],
+        "explicit"
+    );
+    assert_eq!(environment[1]["text"], "cwd: /src");
+    assert_eq!(body["input"][4]["content"], "Plan mode is off.");
+
+    let chat = responses_to_chat::translate_request(
+        &responses.body,
+        &responses_to_chat::Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(chat.losses.is_empty(), "{:?}", chat.losses);
+    let body: Value = serde_json::from_slice(&chat.body).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let roles: Vec<_> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "system", "assistant", "tool", "system"]
+    );
+    assert_eq!(messages[0]["content"], "You are terse.");
+    assert_eq!(messages[2]["content"], "# Environment\n\ncwd: /src");
+    assert_eq!(messages[5]["content"], "Plan mode is off.");
+}
+
 /// Drives two translators in a row, the second fed the first's frames as
 /// they come, each over bytes split anywhere.
 fn chain(upstream: &[u8], seed: u64, thinking: ThinkingDisplay) -> (Vec<u8>, StreamTranslator) {
