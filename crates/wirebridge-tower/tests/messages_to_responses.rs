@@ -58,6 +58,7 @@ fn post(path: &str, json: &str) -> Request<common::ScriptedBody> {
         .header("x-api-key", "sk-ant-tenant")
         .header("anthropic-version", "2023-06-01")
         .header("anthropic-beta", "interleaved-thinking-2025-05-14")
+        .header("anthropic-dangerous-direct-browser-access", "true")
         .body(body(json))
         .unwrap()
 }
@@ -161,7 +162,12 @@ async fn the_key_reaches_the_backend_as_its_bearer_and_anthropic_headers_stay_be
     let (uri, headers, _) = seen.last();
     assert_eq!(uri, "/v1/chat/completions");
     assert_eq!(headers["authorization"], "Bearer sk-ant-tenant");
-    for name in ["x-api-key", "anthropic-version", "anthropic-beta"] {
+    for name in [
+        "x-api-key",
+        "anthropic-version",
+        "anthropic-beta",
+        "anthropic-dangerous-direct-browser-access",
+    ] {
         assert!(headers.get(name).is_none(), "{name} reached the backend");
     }
 }

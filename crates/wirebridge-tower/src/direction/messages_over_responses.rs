@@ -12,8 +12,12 @@ use super::{sealed, MessagesOverResponses, Prepared, ReplyParts};
 use crate::observer;
 use crate::settings::MessagesSettings;
 
-/// Headers of Anthropic's API that mean nothing to a Responses service.
-const ANTHROPIC_HEADERS: [&str; 3] = ["x-api-key", "anthropic-version", "anthropic-beta"];
+/// Whether a header is one of Anthropic's API (`x-api-key`,
+/// `anthropic-version`, `anthropic-beta`, …), which means nothing to a
+/// Responses service.
+fn is_anthropic(name: &http::HeaderName) -> bool {
+    name == "x-api-key" || name.as_str().starts_with("anthropic-")
+}
 
 impl sealed::Direction for MessagesOverResponses {
     type Settings = MessagesSettings;
@@ -50,7 +54,13 @@ impl sealed::Direction for MessagesOverResponses {
                 parts.headers.insert(header::AUTHORIZATION, value);
             }
         }
-        for name in ANTHROPIC_HEADERS {
+        let anthropic: Vec<_> = parts
+            .headers
+            .keys()
+            .filter(|n| is_anthropic(n))
+            .cloned()
+            .collect();
+        for name in anthropic {
             parts.headers.remove(name);
         }
         // Claude Code asks `POST /v1/messages?beta=true`: Anthropic's query
