@@ -240,6 +240,50 @@ fn every_recorded_responses_stream_translates() {
     }
 }
 
+/// The shortest recorded streams that hold text and a function call, split
+/// in two at every byte: each split reads as the whole. (The recorded
+/// streams with reasoning are 15 KB and more; the random splits of
+/// `every_recorded_responses_stream_translates` cover them.)
+#[test]
+fn every_split_point_of_a_stream_reads_as_the_whole() {
+    let streams = fixtures::responses_streams();
+    let mut chosen = Vec::new();
+    for kind in ["output_text.delta", "function_call_arguments.delta"] {
+        let shortest = streams
+            .iter()
+            .filter(|s| String::from_utf8_lossy(&s.sse).contains(kind))
+            .min_by_key(|s| s.sse.len())
+            .unwrap_or_else(|| panic!("no recorded stream has {kind}"));
+        chosen.push(shortest);
+    }
+    for stream in chosen {
+        let display = ThinkingDisplay::Summarized;
+        let whole = |pieces: &[&[u8]]| {
+            let mut sse =
+                wirebridge_convert::SseTranslator::new(StreamTranslator::new(ctx(display)));
+            let mut out = Vec::new();
+            for piece in pieces {
+                sse.feed(piece, &mut out);
+            }
+            sse.finish(&mut out);
+            let frames = parse_sse(&out);
+            let t =
+                messages_grammar::check(&frames).unwrap_or_else(|v| panic!("{}: {v}", stream.name));
+            (seen(&t), t.stop_reason, t.usage, t.error.is_some())
+        };
+        let unsplit = whole(&[&stream.sse]);
+        for at in 1..stream.sse.len() {
+            let (head, tail) = stream.sse.split_at(at);
+            assert_eq!(
+                whole(&[head, tail]),
+                unsplit,
+                "{} split at {at}",
+                stream.name
+            );
+        }
+    }
+}
+
 #[test]
 fn thinking_carries_the_reasoning_and_its_carrier() {
     let stream = fixtures::responses_streams()
