@@ -250,3 +250,22 @@ def test_the_log_names_the_direction(chain):
     outer = [line for line in log.splitlines() if 'direction="messages_to_responses"' in line]
     inner = [line for line in log.splitlines() if 'via="messages_to_responses"' in line]
     assert outer and inner, log[-3000:]
+
+
+def test_the_model_list_in_anthropics_shape(chain):
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(chain.upstream_url + "/v1/models", timeout=10) as answer:
+        upstream_ids = [m["id"] for m in json.load(answer)["data"]]
+    assert upstream_ids
+    client = sdk(chain)
+    listed = list(client.models.list())
+    assert [m.id for m in listed] == upstream_ids
+    assert all(m.type == "model" and m.display_name == m.id for m in listed)
+    assert client.models.retrieve(upstream_ids[0]).id == upstream_ids[0]
+    with pytest.raises(anthropic.NotFoundError) as missing:
+        client.models.retrieve("no-such-model")
+    assert missing.value.body["error"]["type"] == "not_found_error"
+    # The OpenAI SDK, on the same bridge, still reads OpenAI's list.
+    assert [m.id for m in harness.client(chain).models.list().data] == upstream_ids

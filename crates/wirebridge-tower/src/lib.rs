@@ -70,6 +70,7 @@ mod future;
 mod headers;
 mod layer;
 mod loss_warnings;
+mod messages_models;
 pub mod observer;
 #[cfg(feature = "websocket")]
 mod open_sockets;

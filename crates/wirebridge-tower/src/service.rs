@@ -14,6 +14,7 @@ use crate::catalog;
 use crate::direction::Translation;
 use crate::exchange::{self, compaction, count_tokens, input_tokens};
 use crate::future::ResponseFuture;
+use crate::messages_models;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
 use crate::stateful;
@@ -115,6 +116,19 @@ where
             let inner = std::mem::replace(&mut self.inner, clone);
             let count = input_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
             return ResponseFuture::exchange(Box::pin(count));
+        }
+        let (method, path, query) = (
+            request.method(),
+            request.uri().path(),
+            request.uri().query(),
+        );
+        if let Some((prefix, asked)) = messages_models::route::<D>(method, path, query) {
+            let limit = shared.common.max_reply_size;
+            let clone = self.inner.clone();
+            let inner = std::mem::replace(&mut self.inner, clone);
+            let serve =
+                messages_models::serve::<S, D, ReqB, ResB>(inner, limit, request, prefix, asked);
+            return ResponseFuture::exchange(Box::pin(serve));
         }
         if let Some(prefix) =
             count_tokens::route::<D>(request.method(), request.uri().path(), endpoint)

@@ -151,7 +151,7 @@ pub fn app(
             }
             let trace = continue_trace(request.headers_mut());
             let path = request.uri().path().to_owned();
-            if request.method() == Method::POST && is_messages(&path) {
+            if is_messages(request.method(), &path, request.headers()) {
                 let response = messages.clone().oneshot(request).await?;
                 return Ok(counted(response, &open_streams));
             }
@@ -184,11 +184,23 @@ pub fn app(
     BoxCloneService::new(service)
 }
 
-/// Whether a path is Anthropic's Messages API: `…/messages` or
-/// `…/messages/count_tokens`.
-fn is_messages(path: &str) -> bool {
+/// Whether a request is for Anthropic's Messages API: `POST …/messages`
+/// and `…/messages/count_tokens`, and the model list (`GET …/models`,
+/// `GET …/models/{id}`) when Anthropic's client asks, which says its
+/// `anthropic-version`.
+fn is_messages(method: &Method, path: &str, headers: &HeaderMap) -> bool {
     let path = path.trim_end_matches('/');
-    path.ends_with("/messages") || path.ends_with("/messages/count_tokens")
+    match *method {
+        Method::POST => path.ends_with("/messages") || path.ends_with("/messages/count_tokens"),
+        Method::GET => {
+            headers.contains_key("anthropic-version")
+                && (path.ends_with("/models")
+                    || path
+                        .rsplit_once('/')
+                        .is_some_and(|(rest, _)| rest.ends_with("/models")))
+        }
+        _ => false,
+    }
 }
 
 /// Continues the client's trace with a span of this hop, or starts one,

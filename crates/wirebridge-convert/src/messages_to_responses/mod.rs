@@ -52,6 +52,7 @@ mod body;
 mod content;
 mod error;
 mod items;
+mod models;
 mod reply;
 mod request;
 mod stream;
@@ -60,6 +61,7 @@ mod tools;
 
 pub use body::{translate_body, translate_stream_body, TranslatedBody};
 pub use error::{error_body, error_body_for, error_type_for_status};
+pub use models::{model_info, model_list, ModelPage};
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 pub use thinking::effort_for_budget;
