@@ -1,0 +1,131 @@
+//! What the Responses hub costs a Messages client on a Chat backend: each
+//! leg composed (Messages → Responses → Chat for the request, Chat →
+//! Responses → Messages for the stream) against the Responses leg alone,
+//! the single translation a Responses client gets.
+//!
+//! - `hub/request`: a Claude Code-like request (12 tools, system blocks,
+//!   thinking), as `wirebridge serve` translates it, against the Responses
+//!   request it becomes, translated to Chat.
+//! - `hub/stream_500`: a recorded Chat stream of 500 chunks through both
+//!   stream translators, against the first alone (SSE decoding and encoding
+//!   included).
+//!
+//! `cargo bench -p wirebridge-bench --bench hub`
+
+// `criterion_group!` defines an undocumented public function.
+#![allow(missing_docs)]
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use wirebridge_convert::messages_to_responses::{self as m2r, MessagesContext, ThinkingDisplay};
+use wirebridge_convert::responses_to_chat::{self as r2c, StreamTranslator};
+use wirebridge_convert::SseTranslator;
+
+/// The Claude Code-like request of the Messages golden tests.
+const CLAUDE_CODE_REQUEST: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../wirebridge-convert/tests/inputs/messages-claude-code-request.json"
+);
+
+/// A recorded Chat stream, its text chunks repeated to 500.
+const CHAT_STREAM: &str = "vercel-ai/chat/openai-text.chunks.txt";
+
+fn requests(c: &mut Criterion) {
+    let messages = std::fs::read(CLAUDE_CODE_REQUEST).expect("the Claude Code-like request");
+    let responses = m2r::translate_request(&messages, &m2r::Options::default())
+        .expect("it translates")
+        .body;
+    let options = r2c::Options::default();
+    assert!(r2c::translate_request(&responses, &options).is_ok());
+
+    let mut group = c.benchmark_group("hub/request");
+    group.throughput(Throughput::Bytes(messages.len() as u64));
+    group.bench_function("composed", |b| {
+        b.iter(|| {
+            let first = m2r::translate_request(&messages, &m2r::Options::default()).unwrap();
+            r2c::translate_request(&first.body, &options).unwrap()
+        })
+    });
+    group.bench_function("single", |b| {
+        b.iter(|| r2c::translate_request(&responses, &options).unwrap())
+    });
+    group.finish();
+}
+
+/// A Chat stream of `n` events from the recorded one: its first chunk, its
+/// content chunks repeated, its closing chunks and `[DONE]`, as SSE.
+fn chat_stream(n: usize) -> Vec<u8> {
+    let shared = wirebridge_bench::cases::shared_dir().unwrap_or_else(|e| panic!("{e}"));
+    let recorded = std::fs::read(shared.join("fixtures").join(CHAT_STREAM))
+        .unwrap_or_else(|e| panic!("{CHAT_STREAM}: {e}"));
+    let text = String::from_utf8_lossy(&recorded);
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .filter(|l| *l != "[DONE]")
+        .collect();
+    let finish = lines
+        .iter()
+        .position(|l| l.contains("\"finish_reason\":\"stop\""))
+        .expect("the recording has a finish chunk");
+    let (first, content, closing) = (lines[0], &lines[1..finish], &lines[finish..]);
+    let repeated = n.saturating_sub(2 + closing.len());
+    let mut sse = String::new();
+    let events = std::iter::once(first)
+        .chain(content.iter().cycle().take(repeated).copied())
+        .chain(closing.iter().copied())
+        .chain(std::iter::once("[DONE]"));
+    for event in events {
+        sse.push_str("data: ");
+        sse.push_str(event);
+        sse.push_str("\n\n");
+    }
+    sse.into_bytes()
+}
+
+fn responses_context() -> r2c::ResponsesContext {
+    let request = br#"{"model":"m","input":"hi","stream":true}"#;
+    r2c::translate_request(request, &r2c::Options::default())
+        .expect("it translates")
+        .context
+}
+
+fn messages_context() -> MessagesContext {
+    MessagesContext {
+        model: "m".into(),
+        stream: true,
+        thinking: ThinkingDisplay::Off,
+        declared_tools: None,
+    }
+}
+
+/// The Chat stream through the Responses leg: the Responses SSE it writes.
+fn responses_leg(chat: &[u8]) -> Vec<u8> {
+    let mut stream = SseTranslator::new(StreamTranslator::new(responses_context()));
+    let mut out = Vec::with_capacity(chat.len() * 2);
+    stream.feed(chat, &mut out);
+    stream.finish(&mut out);
+    out
+}
+
+fn streams(c: &mut Criterion) {
+    let chat = chat_stream(500);
+    let mut group = c.benchmark_group("hub/stream_500");
+    group.throughput(Throughput::Elements(500));
+    group.bench_function("composed", |b| {
+        b.iter(|| {
+            let responses = responses_leg(&chat);
+            let mut stream = SseTranslator::new(m2r::StreamTranslator::new(messages_context()));
+            let mut out = Vec::with_capacity(responses.len());
+            stream.feed(&responses, &mut out);
+            stream.finish(&mut out);
+            out
+        })
+    });
+    group.bench_function("single", |b| b.iter(|| responses_leg(&chat)));
+    group.finish();
+}
+
+criterion_group!(benches, requests, streams);
+criterion_main!(benches);
