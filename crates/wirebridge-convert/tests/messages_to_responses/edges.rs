@@ -115,6 +115,24 @@ fn items_sent_only_whole_are_sent_whole() {
     assert_eq!(t.usage.unwrap()["output_tokens"], 0);
 }
 
+/// An upstream that sends neither `response.created` nor any delta, only
+/// a complete item: the message starts before the item's block, whatever
+/// the item is.
+#[test]
+fn a_whole_item_first_opens_the_message() {
+    let done = r#"{"type":"response.completed","response":{"status":"completed"}}"#;
+    for item in [
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","id":"m","role":"assistant","content":[{"type":"output_text","text":"A"}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Think."}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"{}"}}"#,
+    ] {
+        let (out, t, _) = run(&[item, done], ctx(ThinkingDisplay::Summarized, None));
+        let frames = parse_sse(&out);
+        assert_eq!(frames[0].event.as_deref(), Some("message_start"), "{item}");
+        assert_eq!(t.blocks.len(), 1, "{item}");
+    }
+}
+
 #[test]
 fn calls_the_backend_ran_itself_are_left_out_and_reported() {
     let events = [

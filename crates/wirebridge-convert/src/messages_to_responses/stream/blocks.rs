@@ -33,7 +33,9 @@ pub(super) enum BlockKind {
 
 impl StreamTranslator {
     /// Closes the open block and opens `block` after it; the first block
-    /// is followed by a `ping`, as Anthropic's streams have it.
+    /// is followed by a `ping`, as Anthropic's streams have it. The message
+    /// starts first if it has not: an upstream may send a complete item
+    /// before any other event.
     pub(super) fn open_block(
         &mut self,
         kind: BlockKind,
@@ -42,6 +44,7 @@ impl StreamTranslator {
         block: ContentBlock<'_>,
         out: &mut Vec<u8>,
     ) -> usize {
+        self.start(out);
         self.close(None, out);
         let index = self.blocks;
         self.blocks += 1;
