@@ -254,6 +254,51 @@ fn a_call_with_broken_arguments_fails_unless_cut_short() {
     }
 }
 
+/// A call whose block closes because the next item's block opens, its own
+/// item never reported done, is finished as well: arguments that are no
+/// JSON object fail the stream before the next block, whatever that block
+/// is; whole arguments let it through.
+#[test]
+fn a_call_closed_by_the_next_item_is_finished() {
+    let next_items = [
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","call_id":"c2","name":"g","arguments":"{}"}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","call_id":"c2","name":"g","arguments":""}}"#,
+        r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Done."}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","output_index":1,"summary_index":0,"delta":"Hm."}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"reasoning","summary":[{"type":"summary_text","text":"Hm."}]}}"#,
+    ];
+    for next in next_items {
+        for (arguments, whole) in [(r#"{\"a\":"#, false), (r#"{\"a\":1}"#, true)] {
+            let delta = format!(
+                r#"{{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{arguments}"}}"#
+            );
+            let events = [
+                CREATED,
+                r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}"#,
+                &delta,
+                next,
+                r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+            ];
+            let (_, t, _) = run(&events, ctx(ThinkingDisplay::Summarized, None));
+            if whole {
+                assert!(t.error.is_none(), "{next}");
+                assert_eq!(t.blocks.len(), 2, "{next}");
+            } else {
+                let error = t.error.unwrap_or_else(|| panic!("{next}: no error"));
+                assert!(
+                    error["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("not a JSON object"),
+                    "{next}: {error}"
+                );
+                assert_eq!(t.blocks.len(), 1, "{next}");
+            }
+        }
+    }
+}
+
 #[test]
 fn reasoning_the_client_does_not_see_keeps_the_stream_alive() {
     let mut events = vec![CREATED.to_owned()];
