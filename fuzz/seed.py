@@ -7,9 +7,10 @@ and golden outputs.
 
 SHARED_DIR defaults to $WIREBRIDGE_SHARED_DIR, else `shared` beside the
 repository, as for the tests. Stream seeds get the two header bytes the
-stream targets read (split 0: one piece; options 0: default settings; see
-fuzz/src/lib.rs). Existing corpus files are kept: the fuzzer adds its own
-next to the seeds, and a seed is rewritten only under its own name.
+stream targets read (split 0: one piece; options 0: default settings, or 1
+for messages_stream, which then shows thinking; see fuzz/src/lib.rs).
+Existing corpus files are kept: the fuzzer adds its own next to the seeds,
+and a seed is rewritten only under its own name.
 """
 
 import json
@@ -83,12 +84,15 @@ def split_responses(lines):
 def classify(name):
     """The target a test input or golden file seeds, by its name: golden
     files end with their kind (`NAME.chat-request.json`), inputs are named
-    `chat-request-*.json`, `*request*.json` (Responses) or `*.KIND.sse`."""
+    `chat-request-*.json`, `messages-*request*.json`, `*request*.json`
+    (Responses) or `*.KIND.sse`."""
     for kind in ["chat-stream", "responses-stream", "chat-request", "responses-request"]:
         if name.endswith(f".{kind}.sse") or name.endswith(f".{kind}.json"):
             return kind.replace("-", "_")
     if name.endswith(".json") and name.startswith("chat-request-"):
         return "chat_request"
+    if name.endswith(".json") and name.startswith("messages-") and "request" in name:
+        return "messages_request"
     if name.endswith(".json") and "request" in name:
         return "responses_request"
     return None
@@ -98,7 +102,7 @@ def collect(shared: Path):
     fixtures = shared / "fixtures"
     if not fixtures.is_dir():
         sys.exit(f"no fixtures in {shared}: pass the shared directory, or set WIREBRIDGE_SHARED_DIR")
-    seeds = {"chat_stream": {}, "responses_stream": {}, "responses_request": {}, "chat_request": {}}
+    seeds = {"chat_stream": {}, "responses_stream": {}, "responses_request": {}, "chat_request": {}, "messages_request": {}}
 
     for path in sorted((fixtures / "openai-python").glob("*.sse")):
         sse = path.read_bytes()
@@ -140,10 +144,14 @@ def main():
             # The decoder sees both dialects, fed one byte at a time
             # (split 1) with a 4 KiB event limit (options 3).
             write("sse_decoder", name, b"\x01\x03" + sse)
-    for target in ["responses_request", "chat_request"]:
+    # The Messages translator reads the same Responses streams, with
+    # thinking shown as a summary (options 1).
+    for name, sse in seeds["responses_stream"].items():
+        write("messages_stream", name, b"\x00\x01" + sse)
+    for target in ["responses_request", "chat_request", "messages_request"]:
         for name, body in seeds[target].items():
             write(target, name, body)
-    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request"]:
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream"]:
         count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
         print(f"{target}: {count} seeds")
 

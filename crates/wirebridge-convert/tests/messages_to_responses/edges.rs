@@ -115,6 +115,24 @@ fn items_sent_only_whole_are_sent_whole() {
     assert_eq!(t.usage.unwrap()["output_tokens"], 0);
 }
 
+/// An upstream that sends neither `response.created` nor any delta, only
+/// a complete item: the message starts before the item's block, whatever
+/// the item is.
+#[test]
+fn a_whole_item_first_opens_the_message() {
+    let done = r#"{"type":"response.completed","response":{"status":"completed"}}"#;
+    for item in [
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"message","id":"m","role":"assistant","content":[{"type":"output_text","text":"A"}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Think."}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"{}"}}"#,
+    ] {
+        let (out, t, _) = run(&[item, done], ctx(ThinkingDisplay::Summarized, None));
+        let frames = parse_sse(&out);
+        assert_eq!(frames[0].event.as_deref(), Some("message_start"), "{item}");
+        assert_eq!(t.blocks.len(), 1, "{item}");
+    }
+}
+
 #[test]
 fn calls_the_backend_ran_itself_are_left_out_and_reported() {
     let events = [
@@ -231,6 +249,51 @@ fn a_call_with_broken_arguments_fails_unless_cut_short() {
             _ => {
                 assert_eq!(t.stop_reason.as_deref(), Some("max_tokens"), "{done}");
                 assert!(t.error.is_none());
+            }
+        }
+    }
+}
+
+/// A call whose block closes because the next item's block opens, its own
+/// item never reported done, is finished as well: arguments that are no
+/// JSON object fail the stream before the next block, whatever that block
+/// is; whole arguments let it through.
+#[test]
+fn a_call_closed_by_the_next_item_is_finished() {
+    let next_items = [
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","call_id":"c2","name":"g","arguments":"{}"}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","call_id":"c2","name":"g","arguments":""}}"#,
+        r#"{"type":"response.output_text.delta","output_index":1,"content_index":0,"delta":"Done."}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","output_index":1,"summary_index":0,"delta":"Hm."}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"reasoning","summary":[{"type":"summary_text","text":"Hm."}]}}"#,
+    ];
+    for next in next_items {
+        for (arguments, whole) in [(r#"{\"a\":"#, false), (r#"{\"a\":1}"#, true)] {
+            let delta = format!(
+                r#"{{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{arguments}"}}"#
+            );
+            let events = [
+                CREATED,
+                r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c","name":"f","arguments":""}}"#,
+                &delta,
+                next,
+                r#"{"type":"response.completed","response":{"status":"completed"}}"#,
+            ];
+            let (_, t, _) = run(&events, ctx(ThinkingDisplay::Summarized, None));
+            if whole {
+                assert!(t.error.is_none(), "{next}");
+                assert_eq!(t.blocks.len(), 2, "{next}");
+            } else {
+                let error = t.error.unwrap_or_else(|| panic!("{next}: no error"));
+                assert!(
+                    error["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("not a JSON object"),
+                    "{next}: {error}"
+                );
+                assert_eq!(t.blocks.len(), 1, "{next}");
             }
         }
     }

@@ -32,8 +32,14 @@ pub(super) enum BlockKind {
 }
 
 impl StreamTranslator {
-    /// Closes the open block and opens `block` after it; the first block
-    /// is followed by a `ping`, as Anthropic's streams have it.
+    /// Closes the open block and opens `block` after it, returning its
+    /// index; the first block is followed by a `ping`, as Anthropic's
+    /// streams have it. The message starts first if it has not: an upstream
+    /// may send a complete item before any other event.
+    ///
+    /// An open tool_use block closes as a finished call, its item reported
+    /// done or not: arguments that are no JSON object fail the stream
+    /// there, and nothing opens (`None`).
     pub(super) fn open_block(
         &mut self,
         kind: BlockKind,
@@ -41,7 +47,12 @@ impl StreamTranslator {
         part: u32,
         block: ContentBlock<'_>,
         out: &mut Vec<u8>,
-    ) -> usize {
+    ) -> Option<usize> {
+        self.start(out);
+        self.close_call(false, out);
+        if self.finished {
+            return None;
+        }
         self.close(None, out);
         let index = self.blocks;
         self.blocks += 1;
@@ -62,7 +73,7 @@ impl StreamTranslator {
             self.pinged = true;
             self.emit(out, &Event::Ping);
         }
-        index
+        Some(index)
     }
 
     /// Closes the open block, if any. A thinking block gets its signature
@@ -120,7 +131,10 @@ impl StreamTranslator {
                 let empty = ContentBlock::Text {
                     text: JsonText::from_text(""),
                 };
-                self.open_block(BlockKind::Text, output_index, part, empty, out)
+                match self.open_block(BlockKind::Text, output_index, part, empty, out) {
+                    Some(index) => index,
+                    None => return,
+                }
             }
         };
         self.mark_streamed(output_index);
@@ -167,7 +181,10 @@ impl StreamTranslator {
                     thinking: JsonText::from_text(""),
                     signature: JsonText::from_text(""),
                 };
-                (self.open_block(kind, output_index, part, empty, out), false)
+                match self.open_block(kind, output_index, part, empty, out) {
+                    Some(index) => (index, false),
+                    None => return,
+                }
             }
         };
         self.mark_streamed(output_index);

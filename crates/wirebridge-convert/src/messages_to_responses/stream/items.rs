@@ -115,6 +115,18 @@ impl StreamTranslator {
         if name.is_empty() || call_id.is_empty() {
             return false;
         }
+        let empty = RawValue::from_string("{}".to_owned()).expect("constant");
+        let block = ContentBlock::ToolUse {
+            id: Cow::Borrowed(call_id),
+            name: Cow::Borrowed(name),
+            input: Cow::Owned(empty),
+        };
+        if self
+            .open_block(BlockKind::ToolUse, index, 0, block, out)
+            .is_none()
+        {
+            return false;
+        }
         self.calls.push(Call {
             output_index: index,
             name: name.to_owned(),
@@ -124,13 +136,6 @@ impl StreamTranslator {
             opened: true,
             arguments: EscapedText::new(),
         });
-        let empty = RawValue::from_string("{}".to_owned()).expect("constant");
-        let block = ContentBlock::ToolUse {
-            id: Cow::Borrowed(call_id),
-            name: Cow::Borrowed(name),
-            input: Cow::Owned(empty),
-        };
-        self.open_block(BlockKind::ToolUse, index, 0, block, out);
         true
     }
 
@@ -246,7 +251,10 @@ impl StreamTranslator {
                 let empty = ContentBlock::Text {
                     text: JsonText::from_text(""),
                 };
-                let block = self.open_block(BlockKind::Text, index, j as u32, empty, out);
+                let Some(block) = self.open_block(BlockKind::Text, index, j as u32, empty, out)
+                else {
+                    return;
+                };
                 self.delta(block, Delta::TextDelta { text: text.into() }, out);
                 self.close(None, out);
             }
@@ -281,7 +289,11 @@ impl StreamTranslator {
             thinking: JsonText::from_text(""),
             signature: JsonText::from_text(""),
         };
-        let block = self.open_block(BlockKind::Thinking { summary: true }, index, 0, empty, out);
+        let Some(block) =
+            self.open_block(BlockKind::Thinking { summary: true }, index, 0, empty, out)
+        else {
+            return;
+        };
         if let Some(thinking) = text {
             self.delta(block, Delta::ThinkingDelta { thinking }, out);
         }
