@@ -21,7 +21,7 @@ use wirebridge_convert::{Loss, LossKind};
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
 use crate::direction::{Prepared, Tenant, Way};
-use crate::error_response::api_error;
+use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
 use crate::replies::{finish_error, finish_reply, Refused};
@@ -295,9 +295,8 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         }
         if !head.status.is_success() {
             let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
-            let (status, reshaped) = tracker
-                .dialect()
-                .reshape_upstream_error(head.status, &bytes);
+            let (status, reshaped) =
+                Dialect::of(tracker.direction()).reshape_upstream_error(head.status, &bytes);
             head.status = status;
             let body = ResponseBody::full(reshaped);
             return finish_reply(&mut tracker, head, body, "application/json", None);

@@ -5,7 +5,7 @@ use wirebridge_convert::{ConvertError, ReplySummary};
 use wirebridge_wire::error::ApiError;
 
 use crate::body::ResponseBody;
-use crate::error_response::{api_error, error_response};
+use crate::error_response::{api_error, error_response, Dialect};
 use crate::headers::{clean_headers, insert_dropped};
 use crate::tracker::Tracker;
 
@@ -72,7 +72,7 @@ impl Refused {
     /// The response in the client's dialect, reported.
     pub(crate) fn send<B>(self, tracker: &mut Tracker) -> Response<ResponseBody<B>> {
         let code = self.error.code.clone();
-        let mut response = tracker.dialect().error_response(self.status, self.error);
+        let mut response = Dialect::of(tracker.direction()).error_response(self.status, self.error);
         if self.retry_after {
             response
                 .headers_mut()
@@ -90,7 +90,7 @@ pub(crate) fn finish_error<B>(
     error: ApiError<'_>,
 ) -> Response<ResponseBody<B>> {
     let code = error.code.as_deref().map(str::to_owned);
-    let mut response = tracker.dialect().error_response(status, error);
+    let mut response = Dialect::of(tracker.direction()).error_response(status, error);
     finish(tracker, code.as_deref(), &mut response);
     response
 }

@@ -5,7 +5,6 @@ use std::time::{Duration, Instant};
 
 use wirebridge_convert::{LossReport, ReplySummary};
 
-use crate::error_response::Dialect;
 use crate::loss_warnings::{LossLevel, LossWarnings};
 use crate::observer::{Direction, Exchange, HandedOn, Observer, Transport};
 use crate::trace_context::{TraceId, TraceParent};
@@ -56,9 +55,9 @@ impl Tracker {
         }
     }
 
-    /// The error shape of the exchange's client.
-    pub(crate) fn dialect(&self) -> Dialect {
-        Dialect::of(self.direction)
+    /// Which way the exchange is translated.
+    pub(crate) fn direction(&self) -> Direction {
+        self.direction
     }
 
     /// Notes what the client's request head says: its path and its trace.

@@ -21,7 +21,7 @@ use wirebridge_convert::ReplySummary;
 use super::{hand_on, read, read_limited};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
-use crate::error_response::api_error;
+use crate::error_response::{api_error, Dialect};
 use crate::headers::upstream_request;
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
@@ -109,9 +109,8 @@ where
     let (mut head, body) = response.into_parts();
     let answer = read_limited(body, MAX_ANSWER).await;
     if !head.status.is_success() {
-        let (status, reshaped) = tracker
-            .dialect()
-            .reshape_upstream_error(head.status, &answer);
+        let (status, reshaped) =
+            Dialect::of(tracker.direction()).reshape_upstream_error(head.status, &answer);
         head.status = status;
         let body = ResponseBody::full(reshaped);
         return Ok(finish_reply(
