@@ -147,6 +147,13 @@ pub(crate) fn is_codex_config(toml: &str) -> bool {
         .any(|line| line.trim_start().starts_with("[model_providers"))
 }
 
+/// A `toml` block for a Cargo manifest (a program's `[dependencies]`), not
+/// for the bridge.
+pub(crate) fn is_cargo_manifest(toml: &str) -> bool {
+    toml.lines()
+        .any(|line| ["[package]", "[dependencies]", "[dev-dependencies]"].contains(&line.trim()))
+}
+
 pub(crate) fn scratch_dir() -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
