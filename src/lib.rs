@@ -17,3 +17,8 @@ pub use wirebridge_convert as convert;
 pub use wirebridge_sse as sse;
 pub use wirebridge_tower as tower;
 pub use wirebridge_wire as wire;
+
+/// The README, whose Rust examples `cargo test --doc` compiles and runs.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeExamples;

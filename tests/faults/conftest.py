@@ -1,6 +1,35 @@
 """Fixtures of the fault-injection suite: the real `wirebridge` binary on
 loopback, started by the client suite's harness (tests/clients/harness.py),
-with small limits so that every fault shows within a few seconds."""
+with small limits so that every fault shows within a few seconds.
+
+How a test waits. The machine may be loaded: then a timer fires late, a
+thread wakes late, a connection is slow to open, and a test holds only if
+it does not count on any of them being prompt. So a test waits for a state
+it can observe (a log line, a socket the bridge closed, a byte received, a
+count read from /proc), with a deadline generous enough that
+reaching it means the state never came (`probe.DEADLINE`, through
+`probe.eventually`, `probe.wait_closed` and `upstreams.Reply.wait`). It
+never asserts that something took less than a tight bound, or happened
+within a short window:
+
+- that a timeout fires is shown by what it does (the connection closed, the
+  408, the stream's failure event naming it) within such a deadline, and
+  that it does not fire before its time by a lower bound: a late timer
+  makes a lower bound only safer;
+- a lower bound is timed from before what starts the bridge's clock (the
+  request sent, the socket opened), never from after it: the bridge may
+  have started counting before a late test thread reads the time;
+- a bound on how many times something happens over time (log lines,
+  keep-alive comments) comes from the time measured around it, not from the
+  time a script meant to take;
+- a window in which something must not happen (a connection beyond the cap
+  served) may be short: load only makes a violation less likely to be seen,
+  never a correct bridge fail;
+- what a fault needs to hold for a while (a client's pauses shorter than a
+  timeout) is given a wide margin, or is held by waiting on what the other
+  side observed rather than on the clock;
+- slow work that is not under test (loading the SDK takes seconds on a
+  loaded machine) is done before a window opens, not inside it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Raw HTTP/1.1 over sockets, as a misbehaving client speaks it, and what
-the bridge process holds, read from /proc."""
+the bridge process holds, read from /proc.
+
+Waits here are for a state, up to a deadline that is only reached when the
+state never comes (see "How a test waits" in conftest.py): they return as
+soon as it holds, so a generous deadline costs nothing when all is well."""
 
 from __future__ import annotations
 
@@ -15,6 +19,11 @@ from urllib.parse import urlsplit
 
 import harness
 
+# How long a wait for an observable state lasts before it counts as never
+# coming: far beyond what any of them takes on an idle machine, so that a
+# loaded one reaches it only when something is wrong.
+DEADLINE = 10.0
+
 
 def plain_log(process: harness.Process) -> str:
     """The process's log without the terminal colours of the pretty format."""
@@ -27,7 +36,7 @@ def address(chain: harness.Chain) -> tuple[str, int]:
 
 
 def connect(chain: harness.Chain) -> socket.socket:
-    return socket.create_connection(address(chain), timeout=5)
+    return socket.create_connection(address(chain), timeout=DEADLINE)
 
 
 def half_head(chain: harness.Chain) -> socket.socket:
@@ -51,9 +60,10 @@ def closed(s: socket.socket) -> bool:
         s.setblocking(True)
 
 
-def wait_closed(sockets: list[socket.socket], timeout: float) -> dict[socket.socket, float]:
+def wait_closed(sockets: list[socket.socket], timeout: float = DEADLINE) -> dict[socket.socket, float]:
     """Waits until the bridge closes each of `sockets` (which it sends no
-    more bytes on), at most `timeout`: when each was closed (monotonic)."""
+    more bytes on), at most `timeout`: when each was closed (monotonic), as
+    seen here, which is never before the bridge closed it."""
     when: dict[socket.socket, float] = {}
     deadline = time.monotonic() + timeout
     with selectors.DefaultSelector() as selector:
@@ -97,7 +107,7 @@ class Response:
         return json.loads(self.body)
 
 
-def read_response(s: socket.socket, timeout: float = 5.0) -> Response:
+def read_response(s: socket.socket, timeout: float = DEADLINE) -> Response:
     s.settimeout(timeout)
     data = b""
     while b"\r\n\r\n" not in data:
@@ -121,8 +131,8 @@ def read_response(s: socket.socket, timeout: float = 5.0) -> Response:
     return Response(status, headers, rest[:length])
 
 
-def eventually(condition, timeout: float = 2.0) -> bool:
-    """Whether `condition()` holds within `timeout`."""
+def eventually(condition, timeout: float = DEADLINE) -> bool:
+    """Whether `condition()` holds within `timeout`, checked every 20 ms."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

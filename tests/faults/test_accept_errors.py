@@ -1,17 +1,23 @@
 """Out of file descriptors: with a connection cap above what its open-file
 limit holds, the bridge's accepts fail (EMFILE) while clients keep coming.
 It must back off instead of spinning, log the failures a few times with a
-count instead of once each, and serve again as soon as descriptors free
+count instead of once each, and serve again once descriptors free
 up. With no cap set, the cap is lowered to what the limit holds, and
 accepts never fail."""
 
 from __future__ import annotations
 
+import re
 import resource
 import time
 
 import harness
 import probe
+
+
+# At most one line about failing accepts per this long (LOG_EVERY in the
+# server's accept loop).
+LOG_EVERY = 5.0
 
 
 def open_files_limit(soft: int):
@@ -29,38 +35,47 @@ def accept_lines(log: str) -> list[str]:
 
 
 def test_exhausted_descriptors_back_off_log_little_and_recover(chain):
+    began = time.monotonic()
     bridge = chain("--max-connections", "1000", "--header-read-timeout", "30s",
                    preexec=open_files_limit(64))
     pid = bridge.bridge.proc.pid
-    assert "max_connections is more than the open-file limit" in probe.plain_log(bridge.bridge)
+    log = lambda: probe.plain_log(bridge.bridge)  # noqa: E731
+    # The bridge writes its log from a thread of its own: a line is waited for.
+    assert probe.eventually(lambda: "max_connections is more than the open-file limit" in log())
     sockets = []
     try:
         # More connections than descriptors: the kernel completes them all
         # (the backlog), the bridge runs out partway.
         sockets = [probe.connect(bridge) for _ in range(100)]
-        assert probe.eventually(lambda: "accept failed" in probe.plain_log(bridge.bridge)), "accepts never failed"
+        assert probe.eventually(lambda: "accept failed" in log()), "accepts never failed"
         assert probe.eventually(lambda: probe.open_files(pid) >= 63)
-        cpu = probe.cpu_seconds(pid)
+        # Out of descriptors for a while: the CPU it takes is a small part
+        # of the time it lasted, as measured.
+        cpu, wall = probe.cpu_seconds(pid), time.monotonic()
         time.sleep(2.0)
-        spent = probe.cpu_seconds(pid) - cpu
-        assert spent < 0.5, f"{spent:.2f}s of CPU in 2s out of descriptors: spinning"
-        failed = [line for line in accept_lines(probe.plain_log(bridge.bridge)) if "accept failed" in line]
-        assert 1 <= len(failed) <= 2, "\n".join(failed)
-        assert "failures=" in failed[0]
+        spent, lasted = probe.cpu_seconds(pid) - cpu, time.monotonic() - wall
+        assert spent < lasted / 4, f"{spent:.2f}s of CPU in {lasted:.2f}s out of descriptors: spinning"
 
         # Descriptors free up: the waiting connections are taken, and a real
         # client is served.
         probe.close_all(sockets)
-        started = time.monotonic()
-        with harness.client(bridge, timeout=10) as client:
+        with harness.client(bridge, timeout=probe.DEADLINE) as client:
             response = client.responses.create(model="demo", input="served again")
         assert response.status == "completed" and "served again" in response.output_text
-        assert time.monotonic() - started < 3.0
-        assert probe.eventually(lambda: "accepting connections again" in probe.plain_log(bridge.bridge))
+        assert probe.eventually(lambda: "accepting connections again" in log())
     finally:
         probe.close_all(sockets)
-    lines = accept_lines(probe.plain_log(bridge.bridge))
-    assert len(lines) <= 5, "\n".join(lines)
+    took = time.monotonic() - began
+    lines = accept_lines(log())
+    failed = [line for line in lines if "accept failed" in line]
+    again = [line for line in lines if "accepting connections again" in line]
+    # Logged a few times, with a count: at most one line per LOG_EVERY of
+    # the time the test took, and fewer lines than failures.
+    assert 1 <= len(failed) <= 1 + took // LOG_EVERY, "\n".join(failed)
+    assert all("failures=" in line for line in failed), "\n".join(failed)
+    assert len(again) == 1, "\n".join(lines)
+    failures = int(re.search(r"failures=(\d+)", again[0]).group(1))
+    assert failures > len(failed), "\n".join(lines)
 
 
 def test_with_no_cap_set_the_cap_fits_the_descriptors(chain):
@@ -79,6 +94,5 @@ def test_with_no_cap_set_the_cap_fits_the_descriptors(chain):
         probe.close_all(sockets)
     with harness.client(bridge, timeout=10) as client:
         assert client.responses.create(model="demo", input="fits").status == "completed"
-    log = probe.plain_log(bridge.bridge)
-    assert "accept failed" not in log
-    assert "max_connections=32" in log
+    assert probe.eventually(lambda: "max_connections=32" in probe.plain_log(bridge.bridge))
+    assert "accept failed" not in probe.plain_log(bridge.bridge)

@@ -1,7 +1,7 @@
 """The connection cap: at `max_connections` the bridge stops accepting, so
 further connections wait in the kernel's backlog (never accepted, then
 failed), and it never holds more; a real client waiting behind them is
-served as soon as they close."""
+served once they close."""
 
 from __future__ import annotations
 
@@ -39,26 +39,23 @@ def test_at_the_cap_connections_wait_and_are_served_once_others_close(chain):
         served = {}
 
         def real_client():
-            with harness.client(bridge, timeout=10) as client:
+            with harness.client(bridge, timeout=probe.DEADLINE) as client:
                 served["response"] = client.responses.create(model="demo", input="behind the queue")
-            served["at"] = time.monotonic()
 
         thread = threading.Thread(target=real_client)
         thread.start()
         time.sleep(0.5)
-        assert "at" not in served, "served past the cap"
+        assert "response" not in served, "served past the cap"
         # ...and is served once they close.
-        closed_at = time.monotonic()
         probe.close_all(sockets)
-        thread.join(10)
+        thread.join(probe.DEADLINE)
+        assert "response" in served, "not served once the connections closed"
         assert served["response"].status == "completed"
-        assert served["at"] - closed_at < 2.0
     finally:
         probe.close_all(sockets)
         most = held.stop()
     assert most <= CAP, f"the bridge held {most} connections, over the cap of {CAP}"
-    log = bridge.bridge.log()
-    assert "at the connection limit" in log
+    assert probe.eventually(lambda: "at the connection limit" in bridge.bridge.log())
 
 
 def readable(s) -> bool:
@@ -81,29 +78,27 @@ def test_websocket_connections_count_against_the_cap_while_they_live(chain):
     cap = 3
     bridge = chain("--max-connections", str(cap), "--idle-timeout", "10s")
     url = bridge.bridge.url.replace("http://", "ws://") + "/v1/responses"
-    sockets = [ws_connect(url, additional_headers={"authorization": "Bearer sk-x"}, open_timeout=5)
+    sockets = [ws_connect(url, additional_headers={"authorization": "Bearer sk-x"}, open_timeout=probe.DEADLINE)
                for _ in range(cap)]
     try:
         # Each one works.
         sockets[0].send('{"type":"response.create","model":"demo","input":"hello"}')
-        while '"response.completed"' not in sockets[0].recv(timeout=5):
+        while '"response.completed"' not in sockets[0].recv(timeout=probe.DEADLINE):
             pass
         served = {}
 
         def real_client():
-            with harness.client(bridge, timeout=10) as client:
+            with harness.client(bridge, timeout=probe.DEADLINE) as client:
                 served["response"] = client.responses.create(model="demo", input="behind them")
-            served["at"] = time.monotonic()
 
         thread = threading.Thread(target=real_client)
         thread.start()
         time.sleep(1.0)
-        assert "at" not in served, "served past the cap while the WebSockets were open"
-        closed_at = time.monotonic()
+        assert "response" not in served, "served past the cap while the WebSockets were open"
         sockets[1].close()
-        thread.join(10)
+        thread.join(probe.DEADLINE)
+        assert "response" in served, "not served once a WebSocket closed"
         assert served["response"].status == "completed"
-        assert served["at"] - closed_at < 2.0
     finally:
         for s in sockets:
             s.close()

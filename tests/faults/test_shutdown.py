@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import re
 import signal
+import subprocess
 import threading
-import time
 
 import httpx
+import pytest
 
 import harness
+import probe
 
 GRACE = 1
 # About 60 words, one chunk each, 200 ms apart: far longer than the grace.
@@ -24,8 +26,9 @@ STREAMS = 6
 
 
 def read_stream(url: str, body: dict, into: dict, key: int) -> None:
-    """Reads one SSE stream to its end: its data payloads, in order."""
-    payloads = []
+    """Reads one SSE stream to its end: its data payloads, in order, in
+    `into[key]` as they arrive."""
+    payloads = into[key] = []
     try:
         with httpx.stream("POST", url, json=body, timeout=30,
                           headers={"authorization": "Bearer sk-shutdown"}) as response:
@@ -34,7 +37,6 @@ def read_stream(url: str, body: dict, into: dict, key: int) -> None:
                     payloads.append(line[6:])
     except httpx.HTTPError as e:
         payloads.append(f"transport error: {e}")
-    into[key] = payloads
 
 
 def start_streams(url: str, body: dict) -> tuple[list[threading.Thread], dict]:
@@ -45,14 +47,31 @@ def start_streams(url: str, body: dict) -> tuple[list[threading.Thread], dict]:
     return threads, results
 
 
-def terminate_when_streaming(chain: harness.Chain, marker: str) -> None:
-    """SIGTERM once every stream has sent text (the log shows each exchange
-    only at its end, so the upstream tap's count tells they started)."""
-    deadline = time.monotonic() + 15
-    while len(chain.tap.since(0)) < STREAMS and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)  # some chunks through: there is something to keep
+def said_something(payload: str) -> bool:
+    """Whether a data payload carries text: a Responses text delta, or a
+    Chat chunk with content."""
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        return False
+    if event.get("type") == "response.output_text.delta":
+        return bool(event.get("delta"))
+    return any((choice.get("delta") or {}).get("content") for choice in event.get("choices") or [])
+
+
+def terminate_when_streaming(chain: harness.Chain, results: dict) -> None:
+    """SIGTERM once every stream has said something: there is something to
+    keep."""
+    def streaming() -> bool:
+        streams = list(results.values())
+        return len(streams) == STREAMS and all(any(map(said_something, list(s))) for s in streams)
+
+    assert probe.eventually(streaming), "the streams never all said something"
     chain.bridge.proc.send_signal(signal.SIGTERM)
+
+
+def plain_log(chain: harness.Chain) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", chain.bridge.log())
 
 
 def finish(chain: harness.Chain, threads: list[threading.Thread]) -> tuple[int, str]:
@@ -60,7 +79,7 @@ def finish(chain: harness.Chain, threads: list[threading.Thread]) -> tuple[int, 
         thread.join(20)
     code = chain.bridge.proc.wait(15)
     chain.stop()
-    return code, re.sub(r"\x1b\[[0-9;]*m", "", chain.bridge.log())
+    return code, plain_log(chain)
 
 
 def test_responses_streams_end_with_response_failed(wirebridge, log_dir):
@@ -68,7 +87,7 @@ def test_responses_streams_end_with_response_failed(wirebridge, log_dir):
                                 extra=["--shutdown-grace-secs", str(GRACE)])
     threads, results = start_streams(chain.base_url + "/responses",
                                      {"model": "demo", "input": SLOW, "stream": True})
-    terminate_when_streaming(chain, "responses")
+    terminate_when_streaming(chain, results)
     code, log = finish(chain, threads)
     assert code == 0, log[-3000:]
     assert len(results) == STREAMS
@@ -92,7 +111,7 @@ def test_chat_streams_end_with_an_error_chunk(wirebridge, log_dir):
     threads, results = start_streams(chain.base_url + "/chat/completions",
                                      {"model": "demo", "stream": True,
                                       "messages": [{"role": "user", "content": SLOW}]})
-    terminate_when_streaming(chain, "chat")
+    terminate_when_streaming(chain, results)
     code, log = finish(chain, threads)
     assert code == 0, log[-3000:]
     for payloads in results.values():
@@ -132,14 +151,17 @@ def test_a_websocket_is_closed_with_1001(wirebridge, log_dir):
 def test_a_second_signal_exits_at_once(wirebridge, log_dir):
     chain = harness.start_chain(log_dir, "shutdown-twice", "chat",
                                 extra=["--shutdown-grace-secs", "60"])
-    threads, _ = start_streams(chain.base_url + "/responses",
-                               {"model": "demo", "input": SLOW, "stream": True})
-    terminate_when_streaming(chain, "responses")
-    time.sleep(0.5)
-    started = time.monotonic()
+    threads, results = start_streams(chain.base_url + "/responses",
+                                     {"model": "demo", "input": SLOW, "stream": True})
+    terminate_when_streaming(chain, results)
+    # The first signal taken, the second: the process ends, long before the
+    # 60 s of grace are over.
+    assert probe.eventually(lambda: "shutting down" in plain_log(chain)), "the first signal was not taken"
     chain.bridge.proc.send_signal(signal.SIGTERM)
-    code = chain.bridge.proc.wait(10)
-    assert time.monotonic() - started < 5, "the second signal did not end the process at once"
+    try:
+        code = chain.bridge.proc.wait(probe.DEADLINE)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running {probe.DEADLINE:.0f}s after a second signal")
     assert code == 1
     for thread in threads:
         thread.join(20)

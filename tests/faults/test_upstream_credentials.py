@@ -34,7 +34,7 @@ def test_url_credentials_become_basic_auth_and_stay_out_of_the_log(wirebridge, l
     bridge = harness.start_bridge(log_dir, "credentials-sent", upstream, "chat", env={"RUST_LOG": "debug"})
     chain = harness.Chain("credentials-sent", bridge, static)
     try:
-        with harness.client(chain, timeout=5) as client:
+        with harness.client(chain, timeout=probe.DEADLINE) as client:
             completion = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
         assert completion.choices[0].message.content == "authorized"
         sent = static.requests[-1]
@@ -57,7 +57,7 @@ def test_an_unreachable_upstream_is_named_by_its_label(wirebridge, log_dir, stre
     chain = harness.Chain(name, bridge, harness.StaticUpstream(200, b"{}"))
     bodies = []
     try:
-        with harness.client(chain, timeout=5) as client:
+        with harness.client(chain, timeout=probe.DEADLINE) as client:
             calls = [
                 lambda: client.responses.create(model="m", input="translated", stream=stream),
                 lambda: client.chat.completions.create(

@@ -1,7 +1,12 @@
 """Upstreams that misbehave on purpose: silent, stalling, dripping, chatty
 with comments, redirecting, oversized, desynchronising. Each is a loopback
 HTTP/1.1 server whose every POST runs one script; `url` and `close()` as the
-harness's static upstreams have them."""
+harness's static upstreams have them.
+
+A script that must stay quiet, or keep talking, until the client has seen
+something waits for that (`Reply.wait`) rather than for a fixed time, which
+a loaded machine may stretch past a timeout or cut short of an event (see
+"How a test waits" in conftest.py)."""
 
 from __future__ import annotations
 
@@ -62,6 +67,15 @@ class Reply:
     def pause(self, seconds: float) -> bool:
         """Waits; False once the server is closing (the script should end)."""
         return not self.stop.wait(seconds)
+
+    def wait(self, event: threading.Event, timeout: float) -> bool:
+        """Waits until `event` is set (by the test, on what its client
+        saw): False if the server closes first or `timeout` passes."""
+        deadline = time.monotonic() + timeout
+        while not event.wait(0.02):
+            if self.stop.is_set() or time.monotonic() > deadline:
+                return False
+        return True
 
     def hang(self) -> None:
         """Sends nothing more until the server closes or the bridge hangs up."""

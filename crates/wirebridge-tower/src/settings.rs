@@ -176,12 +176,12 @@ pub struct WebSocketSettings {
 impl Default for WebSocketSettings {
     fn default() -> Self {
         Self {
-            idle_timeout: Duration::from_secs(600),
+            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             cache_entries: crate::stateful::CONNECTION_CACHE_ENTRIES,
             cache_bytes: crate::stateful::CONNECTION_CACHE_BYTES,
             max_queued: 8,
-            max_per_tenant: 32,
-            max_age: Duration::from_secs(60 * 60),
+            max_per_tenant: Self::DEFAULT_MAX_PER_TENANT,
+            max_age: Self::DEFAULT_MAX_AGE,
             open: Arc::default(),
         }
     }
@@ -189,6 +189,15 @@ impl Default for WebSocketSettings {
 
 #[cfg(feature = "websocket")]
 impl WebSocketSettings {
+    /// Default [`idle_timeout`](Self::idle_timeout): 10 minutes.
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+    /// Default [`max_per_tenant`](Self::max_per_tenant): 32 connections.
+    pub const DEFAULT_MAX_PER_TENANT: usize = 32;
+
+    /// Default [`max_age`](Self::max_age): 60 minutes, as OpenAI's.
+    pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60 * 60);
+
     /// Defaults: a connection idle for 10 minutes is closed; its cache
     /// keeps up to 16,384 responses and 16 MiB (a conversation of more than
     /// 10,000 Codex-like turns: the cache keeps their items, not their

@@ -74,6 +74,53 @@ pub(crate) fn harness_variables() -> BTreeSet<String> {
     names
 }
 
+/// Each flag of `wirebridge serve`, with the default its `--help` shows, if
+/// it shows one.
+pub(crate) fn serve_defaults() -> BTreeMap<String, Option<String>> {
+    let help = String::from_utf8(wirebridge(&["serve", "--help"]).stdout).expect("UTF-8 help");
+    // An entry's heading is its flags and value (`-h, --help`,
+    // `--listen <ADDR>`), its help the lines below it.
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in help.lines().map(str::trim) {
+        let heading = line.starts_with('-')
+            && line
+                .split_whitespace()
+                .all(|word| word.starts_with(['-', '<']));
+        match entries.last_mut() {
+            _ if heading => entries.push((line.to_owned(), String::new())),
+            Some((_, text)) => {
+                text.push(' ');
+                text.push_str(line);
+            }
+            None => {}
+        }
+    }
+    entries
+        .into_iter()
+        .filter_map(|(heading, text)| {
+            let name = heading.split([' ', ',']).find_map(flag)?;
+            let default = text.split_once("[default: ").map(|(_, rest)| {
+                let (default, _) = rest.split_once(']').expect("a closed [default: …]");
+                default.to_owned()
+            });
+            Some((name, default))
+        })
+        .collect()
+}
+
+/// The default declared for a setting of `config/settings.rs`, as written
+/// there: for the settings without a flag, which `--help` does not show.
+pub(crate) fn declared_default(key: &str) -> Option<String> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config/settings.rs");
+    let declared = std::fs::read_to_string(src).expect("the settings");
+    let start = declared.find(&format!("\n    {key}: "))?;
+    let declaration = &declared[start..];
+    let declaration = &declaration[..declaration.find(';')?];
+    let (_, default) = declaration.split_once('=')?;
+    let default = default.trim_start().strip_prefix('"')?;
+    Some(default.split_once('"')?.0.to_owned())
+}
+
 /// Each subcommand of `wirebridge --help`, with the flags its own `--help`
 /// lists.
 pub(crate) fn flags_by_subcommand() -> BTreeMap<String, BTreeSet<String>> {
@@ -145,6 +192,13 @@ pub(crate) fn wirebridge(args: &[&str]) -> Output {
 pub(crate) fn is_codex_config(toml: &str) -> bool {
     toml.lines()
         .any(|line| line.trim_start().starts_with("[model_providers"))
+}
+
+/// A `toml` block for a Cargo manifest (a program's `[dependencies]`), not
+/// for the bridge.
+pub(crate) fn is_cargo_manifest(toml: &str) -> bool {
+    toml.lines()
+        .any(|line| ["[package]", "[dependencies]", "[dev-dependencies]"].contains(&line.trim()))
 }
 
 pub(crate) fn scratch_dir() -> PathBuf {

@@ -14,11 +14,20 @@
 //!   about tests and benchmarks, one the test harness reads);
 //! - every repository path in code (`scripts/…`, `tests/…`, `crates/…`,
 //!   `docs/…`, `fuzz/…`, `examples/…`) exists;
-//! - every settings file in a `toml` block is accepted by the binary;
+//! - the settings table of the settings page gives each default as
+//!   `wirebridge serve --help` shows it (a setting without a flag, as it is
+//!   declared), and has a row for each flag that has one;
+//! - every settings file in a `toml` block is accepted by the binary (a
+//!   Codex config or a Cargo manifest is none);
 //! - README.md links every page under `docs/`.
+//!
+//! README.md's Rust examples are doc tests of the `wirebridge` crate
+//! (`cargo test --doc -p wirebridge`), compiled and run.
 
 mod binary;
 mod pages;
+
+use std::collections::BTreeMap;
 
 use binary::*;
 use pages::*;
@@ -233,7 +242,10 @@ fn settings_files_are_accepted() {
     let mut problems = Vec::new();
     for page in pages() {
         for block in page.blocks() {
-            if block.kind != Kind::Code("toml".into()) || is_codex_config(&block.text) {
+            if block.kind != Kind::Code("toml".into())
+                || is_codex_config(&block.text)
+                || is_cargo_manifest(&block.text)
+            {
                 continue;
             }
             let file = dir.join(format!("block-{}.toml", block.line));
@@ -270,6 +282,42 @@ fn the_settings_check_refuses_an_unknown_key() {
 }
 
 #[test]
+fn the_settings_table_gives_each_default_serve_shows() {
+    let page = settings_page();
+    let rows = settings_table(&page);
+    assert!(
+        rows.len() > 10,
+        "no settings table on {SETTINGS_PAGE} (re-point settings_table())"
+    );
+    report(
+        "the defaults in the settings table",
+        check_defaults(&page, &rows, &serve_defaults()),
+    );
+}
+
+/// The defaults check itself: it must tell a default `--help` does not show.
+#[test]
+fn the_defaults_check_refuses_a_wrong_default() {
+    let page = settings_page();
+    let shown = serve_defaults();
+    let mut rows = settings_table(&page);
+    assert!(
+        check_defaults(&page, &rows, &shown).is_empty(),
+        "the settings table is wrong already"
+    );
+    let row = rows
+        .iter_mut()
+        .find(|row| row.key == "idle_timeout")
+        .expect("the idle_timeout row");
+    row.default = "`9999s`".into();
+    let problems = check_defaults(&page, &rows, &shown);
+    assert!(
+        problems.len() == 1 && problems[0].contains("`idle_timeout`"),
+        "{problems:?}"
+    );
+}
+
+#[test]
 fn the_readme_links_every_page() {
     let root = root();
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
@@ -283,6 +331,70 @@ fn the_readme_links_every_page() {
         }
     }
     report("the documentation list", problems);
+}
+
+fn settings_page() -> Page {
+    pages()
+        .into_iter()
+        .find(|page| page.path == SETTINGS_PAGE)
+        .expect("the settings page")
+}
+
+/// What is wrong with the defaults in `rows` of the settings table, against
+/// `shown` (each flag of `wirebridge serve` and the default its `--help`
+/// shows).
+fn check_defaults(
+    page: &Page,
+    rows: &[SettingRow],
+    shown: &BTreeMap<String, Option<String>>,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    for row in rows {
+        let at = page.at(row.line);
+        let (default, source) = match &row.flag {
+            Some(flag) => match shown.get(flag) {
+                // A flag whose help shows no default has none.
+                Some(default) => {
+                    let default = default.clone().unwrap_or_else(|| "none".into());
+                    let source = format!(
+                        "`wirebridge serve --help` shows [default: {default}] for `--{flag}`"
+                    );
+                    (default, source)
+                }
+                None => {
+                    problems.push(format!(
+                        "{at}: `--{flag}`: `wirebridge serve --help` lists no such flag"
+                    ));
+                    continue;
+                }
+            },
+            None => match declared_default(&row.key) {
+                Some(default) => {
+                    let source = format!("config/settings.rs declares \"{default}\"");
+                    (default, source)
+                }
+                None => {
+                    problems.push(format!("{at}: `{}` is no declared setting", row.key));
+                    continue;
+                }
+            },
+        };
+        if !gives_default(&row.default, &default) {
+            problems.push(format!(
+                "{at}: `{}`: the table says {}; {source}",
+                row.key, row.default
+            ));
+        }
+    }
+    for (flag, default) in shown {
+        let listed = rows.iter().any(|row| row.flag.as_deref() == Some(flag));
+        if let (Some(default), false) = (default, listed) {
+            problems.push(format!(
+                "{SETTINGS_PAGE}: `--{flag}` (default `{default}`) has no row in the settings table"
+            ));
+        }
+    }
+    problems
 }
 
 // ---------------------------------------------------------------------------

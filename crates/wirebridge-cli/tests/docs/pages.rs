@@ -319,6 +319,59 @@ pub(crate) fn usage(page: &Page) -> BTreeMap<String, (usize, BTreeSet<String>)> 
     BTreeMap::new()
 }
 
+/// One row of the settings table.
+pub(crate) struct SettingRow {
+    pub(crate) line: usize,
+    /// The file key.
+    pub(crate) key: String,
+    /// Its first flag, if it has one.
+    pub(crate) flag: Option<String>,
+    /// The default, as the page gives it.
+    pub(crate) default: String,
+}
+
+/// The rows of a page's settings table, the one headed
+/// `| file key | flag | environment | default |`.
+pub(crate) fn settings_table(page: &Page) -> Vec<SettingRow> {
+    let cells = |line: &str| -> Vec<String> {
+        let line = line.trim().trim_start_matches('|').trim_end_matches('|');
+        line.split('|').map(|cell| cell.trim().to_owned()).collect()
+    };
+    for block in page.blocks() {
+        let mut lines = block.text.lines().enumerate();
+        let header = lines
+            .next()
+            .map(|(_, line)| cells(line))
+            .unwrap_or_default();
+        if block.kind != Kind::Prose || header != ["file key", "flag", "environment", "default"] {
+            continue;
+        }
+        return lines
+            .skip(1) // |---|---|…
+            .map(|(index, line)| {
+                let row = cells(line);
+                SettingRow {
+                    line: block.line + index,
+                    key: row[0].trim_matches('`').to_owned(),
+                    flag: row[1].split_whitespace().find_map(flag),
+                    default: row[3].clone(),
+                }
+            })
+            .collect();
+    }
+    Vec::new()
+}
+
+/// Whether a table cell gives `default`: the cell, its code marks left
+/// out, is the default, or the default and then a remark (` (bytes)`,
+/// `, or …`, `: …`).
+pub(crate) fn gives_default(cell: &str, default: &str) -> bool {
+    let plain = cell.replace('`', "");
+    plain
+        .strip_prefix(default)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ',', ':', ';']))
+}
+
 /// Checks each `wirebridge SUBCOMMAND … --flag` in `line` against the flags
 /// of the subcommand; whether there was one.
 pub(crate) fn check_commands(

@@ -85,6 +85,16 @@ fn defaults() {
         Memory::DEFAULT_MAX_BYTES_PER_TENANT
     );
     assert_eq!(c.state.max_tenants, Memory::DEFAULT_MAX_TENANTS);
+    type WebSocket = wirebridge_tower::WebSocketSettings;
+    assert_eq!(
+        c.exchange.websocket_idle_timeout,
+        WebSocket::DEFAULT_IDLE_TIMEOUT
+    );
+    assert_eq!(
+        c.exchange.websocket_max_per_tenant,
+        WebSocket::DEFAULT_MAX_PER_TENANT
+    );
+    assert_eq!(c.exchange.websocket_max_age, WebSocket::DEFAULT_MAX_AGE);
     let c = load(None, &["--store", "redis://127.0.0.1:6379/2"], &[]).unwrap();
     assert_eq!(
         c.store,
