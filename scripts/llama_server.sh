@@ -11,22 +11,56 @@
 #     templates/       the chat templates the live suite uses
 #
 # A first build takes about 7 minutes on 2 cores. It needs cmake and a C++
-# compiler, installed from Debian's packages when missing.
+# compiler, installed from Debian's packages when missing. A template added
+# to the list below is copied into an existing build from the same sources,
+# without building again.
 set -euo pipefail
 
 version=0.3.36
 sha256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
-templates="meta-llama-Llama-3.1-8B-Instruct.jinja meetkai-functionary-medium-v3.2.jinja"
+templates="meta-llama-Llama-3.1-8B-Instruct.jinja meetkai-functionary-medium-v3.2.jinja
+           fireworks-ai-llama-3-firefunction-v2.jinja"
 
 cache="${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}"
 home="$cache/llama-server-$version"
 
+log() { echo "llama_server.sh: $*" >&2; }
+
+# The sources: the source distribution, checked against its SHA-256 and
+# unpacked into $work (only the templates with `templates-only`).
+work=""
+fetch_sources() {
+    work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
+    log "downloading llama-cpp-python $version (sources of llama.cpp)"
+    python3 -m pip download --quiet --no-deps --no-binary llama-cpp-python \
+        -d "$work" "llama-cpp-python==$version" >&2
+    archive="$work/llama_cpp_python-$version.tar.gz"
+    echo "$sha256  $archive" | sha256sum --check --quiet - >&2
+    source_dir="$work/llama_cpp_python-$version/vendor/llama.cpp"
+    if [ "${1:-}" = templates-only ]; then
+        tar -xzf "$archive" -C "$work" "llama_cpp_python-$version/vendor/llama.cpp/models/templates"
+    else
+        tar -xzf "$archive" -C "$work"
+    fi
+}
+
 if [ -x "$home/llama-server" ] && [ -f "$home/.complete" ]; then
+    wanted=""
+    for template in $templates; do
+        [ -f "$home/templates/$template" ] || wanted="$wanted $template"
+    done
+    if [ -n "$wanted" ]; then
+        fetch_sources templates-only
+        log "adding to the build:$wanted"
+        for template in $wanted; do
+            cp "$source_dir/models/templates/$template" "$home/templates/.$template.part"
+            mv "$home/templates/.$template.part" "$home/templates/$template"
+        done
+    fi
     echo "$home"
     exit 0
 fi
-
-log() { echo "llama_server.sh: $*" >&2; }
 
 missing=""
 command -v cmake >/dev/null 2>&1 || missing="$missing cmake"
@@ -40,16 +74,7 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing >&2
 fi
 
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-log "downloading llama-cpp-python $version (sources of llama.cpp)"
-python3 -m pip download --quiet --no-deps --no-binary llama-cpp-python \
-    -d "$work" "llama-cpp-python==$version" >&2
-archive="$work/llama_cpp_python-$version.tar.gz"
-echo "$sha256  $archive" | sha256sum --check --quiet - >&2
-tar -xzf "$archive" -C "$work"
-source_dir="$work/llama_cpp_python-$version/vendor/llama.cpp"
+fetch_sources
 
 log "building llama-server (about 7 minutes on 2 cores)"
 start=$(date +%s)

@@ -1,7 +1,7 @@
 """Fixtures of the live suite: a real model server (llama.cpp's
 `llama-server`, Gemma 3 270M) behind the real `wirebridge serve`.
 
-Two servers run, one per chat template, because no template makes this
+Three servers run, one per chat template, because no template makes this
 small base model both write free text and call a tool on demand:
 
 * the *text* server uses Llama 3.1's template: free text, streams, chains,
@@ -9,7 +9,13 @@ small base model both write free text and call a tool on demand:
 * the *tool* server uses Functionary v3.2's template, under which a forced
   `tool_choice` makes the server's grammar produce a call at once (with
   arguments valid against the tool's schema); free text fails there
-  (llama-server answers 500), so only forced turns are sent to it.
+  (llama-server answers 500), so only forced turns are sent to it;
+* the *copy* server uses Firefunction v2's template and samples greedily.
+  The model copies what its prompt shows, so a prompt that shows it earlier
+  turns in the template's own markup makes it call a tool unforced
+  (`tool_choice: "auto"`) and answer the call's output. Under this template
+  the calls of a turn are one JSON list after `functools`: the server's
+  grammar, set off by that word, ends the turn at the list's `]`.
 
 The suite runs unless `WIREBRIDGE_LIVE=0` turns it off, and then every test
 says so; a missing build is a failure, never a silent skip.
@@ -38,6 +44,7 @@ TEST_TIMEOUT = 180
 
 TEXT_TEMPLATE = "meta-llama-Llama-3.1-8B-Instruct.jinja"
 TOOL_TEMPLATE = "meetkai-functionary-medium-v3.2.jinja"
+COPY_TEMPLATE = "fireworks-ai-llama-3-firefunction-v2.jinja"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -71,9 +78,9 @@ def spec():
     return harness.validate.Spec(harness.validate.spec_dir())
 
 
-def _server(name: str, template: str, log_dir: Path, context: int = 4096):
+def _server(name: str, template: str, log_dir: Path, context: int = 4096, greedy: bool = False):
     try:
-        server = llama.LlamaServer(name, template, log_dir, context)
+        server = llama.LlamaServer(name, template, log_dir, context, greedy=greedy)
     except FileNotFoundError as missing:
         pytest.fail(str(missing), pytrace=False)
     return server
@@ -89,6 +96,15 @@ def text_server(log_dir):
 @pytest.fixture(scope="session")
 def tool_server(log_dir):
     server = _server("tools", TOOL_TEMPLATE, log_dir)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def copy_server(log_dir):
+    # The template writes no tools into the prompt: Codex's request comes to
+    # about 5,400 tokens.
+    server = _server("copy", COPY_TEMPLATE, log_dir, context=8192, greedy=True)
     yield server
     server.stop()
 
@@ -173,6 +189,14 @@ def chat_text(wirebridge, log_dir, text_server):
 def chat_tools(wirebridge, log_dir, tool_server):
     """The bridge translating Responses to Chat, on the tool server."""
     chain = _chain(log_dir, "tools", tool_server, "chat")
+    yield chain
+    _stop(chain)
+
+
+@pytest.fixture(scope="session")
+def chat_copy(wirebridge, log_dir, copy_server):
+    """The bridge translating Responses to Chat, on the copy server."""
+    chain = _chain(log_dir, "copy", copy_server, "chat")
     yield chain
     _stop(chain)
 

@@ -59,10 +59,12 @@ class LlamaServer:
     `--jinja`, a small context, a fixed seed, one slot (requests are served
     in order, which keeps timings comparable), and at most `predict` tokens
     per answer whatever a client asks (a base model rarely stops by itself,
-    and clients such as Codex set no limit)."""
+    and clients such as Codex set no limit). With `greedy`, the server's
+    default temperature is 0: a request that sets none (Codex's) gets the
+    likeliest token at each step."""
 
     def __init__(self, name: str, template: str, log_dir: Path, context: int = 4096,
-                 predict: int = 128) -> None:
+                 predict: int = 128, greedy: bool = False) -> None:
         home = server_home()
         binary = home / "llama-server"
         if not binary.is_file():
@@ -78,6 +80,8 @@ class LlamaServer:
             "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", "2", "--parallel", "1",
             "--no-webui", "--alias", "gemma-3-270m", "--log-colors", "off",
         ]
+        if greedy:
+            args += ["--temp", "0"]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, preexec_fn=harness._PREEXEC)
         deadline = time.monotonic() + STARTUP_TIMEOUT
