@@ -35,7 +35,11 @@ TIME = {
     "type": "function",
     "name": "get_time",
     "description": "The time in a time zone.",
-    "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"],
+    # An enum, so that the server's grammar ends the forced call's
+    # arguments: a free string lets this small model write on to the
+    # token cap, and a call cut there has arguments no server reads back.
+    "parameters": {"type": "object", "properties": {"tz": {"type": "string", "enum": ["UTC", "Europe/Paris"]}},
+                   "required": ["tz"],
                    "additionalProperties": False},
     "strict": True,
 }
