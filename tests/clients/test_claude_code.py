@@ -178,5 +178,9 @@ def test_claude_code_runs_a_bash_call(claude, claude_chain, tmp_path):
     inner = [line for line in exchanges if "path=/v1/responses " in line]
     assert len(messages) == 2 and len(inner) == 2, exchanges
     assert all('direction="messages_to_responses"' in line and "status=200" in line for line in messages), messages
+    # Every beta Claude Code turns on is one the bridge knows: none is
+    # reported as dropped (an unknown one would be, by name).
+    assert all(c.headers.get("anthropic-beta") for c in sent), sent
+    assert not any("anthropic-beta" in line for line in messages), messages
     assert all('via="messages_to_responses"' in line for line in inner), inner
     assert "panicked" not in chain.bridge.log()

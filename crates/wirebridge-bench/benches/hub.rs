@@ -97,6 +97,7 @@ fn messages_context() -> MessagesContext {
         stream: true,
         thinking: ThinkingDisplay::Off,
         declared_tools: None,
+        count_thinking: false,
     }
 }
 

@@ -89,7 +89,7 @@ where
     let mut stored = Resolved::default();
     // Parsed once, here: whether the request compacts is read from it,
     // and the compacting exchanges take it over.
-    let parsed = match tracker.timed(|| D::parse(bytes)) {
+    let parsed = match tracker.timed(|| D::parse(parts, bytes)) {
         Ok(parsed) => parsed,
         Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
     };

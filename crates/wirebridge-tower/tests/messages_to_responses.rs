@@ -413,3 +413,78 @@ async fn the_observer_hears_both_legs_the_inner_one_marked() {
     );
     assert_eq!(heard[0].reply.usage, heard[1].reply.usage);
 }
+
+/// Betas the bridge does not know are reported (by the header that lists
+/// what was dropped, and refused under a strict policy); the thinking
+/// token count a client asks for by its beta is the backend's reasoning
+/// count.
+#[tokio::test]
+async fn betas_are_read_before_they_are_stripped() {
+    let chat_reply =
+        json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Four."}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 30, "total_tokens": 50,
+            "completion_tokens_details": {"reasoning_tokens": 26}}})
+        .to_string();
+    let ask = |betas: &'static str| {
+        let mut request = post(
+            "/v1/messages?beta=true",
+            r#"{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"2+2?"}]}"#,
+        );
+        request
+            .headers_mut()
+            .insert("anthropic-beta", betas.parse().unwrap());
+        request
+    };
+    let service = |messages: MessagesToResponsesLayer| {
+        let chat = upstream(
+            StatusCode::OK,
+            "application/json",
+            chat_reply.clone().into_bytes(),
+            7,
+            Seen::default(),
+        );
+        stack(messages, ResponsesToChatLayer::new(), chat)
+    };
+
+    let response = service(MessagesToResponsesLayer::new())
+        .oneshot(ask("thinking-token-count-2026-05-13, dreaming-2026-04-21"))
+        .await
+        .unwrap();
+    let (status, headers, bytes) = read(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers[wirebridge_tower::DROPPED_HEADER], "anthropic-beta");
+    let message: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(message["usage"]["output_tokens"], 30);
+    assert_eq!(
+        message["usage"]["output_tokens_details"]["thinking_tokens"],
+        26
+    );
+
+    // Without the beta, Anthropic's usage has no breakdown; the known
+    // betas are no loss.
+    let response = service(MessagesToResponsesLayer::new())
+        .oneshot(ask("interleaved-thinking-2025-05-14,effort-2025-11-24"))
+        .await
+        .unwrap();
+    let (status, headers, bytes) = read(response).await;
+    assert_eq!(status, 200);
+    assert!(headers.get(wirebridge_tower::DROPPED_HEADER).is_none());
+    let message: Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(message["usage"].get("output_tokens_details").is_none());
+
+    // A strict policy refuses the unknown beta by name, in Anthropic's shape.
+    let strict = MessagesToResponsesLayer::new().policy(wirebridge_convert::LossPolicy::strict());
+    let response = service(strict)
+        .oneshot(ask("dreaming-2026-04-21"))
+        .await
+        .unwrap();
+    let (status, _, bytes) = read(response).await;
+    assert_eq!(status, 400);
+    let error: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(error["type"], "error");
+    assert_eq!(error["error"]["type"], "invalid_request_error");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("dreaming-2026-04-21"), "{message}");
+}

@@ -119,7 +119,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
             .unwrap_or(&ctx.model),
         content,
         stop_reason: Some(stop),
-        usage: response.usage.as_ref().map(usage).unwrap_or_default(),
+        usage: usage(&response.usage.unwrap_or_default(), ctx.count_thinking),
         ..MessageBody::default()
     };
     Ok(TranslatedBody {

@@ -48,6 +48,7 @@
 //! assert_eq!(message["usage"]["cache_read_input_tokens"], 4);
 //! ```
 
+mod betas;
 mod body;
 mod content;
 mod error;
@@ -62,7 +63,7 @@ mod tools;
 pub use body::{translate_body, translate_stream_body, TranslatedBody};
 pub use error::{error_body, error_body_for, error_type_for_status};
 pub use models::{model_info, model_list, ModelPage};
-pub use request::{translate_request, TranslatedRequest};
+pub use request::{translate_request, translate_request_with_betas, TranslatedRequest};
 pub use stream::StreamTranslator;
 pub use thinking::effort_for_budget;
 
@@ -105,6 +106,9 @@ pub struct MessagesContext {
     /// answer it, so it is left out of the reply and reported. `None` lets
     /// every call through.
     pub declared_tools: Option<Vec<String>>,
+    /// Whether usage says how many output tokens were thinking (the
+    /// client turned on Anthropic's `thinking-token-count` beta).
+    pub count_thinking: bool,
 }
 
 impl MessagesContext {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;
-use wirebridge_wire::messages::strict::{StopReason, Usage};
+use wirebridge_wire::messages::strict::{OutputTokensDetails, StopReason, Usage};
 use wirebridge_wire::raw::{json_as_string_literal, JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{OutputItem, StreamEvent, Usage as ResponsesUsage};
 
@@ -13,8 +13,9 @@ use super::error::upstream_error_type;
 use crate::summary::TokenUsage;
 
 /// Responses usage in Anthropic's terms: `input_tokens` without the
-/// tokens read from or written to the cache, which are counted apart.
-pub(super) fn usage(u: &ResponsesUsage) -> Usage {
+/// tokens read from or written to the cache, which are counted apart;
+/// with `count_thinking`, the reasoning tokens as thinking tokens.
+pub(super) fn usage(u: &ResponsesUsage, count_thinking: bool) -> Usage {
     let details = u.input_tokens_details.unwrap_or_default();
     let cached = details.cached_tokens.unwrap_or_default();
     let written = details.cache_write_tokens.unwrap_or_default();
@@ -27,6 +28,14 @@ pub(super) fn usage(u: &ResponsesUsage) -> Usage {
         cache_creation_input_tokens: written,
         cache_read_input_tokens: cached,
         output_tokens: u.output_tokens.unwrap_or_default(),
+        // Anthropic's thinking tokens are the Responses reasoning tokens,
+        // reported only to a client that asked for them by its beta.
+        output_tokens_details: count_thinking.then(|| OutputTokensDetails {
+            thinking_tokens: u
+                .output_tokens_details
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or_default(),
+        }),
     }
 }
 
@@ -222,14 +231,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            usage(&u),
+            usage(&u, false),
             Usage {
                 input_tokens: 10,
                 cache_creation_input_tokens: 30,
                 cache_read_input_tokens: 60,
                 output_tokens: 7,
+                output_tokens_details: None,
             }
         );
+    }
+
+    #[test]
+    fn usage_says_how_many_tokens_were_thinking() {
+        let u: ResponsesUsage = serde_json::from_str(
+            r#"{"input_tokens":12,"output_tokens":40,"output_tokens_details":{"reasoning_tokens":31}}"#,
+        )
+        .unwrap();
+        let json = serde_json::to_value(usage(&u, true)).unwrap();
+        assert_eq!(json["output_tokens"], 40);
+        assert_eq!(json["output_tokens_details"]["thinking_tokens"], 31);
+        // Not asked for: Anthropic's usage has no breakdown then.
+        let json = serde_json::to_value(usage(&u, false)).unwrap();
+        assert!(json.get("output_tokens_details").is_none(), "{json}");
+        // Asked for, and none counted: none.
+        let u: ResponsesUsage =
+            serde_json::from_str(r#"{"input_tokens":12,"output_tokens":4}"#).unwrap();
+        let json = serde_json::to_value(usage(&u, true)).unwrap();
+        assert_eq!(json["output_tokens_details"]["thinking_tokens"], 0);
     }
 
     #[test]

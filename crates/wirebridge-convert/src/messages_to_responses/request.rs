@@ -62,6 +62,28 @@ pub fn translate_request(
     body: &[u8],
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
+    translate_request_with_betas(body, &[], options)
+}
+
+/// Translates a `POST /v1/messages` body sent with these `anthropic-beta`
+/// header values (each a comma-separated list): betas the bridge does not
+/// know are losses, named in the report (or refused, as the policy says).
+///
+/// ```
+/// use wirebridge_convert::messages_to_responses::{translate_request_with_betas, Options};
+///
+/// let request = br#"{"model":"m","max_tokens":64,"messages":[{"role":"user","content":"Hi"}]}"#;
+/// let betas = ["interleaved-thinking-2025-05-14,dreaming-2026-04-21"];
+/// let translated = translate_request_with_betas(request, &betas, &Options::default()).unwrap();
+/// let loss = translated.losses.iter().next().unwrap();
+/// assert_eq!(loss.path, "anthropic-beta");
+/// assert!(loss.reason.contains("dreaming-2026-04-21"));
+/// ```
+pub fn translate_request_with_betas(
+    body: &[u8],
+    betas: &[&str],
+    options: &Options,
+) -> Result<TranslatedRequest, ConvertError> {
     let request_len = body.len();
     ConvertError::check_depth(body)?;
     let request: CreateMessage<'_> = serde_json::from_slice(body)
@@ -86,6 +108,7 @@ pub fn translate_request(
         ));
     }
 
+    let betas = super::betas::plan(betas, &mut losses)?;
     unsupported(&request, &mut losses)?;
     let tools = translate_tools(&request, &mut losses)?;
     let mut input = translate_messages(messages, &mut losses)?;
@@ -131,6 +154,7 @@ pub fn translate_request(
         stream,
         thinking: thinking.display,
         declared_tools: Some(tools.declared),
+        count_thinking: betas.count_thinking,
     };
     Ok(TranslatedRequest {
         body,

@@ -99,20 +99,29 @@ pub(super) fn plan<'a>(request: &CreateMessage<'a>) -> Result<ThinkingPlan<'a>, 
 
 /// `output_config.format` as `text.format`: a JSON schema named `output`
 /// (Responses requires a name; Anthropic's has none), strictly followed.
+///
+/// The first structured-outputs beta sent it as `output_format`; a request
+/// with both is refused rather than one of them chosen silently.
 pub(super) fn text<'a>(request: &CreateMessage<'a>) -> Result<Option<TextParam<'a>>, ConvertError> {
-    let Some(format) = request
+    let current = request
         .output_config
         .as_ref()
-        .and_then(|c| c.format.as_ref())
-    else {
-        return Ok(None);
+        .and_then(|c| c.format.as_ref());
+    let (format, path) = match (current, request.output_format.as_ref()) {
+        (None, None) => return Ok(None),
+        (Some(format), None) => (format, "output_config.format"),
+        (None, Some(format)) => (format, "output_format"),
+        (Some(_), Some(_)) => return Err(ConvertError::invalid(
+            "output_format",
+            "give the output format once: as output_config.format, or as the older output_format",
+        )),
     };
     match format.kind.as_deref() {
         Some("json_schema") => {
             let schema = format
                 .schema
                 .filter(|s| s.get() != "null")
-                .ok_or_else(|| ConvertError::MissingField("output_config.format.schema".into()))?;
+                .ok_or_else(|| ConvertError::MissingField(format!("{path}.schema")))?;
             Ok(Some(TextParam {
                 format: Some(TextFormat::JsonSchema {
                     name: JsonText::from_text("output"),
@@ -124,11 +133,9 @@ pub(super) fn text<'a>(request: &CreateMessage<'a>) -> Result<Option<TextParam<'
             }))
         }
         Some(other) => Err(ConvertError::invalid(
-            "output_config.format.type",
+            format!("{path}.type"),
             format!("unknown format type '{other}' (expected json_schema)"),
         )),
-        None => Err(ConvertError::MissingField(
-            "output_config.format.type".into(),
-        )),
+        None => Err(ConvertError::MissingField(format!("{path}.type"))),
     }
 }

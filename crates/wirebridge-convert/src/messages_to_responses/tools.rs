@@ -39,6 +39,17 @@ pub(super) fn translate_tools<'a>(
         let path = format!("tools[{i}]");
         match tool.kind() {
             "custom" => {
+                if tool.defer_loading == Some(true) {
+                    // Anthropic keeps a deferred tool out of the prompt
+                    // until its tool search finds it; that search is a
+                    // server tool no backend here runs, so the tool is
+                    // offered from the start rather than never.
+                    losses.record(
+                        LossKind::UnsupportedParameter,
+                        format!("{path}.defer_loading"),
+                        "the backend has no tool search to load a deferred tool from; it is offered with the others on every turn",
+                    )?;
+                }
                 let function = function(tool, &path)?;
                 declared.push(function.name.clone().into_owned());
                 tools.push(Tool::Function(function));

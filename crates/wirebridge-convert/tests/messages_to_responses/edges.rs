@@ -16,6 +16,7 @@ fn ctx(thinking: ThinkingDisplay, declared: Option<&[&str]>) -> MessagesContext 
         stream: true,
         thinking,
         declared_tools: declared.map(|d| d.iter().map(|s| s.to_string()).collect()),
+        count_thinking: false,
     }
 }
 

@@ -107,6 +107,10 @@ fn a_strict_policy_refuses_each_loss_by_name() {
             r#","context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]}"#,
             "context_management.edits[0]",
         ),
+        (
+            r#","tools":[{"name":"lookup","input_schema":{"type":"object"},"defer_loading":true}]"#,
+            "tools[0].defer_loading",
+        ),
     ] {
         let err = translate_request(with(extra).as_bytes(), &strict).unwrap_err();
         assert_eq!(err.param(), Some(field), "{extra}");
@@ -127,6 +131,18 @@ fn a_strict_policy_refuses_each_loss_by_name() {
         lenient.losses.iter().next().unwrap().kind,
         LossKind::SamplingParameter
     );
+    // A deferred tool is reported, and offered all the same.
+    let deferred = with(
+        r#","tools":[{"name":"lookup","input_schema":{"type":"object"},"defer_loading":true}]"#,
+    );
+    let lenient = translate_request(deferred.as_bytes(), &Options::default()).unwrap();
+    let loss = lenient.losses.iter().next().unwrap();
+    assert_eq!(
+        (loss.kind, loss.path.as_str()),
+        (LossKind::UnsupportedParameter, "tools[0].defer_loading")
+    );
+    let body: Value = serde_json::from_slice(&lenient.body).unwrap();
+    assert_eq!(body["tools"][0]["name"], "lookup");
 }
 
 #[test]
@@ -139,4 +155,26 @@ fn deep_and_broken_bodies_are_refused() {
     let err = translate_request(deep.as_bytes(), &Options::default()).unwrap_err();
     assert_eq!(err.status(), 400);
     assert!(translate_request(b"not json", &Options::default()).is_err());
+}
+
+/// The first structured-outputs beta's `output_format` is read as
+/// `output_config.format` is; both at once is refused, not one chosen.
+#[test]
+fn the_older_output_format_is_read_once() {
+    let schema = r#"{"type":"json_schema","schema":{"type":"object"}}"#;
+    let older = with(&format!(r#","output_format":{schema}"#));
+    let translated = translate_request(older.as_bytes(), &Options::default()).unwrap();
+    let body: Value = serde_json::from_slice(&translated.body).unwrap();
+    assert_eq!(body["text"]["format"]["type"], "json_schema");
+    assert_eq!(body["text"]["format"]["schema"]["type"], "object");
+    assert!(translated.losses.is_empty());
+
+    let both = with(&format!(
+        r#","output_format":{schema},"output_config":{{"format":{schema}}}"#
+    ));
+    let err = translate_request(both.as_bytes(), &Options::default()).unwrap_err();
+    assert_eq!(err.param(), Some("output_format"));
+    let broken = with(r#","output_format":{"type":"regex"}"#);
+    let err = translate_request(broken.as_bytes(), &Options::default()).unwrap_err();
+    assert_eq!(err.param(), Some("output_format.type"));
 }

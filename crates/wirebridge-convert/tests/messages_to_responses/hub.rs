@@ -127,6 +127,7 @@ fn chain(upstream: &[u8], seed: u64, thinking: ThinkingDisplay) -> (Vec<u8>, Str
         stream: true,
         thinking,
         declared_tools: None,
+        count_thinking: false,
     }));
     let mut out = Vec::new();
     let mut middle = Vec::new();

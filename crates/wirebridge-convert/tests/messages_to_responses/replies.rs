@@ -16,6 +16,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
     MessagesContext {
         model: "claude-sonnet-4-5".into(),
         thinking,
+        count_thinking: thinking != ThinkingDisplay::Off,
         ..MessagesContext::default()
     }
 }
@@ -48,7 +49,12 @@ fn every_recorded_responses_body_translates() {
             Some(stop_reason(&recorded)),
             "{name}"
         );
-        assert_usage(&body["usage"], recorded.usage.as_ref().unwrap(), &name);
+        assert_usage(
+            &body["usage"],
+            recorded.usage.as_ref().unwrap(),
+            true,
+            &name,
+        );
     }
 }
 

@@ -146,7 +146,9 @@ pub fn stop_reason(recorded: &wirebridge_testkit::ResponsesTranscript) -> &'stat
 }
 
 /// Anthropic's usage from a recorded Responses usage.
-pub fn assert_usage(messages: &Value, responses: &Value, name: &str) {
+/// `count_thinking`: whether the client asked for thinking tokens (in
+/// these tests, whenever it shows thinking at all).
+pub fn assert_usage(messages: &Value, responses: &Value, count_thinking: bool, name: &str) {
     let cached = responses["input_tokens_details"]["cached_tokens"]
         .as_u64()
         .unwrap_or(0);
@@ -160,6 +162,20 @@ pub fn assert_usage(messages: &Value, responses: &Value, name: &str) {
         messages["output_tokens"], responses["output_tokens"],
         "{name}: output"
     );
+    let reasoning = responses["output_tokens_details"]["reasoning_tokens"]
+        .as_u64()
+        .unwrap_or(0);
+    if count_thinking {
+        assert_eq!(
+            messages["output_tokens_details"]["thinking_tokens"], reasoning,
+            "{name}: thinking"
+        );
+    } else {
+        assert!(
+            messages.get("output_tokens_details").is_none(),
+            "{name}: thinking"
+        );
+    }
 }
 
 fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
@@ -168,6 +184,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
         stream: true,
         thinking,
         declared_tools: None,
+        count_thinking: thinking != ThinkingDisplay::Off,
     }
 }
 
@@ -226,6 +243,7 @@ fn every_recorded_responses_stream_translates() {
             assert_usage(
                 t.usage.as_ref().unwrap(),
                 recorded.usage.as_ref().unwrap(),
+                display != ThinkingDisplay::Off,
                 &name,
             );
             assert!(

@@ -22,7 +22,10 @@ impl sealed::Direction for ChatOverResponses {
         &mut settings.convert.policy
     }
 
-    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+    fn parse<'a>(
+        _head: &'a http::request::Parts,
+        body: &'a [u8],
+    ) -> Result<Self::Parsed<'a>, ConvertError> {
         // Nothing to resolve before translating: parsed once, there.
         Ok(body)
     }

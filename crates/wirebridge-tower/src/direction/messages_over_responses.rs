@@ -19,9 +19,20 @@ fn is_anthropic(name: &http::HeaderName) -> bool {
     name == "x-api-key" || name.as_str().starts_with("anthropic-")
 }
 
+/// The client's `anthropic-beta` values, kept from the head (whose
+/// Anthropic headers go no further) for the translation to read.
+#[derive(Debug, Clone, Default)]
+struct ClientBetas(Vec<String>);
+
+/// A Messages request body, with the betas its head turned on.
+pub struct MessagesRequest<'a> {
+    body: &'a [u8],
+    betas: Vec<&'a str>,
+}
+
 impl sealed::Direction for MessagesOverResponses {
     type Settings = MessagesSettings;
-    type Parsed<'a> = &'a [u8];
+    type Parsed<'a> = MessagesRequest<'a>;
     type Context = MessagesContext;
     type Reply = TranslatedBody;
     type Stream = StreamTranslator;
@@ -35,9 +46,17 @@ impl sealed::Direction for MessagesOverResponses {
         &mut settings.convert.policy
     }
 
-    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+    fn parse<'a>(
+        head: &'a http::request::Parts,
+        body: &'a [u8],
+    ) -> Result<Self::Parsed<'a>, ConvertError> {
         // Nothing to resolve before translating: parsed once, there.
-        Ok(body)
+        let betas = head
+            .extensions
+            .get::<ClientBetas>()
+            .map(|b| b.0.iter().map(String::as_str).collect())
+            .unwrap_or_default();
+        Ok(MessagesRequest { body, betas })
     }
 
     fn client_head(parts: &mut http::request::Parts) {
@@ -53,6 +72,15 @@ impl sealed::Direction for MessagesOverResponses {
                 value.set_sensitive(true);
                 parts.headers.insert(header::AUTHORIZATION, value);
             }
+        }
+        let betas: Vec<String> = parts
+            .headers
+            .get_all("anthropic-beta")
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
+        if !betas.is_empty() {
+            parts.extensions.insert(ClientBetas(betas));
         }
         let anthropic: Vec<_> = parts
             .headers
@@ -75,12 +103,16 @@ impl sealed::Direction for MessagesOverResponses {
     }
 
     fn translate<'a>(
-        body: &'a [u8],
+        request: MessagesRequest<'a>,
         _history: &History<'a>,
         settings: &MessagesSettings,
         _tenant: &str,
     ) -> Result<Prepared<Self::Context>, ConvertError> {
-        let t = messages_to_responses::translate_request(body, &settings.convert)?;
+        let t = messages_to_responses::translate_request_with_betas(
+            request.body,
+            &request.betas,
+            &settings.convert,
+        )?;
         Ok(Prepared {
             stream: t.context.stream,
             model: t.context.model.clone(),

@@ -142,7 +142,15 @@ pub(crate) mod sealed {
         fn client_head(_parts: &mut http::request::Parts) {}
 
         /// Parses a request body.
-        fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError>;
+        ///
+        /// `head` is the client's request head after [`client_head`]
+        /// adjusted it: what a translation reads from a header is there.
+        ///
+        /// [`client_head`]: Direction::client_head
+        fn parse<'a>(
+            head: &'a http::request::Parts,
+            body: &'a [u8],
+        ) -> Result<Self::Parsed<'a>, ConvertError>;
 
         /// Where a parsed request goes: as usual, unless it names
         /// compaction and compaction runs here.

@@ -30,7 +30,10 @@ impl sealed::Direction for ResponsesOverChat {
         &mut settings.convert.policy
     }
 
-    fn parse(body: &[u8]) -> Result<Self::Parsed<'_>, ConvertError> {
+    fn parse<'a>(
+        _head: &'a http::request::Parts,
+        body: &'a [u8],
+    ) -> Result<Self::Parsed<'a>, ConvertError> {
         responses_to_chat::ParsedRequest::parse(body)
     }
 

@@ -88,7 +88,7 @@ where
             return Ok(finish_error(&mut tracker, StatusCode::BAD_REQUEST, error));
         }
     };
-    let parsed = match D::parse(&bytes) {
+    let parsed = match D::parse(&parts, &bytes) {
         Ok(parsed) => parsed,
         Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
     };

@@ -75,7 +75,7 @@ where
     let tenant = D::tenant(&shared.direction, &parts.headers);
     // Declared before the parsed request, which borrows from it.
     let mut stored = Resolved::default();
-    let parsed = match tracker.timed(|| D::parse(&bytes)) {
+    let parsed = match tracker.timed(|| D::parse(&parts, &bytes)) {
         Ok(parsed) => parsed,
         Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
     };

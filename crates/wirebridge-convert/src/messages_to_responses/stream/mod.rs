@@ -309,7 +309,7 @@ impl StreamTranslator {
             stop_reason: Some(stop),
             stop_sequence: None,
         };
-        let usage = self.usage.as_ref().map(usage).unwrap_or_default();
+        let usage = usage(&self.usage.unwrap_or_default(), self.ctx.count_thinking);
         self.emit(out, &Event::MessageDelta { delta, usage });
         self.emit(out, &Event::MessageStop);
         self.finished = true;

@@ -62,6 +62,10 @@ pub struct CreateMessage<'a> {
     /// Effort and output format.
     #[serde(borrow)]
     pub output_config: Option<OutputConfig<'a>>,
+    /// The output format as the first structured-outputs beta placed it,
+    /// before it moved into `output_config`.
+    #[serde(borrow)]
+    pub output_format: Option<OutputFormat<'a>>,
     /// Edits the server makes to the conversation (context editing).
     #[serde(borrow)]
     pub context_management: Option<ContextManagement<'a>>,
@@ -115,6 +119,8 @@ pub struct Tool<'a> {
     /// A prompt-cache breakpoint.
     #[serde(borrow)]
     pub cache_control: Option<&'a RawValue>,
+    /// Loaded only when a tool search finds it.
+    pub defer_loading: Option<bool>,
 }
 
 impl Tool<'_> {

@@ -146,4 +146,16 @@ pub struct Usage {
     pub cache_read_input_tokens: u64,
     /// Generated tokens, thinking included.
     pub output_tokens: u64,
+    /// How many of the generated tokens were thinking, when the backend
+    /// counted any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens_details: Option<OutputTokensDetails>,
+}
+
+/// `usage.output_tokens_details`: a breakdown of `output_tokens`, which
+/// stays the whole count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct OutputTokensDetails {
+    /// Tokens spent on reasoning, summarized or not.
+    pub thinking_tokens: u64,
 }

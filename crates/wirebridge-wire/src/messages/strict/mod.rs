@@ -8,4 +8,4 @@ mod message;
 
 pub use error::{ErrorBody, ErrorObject};
 pub use event::{Delta, Event, MessageDelta};
-pub use message::{ContentBlock, MessageBody, StopReason, Usage};
+pub use message::{ContentBlock, MessageBody, OutputTokensDetails, StopReason, Usage};
