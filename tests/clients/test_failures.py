@@ -228,14 +228,14 @@ def test_responses_client_stream_fails_schema(chat_upstream, spec, failure):
 @pytest.mark.parametrize("failure", MIDSTREAM)
 def test_chat_client_stream_fails_schema(responses_upstream, spec, failure):
     """The failed stream, as sent: chunks, then an error chunk (valid against
-    ErrorResponse), no `[DONE]` and no finish_reason."""
+    ErrorResponse) and `[DONE]`, and no finish_reason."""
     request = {**chat_request(MIDSTREAM[failure]), "stream": True}
     status, _, text = harness.post_direct(responses_upstream.base_url + "/chat/completions", json.dumps(request).encode())
     assert status == 200
     chunks = schema.assert_valid_stream(spec, text, "chat")
     assert "error" in chunks[-1] and chunks[-1]["error"]["message"]
     assert not any(choice.get("finish_reason") for c in chunks[:-1] for choice in c["choices"])
-    assert "[DONE]" not in text
+    assert text.count("[DONE]") == 1 and text.rstrip().endswith("data: [DONE]"), text[-300:]
 
 
 @pytest.mark.parametrize("failure", MIDSTREAM)

@@ -1,7 +1,8 @@
 """Shutdown ends every open stream in its own dialect: when the grace period
 is over, a Responses stream ends with `response.failed` saying why, a Chat
 stream with its error chunk (the frame a Chat stream fails with, so a
-client tells it from one that ended well: no `[DONE]` after it), a WebSocket connection with close
+client tells it from one that ended well) and then `[DONE]` (so a client
+reading lines until `[DONE]` stops), a WebSocket connection with close
 code 1001, each keeping what was already said, and the log tells shutdown
 from a client that went away. A second signal ends the process at once."""
 
@@ -105,7 +106,7 @@ def test_responses_streams_end_with_response_failed(wirebridge, log_dir):
     assert 'outcome="client_closed"' not in log
 
 
-def test_chat_streams_end_with_an_error_chunk(wirebridge, log_dir):
+def test_chat_streams_end_with_an_error_chunk_and_done(wirebridge, log_dir):
     chain = harness.start_chain(log_dir, "shutdown-chat", "responses",
                                 extra=["--shutdown-grace-secs", str(GRACE)])
     threads, results = start_streams(chain.base_url + "/chat/completions",
@@ -115,11 +116,12 @@ def test_chat_streams_end_with_an_error_chunk(wirebridge, log_dir):
     code, log = finish(chain, threads)
     assert code == 0, log[-3000:]
     for payloads in results.values():
-        assert "[DONE]" not in payloads
-        error = json.loads(payloads[-1])
-        assert error["error"]["message"] == "the server is shutting down", payloads[-1]
+        assert payloads[-1] == "[DONE]", payloads[-3:]
+        assert payloads.count("[DONE]") == 1, payloads[-3:]
+        error = json.loads(payloads[-2])
+        assert error["error"]["message"] == "the server is shutting down", payloads[-2]
         said = "".join(c["choices"][0]["delta"].get("content") or ""
-                       for c in map(json.loads, payloads[:-1]) if c.get("choices"))
+                       for c in map(json.loads, payloads[:-2]) if c.get("choices"))
         assert said.startswith("You said")
     assert log.count('outcome="shutdown"') == STREAMS, log[-3000:]
 

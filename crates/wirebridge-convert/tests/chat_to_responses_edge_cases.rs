@@ -227,7 +227,9 @@ fn a_late_lifecycle_event_keeps_the_chunk_header() {
         t.error.is_some(),
         "the stream was cut: it ends with an error"
     );
-    for frame in &frames[..frames.len() - 1] {
+    // Every chunk but the error and `[DONE]` repeats the first's model.
+    assert_eq!(frames.last().unwrap().data, "[DONE]");
+    for frame in &frames[..frames.len() - 2] {
         let chunk: Value = serde_json::from_str(&frame.data).unwrap();
         assert_eq!(chunk["model"], "m");
     }

@@ -213,16 +213,19 @@ fn the_error_fixture_becomes_an_error_chunk_and_an_error_body() {
         .unwrap();
     let out = translate(&stream.sse, ChatContext::default(), 5);
     let frames = parse_sse(&out);
-    let last: Value = serde_json::from_str(&frames.last().unwrap().data).unwrap();
-    assert_eq!(last["error"]["code"], "insufficient_quota");
-    assert!(last["error"]["message"]
+    // The error chunk, then `[DONE]` alone: the SDKs raise on the error,
+    // and a client reading until `[DONE]` stops.
+    let [.., error, done] = &frames[..] else {
+        panic!("{frames:?}")
+    };
+    assert_eq!(done.data, "[DONE]");
+    let error: Value = serde_json::from_str(&error.data).unwrap();
+    assert_eq!(error["error"]["code"], "insufficient_quota");
+    assert!(error["error"]["message"]
         .as_str()
         .unwrap()
         .starts_with("You exceeded your current quota"));
-    assert!(
-        !frames.iter().any(|f| f.data == "[DONE]"),
-        "a failed stream must not look finished"
-    );
+    assert_eq!(frames.iter().filter(|f| f.data == "[DONE]").count(), 1);
 
     let failed = br#"{"id":"resp_1","object":"response","status":"failed","output":[],"error":{"code":"rate_limit_exceeded","message":"Slow down"}}"#;
     let err = translate_body(failed, &ChatContext::default()).unwrap_err();

@@ -9,8 +9,7 @@
 //! data: [DONE]
 //! ```
 //!
-//! or, on failure, `data: {"error": {...}}` then the end of the stream (with
-//! or without `data: [DONE]`).
+//! or, on failure, `data: {"error": {...}}` then `data: [DONE]`.
 
 mod recorded;
 mod strict;

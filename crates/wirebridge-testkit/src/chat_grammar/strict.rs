@@ -55,7 +55,7 @@ struct Choice {
 ///   otherwise no chunk with a non-null `usage`; a chunk with empty `choices`
 ///   and no usage is an error;
 /// * or an error termination: a data frame whose JSON has an `error` key
-///   (an object with a string `message`), followed by nothing or `[DONE]`;
+///   (an object with a string `message`), followed by `[DONE]` alone;
 ///   the error goes into the transcript and unfinished choices are allowed.
 ///
 /// The transcript covers choice index 0. Function tool calls are recorded
@@ -330,7 +330,7 @@ pub fn check(frames: &[SseFrame], expect_usage_chunk: bool) -> Result<ChatTransc
     }
 
     let end = frames.len();
-    if !done && !error {
+    if !done {
         return v_err(end, "stream ended without `data: [DONE]`");
     }
     if header.is_none() && !error {

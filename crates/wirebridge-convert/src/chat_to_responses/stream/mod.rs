@@ -26,9 +26,9 @@ pub(crate) use event::read_event;
 /// Feed it the `data` of each upstream SSE event with [`push`](Self::push),
 /// and call [`finish`](Self::finish) at the end of the upstream body (or
 /// [`fail`](Self::fail) if it broke off). Each call appends complete
-/// `data: …` frames to `out`; the stream ends with `data: [DONE]`, or, on
-/// failure, with a `data: {"error": …}` frame so a client can tell the two
-/// apart.
+/// `data: …` frames to `out`; the stream ends with `data: [DONE]`, after
+/// a `data: {"error": …}` frame on failure, so that a client can tell the
+/// two apart and a client reading until `[DONE]` stops either way.
 ///
 /// ```
 /// use wirebridge_convert::chat_to_responses::{ChatContext, StreamTranslator};
@@ -433,6 +433,9 @@ impl StreamTranslator {
         encode_event_with(out, None, |out| {
             serde_json::to_writer(out, &failure.to_body()).expect("errors always serialize")
         });
+        // `[DONE]` after the error too: the SDKs raise on the error chunk,
+        // and a client that reads lines until `[DONE]` stops there.
+        out.extend_from_slice(b"data: [DONE]\n\n");
         self.finished = true;
         self.outcome = Some("error");
     }
