@@ -130,6 +130,18 @@ def collect(shared: Path):
     return seeds
 
 
+# Turns that compact: a final `compaction_trigger`, and a threshold.
+COMPACTING_TURNS = {
+    "trigger": b'{"model":"m","input":[{"role":"user","content":"Plan a trip."},'
+               b'{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Where to?"}]},'
+               b'{"type":"compaction_trigger"}]}',
+    "threshold": b'{"model":"m","context_management":[{"type":"compaction","compact_threshold":1000}],'
+                 b'"input":[{"role":"user","content":"Plan a trip."},'
+                 b'{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},'
+                 b'{"type":"function_call_output","call_id":"c1","output":"ok"}]}',
+}
+
+
 def write(target, name, data):
     directory = FUZZ / "corpus" / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -151,7 +163,19 @@ def main():
     for target in ["responses_request", "chat_request", "messages_request"]:
         for name, body in seeds[target].items():
             write(target, name, body)
-    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream"]:
+    # Compaction reads Responses requests on both routes (route byte 0:
+    # `/responses/compact`, 1: a turn), and the two ways a turn compacts.
+    for name, body in seeds["responses_request"].items():
+        write("compaction_request", f"compact-{name}", b"\x00" + body)
+        write("compaction_request", f"turn-{name}", b"\x01" + body)
+    for name, body in COMPACTING_TURNS.items():
+        write("compaction_request", name, b"\x01" + body)
+    # Carriers: each mode byte with no change (the genuine carrier, or an
+    # empty made-up one), and one flipped byte.
+    for mode in range(16):
+        write("sealed_carriers", f"mode-{mode}", bytes([mode]))
+        write("sealed_carriers", f"mode-{mode}-flip", bytes([mode]) + b"\x00" * 20 + b"\x01")
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers"]:
         count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
         print(f"{target}: {count} seeds")
 

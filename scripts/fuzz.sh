@@ -19,14 +19,14 @@ cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream)
+[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request)
 
 # The largest input each target is given. Streams longer than this are cut,
 # which is itself a case worth fuzzing; request seeds (Codex's are ~45 KB)
 # must fit whole, or they would all be invalid JSON.
 max_len() {
     case "$1" in
-        sse_decoder) echo 8192 ;;
+        sse_decoder | sealed_carriers) echo 8192 ;;
         chat_stream | responses_stream | messages_stream) echo 32768 ;;
         *) echo 65536 ;;
     esac
