@@ -166,6 +166,7 @@ pub struct WebSocketSettings {
     pub(crate) cache_entries: usize,
     pub(crate) cache_bytes: usize,
     pub(crate) max_queued: usize,
+    pub(crate) max_queued_bytes: usize,
     pub(crate) max_per_tenant: usize,
     pub(crate) max_age: Duration,
     /// The open connections of each tenant, shared by the layer's clones.
@@ -180,6 +181,7 @@ impl Default for WebSocketSettings {
             cache_entries: crate::stateful::CONNECTION_CACHE_ENTRIES,
             cache_bytes: crate::stateful::CONNECTION_CACHE_BYTES,
             max_queued: 8,
+            max_queued_bytes: Self::DEFAULT_MAX_QUEUED_BYTES,
             max_per_tenant: Self::DEFAULT_MAX_PER_TENANT,
             max_age: Self::DEFAULT_MAX_AGE,
             open: Arc::default(),
@@ -198,11 +200,16 @@ impl WebSocketSettings {
     /// Default [`max_age`](Self::max_age): 60 minutes, as OpenAI's.
     pub const DEFAULT_MAX_AGE: Duration = Duration::from_secs(60 * 60);
 
+    /// Default of the bytes [`max_queued`](Self::max_queued) lets wait:
+    /// 32 MiB, one request as large as the default body limit.
+    pub const DEFAULT_MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
+
     /// Defaults: a connection idle for 10 minutes is closed; its cache
     /// keeps up to 16,384 responses and 16 MiB (a conversation of more than
     /// 10,000 Codex-like turns: the cache keeps their items, not their
-    /// response objects); up to 8 `response.create` messages wait behind a
-    /// running turn; a tenant holds up to 32 connections open; a
+    /// response objects); up to 8 `response.create` messages of up to
+    /// 32 MiB together wait behind a running turn; a tenant holds up to 32
+    /// connections open; a
     /// connection is closed after 60 minutes (as OpenAI's are), once no
     /// turn runs.
     pub fn new() -> Self {
@@ -230,10 +237,13 @@ impl WebSocketSettings {
         crate::stateful::connection_cache(self.cache_entries, self.cache_bytes)
     }
 
-    /// How many `response.create` messages may wait behind the running
-    /// turn; one more is answered with an error event.
-    pub fn max_queued(mut self, messages: usize) -> Self {
+    /// How many `response.create` messages, and how many bytes of them,
+    /// may wait behind the running turn; one more (or one whose bytes
+    /// would pass the bound) is answered with an error event, and the
+    /// connection stays open.
+    pub fn max_queued(mut self, messages: usize, bytes: usize) -> Self {
         self.max_queued = messages;
+        self.max_queued_bytes = bytes;
         self
     }
 

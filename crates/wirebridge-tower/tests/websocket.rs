@@ -392,7 +392,9 @@ async fn an_idle_connection_is_closed_and_a_huge_message_closes_with_1009() {
 #[tokio::test]
 async fn messages_beyond_the_queue_limit_are_refused() {
     let upstream = Arc::new(Upstream::default());
-    let layer = ResponsesToChatLayer::new().websocket(WebSocketSettings::new().max_queued(1));
+    let layer = ResponsesToChatLayer::new().websocket(
+        WebSocketSettings::new().max_queued(1, WebSocketSettings::DEFAULT_MAX_QUEUED_BYTES),
+    );
     let url = serve(layer, upstream).await;
     let mut client = connect(&url, Some("sk-a")).await;
     send(&mut client, create("hang", json!({}))).await;

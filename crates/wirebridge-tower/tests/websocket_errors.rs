@@ -316,7 +316,9 @@ async fn error_events_are_pinned() {
 #[tokio::test]
 async fn a_message_beyond_the_queue_is_pinned() {
     let upstream = Arc::new(Upstream::default());
-    let layer = ResponsesToChatLayer::new().websocket(WebSocketSettings::new().max_queued(1));
+    let layer = ResponsesToChatLayer::new().websocket(
+        WebSocketSettings::new().max_queued(1, WebSocketSettings::DEFAULT_MAX_QUEUED_BYTES),
+    );
     let url = serve(layer, upstream).await;
     let mut client = connect(&url, Some("sk-a")).await;
     send(&mut client, create("hang", json!({}))).await;
@@ -340,4 +342,46 @@ async fn a_message_beyond_the_queue_is_pinned() {
             break;
         }
     }
+}
+
+/// The queue is bounded in bytes too: requests that together would pass
+/// it are refused (the connection stays open), however few they are.
+#[tokio::test]
+async fn requests_beyond_the_queues_bytes_are_refused() {
+    let upstream = Arc::new(Upstream::default());
+    let layer = ResponsesToChatLayer::new().websocket(WebSocketSettings::new().max_queued(8, 4096));
+    let url = serve(layer, upstream).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(&mut client, create("hang", json!({}))).await;
+    // Waits: well within the bytes.
+    send(&mut client, create(&"a".repeat(3000), json!({}))).await;
+    // Would make about 6,000 bytes wait.
+    send(
+        &mut client,
+        create(&"b".repeat(3000), json!({"stream_id": "big"})),
+    )
+    .await;
+    let error = loop {
+        let text = next_text(&mut client).await;
+        if text.contains(r#""type":"error""#) {
+            break serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        }
+    };
+    assert_eq!(error["status"], 429, "{error}");
+    assert_eq!(
+        error["error"]["code"], "too_many_queued_responses",
+        "{error}"
+    );
+    assert_eq!(error["stream_id"], "big", "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("4096-byte queue"), "{message}");
+    // The connection is still read: the next message gets its own answer.
+    send(&mut client, json!({"type": "response.cancel"})).await;
+    let next = loop {
+        let text = next_text(&mut client).await;
+        if text.contains(r#""type":"error""#) {
+            break serde_json::from_str::<serde_json::Value>(&text).unwrap();
+        }
+    };
+    assert_ne!(next["error"]["code"], "too_many_queued_responses", "{next}");
 }

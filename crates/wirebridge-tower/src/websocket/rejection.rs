@@ -284,12 +284,26 @@ rejection!(
     param = |_| "input"
 );
 
-/// A `response.create` beyond the connection's queue.
+/// A `response.create` beyond the connection's queue: too many turns
+/// waiting, or too many bytes of them.
 #[derive(Debug, Error)]
-#[error("{waiting} responses are already waiting on this connection; wait for one to finish")]
-pub(crate) struct TooManyQueued {
-    /// The turns running or queued.
-    pub(crate) waiting: usize,
+pub(crate) enum TooManyQueued {
+    /// Too many turns.
+    #[error("{waiting} responses are already waiting on this connection; wait for one to finish")]
+    Messages {
+        /// The turns running or queued.
+        waiting: usize,
+    },
+    /// Too many bytes of requests waiting.
+    #[error("{queued} bytes of requests are already waiting on this connection, and this one's {size} would pass its {limit}-byte queue; wait for one to finish")]
+    Bytes {
+        /// The bytes of the requests queued.
+        queued: usize,
+        /// This request's bytes.
+        size: usize,
+        /// The connection's queue, in bytes.
+        limit: usize,
+    },
 }
 rejection!(
     TooManyQueued,
@@ -459,7 +473,7 @@ mod tests {
         assert_eq!(error.message, "`generate` must be a boolean");
         assert_eq!(error.param.as_deref(), Some("generate"));
         assert_eq!(error.code.as_deref(), Some("invalid_type"));
-        let queued = MessageRejection::from(TooManyQueued { waiting: 3 });
+        let queued = MessageRejection::from(TooManyQueued::Messages { waiting: 3 });
         assert_eq!(queued.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(queued.param(), None);
         let failure = TurnFailure::from(BrokenStream("reset".into()));

@@ -260,9 +260,25 @@ where
             }
             Ok(ClientEvent::Create(create)) => {
                 let waiting = queued.len() + usize::from(busy);
-                if waiting > self.settings.max_queued {
+                // The bytes held for turns not started yet: the running
+                // turn's request is the exchange's now.
+                let bytes: usize = queued.iter().map(|c| c.body.len()).sum();
+                let size = create.body.len();
+                let limit = self.settings.max_queued_bytes;
+                let full = if waiting > self.settings.max_queued {
+                    Some(TooManyQueued::Messages { waiting })
+                } else if busy && bytes + size > limit {
+                    Some(TooManyQueued::Bytes {
+                        queued: bytes,
+                        size,
+                        limit,
+                    })
+                } else {
+                    None
+                };
+                if let Some(full) = full {
                     let rejected = Box::new(Rejected {
-                        rejection: TooManyQueued { waiting }.into(),
+                        rejection: full.into(),
                         stream_id: create.stream_id,
                     });
                     return self.reject(sink, rejected).await;
