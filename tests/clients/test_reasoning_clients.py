@@ -11,7 +11,9 @@ o-series and GPT-5 names) or with `forceReasoning`. For a local name such as
 `reasoning_output = "auto"` the bridge shows the reasoning as
 `reasoning_text`, which the SDK does not read: the last tests show that, and
 the two settings docs/recipes.md gives for that case, against a backend that
-thinks without being asked, as local reasoning models do."""
+thinks without being asked, as local reasoning models do. The last test
+has a stateless Responses backend that reasons in `reasoning_text` (vLLM,
+DeepSeek), read by the Agents SDK as the summary it asked for."""
 
 from __future__ import annotations
 
@@ -173,3 +175,106 @@ def test_vercel_ai_sdk_shows_a_local_models_reasoning_with_force_reasoning(
     assert result["warnings"] == [], result
     assert result["reasoning"] == "".join(LOCAL_THOUGHTS), result
     assert result["reasoningDeltas"] > 1, "the reasoning streamed in pieces"
+
+
+# A stateless Responses backend's reasoning (vLLM, DeepSeek and SGLang
+# stream it so): `reasoning_text` parts, never a summary.
+NATIVE_THOUGHTS = ["The user", " greets the", " bridge;", " answer in kind."]
+NATIVE_ANSWER = ["Hello", " to you", " too."]
+
+
+def native_reasoning_replay(directory: Path) -> Path:
+    """A Responses stream whose reasoning is `reasoning_text` only, with
+    the event names and shapes vLLM's `/v1/responses` sends, one a line."""
+    thought = "".join(NATIVE_THOUGHTS)
+    answer = "".join(NATIVE_ANSWER)
+    reasoning_part = {"type": "reasoning_text", "text": ""}
+    text_part = {"type": "output_text", "text": "", "annotations": []}
+    events = [
+        {"type": "response.created", "response": {"id": "resp_vllm", "object": "response", "created_at": 1781043300,
+                                                  "status": "in_progress", "model": "qwen3", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0,
+         "item": {"type": "reasoning", "id": "rs_vllm", "summary": [], "content": []}},
+        {"type": "response.content_part.added", "item_id": "rs_vllm", "output_index": 0, "content_index": 0,
+         "part": reasoning_part},
+    ]
+    events += [{"type": "response.reasoning_text.delta", "item_id": "rs_vllm", "output_index": 0,
+                "content_index": 0, "delta": piece} for piece in NATIVE_THOUGHTS]
+    events += [
+        {"type": "response.reasoning_text.done", "item_id": "rs_vllm", "output_index": 0, "content_index": 0,
+         "text": thought},
+        {"type": "response.content_part.done", "item_id": "rs_vllm", "output_index": 0, "content_index": 0,
+         "part": {**reasoning_part, "text": thought}},
+        {"type": "response.output_item.done", "output_index": 0,
+         "item": {"type": "reasoning", "id": "rs_vllm", "summary": [],
+                  "content": [{"type": "reasoning_text", "text": thought}]}},
+        {"type": "response.output_item.added", "output_index": 1,
+         "item": {"type": "message", "id": "msg_vllm", "role": "assistant", "status": "in_progress", "content": []}},
+        {"type": "response.content_part.added", "item_id": "msg_vllm", "output_index": 1, "content_index": 0,
+         "part": text_part},
+    ]
+    events += [{"type": "response.output_text.delta", "item_id": "msg_vllm", "output_index": 1,
+                "content_index": 0, "delta": piece, "logprobs": []} for piece in NATIVE_ANSWER]
+    message = {"type": "message", "id": "msg_vllm", "role": "assistant", "status": "completed",
+               "content": [{**text_part, "text": answer}]}
+    events += [
+        {"type": "response.output_text.done", "item_id": "msg_vllm", "output_index": 1, "content_index": 0,
+         "text": answer, "logprobs": []},
+        {"type": "response.content_part.done", "item_id": "msg_vllm", "output_index": 1, "content_index": 0,
+         "part": {**text_part, "text": answer}},
+        {"type": "response.output_item.done", "output_index": 1, "item": message},
+        {"type": "response.completed",
+         "response": {"id": "resp_vllm", "object": "response", "created_at": 1781043300, "status": "completed",
+                      "model": "qwen3",
+                      "output": [{"type": "reasoning", "id": "rs_vllm", "summary": [],
+                                  "content": [{"type": "reasoning_text", "text": thought}]}, message],
+                      "usage": {"input_tokens": 12, "output_tokens": 9, "total_tokens": 21,
+                                "input_tokens_details": {"cached_tokens": 0},
+                                "output_tokens_details": {"reasoning_tokens": 5}}}},
+    ]
+    path = directory / "vllm-reasoning-text.chunks.txt"
+    path.write_text("".join(json.dumps(event) + "\n" for event in events))
+    return path
+
+
+def test_agents_sdk_reads_a_native_backends_reasoning_text_as_a_summary(log_dir, tmp_path):
+    """A stateless Responses backend that reasons in `reasoning_text` (as
+    vLLM and DeepSeek do), behind `--upstream-api responses`: the Agents SDK
+    asks for a summary, and reads the reasoning as one, streamed and not,
+    where the backend's own parts would show it nothing."""
+    from agents import Agent, ModelSettings, OpenAIResponsesModel, Runner, set_tracing_disabled
+    from openai import AsyncOpenAI
+    from openai.types.shared import Reasoning
+
+    set_tracing_disabled(True)
+    chain = harness.start_chain(log_dir, "native-reasoning-text", "responses",
+                                replay=native_reasoning_replay(tmp_path))
+
+    async def run():
+        client = AsyncOpenAI(base_url=chain.base_url, api_key="sk-agents-native", max_retries=0, timeout=20)
+        agent = Agent(
+            name="assistant",
+            instructions="Answer briefly.",
+            model=OpenAIResponsesModel(model="qwen3", openai_client=client),
+            model_settings=ModelSettings(reasoning=Reasoning(effort="low", summary="auto")),
+        )
+        streamed = Runner.run_streamed(agent, PROMPT)
+        events = [e async for e in streamed.stream_events() if e.type == "run_item_stream_event"]
+        blocking = await Runner.run(agent, PROMPT)
+        return streamed, events, blocking
+
+    mark = chain.tap.mark()
+    try:
+        streamed, events, blocking = asyncio.run(asyncio.wait_for(run(), 40))
+    finally:
+        harness.stop_checked(chain)
+    sent = [c.json() for c in chain.tap.since(mark)]
+    assert [s["reasoning"]["summary"] for s in sent] == ["auto", "auto"], sent
+    assert [e.name for e in events] == ["reasoning_item_created", "message_output_created"], events
+    for result in (streamed, blocking):
+        reasoning = [i for i in result.new_items if i.type == "reasoning_item"]
+        assert len(reasoning) == 1, result.new_items
+        assert [s.text for s in reasoning[0].raw_item.summary] == ["".join(NATIVE_THOUGHTS)]
+        # Shown once, as the summary the client asked for.
+        assert not reasoning[0].raw_item.content, reasoning[0].raw_item
+        assert result.final_output == "".join(NATIVE_ANSWER)
