@@ -134,3 +134,31 @@ def test_an_upstream_error_keeps_its_status_and_message(responses_upstream):
     with pytest.raises(Exception) as failed:
         client.responses.create(model="demo", input="demo:error 429")
     assert getattr(failed.value, "status_code", None) == 429
+
+
+def test_a_backend_that_keeps_its_own_responses_is_passed_through(wirebridge, log_dir):
+    """Under a profile that says the backend keeps its responses (`openai`),
+    the bridge keeps none: a Responses request reaches the backend byte for
+    byte, stateful fields and all, and the backend's answer (here the
+    demo's refusal of `previous_response_id`, as a stateless server would
+    give it) reaches the client as it was sent. Chat clients are still
+    translated."""
+    chain = harness.start_chain(log_dir, "keeps-responses", "responses", profile="openai")
+    try:
+        mark = chain.tap.mark()
+        body = b'{"model":"demo","input":"Hi again","previous_response_id":"resp_kept_upstream","store":true}'
+        status, _, text = harness.post_direct(chain.base_url + "/responses", body)
+        direct_status, _, direct_text = harness.post_direct(chain.upstream_url + "/v1/responses", body)
+        sent = chain.tap.since(mark)
+        assert [c.path for c in sent] == ["/v1/responses"], sent
+        assert sent[0].body == body
+        assert (status, text) == (direct_status, direct_text)
+        assert status == 400 and "previous_response_id" in text, text
+
+        client = harness.client(chain)
+        mark = chain.tap.mark()
+        answer = client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Hello"}])
+        assert answer.choices[0].message.content.startswith('You said: "Hello"')
+        assert [c.path for c in chain.tap.since(mark)] == ["/v1/responses"]
+    finally:
+        harness.stop_checked(chain)
