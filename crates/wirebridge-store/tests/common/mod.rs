@@ -4,7 +4,7 @@
 //! a way to let a little more than half the store's TTL pass). Include it
 //! with `#[macro_use] mod common;`.
 
-#![allow(dead_code)] // Each test binary uses its own part.
+#![allow(dead_code, unused_macros)] // Each test binary uses its own part.
 
 use std::future::Future;
 use std::pin::Pin;
