@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +21,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 import harness
-from redis_servers import RedisServer, free_port
+from redis_servers import RedisCluster, RedisServer, free_port
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 TRACEPARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
@@ -239,6 +240,50 @@ def test_readyz_follows_redis(wirebridge, log_dir):
     finally:
         harness.stop_checked(chain)
         redis.stop()
+
+
+def test_readyz_reads_the_same_whether_a_cluster_node_is_stopped_or_dead(wirebridge, log_dir):
+    """On a Redis Cluster, a node that stops answering (SIGSTOP) and one
+    that is gone (killed) are the same outage to the bridge: degraded, and
+    ready again once the node is back, never not-ready for one and ready
+    for the other."""
+    cluster = RedisCluster()
+    chain = harness.start_chain(
+        log_dir, "readyz-cluster", "chat", extra=["--store", cluster.url(), "--store-timeout", "500ms"],
+    )
+    ready = chain.bridge.url + "/readyz"
+
+    def readiness() -> tuple[int, dict]:
+        status, _, body = get(ready)
+        return status, json.loads(body)
+
+    def settles_at(expected: tuple[int, dict]) -> tuple[int, dict]:
+        deadline = time.monotonic() + 20
+        seen = readiness()
+        while seen != expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+            seen = readiness()
+        return seen
+
+    healthy = (200, {"status": "ready", "draining": False, "store": "ok"})
+    degraded = (200, {"status": "degraded", "draining": False, "store": "unavailable"})
+    node = cluster.nodes[1]
+    try:
+        assert settles_at(healthy) == healthy
+
+        node.signal(signal.SIGSTOP)
+        assert settles_at(degraded) == degraded
+        node.signal(signal.SIGCONT)
+        assert settles_at(healthy) == healthy
+
+        node.kill()
+        assert settles_at(degraded) == degraded
+        # Stateless traffic is still served meanwhile.
+        client = harness.client(chain)
+        assert client.responses.create(model="demo", input="Hello", store=False).status == "completed"
+    finally:
+        harness.stop_checked(chain)
+        cluster.stop()
 
 
 def test_metrics_on_a_listener_of_their_own(wirebridge, log_dir):

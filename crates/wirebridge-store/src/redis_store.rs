@@ -161,19 +161,26 @@ impl RedisStore {
     }
 
     /// Whether the server answers now: a `PING` within the timeout (on a
-    /// cluster, to every primary node).
+    /// cluster, to every node that serves slots, a dead one included).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.query::<String>(&redis::cmd("PING")).await.map(drop)
+        self.bounded(async {
+            // Once more on a fresh connection if it met a dropped one, as
+            // for every command.
+            let sent = match self.connection.ping().await {
+                Err(e) if e.is_io_error() || e.is_unrecoverable_error() => {
+                    self.round_trips.fetch_add(1, Ordering::Relaxed);
+                    self.connection.ping().await?
+                }
+                sent => sent?,
+            };
+            self.round_trips.fetch_add(sent as u64, Ordering::Relaxed);
+            Ok(())
+        })
+        .await
     }
 
     fn keys(&self, tenant: &str) -> TenantKeys {
         TenantKeys::new(&self.prefix, tenant)
-    }
-
-    /// Runs `cmd`, trying once more if the connection had dropped, all within
-    /// the timeout.
-    async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> Result<T, StoreError> {
-        self.bounded(self.send(cmd)).await
     }
 
     /// Runs `script`: by hash, and by source when the server does not have

@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind};
+use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+use redis::{
+    Cmd, ErrorKind, FromRedisValue, ParsingError, RedisError, RedisResult, ServerErrorKind, Value,
+};
 
 /// One server or a cluster. Cloning is cheap and shares the link.
 #[derive(Clone)]
@@ -25,6 +28,61 @@ impl Connection {
             Connection::Single(single) => single.query(cmd).await,
             Connection::Cluster(cluster) => cmd.query_async(&mut cluster.clone()).await,
         }
+    }
+
+    /// `PING`s the server, or every node that serves slots of the cluster;
+    /// how many commands that took.
+    ///
+    /// A cluster's own routing of `PING` skips a node it cannot connect
+    /// to, so a dead node would pass where a frozen one fails: the nodes
+    /// are asked for by address instead, as a live node lists them (a dead
+    /// one stays listed until the cluster fails its slots over).
+    pub(super) async fn ping(&self) -> RedisResult<usize> {
+        let ping = redis::cmd("PING");
+        let cluster = match self {
+            Connection::Single(single) => return single.query::<String>(&ping).await.map(|_| 1),
+            Connection::Cluster(cluster) => cluster,
+        };
+        let mut cluster = cluster.clone();
+        let slots: Vec<SlotRange> = redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query_async(&mut cluster)
+            .await?;
+        let mut nodes: Vec<(String, u16)> = slots.into_iter().map(|s| s.primary).collect();
+        nodes.sort();
+        nodes.dedup();
+        for (host, port) in &nodes {
+            let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                host: host.clone(),
+                port: *port,
+            });
+            cluster.route_command(ping.clone(), routing).await?;
+        }
+        Ok(1 + nodes.len())
+    }
+}
+
+/// One entry of `CLUSTER SLOTS`: `[start, end, [host, port, id, …],
+/// replicas…]`; only the primary's address is read.
+struct SlotRange {
+    primary: (String, u16),
+}
+
+impl FromRedisValue for SlotRange {
+    fn from_redis_value(value: Value) -> Result<Self, ParsingError> {
+        let unexpected = || ParsingError::from("unexpected CLUSTER SLOTS entry");
+        let Value::Array(entry) = value else {
+            return Err(unexpected());
+        };
+        let Some(Value::Array(primary)) = entry.into_iter().nth(2) else {
+            return Err(unexpected());
+        };
+        let mut primary = primary.into_iter();
+        let host: String = redis::from_redis_value(primary.next().ok_or_else(unexpected)?)?;
+        let port: u16 = redis::from_redis_value(primary.next().ok_or_else(unexpected)?)?;
+        Ok(SlotRange {
+            primary: (host, port),
+        })
     }
 }
 
