@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 
 import pytest
 
@@ -331,6 +332,10 @@ def test_a_tenant_holds_at_most_its_cap_of_connections(wirebridge, log_dir):
         assert refused.value.response.status_code == 429
         body = json.loads(refused.value.response.body)
         assert body["error"]["code"] == "too_many_connections"
+        # Counted as a budget reached, once.
+        metrics = urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+            chain.bridge.url + "/metrics", timeout=5).read().decode()
+        assert 'wirebridge_budget_refusals_total{kind="websocket_connections"} 1' in metrics.splitlines(), metrics
         # Another credential has its own cap.
         other = raw_connect(chain, "sk-b")
         # A place comes back when a connection ends.

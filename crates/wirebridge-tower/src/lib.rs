@@ -95,7 +95,7 @@ pub use exchange::input_tokens::INPUT_TOKENS_HEADER;
 pub use future::ResponseFuture;
 pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 pub use layer::TranslateLayer;
-pub use observer::{Exchange, NoopObserver, Observer};
+pub use observer::{Budget, Exchange, NoopObserver, Observer};
 pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;
 #[cfg(feature = "websocket")]

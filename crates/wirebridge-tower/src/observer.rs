@@ -98,14 +98,66 @@ pub struct Exchange {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HandedOn(pub(crate) Direction);
 
+/// A bound the bridge keeps on what a client (or an upstream) can make it
+/// hold, reported each time it refuses something for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Budget {
+    /// A request body over the body limit (a 413).
+    RequestBody,
+    /// A non-streaming upstream reply over the reply size limit (a 502).
+    UpstreamReply,
+    /// A WebSocket handshake past the connections one tenant may hold (a
+    /// 429).
+    WebSocketConnections,
+    /// A `response.create` past a WebSocket connection's queue, in
+    /// messages or bytes (a 429 `error` event).
+    WebSocketQueue,
+}
+
+impl Budget {
+    /// Every budget, for documentation and metrics.
+    pub const ALL: [Budget; 4] = [
+        Budget::RequestBody,
+        Budget::UpstreamReply,
+        Budget::WebSocketConnections,
+        Budget::WebSocketQueue,
+    ];
+
+    /// A stable snake_case name, for metrics and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Budget::RequestBody => "request_body",
+            Budget::UpstreamReply => "upstream_reply",
+            Budget::WebSocketConnections => "websocket_connections",
+            Budget::WebSocketQueue => "websocket_queue",
+        }
+    }
+
+    /// The budget an error reply with this `code` was refused for.
+    pub(crate) fn of_code(code: &str) -> Option<Budget> {
+        match code {
+            "request_too_large" => Some(Budget::RequestBody),
+            "upstream_reply_too_large" => Some(Budget::UpstreamReply),
+            _ => None,
+        }
+    }
+}
+
 /// Receives one [`Exchange`] per translated request, when its reply ends
-/// (or is dropped by the client).
+/// (or is dropped by the client), and each refusal a [`Budget`] made.
 ///
 /// Called on the task that polls the response body: keep it quick, and hand
 /// slow work to a channel.
 pub trait Observer: Send + Sync + 'static {
     /// An exchange finished.
     fn on_exchange(&self, exchange: &Exchange);
+
+    /// Something was refused because a budget was reached. An exchange so
+    /// refused is reported to [`on_exchange`](Self::on_exchange) as well.
+    fn on_budget(&self, budget: Budget) {
+        let _ = budget;
+    }
 }
 
 /// An observer that does nothing.

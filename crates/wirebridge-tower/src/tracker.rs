@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use wirebridge_convert::{LossReport, ReplySummary};
 
 use crate::loss_warnings::{LossLevel, LossWarnings};
-use crate::observer::{Direction, Exchange, HandedOn, Observer, Transport};
+use crate::observer::{Budget, Direction, Exchange, HandedOn, Observer, Transport};
 use crate::trace_context::{TraceId, TraceParent};
 
 /// What is known about an exchange while it runs.
@@ -92,6 +92,11 @@ impl Tracker {
             return;
         }
         self.reported = true;
+        if self.status >= 400 {
+            if let Some(budget) = reply.outcome.as_deref().and_then(Budget::of_code) {
+                self.observer.on_budget(budget);
+            }
+        }
         let exchange = Exchange {
             direction: self.direction,
             transport: self.transport,

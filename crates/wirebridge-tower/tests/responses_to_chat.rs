@@ -11,7 +11,9 @@ use http::{Request, StatusCode};
 use serde_json::Value;
 use tower::{Layer, ServiceExt};
 use wirebridge_testkit::{chat_grammar, fixtures, parse_sse, responses_grammar};
-use wirebridge_tower::{Exchange, ResponsesToChatLayer, DROPPED_HEADER, REASONING_INCLUDED_HEADER};
+use wirebridge_tower::{
+    Budget, Exchange, Observer, ResponsesToChatLayer, DROPPED_HEADER, REASONING_INCLUDED_HEADER,
+};
 
 const STREAM_REQUEST: &str = r#"{"model":"gpt-x","input":"hi","stream":true,"store":false}"#;
 
@@ -155,11 +157,24 @@ fn upstream_echo(
     upstream(StatusCode::OK, "text/plain", b"untouched".to_vec(), 1, seen)
 }
 
+/// Records the budgets an observer is told were reached.
+#[derive(Clone, Default)]
+struct Budgets(Arc<Mutex<Vec<Budget>>>);
+
+impl Observer for Budgets {
+    fn on_exchange(&self, _: &Exchange) {}
+    fn on_budget(&self, budget: Budget) {
+        self.0.lock().unwrap().push(budget);
+    }
+}
+
 #[tokio::test]
 async fn oversized_bodies_get_413_without_being_read() {
     let seen = Seen::default();
+    let budgets = Budgets::default();
     let service = ResponsesToChatLayer::new()
         .body_limit(64)
+        .observer(budgets.clone())
         .layer(upstream_echo(seen.clone()));
     // Declared too large: refused before reading.
     let (big, _) = ScriptedBody::new(vec![], End::Pending);
@@ -182,6 +197,11 @@ async fn oversized_bodies_get_413_without_being_read() {
     )
     .await;
     assert_eq!(status, 413);
+    // Each refusal is a budget reached, for the observer's metrics.
+    assert_eq!(
+        *budgets.0.lock().unwrap(),
+        [Budget::RequestBody, Budget::RequestBody]
+    );
     assert!(
         seen.0.lock().unwrap().is_empty(),
         "the upstream must not be called"

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full};
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 use tower::{Layer, ServiceExt};
-use wirebridge_tower::{RequestBody, ResponsesToChatLayer, WebSocketSettings};
+use wirebridge_tower::{Budget, Observer, RequestBody, ResponsesToChatLayer, WebSocketSettings};
 
 mod common;
 use common::websocket::{connect, create, send, serve, Client, Upstream};
@@ -349,7 +349,11 @@ async fn a_message_beyond_the_queue_is_pinned() {
 #[tokio::test]
 async fn requests_beyond_the_queues_bytes_are_refused() {
     let upstream = Arc::new(Upstream::default());
-    let layer = ResponsesToChatLayer::new().websocket(WebSocketSettings::new().max_queued(8, 4096));
+    let budgets: Arc<std::sync::Mutex<Vec<Budget>>> = Arc::default();
+    let observed = Arc::clone(&budgets);
+    let layer = ResponsesToChatLayer::new()
+        .observer(Budgets(observed))
+        .websocket(WebSocketSettings::new().max_queued(8, 4096));
     let url = serve(layer, upstream).await;
     let mut client = connect(&url, Some("sk-a")).await;
     send(&mut client, create("hang", json!({}))).await;
@@ -384,4 +388,15 @@ async fn requests_beyond_the_queues_bytes_are_refused() {
         }
     };
     assert_ne!(next["error"]["code"], "too_many_queued_responses", "{next}");
+    assert_eq!(*budgets.lock().unwrap(), [Budget::WebSocketQueue]);
+}
+
+/// Records the budgets an observer is told were reached.
+struct Budgets(Arc<std::sync::Mutex<Vec<Budget>>>);
+
+impl Observer for Budgets {
+    fn on_exchange(&self, _: &wirebridge_tower::Exchange) {}
+    fn on_budget(&self, budget: Budget) {
+        self.0.lock().unwrap().push(budget);
+    }
 }

@@ -19,7 +19,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
-use wirebridge_tower::Exchange;
+use wirebridge_tower::{Budget, Exchange};
 
 use labels::{
     endpoint, outcome, ExchangeLabels, ForwardedLabels, KindLabels, LossLabels, OperationLabels,
@@ -71,6 +71,7 @@ pub struct Metrics {
     losses: Family<LossLabels, Counter>,
     forwarded: Family<ForwardedLabels, Counter>,
     upstream_errors: Family<KindLabels, Counter>,
+    budget_refusals: Family<KindLabels, Counter>,
     store_operations: Family<StoreLabels, Counter>,
     store_duration: Histograms<OperationLabels>,
     open_connections: Gauge,
@@ -90,6 +91,7 @@ impl Metrics {
             losses: Family::default(),
             forwarded: Family::default(),
             upstream_errors: Family::default(),
+            budget_refusals: Family::default(),
             store_operations: Family::default(),
             store_duration: Family::new_with_constructor(store_buckets),
             open_connections: Gauge::default(),
@@ -146,6 +148,20 @@ impl Metrics {
              failed, status_4xx, status_5xx",
             this.upstream_errors.clone(),
         );
+        registry.register(
+            "budget_refusals",
+            "Requests and messages refused because a budget was reached: request_body, \
+             upstream_reply, websocket_connections, websocket_queue",
+            this.budget_refusals.clone(),
+        );
+        // Every budget has its series from the start, at zero: an alert
+        // on one needs no first refusal to exist.
+        for budget in Budget::ALL {
+            let labels = KindLabels {
+                kind: budget.as_str(),
+            };
+            drop(this.budget_refusals.get_or_create(&labels));
+        }
         registry.register(
             "store_operations",
             "Response store operations, by operation and result",
@@ -233,6 +249,15 @@ impl Metrics {
     pub fn forwarded(&self, status: u16) {
         self.forwarded
             .get_or_create(&ForwardedLabels { status })
+            .inc();
+    }
+
+    /// Counts something refused because `budget` was reached.
+    pub fn budget(&self, budget: Budget) {
+        self.budget_refusals
+            .get_or_create(&KindLabels {
+                kind: budget.as_str(),
+            })
             .inc();
     }
 

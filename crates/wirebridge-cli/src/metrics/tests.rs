@@ -154,3 +154,30 @@ fn store_operations_and_upstream_errors_are_counted() {
         );
     }
 }
+
+#[test]
+fn budgets_reached_are_counted_each_from_zero() {
+    let metrics = Metrics::new(1);
+    let text = metrics.render();
+    for budget in wirebridge_tower::Budget::ALL {
+        let zero = format!(
+            "wirebridge_budget_refusals_total{{kind=\"{}\"}} 0",
+            budget.as_str()
+        );
+        assert!(text.lines().any(|l| l == zero), "missing {zero}\n{text}");
+    }
+    metrics.budget(wirebridge_tower::Budget::WebSocketQueue);
+    metrics.budget(wirebridge_tower::Budget::WebSocketQueue);
+    metrics.budget(wirebridge_tower::Budget::RequestBody);
+    let text = metrics.render();
+    for expected in [
+        "wirebridge_budget_refusals_total{kind=\"websocket_queue\"} 2",
+        "wirebridge_budget_refusals_total{kind=\"request_body\"} 1",
+        "wirebridge_budget_refusals_total{kind=\"upstream_reply\"} 0",
+    ] {
+        assert!(
+            text.lines().any(|l| l == expected),
+            "missing {expected}\n{text}"
+        );
+    }
+}

@@ -12,14 +12,14 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_store::ResponseStore;
 use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
 use wirebridge_tower::{
-    ChatToResponsesLayer, MessagesToResponsesLayer, RequestBody, ResponseBody,
-    ResponsesToChatLayer, Shutdown, StatefulResponsesLayer, WebSocketSettings,
+    Budget, ChatToResponsesLayer, Exchange, MessagesToResponsesLayer, Observer, RequestBody,
+    ResponseBody, ResponsesToChatLayer, Shutdown, StatefulResponsesLayer, WebSocketSettings,
 };
 
 use crate::admin::Admin;
 use crate::config::{Config, UpstreamApi};
 use crate::logging::log_exchange;
-use crate::metrics::{CountedBody, OpenGauge};
+use crate::metrics::{CountedBody, Metrics, OpenGauge};
 use crate::server::{App, ClientBody};
 use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 
@@ -57,6 +57,24 @@ macro_rules! responses_clients {
     }};
 }
 
+/// What the layers report: each exchange logged and counted, each budget
+/// reached counted.
+#[derive(Clone)]
+struct Reports {
+    metrics: Arc<Metrics>,
+}
+
+impl Observer for Reports {
+    fn on_exchange(&self, exchange: &Exchange) {
+        log_exchange(exchange);
+        self.metrics.exchange(exchange);
+    }
+
+    fn on_budget(&self, budget: Budget) {
+        self.metrics.budget(budget);
+    }
+}
+
 /// The service that answers requests: health checks, translation for the
 /// API the upstream does not speak, the model catalog for Codex,
 /// pass-through for everything else. Requests not answered here go on to
@@ -70,12 +88,8 @@ pub fn app(
     shutdown: Shutdown,
 ) -> App {
     let metrics = Arc::clone(&options.metrics);
-    let observer = {
-        let metrics = Arc::clone(&metrics);
-        move |e: &wirebridge_tower::Exchange| {
-            log_exchange(e);
-            metrics.exchange(e);
-        }
+    let observer = Reports {
+        metrics: Arc::clone(&metrics),
     };
     let upstream = Upstream::new(&upstream, options);
     let exchange = &config.exchange;

@@ -54,6 +54,10 @@ where
     let mut request = request;
     let tenant = D::tenant(&shared.direction, request.headers()).key;
     let Some(place) = settings.open.take(&tenant, settings.max_per_tenant) else {
+        shared
+            .common
+            .observer
+            .on_budget(crate::observer::Budget::WebSocketConnections);
         let refusal = rejection::HandshakeRejection::from(rejection::TooManyConnections {
             max: settings.max_per_tenant,
         });

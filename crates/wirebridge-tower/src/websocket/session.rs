@@ -277,6 +277,10 @@ where
                     None
                 };
                 if let Some(full) = full {
+                    self.shared
+                        .common
+                        .observer
+                        .on_budget(crate::observer::Budget::WebSocketQueue);
                     let rejected = Box::new(Rejected {
                         rejection: full.into(),
                         stream_id: create.stream_id,
