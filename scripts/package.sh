@@ -26,6 +26,18 @@ for crate in "${crates[@]}"; do
     packages+=(-p "$crate")
 done
 
+# Cargo unpacks each package it verifies into its home's registry sources
+# under a directory named for the temporary registry's path, and reuses an
+# unpacked crate of the same name and version without looking at its
+# contents. The version here does not change between commits, so a second
+# run from the same path would build against the first run's sources: those
+# are removed first. (Directories whose name starts with a dash are the
+# temporary registries'; crates.io's are named for its index.)
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+for crate in "${crates[@]}"; do
+    rm -rf "$cargo_home"/registry/src/-*/"$crate"-[0-9]*
+done
+
 echo "== cargo package: ${crates[*]}"
 # --allow-dirty: this checks that the packages build, it publishes nothing,
 # so it also runs on a work tree with changes. The crates leave their tests
