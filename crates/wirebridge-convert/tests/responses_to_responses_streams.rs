@@ -168,6 +168,73 @@ fn an_upstream_error_event_fails_the_stream_with_its_message() {
 }
 
 #[test]
+fn an_error_inside_an_open_item_closes_it_before_the_error_event() {
+    // As vLLM and the demo upstream fail mid-answer: `error`, then
+    // `response.failed`, the message still open. Its closing events go
+    // before the error event, which `response.failed` follows at once.
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","output_index":0,"content_index":0,"part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","output_index":0,"content_index":0,"delta":"Half an"}"#,
+        r#"{"type":"error","code":"server_error","message":"The engine died.","param":null}"#,
+        r#"{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"failed"},"output":[]}}"#,
+    ]);
+    for split in 0..4 {
+        let (out, _) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &upstream,
+            split,
+        );
+        let frames = parse_sse(&out);
+        let transcript = responses_grammar::check(&frames).expect("grammar");
+        let events: Vec<_> = frames.iter().filter_map(|f| f.event.as_deref()).collect();
+        assert_eq!(
+            events[events.len() - 5..],
+            [
+                "response.output_text.done",
+                "response.content_part.done",
+                "response.output_item.done",
+                "error",
+                "response.failed"
+            ]
+        );
+        assert_eq!(transcript.status, "failed");
+        assert_eq!(transcript.error.unwrap()["message"], "The engine died.");
+        assert_eq!(transcript.output[0]["status"], "incomplete");
+        assert_eq!(transcript.output[0]["content"][0]["text"], "Half an");
+    }
+}
+
+#[test]
+fn after_an_error_event_the_stream_ends_whatever_comes_next() {
+    // A backend that goes on after its `error` (more text, or a
+    // `response.completed`) does not undo it: the stream fails there.
+    for next in [
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":" more"}"#,
+        r#"{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}"#,
+    ] {
+        let upstream = sse(&[
+            r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+            r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"m","delta":"Said"}"#,
+            r#"{"type":"error","code":"server_error","message":"Gone.","param":null}"#,
+            next,
+        ]);
+        let (out, _) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &upstream,
+            0,
+        );
+        let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+        assert_eq!(transcript.status, "failed", "{next}");
+        assert_eq!(transcript.text, "Said", "{next}");
+        assert_eq!(transcript.error.unwrap()["message"], "Gone.");
+    }
+}
+
+#[test]
 fn a_bare_error_object_mid_stream_fails_it_with_its_message() {
     // As llama.cpp's server sends one when its output parser fails.
     let upstream = sse(&[

@@ -66,10 +66,9 @@ pub struct StreamTranslator {
     outcome: Option<ResponseStatus>,
     /// The `Response` of the terminal event, once sent.
     finished: Option<Box<RawValue>>,
-    /// Why the stream failed: an upstream `error` event, or the bridge's.
+    /// Why the stream fails: the backend's `error` event, until the stream
+    /// ends; then why it failed, the backend's reason or the bridge's.
     failure: Option<Failure>,
-    /// Whether the client was sent an `error` event.
-    error_sent: bool,
     /// How many items the bridge put before the backend's.
     leading: usize,
     losses: LossReport,
@@ -124,7 +123,6 @@ impl StreamTranslator {
             outcome: None,
             finished: None,
             failure: None,
-            error_sent: false,
             leading: 0,
             losses: LossReport::default(),
         }
@@ -156,6 +154,13 @@ impl StreamTranslator {
         let event = RawObject::parse(raw)
             .map_err(|_| format!("the upstream sent an event that is not an object: {raw}"))?;
         let kind = event.str("type").unwrap_or_default().to_owned();
+        // After the backend's `error`, only its `response.failed` is read
+        // (for the items it lists); anything else ends the stream at once.
+        if self.failure.is_some() && kind != "response.failed" {
+            let failure = self.failure.take().expect("checked");
+            self.fail_with(failure, out);
+            return Ok(());
+        }
         match kind.as_str() {
             "response.created" | "response.in_progress" | "response.queued" => {
                 if self.state == State::Waiting {
@@ -170,7 +175,7 @@ impl StreamTranslator {
             }
             "error" => {
                 self.begin(out);
-                self.upstream_error(raw, out);
+                self.upstream_error(raw);
                 Ok(())
             }
             "response.output_item.added" => {
@@ -184,7 +189,7 @@ impl StreamTranslator {
             // llama.cpp's server fails a stream with a bare error object.
             "" if event.get("error").is_some() => {
                 self.begin(out);
-                self.upstream_error(raw, out);
+                self.upstream_error(raw);
                 Ok(())
             }
             "" => Err(format!("the upstream sent an event without a type: {raw}")),

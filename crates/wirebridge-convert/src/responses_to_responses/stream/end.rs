@@ -93,9 +93,11 @@ impl StreamTranslator {
             "response.completed" => ResponseStatus::Completed,
             "response.incomplete" => ResponseStatus::Incomplete,
             _ => {
-                let failure = match (body.error, self.failure.take()) {
-                    (Some(error), _) if error.get() != "null" => Failure::upstream(error),
-                    (_, Some(failure)) => failure,
+                // The `error` event that came first says more (its type and
+                // param) than the response's error, whose code is limited.
+                let failure = match (self.failure.take(), body.error) {
+                    (Some(failure), _) => failure,
+                    (None, Some(error)) if error.get() != "null" => Failure::upstream(error),
                     _ => Failure::server("the upstream reported the response failed"),
                 };
                 self.fail_with(failure, out);
@@ -158,12 +160,13 @@ impl StreamTranslator {
         Ok(())
     }
 
-    /// The backend's `error` event: sent on in the shape both specs read,
-    /// and remembered for the terminal event.
-    pub(super) fn upstream_error(&mut self, raw: &RawValue, out: &mut Vec<u8>) {
-        let failure = Failure::upstream(raw);
-        self.send_error(&failure, out);
-        self.failure = Some(failure);
+    /// The backend's `error` event: remembered, and sent on in the shape
+    /// both specs read when the stream ends, which it does with the next
+    /// event. The grammar has `error` followed at once by `response.failed`,
+    /// and the items still open must be closed before either: sending it
+    /// now would put their closing events between the two.
+    pub(super) fn upstream_error(&mut self, raw: &RawValue) {
+        self.failure = Some(Failure::upstream(raw));
     }
 
     fn send_error(&mut self, failure: &Failure, out: &mut Vec<u8>) {
@@ -182,7 +185,6 @@ impl StreamTranslator {
         let raw = serde_json::value::to_raw_value(&event).expect("error events serialize");
         let fields = RawObject::parse(&raw).expect("an error event is an object");
         self.send("error", fields, out);
-        self.error_sent = true;
     }
 
     /// Ends the stream in failure, keeping what the client was sent: open
@@ -197,9 +199,7 @@ impl StreamTranslator {
         }
         self.begin(out);
         self.close_unfinished(ResponseStatus::Incomplete, out);
-        if !self.error_sent {
-            self.send_error(&failure, out);
-        }
+        self.send_error(&failure, out);
         let error = ResponseError {
             code: failure.response_code(),
             message: &failure.message,
