@@ -207,6 +207,35 @@ fn an_error_inside_an_open_item_closes_it_before_the_error_event() {
 }
 
 #[test]
+fn a_stream_cut_after_a_text_done_closes_its_part_without_a_second_one() {
+    // The backend's output_text.done was sent on, then the stream ended
+    // before content_part.done: the part is closed with that text, and
+    // output_text.done is not sent twice.
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"All"}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":" said."}"#,
+        r#"{"type":"response.output_text.done","item_id":"m","text":"All said."}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let frames = parse_sse(&out);
+    let transcript = responses_grammar::check(&frames).expect("grammar");
+    let done = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("response.output_text.done"))
+        .count();
+    assert_eq!(done, 1);
+    assert_eq!(transcript.status, "failed");
+    assert_eq!(transcript.output[0]["content"][0]["text"], "All said.");
+}
+
+#[test]
 fn after_an_error_event_the_stream_ends_whatever_comes_next() {
     // A backend that goes on after its `error` (more text, or a
     // `response.completed`) does not undo it: the stream fails there.

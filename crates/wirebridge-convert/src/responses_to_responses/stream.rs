@@ -93,6 +93,9 @@ struct Slot {
     /// The text of the open content part.
     text: String,
     part_open: bool,
+    /// Whether the open part's `response.output_text.done` was sent (its
+    /// text is then the part's).
+    text_done: bool,
     /// The arguments so far, of a tool call.
     arguments: String,
     /// Reasoning shown as a summary: the part's state and text.
@@ -316,6 +319,7 @@ impl StreamTranslator {
         match kind {
             "response.content_part.added" => {
                 state.part_open = true;
+                state.text_done = false;
                 state.text.clear();
                 patch_part(&mut event);
             }
@@ -331,7 +335,13 @@ impl StreamTranslator {
                     event.set_if_absent("logprobs", "[]");
                 }
             }
-            "response.output_text.done" => event.set_if_absent("logprobs", "[]"),
+            "response.output_text.done" => {
+                if let Some(text) = string(event.get("text")) {
+                    state.text = text;
+                }
+                state.text_done = true;
+                event.set_if_absent("logprobs", "[]");
+            }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 if let Some(delta) = string(event.get("delta")) {
                     state.arguments.push_str(&delta);
@@ -481,6 +491,7 @@ impl Slot {
             done: false,
             text: String::new(),
             part_open: false,
+            text_done: false,
             arguments: String::new(),
             summary: SummaryPart::None,
         }

@@ -215,7 +215,8 @@ impl StreamTranslator {
     }
 
     /// Closes the content part (or summary part) an item has open, with
-    /// the text that arrived.
+    /// the text that arrived (its `output_text.done`, unless the backend
+    /// sent that already).
     pub(super) fn close_parts(&mut self, slot: usize, out: &mut Vec<u8>) {
         if self.slots[slot].summary == SummaryPart::Open {
             self.close_summary(slot, out);
@@ -227,10 +228,12 @@ impl StreamTranslator {
         let text = serde_json::to_string(&self.slots[slot].text).expect("strings serialize");
         let mut event = self.place(slot);
         event.set("content_index", "0");
-        let mut done = event.clone();
-        done.set("text", &text);
-        done.set("logprobs", "[]");
-        self.send("response.output_text.done", done, out);
+        if !std::mem::take(&mut self.slots[slot].text_done) {
+            let mut done = event.clone();
+            done.set("text", &text);
+            done.set("logprobs", "[]");
+            self.send("response.output_text.done", done, out);
+        }
         event.set(
             "part",
             &format!(r#"{{"type":"output_text","text":{text},"annotations":[]}}"#),
