@@ -209,14 +209,15 @@ fn an_error_inside_an_open_item_closes_it_before_the_error_event() {
 #[test]
 fn a_stream_cut_after_a_text_done_closes_its_part_without_a_second_one() {
     // The backend's output_text.done was sent on, then the stream ended
-    // before content_part.done: the part is closed with that text, and
-    // output_text.done is not sent twice.
+    // before content_part.done: the part is closed with that text and the
+    // annotations that arrived, and output_text.done is not sent twice.
     let upstream = sse(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
         r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
         r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
         r#"{"type":"response.output_text.delta","item_id":"m","delta":"All"}"#,
         r#"{"type":"response.output_text.delta","item_id":"m","delta":" said."}"#,
+        r#"{"type":"response.output_text.annotation.added","item_id":"m","annotation_index":0,"annotation":{"type":"url_citation","url":"https://example.com/","title":"Example","start_index":0,"end_index":3}}"#,
         r#"{"type":"response.output_text.done","item_id":"m","text":"All said."}"#,
     ]);
     let (out, _) = drive(
@@ -233,6 +234,9 @@ fn a_stream_cut_after_a_text_done_closes_its_part_without_a_second_one() {
     assert_eq!(done, 1);
     assert_eq!(transcript.status, "failed");
     assert_eq!(transcript.output[0]["content"][0]["text"], "All said.");
+    // Its annotation too, in the part and the item.
+    let annotations = &transcript.output[0]["content"][0]["annotations"];
+    assert_eq!(annotations[0]["url"], "https://example.com/", "{annotations}");
 }
 
 #[test]

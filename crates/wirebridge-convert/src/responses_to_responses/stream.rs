@@ -96,6 +96,8 @@ struct Slot {
     /// Whether the open part's `response.output_text.done` was sent (its
     /// text is then the part's).
     text_done: bool,
+    /// The open part's annotations, from `output_text.annotation.added`.
+    annotations: Vec<Box<RawValue>>,
     /// The arguments so far, of a tool call.
     arguments: String,
     /// Reasoning shown as a summary: the part's state and text.
@@ -321,6 +323,7 @@ impl StreamTranslator {
                 state.part_open = true;
                 state.text_done = false;
                 state.text.clear();
+                state.annotations.clear();
                 patch_part(&mut event);
             }
             "response.content_part.done" => {
@@ -333,6 +336,11 @@ impl StreamTranslator {
                 }
                 if kind == "response.output_text.delta" {
                     event.set_if_absent("logprobs", "[]");
+                }
+            }
+            "response.output_text.annotation.added" => {
+                if let Some(annotation) = event.get("annotation") {
+                    state.annotations.push(annotation.to_owned());
                 }
             }
             "response.output_text.done" => {
@@ -492,6 +500,7 @@ impl Slot {
             text: String::new(),
             part_open: false,
             text_done: false,
+            annotations: Vec::new(),
             arguments: String::new(),
             summary: SummaryPart::None,
         }

@@ -234,10 +234,7 @@ impl StreamTranslator {
             done.set("logprobs", "[]");
             self.send("response.output_text.done", done, out);
         }
-        event.set(
-            "part",
-            &format!(r#"{{"type":"output_text","text":{text},"annotations":[]}}"#),
-        );
+        event.set("part", &self.slots[slot].text_part());
         self.send("response.content_part.done", event, out);
     }
 
@@ -259,11 +256,7 @@ impl StreamTranslator {
             item.set("status", item_status);
             match state.kind.as_str() {
                 "message" if had_text => {
-                    let text = serde_json::to_string(&state.text).expect("strings serialize");
-                    item.set(
-                        "content",
-                        &format!(r#"[{{"type":"output_text","text":{text},"annotations":[]}}]"#),
-                    );
+                    item.set("content", &format!("[{}]", state.text_part()));
                 }
                 "function_call" => {
                     let arguments =
@@ -299,5 +292,21 @@ pub(in crate::responses_to_responses) fn usage(u: &lenient::Usage) -> Usage {
                 .unwrap_or_default(),
         },
         total_tokens: u.total_tokens.unwrap_or(input.saturating_add(output)),
+    }
+}
+
+impl super::Slot {
+    /// The open part as the client was sent it: its text and annotations.
+    fn text_part(&self) -> String {
+        let text = serde_json::to_string(&self.text).expect("strings serialize");
+        let mut annotations = String::from("[");
+        for (n, annotation) in self.annotations.iter().enumerate() {
+            if n > 0 {
+                annotations.push(',');
+            }
+            annotations.push_str(annotation.get());
+        }
+        annotations.push(']');
+        format!(r#"{{"type":"output_text","text":{text},"annotations":{annotations}}}"#)
     }
 }
