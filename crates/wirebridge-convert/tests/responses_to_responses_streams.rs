@@ -240,6 +240,38 @@ fn a_stream_cut_after_a_text_done_closes_its_part_without_a_second_one() {
 }
 
 #[test]
+fn a_stream_cut_inside_a_summary_part_closes_it() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"reasoning","id":"rs","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_part.added","item_id":"rs","summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","summary_index":0,"delta":"First."}"#,
+        r#"{"type":"response.reasoning_summary_text.done","item_id":"rs","summary_index":0,"text":"First."}"#,
+        r#"{"type":"response.reasoning_summary_part.done","item_id":"rs","summary_index":0,"part":{"type":"summary_text","text":"First."}}"#,
+        r#"{"type":"response.reasoning_summary_part.added","item_id":"rs","summary_index":1,"part":{"type":"summary_text","text":""}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","summary_index":1,"delta":"Then, half"}"#,
+    ]);
+    for split in 0..3 {
+        let (out, _) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &upstream,
+            split,
+        );
+        let frames = parse_sse(&out);
+        let transcript = responses_grammar::check(&frames).expect("grammar");
+        assert_eq!(transcript.status, "failed");
+        let closed: Vec<Value> = frames
+            .iter()
+            .filter(|f| f.event.as_deref() == Some("response.reasoning_summary_part.done"))
+            .map(|f| serde_json::from_str(&f.data).unwrap())
+            .collect();
+        assert_eq!(closed.len(), 2);
+        assert_eq!(closed[1]["summary_index"], 1);
+        assert_eq!(closed[1]["part"]["text"], "Then, half");
+    }
+}
+
+#[test]
 fn after_an_error_event_the_stream_ends_whatever_comes_next() {
     // A backend that goes on after its `error` (more text, or a
     // `response.completed`) does not undo it: the stream fails there.

@@ -10,6 +10,8 @@
 mod end;
 mod summary;
 
+use summary::NativeSummary;
+
 use serde_json::value::RawValue;
 use wirebridge_sse::encode_event_with;
 use wirebridge_wire::responses::lenient::ResponseBody;
@@ -102,6 +104,10 @@ struct Slot {
     arguments: String,
     /// Reasoning shown as a summary: the part's state and text.
     summary: SummaryPart,
+    /// The backend's own summary part still open, passed on as it came.
+    native_summary: Option<NativeSummary>,
+    /// The texts of the backend's summary parts closed so far.
+    summaries: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -317,6 +323,7 @@ impl StreamTranslator {
         {
             return Ok(());
         }
+        self.slots[slot].track_native_summary(kind, &event);
         let state = &mut self.slots[slot];
         match kind {
             "response.content_part.added" => {
@@ -501,6 +508,8 @@ impl Slot {
             part_open: false,
             text_done: false,
             annotations: Vec::new(),
+            native_summary: None,
+            summaries: Vec::new(),
             arguments: String::new(),
             summary: SummaryPart::None,
         }

@@ -221,6 +221,7 @@ impl StreamTranslator {
         if self.slots[slot].summary == SummaryPart::Open {
             self.close_summary(slot, out);
         }
+        self.close_native_summary(slot, out);
         if !self.slots[slot].part_open {
             return;
         }
@@ -257,6 +258,11 @@ impl StreamTranslator {
             match state.kind.as_str() {
                 "message" if had_text => {
                     item.set("content", &format!("[{}]", state.text_part()));
+                }
+                "reasoning" => {
+                    if let Some(summary) = state.summary_parts() {
+                        item.set("summary", &summary);
+                    }
                 }
                 "function_call" => {
                     let arguments =

@@ -1,10 +1,65 @@
 //! Reasoning text shown as a summary: a backend's `reasoning_text` events
 //! re-sent as the one summary part they stand for, for a client that asked
-//! for a summary (Codex shows no other reasoning).
+//! for a summary (Codex shows no other reasoning). And the backend's own
+//! summary parts, followed as they pass so that a stream that ends inside
+//! one still closes it.
 
+use serde_json::value::RawValue;
 use wirebridge_wire::RawObject;
 
-use super::{string, StreamTranslator, SummaryPart};
+use super::{string, Slot, StreamTranslator, SummaryPart};
+
+/// A summary part of the backend's, open.
+#[derive(Debug)]
+pub(super) struct NativeSummary {
+    /// Its `summary_index`, as the backend wrote it.
+    index: Box<RawValue>,
+    text: String,
+    /// Whether its `reasoning_summary_text.done` was passed on.
+    text_done: bool,
+}
+
+impl Slot {
+    /// Follows the backend's summary part events.
+    pub(super) fn track_native_summary(&mut self, kind: &str, event: &RawObject<'_>) {
+        match kind {
+            "response.reasoning_summary_part.added" => {
+                let index = event
+                    .get("summary_index")
+                    .map(ToOwned::to_owned)
+                    .unwrap_or_else(|| RawValue::from_string("0".into()).expect("a number"));
+                self.native_summary = Some(NativeSummary {
+                    index,
+                    text: String::new(),
+                    text_done: false,
+                });
+            }
+            "response.reasoning_summary_text.delta" => {
+                if let Some(part) = &mut self.native_summary {
+                    part.text.push_str(&string(event.get("delta")).unwrap_or_default());
+                }
+            }
+            "response.reasoning_summary_text.done" => {
+                if let Some(part) = &mut self.native_summary {
+                    if let Some(text) = string(event.get("text")) {
+                        part.text = text;
+                    }
+                    part.text_done = true;
+                }
+            }
+            "response.reasoning_summary_part.done" => {
+                if let Some(part) = self.native_summary.take() {
+                    let text = event
+                        .get("part")
+                        .and_then(|p| RawObject::parse(p).ok())
+                        .and_then(|p| string(p.get("text")));
+                    self.summaries.push(text.unwrap_or(part.text));
+                }
+            }
+            _ => {}
+        }
+    }
+}
 
 impl StreamTranslator {
     /// Reasoning text events, sent as the summary part they stand for;
@@ -75,5 +130,50 @@ impl StreamTranslator {
         let mut event = self.place(slot);
         event.set("summary_index", "0");
         event
+    }
+}
+
+impl StreamTranslator {
+    /// Closes the backend's summary part left open, with what arrived.
+    pub(super) fn close_native_summary(&mut self, slot: usize, out: &mut Vec<u8>) {
+        let Some(part) = self.slots[slot].native_summary.take() else {
+            return;
+        };
+        let text = serde_json::to_string(&part.text).expect("strings serialize");
+        let mut event = self.place(slot);
+        event.set("summary_index", part.index.get());
+        if !part.text_done {
+            let mut done = event.clone();
+            done.set("text", &text);
+            self.send("response.reasoning_summary_text.done", done, out);
+        }
+        event.set(
+            "part",
+            &format!(r#"{{"type":"summary_text","text":{text}}}"#),
+        );
+        self.send("response.reasoning_summary_part.done", event, out);
+        self.slots[slot].summaries.push(part.text);
+    }
+}
+
+impl Slot {
+    /// The item's `summary` as the client was sent it, when it was sent
+    /// any: the backend's parts, or the one part reasoning text became.
+    pub(super) fn summary_parts(&self) -> Option<String> {
+        let texts: Vec<&str> = if !self.summaries.is_empty() {
+            self.summaries.iter().map(String::as_str).collect()
+        } else if self.summary != SummaryPart::None {
+            vec![self.text.as_str()]
+        } else {
+            return None;
+        };
+        let parts: Vec<String> = texts
+            .into_iter()
+            .map(|text| {
+                let text = serde_json::to_string(text).expect("strings serialize");
+                format!(r#"{{"type":"summary_text","text":{text}}}"#)
+            })
+            .collect();
+        Some(format!("[{}]", parts.join(",")))
     }
 }
