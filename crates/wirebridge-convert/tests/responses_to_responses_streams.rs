@@ -241,6 +241,7 @@ fn a_stream_cut_after_a_text_done_closes_its_part_without_a_second_one() {
 
 #[test]
 fn a_stream_cut_inside_a_summary_part_closes_it() {
+    // The part is closed, and the reasoning item lists both parts.
     let upstream = sse(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
         r#"{"type":"response.output_item.added","item":{"type":"reasoning","id":"rs","summary":[]}}"#,
@@ -249,7 +250,8 @@ fn a_stream_cut_inside_a_summary_part_closes_it() {
         r#"{"type":"response.reasoning_summary_text.done","item_id":"rs","summary_index":0,"text":"First."}"#,
         r#"{"type":"response.reasoning_summary_part.done","item_id":"rs","summary_index":0,"part":{"type":"summary_text","text":"First."}}"#,
         r#"{"type":"response.reasoning_summary_part.added","item_id":"rs","summary_index":1,"part":{"type":"summary_text","text":""}}"#,
-        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","summary_index":1,"delta":"Then, half"}"#,
+        // A backend that leaves out the part's index: it is named.
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","delta":"Then, half"}"#,
     ]);
     for split in 0..3 {
         let (out, _) = drive(

@@ -323,7 +323,7 @@ impl StreamTranslator {
         {
             return Ok(());
         }
-        self.slots[slot].track_native_summary(kind, &event);
+        self.slots[slot].track_native_summary(kind, &mut event);
         let state = &mut self.slots[slot];
         match kind {
             "response.content_part.added" => {

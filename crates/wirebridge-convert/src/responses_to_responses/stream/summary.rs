@@ -20,8 +20,17 @@ pub(super) struct NativeSummary {
 }
 
 impl Slot {
-    /// Follows the backend's summary part events.
-    pub(super) fn track_native_summary(&mut self, kind: &str, event: &RawObject<'_>) {
+    /// Follows the backend's summary part events, and names the part on
+    /// those that do not (the API requires `summary_index` on each).
+    pub(super) fn track_native_summary(&mut self, kind: &str, event: &mut RawObject<'_>) {
+        if kind.starts_with("response.reasoning_summary_") && event.get("summary_index").is_none() {
+            let index = match (&self.native_summary, kind) {
+                (Some(part), _) => part.index.get().to_owned(),
+                (None, "response.reasoning_summary_part.added") => self.summaries.len().to_string(),
+                (None, _) => self.summaries.len().saturating_sub(1).to_string(),
+            };
+            event.set("summary_index", &index);
+        }
         match kind {
             "response.reasoning_summary_part.added" => {
                 let index = event
