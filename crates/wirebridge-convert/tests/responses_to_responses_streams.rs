@@ -236,7 +236,10 @@ fn a_stream_cut_after_a_text_done_closes_its_part_without_a_second_one() {
     assert_eq!(transcript.output[0]["content"][0]["text"], "All said.");
     // Its annotation too, in the part and the item.
     let annotations = &transcript.output[0]["content"][0]["annotations"];
-    assert_eq!(annotations[0]["url"], "https://example.com/", "{annotations}");
+    assert_eq!(
+        annotations[0]["url"], "https://example.com/",
+        "{annotations}"
+    );
 }
 
 #[test]
@@ -271,6 +274,31 @@ fn a_stream_cut_inside_a_summary_part_closes_it() {
         assert_eq!(closed[1]["summary_index"], 1);
         assert_eq!(closed[1]["part"]["text"], "Then, half");
     }
+}
+
+#[test]
+fn a_stream_cut_inside_a_refusal_closes_it_as_a_refusal() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"refusal","refusal":""}}"#,
+        r#"{"type":"response.refusal.delta","item_id":"m","content_index":0,"delta":"I cannot"}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let frames = parse_sse(&out);
+    let transcript = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    let closed = frames
+        .iter()
+        .find(|f| f.event.as_deref() == Some("response.refusal.done"))
+        .expect("response.refusal.done");
+    let closed: Value = serde_json::from_str(&closed.data).unwrap();
+    assert_eq!(closed["refusal"], "I cannot");
+    assert_eq!(transcript.output[0]["content"][0]["refusal"], "I cannot");
 }
 
 #[test]

@@ -8,9 +8,11 @@
 //! does not) and ends with every item the client was sent.
 
 mod end;
+mod slot;
 mod summary;
 
-use summary::NativeSummary;
+use end::PartKind;
+use slot::{Slot, SummaryPart};
 
 use serde_json::value::RawValue;
 use wirebridge_sse::encode_event_with;
@@ -81,41 +83,6 @@ enum State {
     Waiting,
     Streaming,
     Finished,
-}
-
-/// One output item: where the backend had it, and where the client has it.
-#[derive(Debug)]
-struct Slot {
-    upstream_id: Option<String>,
-    upstream_index: Option<u64>,
-    kind: String,
-    /// The item as announced, rewritten.
-    added: Box<RawValue>,
-    done: bool,
-    /// The text of the open content part.
-    text: String,
-    part_open: bool,
-    /// Whether the open part's `response.output_text.done` was sent (its
-    /// text is then the part's).
-    text_done: bool,
-    /// The open part's annotations, from `output_text.annotation.added`.
-    annotations: Vec<Box<RawValue>>,
-    /// The arguments so far, of a tool call.
-    arguments: String,
-    /// Reasoning shown as a summary: the part's state and text.
-    summary: SummaryPart,
-    /// The backend's own summary part still open, passed on as it came.
-    native_summary: Option<NativeSummary>,
-    /// The texts of the backend's summary parts closed so far.
-    summaries: Vec<String>,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum SummaryPart {
-    #[default]
-    None,
-    Open,
-    Closed,
 }
 
 impl StreamTranslator {
@@ -328,6 +295,7 @@ impl StreamTranslator {
         match kind {
             "response.content_part.added" => {
                 state.part_open = true;
+                state.part_kind = PartKind::of(&event);
                 state.text_done = false;
                 state.text.clear();
                 state.annotations.clear();
@@ -337,7 +305,9 @@ impl StreamTranslator {
                 state.part_open = false;
                 patch_part(&mut event);
             }
-            "response.output_text.delta" | "response.refusal.delta" => {
+            "response.output_text.delta"
+            | "response.refusal.delta"
+            | "response.reasoning_text.delta" => {
                 if let Some(delta) = string(event.get("delta")) {
                     state.text.push_str(&delta);
                 }
@@ -350,12 +320,21 @@ impl StreamTranslator {
                     state.annotations.push(annotation.to_owned());
                 }
             }
-            "response.output_text.done" => {
-                if let Some(text) = string(event.get("text")) {
+            "response.output_text.done"
+            | "response.refusal.done"
+            | "response.reasoning_text.done" => {
+                let field = if kind == "response.refusal.done" {
+                    "refusal"
+                } else {
+                    "text"
+                };
+                if let Some(text) = string(event.get(field)) {
                     state.text = text;
                 }
                 state.text_done = true;
-                event.set_if_absent("logprobs", "[]");
+                if kind == "response.output_text.done" {
+                    event.set_if_absent("logprobs", "[]");
+                }
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 if let Some(delta) = string(event.get("delta")) {
@@ -487,31 +466,6 @@ impl StreamTranslator {
                 .iter()
                 .filter_map(|i| items::tool_call(i))
                 .collect(),
-        }
-    }
-}
-
-impl Slot {
-    fn new(
-        upstream_id: Option<String>,
-        upstream_index: Option<u64>,
-        kind: &str,
-        added: Box<RawValue>,
-    ) -> Self {
-        Self {
-            upstream_id,
-            upstream_index,
-            kind: kind.to_owned(),
-            added,
-            done: false,
-            text: String::new(),
-            part_open: false,
-            text_done: false,
-            annotations: Vec::new(),
-            native_summary: None,
-            summaries: Vec::new(),
-            arguments: String::new(),
-            summary: SummaryPart::None,
         }
     }
 }

@@ -231,9 +231,12 @@ impl StreamTranslator {
         event.set("content_index", "0");
         if !std::mem::take(&mut self.slots[slot].text_done) {
             let mut done = event.clone();
-            done.set("text", &text);
-            done.set("logprobs", "[]");
-            self.send("response.output_text.done", done, out);
+            let kind = self.slots[slot].part_kind;
+            done.set(kind.field(), &text);
+            if kind == PartKind::OutputText {
+                done.set("logprobs", "[]");
+            }
+            self.send(kind.done_event(), done, out);
         }
         event.set("part", &self.slots[slot].text_part());
         self.send("response.content_part.done", event, out);
@@ -262,6 +265,9 @@ impl StreamTranslator {
                 "reasoning" => {
                     if let Some(summary) = state.summary_parts() {
                         item.set("summary", &summary);
+                    }
+                    if had_text {
+                        item.set("content", &format!("[{}]", state.text_part()));
                     }
                 }
                 "function_call" => {
@@ -301,10 +307,54 @@ pub(in crate::responses_to_responses) fn usage(u: &lenient::Usage) -> Usage {
     }
 }
 
+/// The type of a content part the backend opened, which says how the
+/// bridge closes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PartKind {
+    OutputText,
+    Refusal,
+    ReasoningText,
+}
+
+impl PartKind {
+    /// The type of the part a `content_part.added` event opens.
+    pub(super) fn of(event: &RawObject<'_>) -> Self {
+        let part = event.get("part").and_then(|p| RawObject::parse(p).ok());
+        match part.as_ref().and_then(|p| p.str("type")) {
+            Some("refusal") => PartKind::Refusal,
+            Some("reasoning_text") => PartKind::ReasoningText,
+            _ => PartKind::OutputText,
+        }
+    }
+
+    /// The field its text is in, on its done event and in the part.
+    fn field(self) -> &'static str {
+        match self {
+            PartKind::Refusal => "refusal",
+            _ => "text",
+        }
+    }
+
+    fn done_event(self) -> &'static str {
+        match self {
+            PartKind::OutputText => "response.output_text.done",
+            PartKind::Refusal => "response.refusal.done",
+            PartKind::ReasoningText => "response.reasoning_text.done",
+        }
+    }
+}
+
 impl super::Slot {
     /// The open part as the client was sent it: its text and annotations.
     fn text_part(&self) -> String {
         let text = serde_json::to_string(&self.text).expect("strings serialize");
+        match self.part_kind {
+            PartKind::Refusal => return format!(r#"{{"type":"refusal","refusal":{text}}}"#),
+            PartKind::ReasoningText => {
+                return format!(r#"{{"type":"reasoning_text","text":{text}}}"#)
+            }
+            PartKind::OutputText => {}
+        }
         let mut annotations = String::from("[");
         for (n, annotation) in self.annotations.iter().enumerate() {
             if n > 0 {

@@ -45,7 +45,8 @@ impl Slot {
             }
             "response.reasoning_summary_text.delta" => {
                 if let Some(part) = &mut self.native_summary {
-                    part.text.push_str(&string(event.get("delta")).unwrap_or_default());
+                    part.text
+                        .push_str(&string(event.get("delta")).unwrap_or_default());
                 }
             }
             "response.reasoning_summary_text.done" => {

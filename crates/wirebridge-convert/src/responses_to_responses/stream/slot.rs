@@ -1,0 +1,70 @@
+//! One output item as the translator follows it: where the backend had
+//! it, where the client has it, and what of it is still open.
+
+use serde_json::value::RawValue;
+
+use super::end::PartKind;
+use super::summary::NativeSummary;
+
+/// One output item: where the backend had it, and where the client has it.
+#[derive(Debug)]
+pub(super) struct Slot {
+    pub(super) upstream_id: Option<String>,
+    pub(super) upstream_index: Option<u64>,
+    pub(super) kind: String,
+    /// The item as announced, rewritten.
+    pub(super) added: Box<RawValue>,
+    pub(super) done: bool,
+    /// The text of the open content part.
+    pub(super) text: String,
+    pub(super) part_open: bool,
+    /// The open content part's type.
+    pub(super) part_kind: PartKind,
+    /// Whether the open part's `response.output_text.done` was sent (its
+    /// text is then the part's).
+    pub(super) text_done: bool,
+    /// The open part's annotations, from `output_text.annotation.added`.
+    pub(super) annotations: Vec<Box<RawValue>>,
+    /// The arguments so far, of a tool call.
+    pub(super) arguments: String,
+    /// Reasoning shown as a summary: the part's state and text.
+    pub(super) summary: SummaryPart,
+    /// The backend's own summary part still open, passed on as it came.
+    pub(super) native_summary: Option<NativeSummary>,
+    /// The texts of the backend's summary parts closed so far.
+    pub(super) summaries: Vec<String>,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SummaryPart {
+    #[default]
+    None,
+    Open,
+    Closed,
+}
+
+impl Slot {
+    pub(super) fn new(
+        upstream_id: Option<String>,
+        upstream_index: Option<u64>,
+        kind: &str,
+        added: Box<RawValue>,
+    ) -> Self {
+        Self {
+            upstream_id,
+            upstream_index,
+            kind: kind.to_owned(),
+            added,
+            done: false,
+            text: String::new(),
+            part_open: false,
+            part_kind: PartKind::OutputText,
+            text_done: false,
+            annotations: Vec::new(),
+            native_summary: None,
+            summaries: Vec::new(),
+            arguments: String::new(),
+            summary: SummaryPart::None,
+        }
+    }
+}
