@@ -302,6 +302,31 @@ fn a_stream_cut_inside_a_refusal_closes_it_as_a_refusal() {
 }
 
 #[test]
+fn a_stream_cut_inside_a_call_ends_its_arguments() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"get_weather","arguments":""}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{\"city\":"}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let frames = parse_sse(&out);
+    let transcript = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    let done = frames
+        .iter()
+        .find(|f| f.event.as_deref() == Some("response.function_call_arguments.done"))
+        .expect("function_call_arguments.done");
+    let done: Value = serde_json::from_str(&done.data).unwrap();
+    assert_eq!(done["arguments"], r#"{"city":"#);
+    assert_eq!(done["name"], "get_weather");
+    assert_eq!(transcript.output[0]["status"], "incomplete");
+}
+
+#[test]
 fn after_an_error_event_the_stream_ends_whatever_comes_next() {
     // A backend that goes on after its `error` (more text, or a
     // `response.completed`) does not undo it: the stream fails there.

@@ -292,6 +292,12 @@ impl StreamTranslator {
         }
         self.slots[slot].track_native_summary(kind, &mut event);
         let state = &mut self.slots[slot];
+        if matches!(
+            kind,
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done"
+        ) {
+            state.arguments_done = true;
+        }
         match kind {
             "response.content_part.added" => {
                 state.part_open = true;

@@ -242,6 +242,30 @@ impl StreamTranslator {
         self.send("response.content_part.done", event, out);
     }
 
+    /// Ends a call's arguments (or a custom call's input) that the backend
+    /// never said were done, with what arrived of them.
+    fn close_arguments(&mut self, slot: usize, out: &mut Vec<u8>) {
+        let state = &mut self.slots[slot];
+        let (kind, field) = match state.kind.as_str() {
+            "function_call" => ("response.function_call_arguments.done", "arguments"),
+            "custom_tool_call" => ("response.custom_tool_call_input.done", "input"),
+            _ => return,
+        };
+        if std::mem::replace(&mut state.arguments_done, true) {
+            return;
+        }
+        let value = serde_json::to_string(&state.arguments).expect("strings serialize");
+        let name = RawObject::parse(&state.added)
+            .ok()
+            .and_then(|item| item.get("name").map(|n| n.get().to_owned()));
+        let mut event = self.place(slot);
+        event.set(field, &value);
+        if let Some(name) = name.filter(|_| field == "arguments") {
+            event.set("name", &name);
+        }
+        self.send(kind, event, out);
+    }
+
     /// Finishes every item still open, as `status` says, with what arrived
     /// of it.
     fn close_unfinished(&mut self, status: ResponseStatus, out: &mut Vec<u8>) {
@@ -255,6 +279,7 @@ impl StreamTranslator {
             }
             let had_text = self.slots[slot].part_open;
             self.close_parts(slot, out);
+            self.close_arguments(slot, out);
             let state = &self.slots[slot];
             let mut item = RawObject::parse(&state.added).expect("items are objects");
             item.set("status", item_status);
@@ -274,6 +299,10 @@ impl StreamTranslator {
                     let arguments =
                         serde_json::to_string(&state.arguments).expect("strings serialize");
                     item.set("arguments", &arguments);
+                }
+                "custom_tool_call" => {
+                    let input = serde_json::to_string(&state.arguments).expect("strings serialize");
+                    item.set("input", &input);
                 }
                 _ => {}
             }

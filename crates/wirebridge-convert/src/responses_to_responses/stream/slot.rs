@@ -27,6 +27,8 @@ pub(super) struct Slot {
     pub(super) annotations: Vec<Box<RawValue>>,
     /// The arguments so far, of a tool call.
     pub(super) arguments: String,
+    /// Whether the call's arguments (or input) done event was sent.
+    pub(super) arguments_done: bool,
     /// Reasoning shown as a summary: the part's state and text.
     pub(super) summary: SummaryPart,
     /// The backend's own summary part still open, passed on as it came.
@@ -64,6 +66,7 @@ impl Slot {
             native_summary: None,
             summaries: Vec::new(),
             arguments: String::new(),
+            arguments_done: false,
             summary: SummaryPart::None,
         }
     }
