@@ -327,6 +327,28 @@ fn a_stream_cut_inside_a_call_ends_its_arguments() {
 }
 
 #[test]
+fn an_item_opened_inside_another_fails_the_stream_keeping_the_first() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"First"}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m2","role":"assistant","status":"in_progress","content":[]}}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    assert_eq!(transcript.text, "First");
+    assert_eq!(transcript.output.len(), 1);
+    let message = transcript.error.unwrap()["message"].to_string();
+    assert!(message.contains("still open"), "{message}");
+}
+
+#[test]
 fn after_an_error_event_the_stream_ends_whatever_comes_next() {
     // A backend that goes on after its `error` (more text, or a
     // `response.completed`) does not undo it: the stream fails there.

@@ -158,6 +158,14 @@ impl StreamTranslator {
             }
             "response.output_item.added" => {
                 self.begin(out);
+                // Items follow one another (the API never interleaves
+                // them): one that opens inside another is a broken stream.
+                if let Some(open) = self.slots.iter().find(|s| !s.done) {
+                    return Err(format!(
+                        "the upstream opened an output item while its {} item was still open",
+                        open.kind
+                    ));
+                }
                 self.item_added(&event, out).map(|_| ())
             }
             "response.output_item.done" => {
