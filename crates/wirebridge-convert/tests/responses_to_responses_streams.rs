@@ -349,6 +349,26 @@ fn an_item_opened_inside_another_fails_the_stream_keeping_the_first() {
 }
 
 #[test]
+fn an_item_finished_as_another_type_fails_the_stream() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":""}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{}"}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"message","id":"fc","role":"assistant","status":"completed","content":[]}}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    assert_eq!(transcript.output[0]["type"], "function_call");
+    let message = transcript.error.unwrap()["message"].to_string();
+    assert!(message.contains("opened as a function_call"), "{message}");
+}
+
+#[test]
 fn after_an_error_event_the_stream_ends_whatever_comes_next() {
     // A backend that goes on after its `error` (more text, or a
     // `response.completed`) does not undo it: the stream fails there.

@@ -257,15 +257,33 @@ impl StreamTranslator {
         let item = event
             .get("item")
             .ok_or("the upstream sent response.output_item.done without an item")?;
-        let id = RawObject::parse(item)
-            .ok()
-            .and_then(|f| f.str("id").map(str::to_owned));
+        let fields = RawObject::parse(item).ok();
+        let id = fields.as_ref().and_then(|f| f.str("id").map(str::to_owned));
+        let kind = fields
+            .as_ref()
+            .and_then(|f| f.str("type"))
+            .unwrap_or_default();
         let at = event.get("output_index").and_then(index);
         let slot = match self.find(id.as_deref(), at) {
             Some(slot) if !self.slots[slot].done => slot,
-            // Never announced (or announced twice): it is now.
-            _ => self.announce(item, out)?,
+            // Never announced (or announced twice): it is now, unless that
+            // would open it inside another.
+            _ => {
+                if let Some(open) = self.slots.iter().find(|s| !s.done) {
+                    return Err(format!(
+                        "the upstream finished an output item it never opened while its {} item was still open",
+                        open.kind
+                    ));
+                }
+                self.announce(item, out)?
+            }
         };
+        if self.slots[slot].kind != kind {
+            return Err(format!(
+                "the upstream finished a {kind} item it had opened as a {}",
+                self.slots[slot].kind
+            ));
+        }
         self.close_parts(slot, out);
         let done = items::rewrite(item, &self.ctx, slot, true)?;
         self.finish_item(slot, done, out);
