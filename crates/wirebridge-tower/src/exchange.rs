@@ -293,6 +293,19 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
             );
             return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
         }
+        if head.status.is_informational() {
+            // A 1xx is never a final answer (RFC 9110, 15.2); passed on,
+            // the client would wait for the answer that follows it.
+            let error = api_error(
+                format!(
+                    "the upstream answered {} (informational) where an answer was due",
+                    head.status.as_u16()
+                ),
+                "server_error",
+                "upstream_informational",
+            );
+            return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+        }
         if !head.status.is_success() {
             let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
             let (status, reshaped) =

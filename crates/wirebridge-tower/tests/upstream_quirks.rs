@@ -173,6 +173,38 @@ async fn an_error_body_with_status_200_is_a_502() {
 }
 
 #[tokio::test]
+async fn an_informational_status_is_no_answer() {
+    // A 1xx handed over as the final response (a hand-written service
+    // can): passed on, the client would wait for an answer that never
+    // comes.
+    for status in [100, 103, 195] {
+        let status = StatusCode::from_u16(status).unwrap();
+        let seen = Seen::default();
+        let service = ResponsesToChatLayer::new().layer(upstream(
+            status,
+            "application/json",
+            b"{}".to_vec(),
+            3,
+            seen.clone(),
+        ));
+        let (got, _, bytes) = read(
+            service
+                .oneshot(post("/v1/responses", RESPONSES_BODY_REQUEST))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(got, 502, "{status}");
+        let body: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(body["error"]["code"], "upstream_informational");
+        assert!(body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(status.as_str()));
+    }
+}
+
+#[tokio::test]
 async fn a_redirect_is_never_passed_on() {
     for status in [
         StatusCode::MOVED_PERMANENTLY,
