@@ -305,7 +305,7 @@ fn a_stream_cut_inside_a_refusal_closes_it_as_a_refusal() {
 fn a_stream_cut_inside_a_call_ends_its_arguments() {
     let upstream = sse(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"get_weather","arguments":""}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"get_weather","arguments":"","status":"in_progress"}}"#,
         r#"{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{\"city\":"}"#,
     ]);
     let (out, _) = drive(
@@ -349,10 +349,31 @@ fn an_item_opened_inside_another_fails_the_stream_keeping_the_first() {
 }
 
 #[test]
+fn a_summary_part_opened_inside_another_fails_the_stream() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"reasoning","id":"rs","summary":[]}}"#,
+        r#"{"type":"response.reasoning_summary_part.added","item_id":"rs","summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","summary_index":0,"delta":"One"}"#,
+        r#"{"type":"response.reasoning_summary_part.added","item_id":"rs","summary_index":1,"part":{"type":"summary_text","text":""}}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+    assert_eq!(transcript.status, "failed");
+    assert_eq!(transcript.output[0]["summary"][0]["text"], "One");
+    let message = transcript.error.unwrap()["message"].to_string();
+    assert!(message.contains("summary part"), "{message}");
+}
+
+#[test]
 fn an_item_finished_as_another_type_fails_the_stream() {
     let upstream = sse(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":""}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":"","status":"in_progress"}}"#,
         r#"{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{}"}"#,
         r#"{"type":"response.output_item.done","item":{"type":"message","id":"fc","role":"assistant","status":"completed","content":[]}}"#,
     ]);

@@ -316,7 +316,7 @@ impl StreamTranslator {
         {
             return Ok(());
         }
-        self.slots[slot].track_native_summary(kind, &mut event);
+        self.slots[slot].track_native_summary(kind, &mut event)?;
         let state = &mut self.slots[slot];
         if matches!(
             kind,

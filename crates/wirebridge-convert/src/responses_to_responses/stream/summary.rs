@@ -21,8 +21,18 @@ pub(super) struct NativeSummary {
 
 impl Slot {
     /// Follows the backend's summary part events, and names the part on
-    /// those that do not (the API requires `summary_index` on each).
-    pub(super) fn track_native_summary(&mut self, kind: &str, event: &mut RawObject<'_>) {
+    /// those that do not (the API requires `summary_index` on each). A
+    /// part opened inside another is a broken stream.
+    pub(super) fn track_native_summary(
+        &mut self,
+        kind: &str,
+        event: &mut RawObject<'_>,
+    ) -> Result<(), String> {
+        if kind == "response.reasoning_summary_part.added" && self.native_summary.is_some() {
+            return Err(
+                "the upstream opened a summary part while another was still open".to_owned(),
+            );
+        }
         if kind.starts_with("response.reasoning_summary_") && event.get("summary_index").is_none() {
             let index = match (&self.native_summary, kind) {
                 (Some(part), _) => part.index.get().to_owned(),
@@ -68,6 +78,7 @@ impl Slot {
             }
             _ => {}
         }
+        Ok(())
     }
 }
 
