@@ -349,6 +349,41 @@ fn an_item_opened_inside_another_fails_the_stream_keeping_the_first() {
 }
 
 #[test]
+fn a_done_event_without_its_value_is_given_what_the_deltas_said() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{}"}"#,
+        r#"{"type":"response.function_call_arguments.done","item_id":"fc"}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":"{}","status":"completed"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"Done."}"#,
+        r#"{"type":"response.output_text.done","item_id":"m"}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        0,
+    );
+    let frames = parse_sse(&out);
+    responses_grammar::check(&frames).expect("grammar");
+    let value = |event: &str, field: &str| {
+        let frame = frames
+            .iter()
+            .find(|f| f.event.as_deref() == Some(event))
+            .unwrap();
+        serde_json::from_str::<Value>(&frame.data).unwrap()[field].clone()
+    };
+    assert_eq!(
+        value("response.function_call_arguments.done", "arguments"),
+        "{}"
+    );
+    assert_eq!(value("response.function_call_arguments.done", "name"), "f");
+    assert_eq!(value("response.output_text.done", "text"), "Done.");
+}
+
+#[test]
 fn a_summary_part_opened_inside_another_fails_the_stream() {
     let upstream = sse(&[
         r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,

@@ -360,8 +360,10 @@ impl StreamTranslator {
                 } else {
                     "text"
                 };
-                if let Some(text) = string(event.get(field)) {
-                    state.text = text;
+                match string(event.get(field)) {
+                    Some(text) => state.text = text,
+                    // The API requires it: what the deltas said.
+                    None => event.set(field, &json_string(&state.text)),
                 }
                 state.text_done = true;
                 if kind == "response.output_text.done" {
@@ -373,13 +375,21 @@ impl StreamTranslator {
                     state.arguments.push_str(&delta);
                 }
             }
-            "response.function_call_arguments.done" if event.get("name").is_none() => {
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
+                let field = if kind == "response.custom_tool_call_input.done" {
+                    "input"
+                } else {
+                    "arguments"
+                };
+                if string(event.get(field)).is_none() {
+                    event.set(field, &json_string(&state.arguments));
+                }
                 // The grammar names the function on this event; some
                 // backends name it on the item only.
                 let name = RawObject::parse(&state.added)
                     .ok()
                     .and_then(|item| item.get("name").map(|n| n.get().to_owned()));
-                if let Some(name) = name {
+                if let (Some(name), "arguments", None) = (name, field, event.get("name")) {
                     event.set("name", &name);
                 }
             }
@@ -552,6 +562,11 @@ impl crate::stream::StreamTranslate for StreamTranslator {
 /// An event's position field, when it is a number.
 fn index(raw: &RawValue) -> Option<u64> {
     raw.get().parse().ok()
+}
+
+/// `text` as a JSON string literal.
+fn json_string(text: &str) -> String {
+    serde_json::to_string(text).expect("strings serialize")
 }
 
 /// A JSON string's text.
