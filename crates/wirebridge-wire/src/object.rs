@@ -64,8 +64,23 @@ impl<'a> RawObject<'a> {
     /// If `json` is not valid JSON: values come from the code, not input.
     pub fn set(&mut self, key: &'a str, json: &str) {
         let value = Cow::Owned(RawValue::from_string(json.to_owned()).expect("valid JSON"));
-        match self.fields.iter_mut().find(|(k, _)| k == key) {
-            Some((_, v)) => *v = value,
+        self.put(key, value);
+    }
+
+    /// Puts `value` at the first `key`, and removes any repeat of it: JSON
+    /// readers differ on which of two equal keys wins (serde_json keeps
+    /// the last, this type reads the first), so a value set here must be
+    /// the only one.
+    fn put(&mut self, key: &'a str, value: Cow<'a, RawValue>) {
+        match self.fields.iter().position(|(k, _)| k == key) {
+            Some(at) => {
+                self.fields[at].1 = value;
+                let mut n = 0;
+                self.fields.retain(|(k, _)| {
+                    n += 1;
+                    n <= at + 1 || k != key
+                });
+            }
             None => self.fields.push((Str::from(key), value)),
         }
     }
@@ -86,18 +101,12 @@ impl<'a> RawObject<'a> {
 
     /// Sets `key` to a value written elsewhere.
     pub fn set_raw(&mut self, key: &'a str, value: Box<RawValue>) {
-        match self.fields.iter_mut().find(|(k, _)| k == key) {
-            Some((_, v)) => *v = Cow::Owned(value),
-            None => self.fields.push((Str::from(key), Cow::Owned(value))),
-        }
+        self.put(key, Cow::Owned(value));
     }
 
     /// Sets `key` to a value borrowed from elsewhere.
     pub fn set_borrowed(&mut self, key: &'a str, value: &'a RawValue) {
-        match self.fields.iter_mut().find(|(k, _)| k == key) {
-            Some((_, v)) => *v = Cow::Borrowed(value),
-            None => self.fields.push((Str::from(key), Cow::Borrowed(value))),
-        }
+        self.put(key, Cow::Borrowed(value));
     }
 
     /// The keys and their raw values, in the order they were written.
@@ -180,6 +189,23 @@ mod tests {
             o.to_raw().get(),
             r#"{"city":"Paris","strict":false,"extra":{}}"#
         );
+    }
+
+    #[test]
+    fn a_value_set_is_the_only_one_of_its_key() {
+        // Which of two equal keys counts depends on the reader: a value
+        // the bridge sets replaces every one.
+        let raw = r#"{"item_id":"a","x":1,"item_id":"b","item_id":"c"}"#;
+        let mut o = object(raw);
+        o.set("item_id", r#""mine""#);
+        assert_eq!(o.to_raw().get(), r#"{"item_id":"mine","x":1}"#);
+        let mut o = object(raw);
+        o.set_raw("item_id", RawValue::from_string("2".into()).unwrap());
+        assert_eq!(o.to_raw().get(), r#"{"item_id":2,"x":1}"#);
+        let value = RawValue::from_string("3".into()).unwrap();
+        let mut o = object(raw);
+        o.set_borrowed("item_id", &value);
+        assert_eq!(o.to_raw().get(), r#"{"item_id":3,"x":1}"#);
     }
 
     #[test]
