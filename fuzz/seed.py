@@ -142,6 +142,78 @@ COMPACTING_TURNS = {
 }
 
 
+def status(code):
+    """The two status bytes `upstream_reply` reads as `code` (100 + n % 500)."""
+    return (code - 100).to_bytes(2, "big")
+
+
+def reply(options, code, content_type, body):
+    """An `upstream_reply` input: options, status, one header, the body."""
+    return bytes([options]) + status(code) + f"content-type: {content_type}\n\n".encode() + body
+
+
+def upstream_replies(shared: Path, seeds):
+    """What each layer's upstream may answer: for a Responses client over a
+    Chat service (options 0), the recorded Chat streams and bodies; for the
+    layers over a Responses service (1: Chat clients, 2: Messages clients,
+    3: Responses clients with the bridge's store), the Responses ones; and
+    for every layer the recorded error bodies, at the statuses upstreams
+    send them with. Bit 2 of options is set for the streams: the client
+    asked for one."""
+    fixtures = shared / "fixtures"
+    errors = []
+    bodies = {"chat": [], "responses": []}
+    for api in ["chat", "responses"]:
+        for path in sorted((fixtures / "vercel-ai" / api).glob("*.json")):
+            data = path.read_bytes()
+            try:
+                value = json.loads(data)
+            except ValueError:
+                continue
+            if isinstance(value, dict) and "object" not in value and isinstance(value.get("error"), dict):
+                errors.append((path.stem, data))
+            else:
+                bodies[api].append((path.stem, data))
+    for path in sorted((fixtures / "openai-python").glob("chat-json-*.json")):
+        bodies["chat"].append((path.stem, path.read_bytes()))
+    out = {}
+    for layer in range(4):
+        api = "chat" if layer == 0 else "responses"
+        for name, sse in list(seeds[f"{api}_stream"].items())[:40]:
+            out[f"{layer}-stream-{name}"] = reply(layer | 4, 200, "text/event-stream", sse)
+        for name, body in bodies[api]:
+            out[f"{layer}-body-{name}"] = reply(layer, 200, "application/json", body)
+        for name, body in errors:
+            for code in [400, 429, 500, 503]:
+                out[f"{layer}-error-{code}-{name}"] = reply(layer | 4 * (code == 429), code, "application/json", body)
+    return out
+
+
+# Messages a WebSocket-mode client sends: the Codex requests as
+# `response.create` (with a lane, and as a warm-up), and the other kinds.
+WEBSOCKET_MESSAGES = {
+    "processed": b'{"type":"response.processed","response_id":"resp_1"}',
+    "steer": b'{"type":"response.steer","previous_response_id":"resp_1","input":[{"type":"message","role":"user","content":"stop"}]}',
+    "steer-text": b'{"type":"response.steer","previous_response_id":"resp_1","input":"stop"}',
+    "unknown": b'{"type":"session.update","session":{}}',
+    "stream-false": b'{"type":"response.create","model":"m","stream_id":"s","stream":false}',
+    "background": b'{"type":"response.create","model":"m","background":true}',
+}
+
+
+def websocket_messages(seeds):
+    out = dict(WEBSOCKET_MESSAGES)
+    for name, body in seeds["responses_request"].items():
+        value = json.loads(body)
+        if not isinstance(value, dict):
+            continue
+        value = {"type": "response.create", **value}
+        out[f"create-{name}"] = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+        lane = {**value, "stream_id": "lane-1", "generate": False}
+        out[f"warm-up-{name}"] = json.dumps(lane, separators=(",", ":"), ensure_ascii=False).encode()
+    return out
+
+
 def write(target, name, data):
     directory = FUZZ / "corpus" / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -149,7 +221,8 @@ def write(target, name, data):
 
 
 def main():
-    seeds = collect(shared_dir())
+    shared = shared_dir()
+    seeds = collect(shared)
     for target in ["chat_stream", "responses_stream"]:
         for name, sse in seeds[target].items():
             write(target, name, HEADER + sse)
@@ -175,7 +248,11 @@ def main():
     for mode in range(16):
         write("sealed_carriers", f"mode-{mode}", bytes([mode]))
         write("sealed_carriers", f"mode-{mode}-flip", bytes([mode]) + b"\x00" * 20 + b"\x01")
-    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers"]:
+    for name, data in upstream_replies(shared, seeds).items():
+        write("upstream_reply", name, data)
+    for name, data in websocket_messages(seeds).items():
+        write("websocket_client_event", name, data)
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply"]:
         count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
         print(f"{target}: {count} seeds")
 

@@ -179,3 +179,32 @@ pub fn check_request(data: &[u8], translated: Result<&[u8], &ConvertError>) {
         }
     }
 }
+
+/// Whether `text` is a JSON object whose top level names no field twice.
+/// serde_json keeps the last of two equal names, a raw reader may keep the
+/// first; JSON itself leaves it open (RFC 8259, 4), so a comparison of
+/// fields holds only where the question does not arise.
+pub fn unique_keys(text: &str) -> bool {
+    struct Keys;
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = bool;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            let mut unique = true;
+            while let Some((key, IgnoredAny)) = map.next_entry::<String, IgnoredAny>()? {
+                unique &= seen.insert(key);
+            }
+            Ok(unique)
+        }
+    }
+    struct Object(bool);
+    impl<'de> serde::Deserialize<'de> for Object {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(Keys).map(Object)
+        }
+    }
+    serde_json::from_str::<Object>(text).is_ok_and(|Object(unique)| unique)
+}

@@ -103,6 +103,9 @@ pub use settings::WebSocketSettings;
 pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE};
 pub use shutdown::{Shutdown, ShutdownTrigger};
 pub use stateful::MissingHistory;
+#[cfg(all(fuzzing, feature = "websocket"))]
+#[doc(hidden)]
+pub use websocket::fuzzing as websocket_fuzzing;
 pub use wirebridge_convert::StreamTranslate;
 pub use wirebridge_store as store;
 

@@ -10,6 +10,8 @@
 //! so a turn is logged and counted as one exchange.
 
 mod client_event;
+#[cfg(fuzzing)]
+pub mod fuzzing;
 mod handshake;
 mod rejection;
 mod server_event;
