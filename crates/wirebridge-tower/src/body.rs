@@ -36,6 +36,9 @@ enum Kind<B> {
         #[pin]
         inner: B,
         state: Box<dyn Driver>,
+        /// Whether the upstream body has ended (or failed): it is not
+        /// polled again.
+        inner_ended: bool,
     },
 }
 
@@ -59,7 +62,11 @@ impl<B> ResponseBody<B> {
     /// An upstream event stream, translated as it is read.
     pub(crate) fn stream(inner: B, state: Box<dyn Driver>) -> Self {
         Self {
-            kind: Kind::Stream { inner, state },
+            kind: Kind::Stream {
+                inner,
+                state,
+                inner_ended: false,
+            },
         }
     }
 
@@ -101,7 +108,11 @@ where
         match self.project().kind.project() {
             KindProj::Passthrough { inner } => inner.poll_frame(cx),
             KindProj::Full { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
-            KindProj::Stream { inner, state } => stream::poll_frame(inner, state.as_mut(), cx),
+            KindProj::Stream {
+                inner,
+                state,
+                inner_ended,
+            } => stream::poll_frame(inner, state.as_mut(), inner_ended, cx),
         }
     }
 

@@ -340,6 +340,7 @@ const MAX_BATCH: usize = 64 * 1024;
 pub(super) fn poll_frame<B>(
     mut inner: Pin<&mut B>,
     state: &mut dyn Driver,
+    inner_ended: &mut bool,
     cx: &mut Context<'_>,
 ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>>
 where
@@ -357,13 +358,25 @@ where
                             state.feed(&data);
                         }
                     }
-                    Some(Err(e)) => state.end(Some(format!(
-                        "the upstream connection failed mid-stream: {e}"
-                    ))),
-                    None => state.end(None),
+                    Some(Err(e)) => {
+                        *inner_ended = true;
+                        state.end(Some(format!(
+                            "the upstream connection failed mid-stream: {e}"
+                        )));
+                    }
+                    None => {
+                        *inner_ended = true;
+                        state.end(None);
+                    }
                 }
                 continue;
             }
+        }
+        if state.is_done() && !*inner_ended {
+            // Before the last frames go: a client's server stops polling a
+            // body that says it has ended.
+            *inner_ended = true;
+            drain_at_hand(inner.as_mut(), cx);
         }
         if let Some(frames) = ready!(state.poll_output(cx)) {
             return Poll::Ready(Some(Ok(Frame::data(frames))));
@@ -372,5 +385,33 @@ where
             return Poll::Ready(None);
         }
         ready!(state.poll_timers(cx));
+    }
+}
+
+/// Bytes an upstream may still have at hand after its stream's terminal
+/// event (a chunked body's last chunk, a `[DONE]` line) that are read to
+/// let its connection carry another request.
+const MAX_DRAIN: usize = 16 * 1024;
+
+/// Reads what the upstream already sent after the translator finished,
+/// without waiting for more.
+///
+/// The translator ends the stream at its terminal event, which usually
+/// arrives in the same read as the end of the upstream's body (the last
+/// chunk of a chunked body). Reading that end is what lets the upstream's
+/// connection be kept for the next request; a body dropped before its end
+/// closes its connection, so without this every translated stream opened a
+/// connection of its own. An upstream that sends more, or has not sent its
+/// end yet, is not waited for: the client's stream ends now, and that
+/// connection is closed.
+fn drain_at_hand<B: Body<Data = Bytes>>(mut inner: Pin<&mut B>, cx: &mut Context<'_>) {
+    let mut drained = 0;
+    while drained <= MAX_DRAIN {
+        match inner.as_mut().poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                drained += frame.data_ref().map_or(0, Bytes::len);
+            }
+            Poll::Ready(Some(Err(_)) | None) | Poll::Pending => return,
+        }
     }
 }
