@@ -95,12 +95,36 @@ async fn sequential_requests_over_a_chat_upstream_share_one_connection() {
     let (proxy, _demo, accepted) = bridge(&[]).await;
     // Translated streams first: each ended with the upstream's body
     // still to be read to its end, which closed the connection.
-    rounds(&proxy, "/v1/responses", responses_request(true), responses_stream).await;
+    rounds(
+        &proxy,
+        "/v1/responses",
+        responses_request(true),
+        responses_stream,
+    )
+    .await;
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "translated streams");
-    rounds(&proxy, "/v1/messages", messages_request(true), messages_stream).await;
+    rounds(
+        &proxy,
+        "/v1/messages",
+        messages_request(true),
+        messages_stream,
+    )
+    .await;
     rounds(&proxy, "/v1/responses", responses_request(false), json_body).await;
-    rounds(&proxy, "/v1/chat/completions", chat_request(true), chat_stream).await;
-    rounds(&proxy, "/v1/chat/completions", chat_request(false), json_body).await;
+    rounds(
+        &proxy,
+        "/v1/chat/completions",
+        chat_request(true),
+        chat_stream,
+    )
+    .await;
+    rounds(
+        &proxy,
+        "/v1/chat/completions",
+        chat_request(false),
+        json_body,
+    )
+    .await;
     assert_eq!(accepted.load(Ordering::SeqCst), 1, "every request");
 }
 
@@ -109,12 +133,44 @@ async fn sequential_requests_over_a_responses_upstream_share_one_connection() {
     for profile in ["generic", "openai"] {
         let (proxy, _demo, accepted) =
             bridge(&["--upstream-api", "responses", "--profile", profile]).await;
-        rounds(&proxy, "/v1/chat/completions", chat_request(true), chat_stream).await;
-        assert_eq!(accepted.load(Ordering::SeqCst), 1, "{profile}: translated streams");
-        rounds(&proxy, "/v1/responses", responses_request(true), responses_stream).await;
-        rounds(&proxy, "/v1/messages", messages_request(true), messages_stream).await;
-        rounds(&proxy, "/v1/chat/completions", chat_request(false), json_body).await;
+        rounds(
+            &proxy,
+            "/v1/chat/completions",
+            chat_request(true),
+            chat_stream,
+        )
+        .await;
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "{profile}: translated streams"
+        );
+        rounds(
+            &proxy,
+            "/v1/responses",
+            responses_request(true),
+            responses_stream,
+        )
+        .await;
+        rounds(
+            &proxy,
+            "/v1/messages",
+            messages_request(true),
+            messages_stream,
+        )
+        .await;
+        rounds(
+            &proxy,
+            "/v1/chat/completions",
+            chat_request(false),
+            json_body,
+        )
+        .await;
         rounds(&proxy, "/v1/responses", responses_request(false), json_body).await;
-        assert_eq!(accepted.load(Ordering::SeqCst), 1, "{profile}: every request");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            1,
+            "{profile}: every request"
+        );
     }
 }

@@ -51,6 +51,7 @@ pub use request::{translate_request, ParsedRequest, TranslatedRequest};
 pub use stream::StreamTranslator;
 
 // Shared with Responses clients on Responses backends.
+pub(crate) use compacted::{Cut, Place};
 pub(crate) use echo::echo;
 pub(crate) use history::turn_input;
 pub(crate) use reply::token_usage;

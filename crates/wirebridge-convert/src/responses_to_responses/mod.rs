@@ -48,12 +48,15 @@
 //! ```
 
 mod body;
+mod compacted;
 mod items;
 mod request;
 mod stream;
 
 pub use body::{translate_body, translate_stream_body};
-pub use request::{translate_request, TranslatedRequest};
+pub use request::{
+    translate_compacted, translate_compacting, translate_request, TranslatedRequest,
+};
 pub use stream::StreamTranslator;
 
 use serde_json::value::RawValue;

@@ -4,12 +4,14 @@ use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::CreateResponse;
 use wirebridge_wire::RawObject;
 
+use super::compacted::{self, Mode};
 use super::NativeContext;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
 use crate::loss::{LossKind, LossReport};
 use crate::profile::ReasoningOutput;
 use crate::recorder::LossRecorder;
+use crate::responses_to_chat::compaction::Summary;
 use crate::responses_to_chat::{echo, turn_input, History, Options, ParsedRequest, Seal, Turn};
 use crate::seal::{OpenError, PREFIX};
 
@@ -51,6 +53,50 @@ pub fn translate_request<'a>(
     history: &History<'a>,
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
+    translate(parsed, history, options, Mode::default())
+}
+
+/// [`translate_request`] for a request whose compaction the caller runs
+/// (see [`ParsedRequest::compaction`]): `context_management` is acted on
+/// by the caller, and not sent to the backend. This is what a threshold is
+/// measured on.
+pub fn translate_compacting<'a>(
+    parsed: ParsedRequest<'a>,
+    history: &History<'a>,
+    options: &Options,
+) -> Result<TranslatedRequest, ConvertError> {
+    let mode = Mode {
+        compacts: true,
+        compacted: None,
+    };
+    translate(parsed, history, options, mode)
+}
+
+/// [`translate_compacting`] with the conversation just compacted into
+/// `summary`: the backend reads the client's messages, then the summary;
+/// the reply's output starts with the `compaction` item.
+pub fn translate_compacted<'a>(
+    parsed: ParsedRequest<'a>,
+    history: &History<'a>,
+    options: &Options,
+    summary: &Summary,
+) -> Result<TranslatedRequest, ConvertError> {
+    let mode = Mode {
+        compacts: true,
+        compacted: Some(&summary.text),
+    };
+    let mut t = translate(parsed, history, options, mode)?;
+    t.context.leading = vec![summary.item(&t.context.ids, 0)];
+    t.losses.extend(summary.losses.clone());
+    Ok(t)
+}
+
+fn translate<'a>(
+    parsed: ParsedRequest<'a>,
+    history: &History<'a>,
+    options: &Options,
+    mode: Mode<'_>,
+) -> Result<TranslatedRequest, ConvertError> {
     let ParsedRequest {
         request,
         body,
@@ -80,10 +126,14 @@ pub fn translate_request<'a>(
     for field in STATEFUL_FIELDS {
         upstream.remove(field);
     }
+    if mode.compacts {
+        upstream.remove("context_management");
+    }
     if !options.profile.named_tool_choice {
         name_the_choice_as_required(&mut upstream);
     }
     let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
+    let input = compacted::read(input, &own_input, options.seal.as_ref(), mode, &mut losses)?;
     upstream.set_raw(
         "input",
         RawValue::from_string(input).map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?,

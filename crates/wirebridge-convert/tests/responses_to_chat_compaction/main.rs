@@ -7,6 +7,7 @@
 mod common;
 
 mod compact;
+mod native;
 mod turns;
 
 use std::sync::Arc;

@@ -162,7 +162,7 @@ fn a_summary_reply_without_text_is_the_upstreams_failure() {
     assert_eq!(err.status(), 502);
 }
 
-const LONG_TURN: &str = r#"{"model":"m","stream":true,"context_management":[{"type":"compaction","compact_threshold":1000}],"input":[
+pub(super) const LONG_TURN: &str = r#"{"model":"m","stream":true,"context_management":[{"type":"compaction","compact_threshold":1000}],"input":[
     {"role":"user","content":"Plan a trip."},
     {"type":"function_call","call_id":"call_1","name":"search","arguments":"{}"},
     {"type":"function_call_output","call_id":"call_1","output":"many results"},

@@ -22,7 +22,7 @@ impl Seal {
 
 /// Why a compaction item stands for nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(in crate::responses_to_chat) enum Unread {
+pub(crate) enum Unread {
     /// It has no `encrypted_content` string.
     Missing,
     /// Its carrier does not open.

@@ -9,7 +9,7 @@ use crate::error::ConvertError;
 
 /// The compaction items of a conversation, opened.
 #[derive(Debug, Default)]
-pub(in crate::responses_to_chat) struct Cut {
+pub(crate) struct Cut {
     /// Each compaction item's summary, or why it has none, by item index.
     items: Vec<(usize, Result<String, Unread>)>,
     /// Where the latest summary stands: the items before it are its, but
@@ -24,7 +24,7 @@ pub(in crate::responses_to_chat) struct Cut {
 
 /// What becomes of an item of a compacted conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::responses_to_chat) enum Place {
+pub(crate) enum Place {
     /// Translated as usual.
     Kept,
     /// Before the latest summary, which stands for it.
@@ -37,7 +37,7 @@ pub(in crate::responses_to_chat) enum Place {
 impl Cut {
     /// Opens the compaction items among `items` with `seal`; `trailing` is
     /// a summary that stands after them all.
-    pub(in crate::responses_to_chat) fn new(
+    pub(crate) fn new(
         items: &[InputItem<'_>],
         seal: Option<&Seal>,
         trailing: Option<&str>,
@@ -88,10 +88,7 @@ impl Cut {
     /// The summary of the compaction item at `index` when it is the one
     /// the conversation is read from (`Ok(None)`: an earlier one, which
     /// the latest stands for), or why it cannot be read.
-    pub(in crate::responses_to_chat) fn summary(
-        &self,
-        index: usize,
-    ) -> Result<Option<&str>, &Unread> {
+    pub(crate) fn summary(&self, index: usize) -> Result<Option<&str>, &Unread> {
         match self.items.iter().find(|(i, _)| *i == index) {
             Some((_, Ok(summary))) if self.at == Some(index) => Ok(Some(summary)),
             Some((_, Err(why))) => Err(why),
@@ -100,12 +97,12 @@ impl Cut {
     }
 
     /// The summary that stands after the last item, once.
-    pub(in crate::responses_to_chat) fn take_trailing(&mut self) -> Option<String> {
+    pub(crate) fn take_trailing(&mut self) -> Option<String> {
         self.trailing.take()
     }
 
     /// What becomes of the item at `index`.
-    pub(in crate::responses_to_chat) fn place(&self, index: usize, item: &InputItem<'_>) -> Place {
+    pub(crate) fn place(&self, index: usize, item: &InputItem<'_>) -> Place {
         let Some(at) = self.at else {
             return Place::Kept;
         };
@@ -135,7 +132,7 @@ impl Cut {
 
 /// A message the client wrote (not the assistant's): kept through a
 /// compaction.
-pub(in crate::responses_to_chat) fn is_clients(item: &InputItem<'_>) -> bool {
+pub(crate) fn is_clients(item: &InputItem<'_>) -> bool {
     matches!(item.role.as_deref(), Some("user" | "system" | "developer"))
 }
 

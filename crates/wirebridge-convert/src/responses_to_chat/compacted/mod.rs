@@ -16,7 +16,7 @@ pub use asked::MIN_THRESHOLD;
 pub use prompt::{SUMMARY_INTRO, SUMMARY_PROMPT};
 
 pub(super) use asked::{entries, report};
-pub(super) use cut::{is_clients, Cut, Place};
+pub(crate) use cut::{is_clients, Cut, Place};
 pub(super) use prompt::{prompt_message, summary_message};
 
 use wirebridge_wire::chat::strict::{ChatRequest, ChatToolChoice};

@@ -22,7 +22,7 @@ use crate::summary::ReplySummary;
 #[derive(Debug, Clone)]
 pub struct Summary {
     /// The summary.
-    pub(super) text: String,
+    pub(crate) text: String,
     /// The summary, sealed: the `encrypted_content` of its item.
     pub(super) sealed: String,
     /// The tokens writing it took, when the backend said.
@@ -34,7 +34,7 @@ pub struct Summary {
 impl Summary {
     /// The `compaction` item, at `index` in the output of the response
     /// whose ids are `ids`.
-    pub(super) fn item(&self, ids: &ResponseIds, index: usize) -> Box<RawValue> {
+    pub(crate) fn item(&self, ids: &ResponseIds, index: usize) -> Box<RawValue> {
         let id = ids.item("cmp", index);
         let item = OutputItem::Compaction(CompactionItem {
             id: &id,
