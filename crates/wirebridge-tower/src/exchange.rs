@@ -97,7 +97,9 @@ where
         Way::Usual(parsed) => parsed,
         Way::Compacting(settings, request) => {
             let (parts, prefix) = (parts.clone(), prefix.to_owned());
-            let turn = compaction::Turn::new(settings, &shared.common, parts, prefix, tenant);
+            let speaks = compaction::Speaks::upstream_of::<D>();
+            let turn =
+                compaction::Turn::new(settings, &shared.common, parts, prefix, tenant, speaks);
             // Boxed: the compaction turn's future is several times the size
             // of the usual exchange's, which would otherwise carry it (and
             // copy it on every move) for every request.

@@ -9,7 +9,7 @@ use wirebridge_convert::responses_to_chat::{self, Finished, History, TranslatedB
 use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
 use wirebridge_convert::{ConvertError, LossPolicy};
 
-use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverResponses, Tenant};
+use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverResponses, Tenant, Way};
 use crate::observer;
 use crate::settings::ResponsesSettings;
 #[cfg(feature = "websocket")]
@@ -37,6 +37,16 @@ impl sealed::Direction for ResponsesOverResponses {
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
         responses_to_chat::ParsedRequest::parse(body)
+    }
+
+    fn way<'s, 'a>(
+        settings: &'s ResponsesSettings,
+        parsed: Self::Parsed<'a>,
+    ) -> Way<'s, 'a, Self::Parsed<'a>> {
+        match parsed.names_compaction() {
+            true => Way::Compacting(settings, Box::new(parsed)),
+            false => Way::Usual(parsed),
+        }
     }
 
     fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
@@ -127,5 +137,9 @@ impl sealed::Direction for ResponsesOverResponses {
         stores: bool,
     ) -> ResponsesSettings {
         responses_side::session(settings, cache, stores)
+    }
+
+    fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
+        Some(settings)
     }
 }

@@ -16,7 +16,7 @@ use http_body::Body;
 use tower::Service;
 use wirebridge_convert::ReplySummary;
 
-use super::compaction::Upstream;
+use super::compaction::{Speaks, Upstream};
 use super::{prepare, read};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
@@ -89,6 +89,7 @@ where
         parts: &parts,
         prefix: &prefix,
         common: &shared.common,
+        speaks: Speaks::upstream_of::<D>(),
     };
     let tokenize = D::tokenize(&shared.direction);
     let (tokens, counted) = upstream

@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use http::StatusCode;
-use wirebridge_convert::responses_to_chat::{Options, ResponsesContext, Seal, Turn};
+use wirebridge_convert::responses_to_chat::{Options, Seal, Turn};
 use wirebridge_convert::{Loss, LossKind, LossReport};
 use wirebridge_wire::error::ApiError;
 
+use crate::direction::sealed::Direction;
 use crate::direction::Tenant;
 use crate::replies::Refused;
 use crate::settings::ResponsesSettings;
@@ -69,11 +70,11 @@ pub(super) async fn resolve(
 
 /// What the stored conversation means for a translation: the gap it misses
 /// (a loss), and nothing kept for a tenant that may keep nothing.
-pub(super) fn settle(
+pub(super) fn settle<D: Direction>(
     stored: &Resolved,
     tenant: &Tenant,
     turn: &mut Option<Turn>,
-    context: &mut ResponsesContext,
+    context: &mut D::Context,
     losses: &mut LossReport,
 ) {
     if let Some(missing) = stored.missing() {
@@ -87,6 +88,6 @@ pub(super) fn settle(
         });
     }
     if !tenant.stores && turn.take().is_some() {
-        context.echo.store = false;
+        D::not_stored(context);
     }
 }

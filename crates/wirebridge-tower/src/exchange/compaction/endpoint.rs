@@ -12,7 +12,7 @@ use wirebridge_convert::responses_to_chat::compaction::CompactRequest;
 use wirebridge_wire::error::ApiError;
 
 use super::conversation::{no_seal_key, options, resolve};
-use super::summarize::Upstream;
+use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::exchange::read;
@@ -102,6 +102,7 @@ where
         parts: &parts,
         prefix: &prefix,
         common: &shared.common,
+        speaks: Speaks::upstream_of::<D>(),
     };
     let (mut head, reply) = match upstream
         .summarize(

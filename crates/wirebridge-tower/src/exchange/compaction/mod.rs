@@ -1,4 +1,5 @@
-//! Exchanges that compact, for Responses clients over a Chat upstream.
+//! Exchanges that compact, for Responses clients over a Chat upstream or
+//! a Responses upstream that keeps no state.
 //!
 //! - `POST …/responses/compact` ([`compact`]): the conversation, summarized
 //!   by the backend, answered as a `response.compaction` object;
@@ -15,13 +16,14 @@
 
 mod conversation;
 mod endpoint;
+mod over;
 mod summarize;
 mod turn;
 
 use http::Method;
 
 pub(crate) use endpoint::compact;
-pub(crate) use summarize::Upstream;
+pub(crate) use summarize::{Speaks, Upstream};
 pub(crate) use turn::Turn;
 
 use crate::direction::sealed::Direction;

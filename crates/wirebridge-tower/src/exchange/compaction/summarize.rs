@@ -1,5 +1,10 @@
 //! The upstream calls a compaction makes besides the reply: the summary
 //! (one non-streaming Chat request), and counting the input's tokens.
+//!
+//! The summary request is written once, as Chat. An upstream that speaks
+//! Responses is sent it through the Chat client's translator, and its
+//! answer read back through the same: one place says how a summary is
+//! asked for and read, whichever API the backend speaks.
 
 use std::fmt;
 
@@ -8,9 +13,11 @@ use http::{header, request, response, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::{Service, ServiceExt};
+use wirebridge_convert::chat_to_responses;
 use wirebridge_convert::responses_to_chat::compaction::{
     estimate_tokens, tokenize_count, tokenize_request,
 };
+use wirebridge_wire::RawObject;
 
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
@@ -35,6 +42,40 @@ pub(crate) struct Upstream<'r> {
     pub(crate) parts: &'r request::Parts,
     pub(crate) prefix: &'r str,
     pub(crate) common: &'r Common,
+    /// The API the upstream speaks.
+    pub(crate) speaks: Speaks,
+}
+
+/// The API an upstream speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Speaks {
+    /// Chat Completions.
+    Chat,
+    /// Responses.
+    Responses,
+}
+
+/// A Responses request without `store`, which a backend that keeps no
+/// state may refuse, as every request to it is sent.
+fn stateless(body: Vec<u8>) -> Vec<u8> {
+    let Ok(raw) = serde_json::from_slice::<&serde_json::value::RawValue>(&body) else {
+        return body;
+    };
+    let Ok(mut object) = RawObject::parse(raw) else {
+        return body;
+    };
+    object.remove("store");
+    serde_json::to_vec(&object).unwrap_or(body)
+}
+
+impl Speaks {
+    /// What the upstream of direction `D` speaks.
+    pub(crate) fn upstream_of<D: Direction>() -> Self {
+        match D::UPSTREAM_ENDPOINT {
+            "/responses" => Speaks::Responses,
+            _ => Speaks::Chat,
+        }
+    }
 }
 
 /// A summary the upstream wrote: its head and body. `Err` is the reply the
@@ -56,15 +97,31 @@ impl Upstream<'_> {
         ResB: Body<Data = Bytes>,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
-        let endpoint = ResponsesOverChat::UPSTREAM_ENDPOINT;
-        let request = upstream_request(self.parts, self.prefix, endpoint, body, false);
-        let response = inner.ready().await?.call(request).await?;
-        tracker.first_byte();
-        let (head, body) = response.into_parts();
         let refuse = |tracker: &mut Tracker, message: String, code: &'static str| {
             let error = api_error(message, "server_error", code);
             finish_error(tracker, StatusCode::BAD_GATEWAY, error)
         };
+        let (endpoint, body, read_back) = match self.speaks {
+            Speaks::Chat => (ResponsesOverChat::UPSTREAM_ENDPOINT, body, None),
+            Speaks::Responses => {
+                // Written by the bridge: nothing in it is another API's.
+                let options = chat_to_responses::Options::default();
+                match chat_to_responses::translate_request(&body, &options) {
+                    Ok(t) => ("/responses", stateless(t.body), Some(t.context)),
+                    Err(e) => {
+                        let message = format!("the summary request could not be written: {e}");
+                        let error = api_error(message, "server_error", "internal_error");
+                        let refused =
+                            finish_error(tracker, StatusCode::INTERNAL_SERVER_ERROR, error);
+                        return Ok(Err(refused));
+                    }
+                }
+            }
+        };
+        let request = upstream_request(self.parts, self.prefix, endpoint, body, false);
+        let response = inner.ready().await?.call(request).await?;
+        tracker.first_byte();
+        let (head, body) = response.into_parts();
         if head.status.is_redirection() {
             let message = format!(
                 "the upstream answered {} (a redirect); redirects are not followed",
@@ -108,17 +165,32 @@ impl Upstream<'_> {
             )));
         }
         let limit = self.common.max_reply_size;
-        match Limited::new(body, limit).collect().await {
-            Ok(collected) => Ok(Ok((head, collected.to_bytes()))),
-            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Ok(Err(refuse(
-                tracker,
-                format!("the upstream's summary is larger than the {limit}-byte limit"),
-                "upstream_reply_too_large",
-            ))),
+        let bytes = match Limited::new(body, limit).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                return Ok(Err(refuse(
+                    tracker,
+                    format!("the upstream's summary is larger than the {limit}-byte limit"),
+                    "upstream_reply_too_large",
+                )))
+            }
+            Err(e) => {
+                return Ok(Err(refuse(
+                    tracker,
+                    format!("the upstream's summary could not be read: {e}"),
+                    "upstream_read_error",
+                )))
+            }
+        };
+        let Some(context) = read_back else {
+            return Ok(Ok((head, bytes)));
+        };
+        match chat_to_responses::translate_body(&bytes, &context) {
+            Ok(chat) => Ok(Ok((head, Bytes::from(chat.body)))),
             Err(e) => Ok(Err(refuse(
                 tracker,
                 format!("the upstream's summary could not be read: {e}"),
-                "upstream_read_error",
+                "bad_upstream_response",
             ))),
         }
     }

@@ -11,16 +11,14 @@ use http::{request, Request, Response};
 use http_body::Body;
 use tower::{Service, ServiceExt};
 use wirebridge_convert::responses_to_chat::compaction::{CompactionAsk, Summary};
-use wirebridge_convert::responses_to_chat::{
-    History, Options, ParsedRequest, Seal, TranslatedRequest,
-};
+use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest, Seal};
 use wirebridge_convert::ConvertError;
 
 use super::conversation::{no_seal_key, options, resolve, settle};
-use super::summarize::Upstream;
+use super::over::Compacts;
+use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
-use crate::direction::sealed::Direction;
-use crate::direction::{ResponsesOverChat, Tenant};
+use crate::direction::{Prepared, ResponsesOverChat, ResponsesOverResponses, Tenant};
 use crate::exchange::{Keep, Reply};
 use crate::headers::{insert_reasoning_included, upstream_request};
 use crate::replies::{finish_reply, Refused};
@@ -36,6 +34,7 @@ pub(crate) struct Turn<'s> {
     parts: request::Parts,
     prefix: String,
     tenant: Tenant,
+    over: Speaks,
 }
 
 /// How a step ends: the next step's input, or the client's reply.
@@ -50,6 +49,7 @@ impl<'s> Turn<'s> {
         parts: request::Parts,
         prefix: String,
         tenant: Tenant,
+        over: Speaks,
     ) -> Self {
         Self {
             settings,
@@ -57,11 +57,37 @@ impl<'s> Turn<'s> {
             parts,
             prefix,
             tenant,
+            over,
         }
     }
 
     /// Answers the turn whose body is `bytes`, parsed as `parsed`.
     pub(crate) async fn run<S, ReqB, ResB>(
+        self,
+        inner: S,
+        bytes: &[u8],
+        parsed: ParsedRequest<'_>,
+        tracker: Tracker,
+    ) -> Result<Response<ResponseBody<ResB>>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        match self.over {
+            Speaks::Chat => {
+                self.run_over::<ResponsesOverChat, _, _, _>(inner, bytes, parsed, tracker)
+                    .await
+            }
+            Speaks::Responses => {
+                self.run_over::<ResponsesOverResponses, _, _, _>(inner, bytes, parsed, tracker)
+                    .await
+            }
+        }
+    }
+
+    /// [`run`](Self::run), over the upstream of `C`.
+    async fn run_over<C, S, ReqB, ResB>(
         self,
         mut inner: S,
         bytes: &[u8],
@@ -69,6 +95,7 @@ impl<'s> Turn<'s> {
         mut tracker: Tracker,
     ) -> Result<Response<ResponseBody<ResB>>, S::Error>
     where
+        C: Compacts,
         S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
@@ -108,59 +135,68 @@ impl<'s> Turn<'s> {
                     options: &options,
                     seal: &seal,
                 };
-                let translated = tracker.timed(|| parsed.translate_compacting(&history, &options));
+                let translated = tracker.timed(|| C::compacting(parsed, &history, &options));
                 match translated {
                     Ok(translated) => {
-                        turn.within(&mut inner, bytes, translated, threshold, &mut tracker)
-                            .await?
+                        turn.within::<C, _, _, _>(
+                            &mut inner,
+                            bytes,
+                            translated,
+                            threshold,
+                            &mut tracker,
+                        )
+                        .await?
                     }
                     Err(e) => Err(Refused::from_convert(e).send(&mut tracker)),
                 }
             }
             // Nothing to act on, or no key to act with: any request's way
             // (which reports what it cannot do).
-            (_, Some(_)) => match tracker.timed(|| parsed.translate_compacting(&history, &options))
-            {
+            (_, Some(_)) => match tracker.timed(|| C::compacting(parsed, &history, &options)) {
                 Ok(translated) => Ok(translated),
                 Err(e) => Err(Refused::from_convert(e).send(&mut tracker)),
             },
-            (_, None) => match tracker.timed(|| parsed.translate(&history, &options)) {
+            (_, None) => match tracker.timed(|| C::plain(parsed, &history, &options)) {
                 Ok(translated) => Ok(translated),
                 Err(e) => Err(Refused::from_convert(e).send(&mut tracker)),
             },
         };
         match translated {
-            Ok(translated) => self.answer(inner, translated, &stored, tracker).await,
+            Ok(translated) => {
+                self.answer::<C, _, _, _>(inner, translated, &stored, tracker)
+                    .await
+            }
             Err(response) => Ok(response),
         }
     }
 
     /// Sends the translated request and answers with its reply, as any
     /// request is answered (and kept).
-    async fn answer<S, ReqB, ResB>(
+    async fn answer<C, S, ReqB, ResB>(
         &self,
         mut inner: S,
-        mut t: TranslatedRequest,
+        mut t: Prepared<C::Context>,
         stored: &Resolved,
         mut tracker: Tracker,
     ) -> Result<Response<ResponseBody<ResB>>, S::Error>
     where
+        C: Compacts,
         S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
-        settle(
+        settle::<C>(
             stored,
             &self.tenant,
             &mut t.turn,
             &mut t.context,
             &mut t.losses,
         );
-        tracker.model = t.context.model.clone();
-        tracker.stream = t.context.stream;
+        tracker.model = t.model;
+        tracker.stream = t.stream;
         tracker.losses = t.losses;
-        let stream = t.context.stream;
-        let endpoint = ResponsesOverChat::UPSTREAM_ENDPOINT;
+        let stream = t.stream;
+        let endpoint = C::UPSTREAM_ENDPOINT;
         let upstream = upstream_request(&self.parts, &self.prefix, endpoint, t.body, stream);
         let response = inner.ready().await?.call(upstream).await?;
         tracker.first_byte();
@@ -180,9 +216,7 @@ impl<'s> Turn<'s> {
             keep,
             common: self.common,
         };
-        Ok(reply
-            .send::<ResponsesOverChat, ResB>(response, tracker)
-            .await)
+        Ok(reply.send::<C, ResB>(response, tracker).await)
     }
 }
 
@@ -204,6 +238,7 @@ impl<'h> Compacting<'_, '_, 'h> {
             parts: &self.turn.parts,
             prefix: &self.turn.prefix,
             common: self.turn.common,
+            speaks: self.turn.over,
         }
     }
 
@@ -227,7 +262,7 @@ impl<'h> Compacting<'_, '_, 'h> {
             Ok(summarize) => summarize,
             Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
         };
-        settle(
+        settle::<ResponsesOverChat>(
             stored,
             &self.turn.tenant,
             &mut summarize.turn,
@@ -273,15 +308,16 @@ impl<'h> Compacting<'_, '_, 'h> {
     /// A turn with a `context_management` threshold, translated: as it
     /// is when its input holds no more tokens than `threshold`, else
     /// compacted first.
-    async fn within<S, ReqB, ResB>(
+    async fn within<C, S, ReqB, ResB>(
         self,
         inner: &mut S,
         bytes: &'h [u8],
-        translated: TranslatedRequest,
+        translated: Prepared<C::Context>,
         threshold: u64,
         tracker: &mut Tracker,
-    ) -> Result<Step<TranslatedRequest, ResB>, S::Error>
+    ) -> Result<Step<Prepared<C::Context>, ResB>, S::Error>
     where
+        C: Compacts,
         S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
@@ -301,7 +337,7 @@ impl<'h> Compacting<'_, '_, 'h> {
         };
         let compacted = tracker.timed(|| {
             parse(bytes)
-                .and_then(|parsed| parsed.translate_compacted(self.history, self.options, &summary))
+                .and_then(|parsed| C::compacted(parsed, self.history, self.options, &summary))
         });
         Ok(compacted.map_err(|e| Refused::from_convert(e).send(tracker)))
     }
