@@ -60,6 +60,7 @@ pub mod seal;
 pub mod stream;
 pub mod summary;
 pub mod tool_names;
+mod truncation;
 
 pub use error::ConvertError;
 pub use loss::{Loss, LossAction, LossKind, LossPolicy, LossReport};

@@ -39,11 +39,14 @@ pub enum LossKind {
     MultipleChoices,
     /// Extra choices in an upstream reply; only the first is translated.
     ExtraChoices,
+    /// The oldest turns of a conversation, left out so that it fits the
+    /// backend's context window (`truncation: "auto"`).
+    TruncatedInput,
 }
 
 impl LossKind {
     /// Every kind, for documentation and configuration checks.
-    pub const ALL: [LossKind; 13] = [
+    pub const ALL: [LossKind; 14] = [
         LossKind::UnsupportedParameter,
         LossKind::StatefulFeature,
         LossKind::HostedTool,
@@ -57,6 +60,7 @@ impl LossKind {
         LossKind::SamplingParameter,
         LossKind::MultipleChoices,
         LossKind::ExtraChoices,
+        LossKind::TruncatedInput,
     ];
 
     /// The snake_case name used in configuration and reports.
@@ -75,6 +79,7 @@ impl LossKind {
             LossKind::SamplingParameter => "sampling_parameter",
             LossKind::MultipleChoices => "multiple_choices",
             LossKind::ExtraChoices => "extra_choices",
+            LossKind::TruncatedInput => "truncated_input",
         }
     }
 

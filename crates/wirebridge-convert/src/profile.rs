@@ -157,6 +157,12 @@ pub struct BackendProfile {
     /// passed through; for any other, the bridge keeps the state and sends
     /// the backend whole conversations.
     pub keeps_responses: bool,
+    /// The backend's context window, in tokens, for `truncation: "auto"`:
+    /// a conversation estimated above it loses its oldest turns. Unset, it
+    /// is not known, and `truncation: "auto"` is reported as lost. The
+    /// model catalog's `context_window` of a model wins over it
+    /// ([`Options::catalog`](crate::responses_to_chat::Options::catalog)).
+    pub context_window: Option<u64>,
 }
 
 impl Default for BackendProfile {
@@ -210,6 +216,7 @@ impl BackendProfile {
             tokenize: None,
             named_tool_choice: false,
             keeps_responses: false,
+            context_window: None,
         }
     }
 

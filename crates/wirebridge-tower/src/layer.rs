@@ -145,7 +145,11 @@ impl<D: Translation> TranslateLayer<D> {
     /// An upstream that answers 404 there is answered for with the models
     /// the catalog has settings for, if any; its other errors are re-shaped
     /// as OpenAI's. Without a catalog, the request passes through.
+    ///
+    /// For Responses clients, a model's `context_window` in the catalog is
+    /// also what `truncation: "auto"` fits a conversation to.
     pub fn model_catalog(mut self, catalog: ModelCatalog) -> Self {
+        D::use_catalog(&mut self.settings().direction, &catalog);
         self.settings().common.catalog = Some(CatalogSettings::new(catalog));
         self
     }
@@ -168,6 +172,16 @@ macro_rules! responses_client_settings {
             /// What the backend accepts.
             pub fn profile(mut self, profile: BackendProfile) -> Self {
                 self.settings().direction.convert.profile = profile;
+                self
+            }
+
+            /// Fits a request with `truncation: "auto"` to its model's
+            /// `context_window` in `catalog` (else the profile's), without
+            /// serving `GET …/models` from it as
+            /// [`model_catalog`](Self::model_catalog) does: for a layer
+            /// stacked on one that serves the catalog.
+            pub fn context_windows_from(mut self, catalog: ModelCatalog) -> Self {
+                self.settings().direction.convert.catalog = Some(Arc::new(catalog));
                 self
             }
 

@@ -143,6 +143,7 @@ pub fn app(
             } else {
                 let layer =
                     responses_clients!(StatefulResponsesLayer::new(), config, observer, store)
+                        .context_windows_from(config.catalog.clone())
                         .shutdown(shutdown);
                 let hub = layer.clone().without_websocket();
                 let messages = boxed_twice(messages.layer(hub.layer(flattened.clone())));

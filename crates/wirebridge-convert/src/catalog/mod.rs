@@ -113,6 +113,15 @@ impl ModelCatalog {
         !self.models.is_empty()
     }
 
+    /// The context window the catalog gives the model `id`: its own, else
+    /// the one every model has (`[model_defaults]`).
+    pub fn context_window(&self, id: &str) -> Option<u64> {
+        self.models
+            .get(id)
+            .and_then(|own| own.context_window)
+            .or(self.defaults.context_window)
+    }
+
     /// Everything said about the model `id`, given what the upstream says
     /// about it (`hints`).
     pub fn resolve(&self, id: &str, hints: &ModelSettings) -> CatalogModel {

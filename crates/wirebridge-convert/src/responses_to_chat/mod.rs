@@ -43,6 +43,7 @@ mod request;
 mod stream;
 mod think;
 mod tools;
+mod truncate;
 
 pub use body::{translate_body, TranslatedBody};
 pub use collected::translate_stream_body;
@@ -60,6 +61,7 @@ use std::sync::Arc;
 
 use wirebridge_wire::responses::strict::ResponseEcho;
 
+use crate::catalog::ModelCatalog;
 use crate::loss::LossPolicy;
 use crate::profile::BackendProfile;
 pub use crate::profile::ReasoningOutput;
@@ -89,6 +91,21 @@ pub struct Options {
     /// sent `store: false` (its [`Turn::store`] says so), for a cache that
     /// keeps every response of one connection whatever it asked.
     pub keep_unstored: bool,
+    /// The model catalog, whose `context_window` of a model wins over the
+    /// profile's [`context_window`](BackendProfile::context_window) for
+    /// `truncation: "auto"`.
+    pub catalog: Option<Arc<ModelCatalog>>,
+}
+
+impl Options {
+    /// The context window of `model`, in tokens, when known: the
+    /// catalog's, else the profile's.
+    pub fn context_window(&self, model: &str) -> Option<u64> {
+        self.catalog
+            .as_ref()
+            .and_then(|catalog| catalog.context_window(model))
+            .or(self.profile.context_window)
+    }
 }
 
 /// A sealer and the tenant it seals for.

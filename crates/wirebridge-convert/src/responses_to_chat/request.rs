@@ -11,6 +11,7 @@ use super::echo::echo;
 use super::history::{turn_input, History, Turn};
 use super::reasoning;
 use super::tools::{tool_lists, translate_tools};
+use super::truncate::{self, Truncation};
 use super::{Options, ResponsesContext};
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
@@ -100,6 +101,43 @@ impl<'a> ParsedRequest<'a> {
         options: &Options,
     ) -> Result<TranslatedRequest, ConvertError> {
         translate(self, history, options, Mode::default())
+    }
+}
+
+/// What the request's `truncation` asks: to fit the model's context window
+/// (`auto`, where the window is known), or nothing. `auto` without a known
+/// window, or a value the API does not have, is reported.
+fn truncation(
+    request: &CreateResponse<'_>,
+    model: &str,
+    options: &Options,
+    losses: &mut LossRecorder<'_>,
+) -> Result<Truncation, ConvertError> {
+    let Some(value) = non_null(request.truncation).filter(|t| t.get() != r#""disabled""#) else {
+        return Ok(Truncation::Off);
+    };
+    if value.get() != r#""auto""# {
+        losses.record(
+            LossKind::UnsupportedParameter,
+            "truncation",
+            format!("unknown truncation strategy {}", value.get()),
+        )?;
+        return Ok(Truncation::Off);
+    }
+    match options.context_window(model) {
+        Some(window) => Ok(Truncation::Fit {
+            window,
+            reserve: request.max_output_tokens.unwrap_or(0),
+        }),
+        None => {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "truncation",
+                "the backend's context window is not known (`context_window` in the profile or \
+                 the model catalog), so nothing is truncated",
+            )?;
+            Ok(Truncation::Off)
+        }
     }
 }
 
@@ -232,10 +270,19 @@ pub(super) fn translate<'a>(
         mode.summary_request(&mut chat);
     }
 
+    // A summary is of the whole conversation.
+    let truncation = match mode.summarize {
+        true => Truncation::Off,
+        false => truncation(&request, &model, options, &mut losses)?,
+    };
     // The translation is about as long as the request: one allocation.
     let input_len = request_len + history.text_len();
     let mut body = Vec::with_capacity(input_len + input_len / 4);
     serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+    if truncate::fit(&mut chat, &body, truncation, &mut losses)? {
+        body.clear();
+        serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+    }
     let context = ResponsesContext {
         model: model.into_owned(),
         echo: echo(
@@ -400,16 +447,6 @@ fn passthrough<'a>(
         if non_null(value).is_some() {
             losses.record(LossKind::StatefulFeature, field, reason)?;
         }
-    }
-    if let Some(truncation) = non_null(request.truncation).filter(|t| t.get() != r#""disabled""#) {
-        losses.record(
-            LossKind::UnsupportedParameter,
-            "truncation",
-            format!(
-                "Chat Completions has no truncation strategy ({})",
-                truncation.get()
-            ),
-        )?;
     }
     // `max_tool_calls` bounds calls to hosted tools, which a Chat backend
     // never makes: it holds without being sent.

@@ -52,6 +52,7 @@ mod compacted;
 mod items;
 mod request;
 mod stream;
+mod truncate;
 
 pub use body::{translate_body, translate_stream_body};
 pub use request::{

@@ -5,6 +5,7 @@ use wirebridge_wire::responses::lenient::CreateResponse;
 use wirebridge_wire::RawObject;
 
 use super::compacted::{self, Mode};
+use super::truncate;
 use super::NativeContext;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
@@ -140,6 +141,13 @@ fn translate<'a>(
     );
     let mut out = Vec::with_capacity(len + history.text_len() + 64);
     serde_json::to_writer(&mut out, &upstream).expect("raw objects always serialize");
+    let auto = request.truncation.is_some_and(|t| t.get() == r#""auto""#);
+    if let Some(window) = options.context_window(&model).filter(|_| auto) {
+        let reserve = request.max_output_tokens.unwrap_or(0);
+        if let Some(fitted) = truncate::fit(&mut upstream, &out, window, reserve, &mut losses)? {
+            out = fitted;
+        }
+    }
 
     let reasoning = request
         .parse_reasoning()

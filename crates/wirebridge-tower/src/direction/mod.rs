@@ -6,6 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use http::HeaderMap;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::responses_to_chat::{self, Finished, History, Turn};
 use wirebridge_convert::{ConvertError, LossPolicy, LossReport, ReplySummary, StreamTranslate};
 
@@ -253,6 +254,10 @@ pub(crate) mod sealed {
         fn tokenize(_settings: &Self::Settings) -> Option<&str> {
             None
         }
+
+        /// Takes the model catalog the layer serves, where translating
+        /// reads it too (a model's context window, for Responses clients).
+        fn use_catalog(_settings: &mut Self::Settings, _catalog: &ModelCatalog) {}
 
         /// The settings compaction runs with (Responses clients only).
         fn compaction(_settings: &Self::Settings) -> Option<&ResponsesSettings> {

@@ -1,9 +1,9 @@
 //! Responses clients over a Chat Completions service.
 
-#[cfg(feature = "websocket")]
 use std::sync::Arc;
 
 use http::HeaderMap;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::responses_to_chat::{self, Finished, History};
 use wirebridge_convert::{ConvertError, LossPolicy};
 
@@ -136,6 +136,10 @@ impl sealed::Direction for ResponsesOverChat {
 
     fn tokenize(settings: &ResponsesSettings) -> Option<&str> {
         settings.convert.profile.tokenize.as_deref()
+    }
+
+    fn use_catalog(settings: &mut ResponsesSettings, catalog: &ModelCatalog) {
+        settings.convert.catalog = Some(Arc::new(catalog.clone()));
     }
 
     fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {

@@ -1,10 +1,10 @@
 //! Responses clients over a Responses service that keeps no state: the
 //! bridge keeps it.
 
-#[cfg(feature = "websocket")]
 use std::sync::Arc;
 
 use http::HeaderMap;
+use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::responses_to_chat::{self, Finished, History, TranslatedBody};
 use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
 use wirebridge_convert::{ConvertError, LossPolicy};
@@ -137,6 +137,10 @@ impl sealed::Direction for ResponsesOverResponses {
         stores: bool,
     ) -> ResponsesSettings {
         responses_side::session(settings, cache, stores)
+    }
+
+    fn use_catalog(settings: &mut ResponsesSettings, catalog: &ModelCatalog) {
+        settings.convert.catalog = Some(Arc::new(catalog.clone()));
     }
 
     fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
