@@ -74,6 +74,13 @@ struct Flags {
         conflicts_with = "store"
     )]
     litellm: Option<PathBuf>,
+    /// With --proxy: also measure another gateway translating the same
+    /// requests, as a route named NAME: CMD runs under `sh -c`, with
+    /// `{port}` (where it must listen), `{upstream}` (the demo's base URL,
+    /// ending in /v1), `{origin}` (without /v1) and `{upstream_api}` (chat
+    /// or responses) replaced; once per direction. Repeat for several.
+    #[arg(long = "gateway", value_name = "NAME=CMD", requires = "proxy", value_parser = proxy::GatewaySpec::parse)]
+    gateways: Vec<proxy::GatewaySpec>,
     /// With --proxy: one more argument for the proxy's `serve` command
     /// line, after the bench's own; repeat for several. To compare settings,
     /// such as `--proxy-arg=--workers=1`.
@@ -141,6 +148,8 @@ fn main() -> ExitCode {
             log: flags.proxy_log,
             litellm: flags.litellm,
             args: flags.proxy_args,
+            gateways: flags.gateways,
+            minimal: sibling("minimal-proxy"),
         };
         return proxy::run(&settings, &shared, &binary);
     }
@@ -198,6 +207,12 @@ fn proxy_binary(named: Option<PathBuf>) -> Result<PathBuf, String> {
             sibling.display()
         ))
     }
+}
+
+/// The binary `name` beside this one, where cargo puts it.
+fn sibling(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap_or_default();
+    exe.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
 /// Reports a setup error: the fixtures or the proxy binary are missing, or

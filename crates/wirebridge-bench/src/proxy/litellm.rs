@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::Full;
 
+use super::gateway::free_port;
 use super::load::HttpClient;
 use super::requests::Direction;
 
@@ -137,16 +138,6 @@ fn config_text(demo_url: &str, direction: Direction) -> String {
          general_settings:\n\
          \x20 dangerously_permit_weak_or_unset_master_key: true\n"
     )
-}
-
-/// A loopback port nothing listens on now.
-fn free_port() -> Result<u16, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("cannot find a free port for LiteLLM: {e}"))?;
-    listener
-        .local_addr()
-        .map(|addr| addr.port())
-        .map_err(|e| format!("cannot find a free port for LiteLLM: {e}"))
 }
 
 #[cfg(test)]

@@ -12,8 +12,12 @@
 //! translated request through the proxy, which forwards it untranslated:
 //! the limit a translating proxy is compared to) and `translated`.
 //!
-//! With `--litellm`, a fifth route sends the client's request through the
-//! LiteLLM proxy ([`litellm`]), translating the same way.
+//! A `minimal` route sends the upstream request through the smallest
+//! reverse proxy hyper makes (the `minimal-proxy` binary beside this one):
+//! the limit a proxy built on hyper is compared to. With `--litellm`, a
+//! route sends the client's request through the LiteLLM proxy
+//! ([`litellm`]), translating the same way; with `--gateway NAME=CMD`,
+//! through any other gateway ([`gateway`]).
 //!
 //! Runs alternate: every round runs every case's routes back to back,
 //! starting each round one route further along, and the comparisons are
@@ -21,6 +25,7 @@
 //! proxy reports the proxy process's CPU time per request.
 
 mod child;
+mod gateway;
 mod litellm;
 mod load;
 mod requests;
@@ -37,6 +42,8 @@ use wirebridge_demo::{Api, DemoConfig, DemoServer};
 
 use crate::fail;
 use child::{CpuClock, Proxy};
+use gateway::Gateway;
+pub use gateway::GatewaySpec;
 use litellm::LiteLlm;
 use load::{HttpClient, Pace, Target};
 use requests::{Case, Direction, Route, Via};
@@ -64,6 +71,10 @@ pub struct Settings {
     pub litellm: Option<PathBuf>,
     /// More arguments for the proxy's `serve` command line.
     pub args: Vec<String>,
+    /// Other gateways, measured beside it (`--gateway`).
+    pub gateways: Vec<GatewaySpec>,
+    /// The minimal hyper proxy binary.
+    pub minimal: PathBuf,
 }
 
 #[derive(Serialize)]
@@ -92,16 +103,23 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
     if let Some(filter) = &settings.filter {
         cases.retain(|case| case.name.contains(filter.as_str()));
     }
-    if settings.litellm.is_some() {
-        for case in &mut cases {
-            let translated = case.routes.iter().find(|r| r.name == "translated");
-            if let Some(translated) = translated.cloned() {
-                case.routes.push(Route {
-                    name: "litellm",
-                    via: Via::LiteLlm,
-                    ..translated
-                });
-            }
+    for case in &mut cases {
+        let Some(translated) = case.routes.iter().find(|r| r.name == "translated").cloned() else {
+            continue;
+        };
+        if settings.litellm.is_some() {
+            case.routes.push(Route {
+                name: "litellm",
+                via: Via::LiteLlm,
+                ..translated.clone()
+            });
+        }
+        for (n, spec) in settings.gateways.iter().enumerate() {
+            case.routes.push(Route {
+                name: spec.name,
+                via: Via::Gateway(n),
+                ..translated.clone()
+            });
         }
     }
     let clock = match CpuClock::from_system() {
@@ -159,6 +177,23 @@ async fn measure(
             litellms.push((direction, litellm));
         }
     }
+    let minimal = Gateway::start(
+        &GatewaySpec::minimal(&settings.minimal),
+        &demo_url,
+        Direction::ResponsesToChat,
+    )
+    .await
+    .map_err(|e| format!("{e} (build it with `cargo build --release -p wirebridge-bench`)"))?;
+    let mut gateways: Vec<(Direction, usize, Gateway)> = Vec::new();
+    for &(direction, _) in &proxies {
+        for (n, spec) in settings.gateways.iter().enumerate() {
+            gateways.push((
+                direction,
+                n,
+                Gateway::start(spec, &demo_url, direction).await?,
+            ));
+        }
+    }
     let pace = Pace {
         warm_up: WARM_UP,
         run_time: settings.run_time,
@@ -190,6 +225,15 @@ async fn measure(
                             .expect("a LiteLLM per direction measured");
                         (&litellm.url, Some((litellm.pid(), &clock)))
                     }
+                    Via::Minimal => (&minimal.url, Some((minimal.pid(), &clock))),
+                    Via::Gateway(n) => {
+                        let gateway = gateways
+                            .iter()
+                            .find(|(direction, at, _)| *direction == case.direction && *at == n)
+                            .map(|(_, _, gateway)| gateway)
+                            .expect("each gateway per direction measured");
+                        (&gateway.url, Some((gateway.pid(), &clock)))
+                    }
                 };
                 let target = Target {
                     url: format!("{base}{}", route.path),
@@ -216,6 +260,8 @@ async fn measure(
     }
     drop(proxies);
     drop(litellms);
+    drop(gateways);
+    drop(minimal);
     let _ = demo.shutdown().await;
     Ok(Report {
         proxy_args: settings.args.clone(),

@@ -74,6 +74,11 @@ pub(super) enum Via {
     Proxy,
     /// Through the LiteLLM proxy of the case's direction (`--litellm`).
     LiteLlm,
+    /// Through the minimal hyper proxy, which forwards without translating.
+    Minimal,
+    /// Through the gateway named `--gateway` number N, for the case's
+    /// direction.
+    Gateway(usize),
 }
 
 /// One way of sending a case's request.
@@ -104,9 +109,10 @@ pub(super) struct Case {
 /// The routes of the default run: the client's request straight to the
 /// demo's own endpoint for the client's API (`direct`); the upstream
 /// request straight to the demo (`upstream`: the upstream's own share); the
-/// upstream request through the proxy, which forwards it as it is
-/// (`passthrough`); and the client's request through the proxy, which
-/// translates it (`translated`).
+/// upstream request through the minimal hyper proxy (`minimal`: what
+/// forwarding alone costs); the upstream request through the proxy, which
+/// forwards it as it is (`passthrough`); and the client's request through
+/// the proxy, which translates it (`translated`).
 pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let turn = responses_with(&cases::codex_turn(shared)?, &[("stream", false.into())])?;
     let prose = cases::codex_prose(shared)?;
@@ -160,6 +166,12 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
                         route("direct", Via::Demo, direction.client_path(), &client),
                         route("upstream", Via::Demo, direction.upstream_path(), &upstream),
                         route(
+                            "minimal",
+                            Via::Minimal,
+                            direction.upstream_path(),
+                            &upstream,
+                        ),
+                        route(
                             "passthrough",
                             Via::Proxy,
                             direction.upstream_path(),
@@ -205,6 +217,12 @@ pub(super) fn store_cases(shared: &Path) -> Result<Vec<Case>, String> {
             concurrency: 1,
             request_bytes: stored.len(),
             routes: vec![
+                route(
+                    "minimal",
+                    Via::Minimal,
+                    direction.upstream_path(),
+                    &upstream,
+                ),
                 route(
                     "passthrough",
                     Via::Proxy,

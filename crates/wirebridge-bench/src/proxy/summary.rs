@@ -110,8 +110,9 @@ pub(super) fn medians(cases: &[Case], runs: &[Run]) -> Vec<RouteMedians> {
 }
 
 /// Every proxied route against each proxied route listed before it in its
-/// case: `translated` against `passthrough` (with `--store`, `stored`
-/// against both; with `--litellm`, `litellm` against both).
+/// case: `passthrough` against `minimal`, `translated` against both (with
+/// `--store`, `stored` against all three; with `--litellm` and
+/// `--gateway`, each such route against every route before it).
 pub(super) fn comparisons(cases: &[Case], runs: &[Run]) -> Vec<Comparison> {
     let mut out = Vec::new();
     for case in cases {
