@@ -42,7 +42,16 @@ impl Proxy {
                 upstream_api,
             ])
             .arg("--upstream")
-            .arg(format!("{demo_url}/v1"))
+            .arg(format!("{demo_url}/v1"));
+        // In front of a Responses upstream, the bridge keeps the state of
+        // one that keeps none, and re-sends its replies: under a profile
+        // that says the upstream keeps its own, a Responses request passes
+        // through as it is, so `passthrough` measures forwarding, and
+        // `translated` the Chat client's translation alone.
+        if upstream_api == "responses" {
+            command.args(["--profile", "openai"]);
+        }
+        command
             .args(extra)
             .env("RUST_LOG", log)
             .stdin(Stdio::null())
