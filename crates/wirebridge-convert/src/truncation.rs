@@ -161,4 +161,64 @@ mod tests {
         let loop_only = [(Instruction, 5), (Model, 10), (Result, 10), (Model, 10)];
         assert_eq!(kept(&loop_only, 5), (vec![0, 3], true));
     }
+
+    /// Random conversations and excesses: what the plan keeps always
+    /// holds together.
+    #[test]
+    fn every_plan_keeps_instructions_the_latest_entry_and_calls_with_their_results() {
+        let mut rng = wirebridge_testkit::mutate::Rng(0x7275_6e63_6174_6521);
+        for _ in 0..5000 {
+            let len = rng.below(24);
+            let entries: Vec<(Entry, usize)> = (0..len)
+                .map(|_| {
+                    let kind = [Instruction, User, Model, Model, Result][rng.below(5)];
+                    (kind, 1 + rng.below(100))
+                })
+                .collect();
+            let excess = rng.below(1500);
+            let plan = plan(&entries, excess);
+            let freed: usize = (0..len)
+                .filter(|i| !plan.keep[*i])
+                .map(|i| entries[i].1)
+                .sum();
+            assert_eq!(plan.fits, freed >= excess, "{entries:?} {excess}");
+            assert_eq!(plan.dropped, plan.keep.iter().filter(|k| !**k).count());
+            let said: Vec<usize> = (0..len).filter(|i| entries[*i].0 != Instruction).collect();
+            for (i, (kind, _)) in entries.iter().enumerate() {
+                assert!(
+                    *kind != Instruction || plan.keep[i],
+                    "an instruction went: {entries:?}"
+                );
+            }
+            if let Some(&last) = said.last() {
+                assert!(
+                    plan.keep[last],
+                    "the latest entry went: {entries:?} {excess}"
+                );
+            }
+            // A result goes with the model's entries just before it.
+            for (at, &i) in said.iter().enumerate() {
+                if entries[i].0 != Result {
+                    continue;
+                }
+                let call = said[..at].iter().rev().find(|&&j| entries[j].0 != Result);
+                if let Some(&j) = call.filter(|&&j| entries[j].0 == Model) {
+                    assert_eq!(
+                        plan.keep[i], plan.keep[j],
+                        "a call parted from its result: {entries:?} {excess}"
+                    );
+                }
+            }
+            // What goes is the oldest, but for the latest user message.
+            let last_user = entries.iter().rposition(|(kind, _)| *kind == User);
+            for (at, &i) in said.iter().enumerate() {
+                if plan.keep[i] && Some(i) != last_user {
+                    assert!(
+                        said[at..].iter().all(|&j| plan.keep[j]),
+                        "a newer entry went before an older one: {entries:?} {excess}"
+                    );
+                }
+            }
+        }
+    }
 }
