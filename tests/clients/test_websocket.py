@@ -260,12 +260,10 @@ def harness_open_upstream(chain) -> int:
         return len(chain.tap._sockets) // 2
 
 
-def test_a_compaction_trigger_over_a_websocket(chain, spec, request):
+def test_a_compaction_trigger_over_a_websocket(chain, spec):
     """A turn that ends with `compaction_trigger` answers with the one
     compaction item, as over HTTP; the next turn on the connection sends
     the backend the summary in place of what it summarizes."""
-    if request.node.callspec.params["chain"] == "responses":
-        pytest.skip("compaction over a Responses backend that keeps no state is not run yet")
     with connect(chain) as connection:
         connection.response.create(model="demo", input="say alpha", store=False)
         first = completed(turn(connection, spec))
