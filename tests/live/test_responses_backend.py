@@ -143,3 +143,39 @@ def test_a_forced_call_through_the_servers_own_responses_api(responses_tools, sp
     assert isinstance(json.loads(call.arguments), dict)
     checks.assert_content(checks.from_response(response), server_answer(exchange),
                           reasoning=True, separate_messages=True)
+
+
+def test_a_conversation_compacts_over_the_servers_own_responses_api(responses_text, spec):
+    """`client.responses.compact(...)`: the server writes the summary in a
+    Responses request of the bridge's (it has no compaction of its own),
+    and a later turn that carries the compaction item is sent the summary in
+    its place, which the server accepts."""
+    client = harness.client(responses_text, timeout=120.0)
+    first = client.responses.create(model=MODEL, input="My name is Ada and I like green tea.",
+                                    max_output_tokens=16)
+    mark = responses_text.mark()
+    raw = client.responses.with_raw_response.compact(model=MODEL, previous_response_id=first.id)
+    assert raw.http_response.status_code == 200, raw.http_response.text
+    compacted = raw.parse()
+    assert [item.type for item in compacted.output] == ["message", "compaction"]
+    exchange, body = one_responses_request(responses_text, mark, spec)
+    assert not body.get("stream") and "store" not in body and "previous_response_id" not in body
+    said = [(item.get("role"), item["content"][0]["text"] if isinstance(item["content"], list)
+             else item["content"]) for item in body["input"]]
+    assert said[0] == ("user", "My name is Ada and I like green tea.")
+    assert said[1] == ("assistant", first.output_text)
+    assert said[-1][0] == "user" and "summary" in said[-1][1].lower()
+    assert exchange.answer_json()["output"], "the server wrote a summary"
+
+    follow_up = [entry.model_dump(exclude_none=True, warnings=False) for entry in compacted.output]
+    follow_up.append({"role": "user", "content": "What is my name?"})
+    mark = responses_text.mark()
+    second = client.responses.create(model=MODEL, input=follow_up, max_output_tokens=16)
+    assert second.status in ("completed", "incomplete")
+    _, body = one_responses_request(responses_text, mark, spec)
+    texts = [item["content"][0]["text"] if isinstance(item["content"], list) else item["content"]
+             for item in body["input"]]
+    assert texts[0] == "My name is Ada and I like green tea."
+    assert texts[1].startswith("[Summary of the earlier conversation]"), texts
+    assert texts[2] == "What is my name?"
+    assert "encrypted_content" not in json.dumps(body)
