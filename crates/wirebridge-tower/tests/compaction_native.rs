@@ -307,6 +307,10 @@ async fn context_management_compacts_only_past_its_threshold() {
     let output = response["output"].as_array().unwrap();
     assert_eq!(output[0]["type"], "compaction", "{response}");
     assert_eq!(output.len(), 2, "{response}");
+    assert_eq!(
+        response["usage"]["total_tokens"], 110,
+        "the summary's and the reply's"
+    );
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "the summary, then the reply");
     let texts: Vec<String> = seen[1]["input"]

@@ -55,7 +55,7 @@ pub use stream::StreamTranslator;
 pub(crate) use compacted::{Cut, Place};
 pub(crate) use echo::echo;
 pub(crate) use history::turn_input;
-pub(crate) use reply::token_usage;
+pub(crate) use reply::{add_usage, token_usage};
 
 use std::sync::Arc;
 

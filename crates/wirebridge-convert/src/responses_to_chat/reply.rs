@@ -36,7 +36,7 @@ pub(super) fn usage(chat: &chat::Usage) -> Usage {
 
 /// Two usages added up: a reply's, and what was spent before it (a
 /// compaction pass).
-pub(super) fn add_usage(reply: Usage, prior: Option<Usage>) -> Usage {
+pub(crate) fn add_usage(reply: Usage, prior: Option<Usage>) -> Usage {
     let Some(prior) = prior else {
         return reply;
     };

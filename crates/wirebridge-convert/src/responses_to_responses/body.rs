@@ -13,7 +13,7 @@ use super::NativeContext;
 use crate::error::ConvertError;
 use crate::ids::unix_now;
 use crate::loss::LossReport;
-use crate::responses_to_chat::{token_usage, TranslatedBody};
+use crate::responses_to_chat::{add_usage, token_usage, TranslatedBody};
 use crate::stream::{SseTranslator, StreamTranslate};
 use crate::summary::ReplySummary;
 
@@ -62,7 +62,10 @@ pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody
             _ => IncompleteReason::MaxOutputTokens,
         },
     });
-    let usage = response.usage.as_ref().map(usage);
+    let usage = match response.usage.as_ref().map(usage) {
+        Some(reply) => Some(add_usage(reply, ctx.prior_usage)),
+        None => ctx.prior_usage,
+    };
     let id = ctx.ids.response();
     let created_at = response.created_at.unwrap_or_else(unix_now);
     let model = response

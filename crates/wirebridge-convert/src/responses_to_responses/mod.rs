@@ -61,7 +61,7 @@ pub use request::{
 pub use stream::StreamTranslator;
 
 use serde_json::value::RawValue;
-use wirebridge_wire::responses::strict::ResponseEcho;
+use wirebridge_wire::responses::strict::{ResponseEcho, Usage};
 
 use crate::ids::ResponseIds;
 use crate::responses_to_chat::Seal;
@@ -89,4 +89,7 @@ pub struct NativeContext {
     /// (the `compaction` item of a conversation compacted for this
     /// response), each a JSON object.
     pub leading: Vec<Box<RawValue>>,
+    /// The tokens spent on this response before the backend's reply (the
+    /// summary of a conversation compacted for it), added to the reply's.
+    pub prior_usage: Option<Usage>,
 }

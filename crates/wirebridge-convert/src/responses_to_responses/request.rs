@@ -88,6 +88,7 @@ pub fn translate_compacted<'a>(
     };
     let mut t = translate(parsed, history, options, mode)?;
     t.context.leading = vec![summary.item(&t.context.ids, 0)];
+    t.context.prior_usage = summary.usage;
     t.losses.extend(summary.losses.clone());
     Ok(t)
 }
@@ -181,6 +182,7 @@ fn translate<'a>(
         summary,
         ids,
         leading: Vec::new(),
+        prior_usage: None,
     };
     Ok(TranslatedRequest {
         body: out,

@@ -91,13 +91,15 @@ impl StreamTranslator {
         Self {
             response_id: ctx.ids.response(),
             model: ctx.model.clone(),
+            // What was spent before the reply counts even when the
+            // backend's stream says nothing of its own.
+            usage: ctx.prior_usage,
             ctx,
             created_at: 0,
             seq: 0,
             state: State::Waiting,
             slots: Vec::new(),
             output: Vec::new(),
-            usage: None,
             outcome: None,
             finished: None,
             failure: None,

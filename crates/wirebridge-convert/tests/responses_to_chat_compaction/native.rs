@@ -159,7 +159,8 @@ fn a_native_turn_compacted_before_its_reply() {
     // The reply: the compaction item first, then the backend's output.
     let reply = br#"{"id":"b","object":"response","status":"completed","model":"m","output":[
         {"type":"message","id":"x","role":"assistant","status":"completed",
-         "content":[{"type":"output_text","text":"Booked.","annotations":[]}]}]}"#;
+         "content":[{"type":"output_text","text":"Booked.","annotations":[]}]}],
+        "usage":{"input_tokens":300,"output_tokens":5,"total_tokens":305}}"#;
     let body = responses_to_responses::translate_body(reply, &t.context).unwrap();
     let response = json(&body.body);
     let output = response["output"].as_array().unwrap();
@@ -167,6 +168,10 @@ fn a_native_turn_compacted_before_its_reply() {
     assert_eq!(output[0]["type"], "compaction");
     assert!(output[0]["encrypted_content"].as_str().unwrap().len() > SUMMARY.len());
     assert_eq!(output[1]["content"][0]["text"], "Booked.");
+    // Its usage adds the summary's to the reply's.
+    assert_eq!(response["usage"]["input_tokens"], 1800);
+    assert_eq!(response["usage"]["output_tokens"], 25);
+    assert_eq!(response["usage"]["total_tokens"], 1825);
 }
 
 #[test]

@@ -12,6 +12,7 @@ use wirebridge_wire::responses::strict::{
 use wirebridge_wire::RawObject;
 
 use super::{items, State, StreamTranslator, SummaryPart};
+use crate::responses_to_chat::add_usage;
 
 /// `Response.error.code` must be one of the spec's codes; any other code
 /// the backend gives is carried by the `error` event, which allows any.
@@ -86,7 +87,7 @@ impl StreamTranslator {
             self.model = model.to_owned();
         }
         if let Some(u) = body.usage {
-            self.usage = Some(usage(&u));
+            self.usage = Some(add_usage(usage(&u), self.ctx.prior_usage));
         }
         self.take_listed(raw, out)?;
         let status = match kind {
