@@ -11,6 +11,17 @@
 //! steps go, a step being the calls and the results that answer them,
 //! never the last step. System and developer messages always stay.
 
+/// Bytes a token is taken for where the backend's tokenizer is not asked:
+/// by a truncation, and by a compaction threshold
+/// ([`estimate_tokens`](crate::responses_to_chat::compaction::estimate_tokens)).
+/// Changing it changes both, and the docs that say 4.
+pub(crate) const BYTES_PER_TOKEN: usize = 4;
+
+/// The tokens of `body`, estimated from its size.
+pub(crate) fn estimate(body: &[u8]) -> u64 {
+    body.len().div_ceil(BYTES_PER_TOKEN) as u64
+}
+
 /// What an entry of a conversation is, for truncation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Entry {

@@ -20,6 +20,7 @@ use wirebridge_convert::{Loss, LossKind};
 
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
+use crate::direction::state;
 use crate::direction::{Prepared, Tenant, Way};
 use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
@@ -83,7 +84,7 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let tenant = D::tenant(&shared.direction, &parts.headers);
+    let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
     // Declared before the parsed request, which borrows from it once
     // translated: it must be dropped after it.
     let mut stored = Resolved::default();
@@ -134,11 +135,11 @@ where
     // kept nowhere costs nothing here: no tenant is written down).
     let kept = prepared.turn.is_some();
     if kept && response.status().is_success() && tenant.stores && from_backend(&response) {
-        if let Some(stateful) = D::stateful(&shared.direction) {
+        if let Some(stateful) = state::stateful::<D>(&shared.direction) {
             stateful.accept(&tenant.key);
         }
     }
-    let keep = D::stateful(&shared.direction)
+    let keep = state::stateful::<D>(&shared.direction)
         .cloned()
         .zip(prepared.turn)
         .map(|(stateful, turn)| Keep {
@@ -217,7 +218,7 @@ pub(crate) async fn prepare<'a, D: Direction>(
     tracker: &mut Tracker,
 ) -> Result<Prepared<D::Context>, Refused> {
     let settings = &shared.direction;
-    if let Some(stateful) = D::stateful(settings) {
+    if let Some(stateful) = state::stateful::<D>(settings) {
         let previous = D::continues(&parsed);
         let references = D::item_references(&parsed);
         if !tenant.stores {
@@ -228,7 +229,7 @@ pub(crate) async fn prepare<'a, D: Direction>(
                 return Err(needs_credentials("input"));
             }
         }
-        let policy = D::missing_history(settings);
+        let policy = state::missing_history::<D>(settings);
         *stored = stateful
             .resolve(&tenant.key, previous, &references, policy)
             .await?;

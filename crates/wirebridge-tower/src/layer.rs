@@ -12,7 +12,9 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 use wirebridge_store::ResponseStore;
 
-use crate::direction::{ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation};
+use crate::direction::{
+    state, ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation,
+};
 use crate::observer::Observer;
 use crate::service::Translate;
 use crate::settings::CatalogSettings;
@@ -149,7 +151,7 @@ impl<D: Translation> TranslateLayer<D> {
     /// For Responses clients, a model's `context_window` in the catalog is
     /// also what `truncation: "auto"` fits a conversation to.
     pub fn model_catalog(mut self, catalog: ModelCatalog) -> Self {
-        D::use_catalog(&mut self.settings().direction, &catalog);
+        state::use_catalog::<D>(&mut self.settings().direction, &catalog);
         self.settings().common.catalog = Some(CatalogSettings::new(catalog));
         self
     }

@@ -11,7 +11,7 @@ use tower::Service;
 
 use crate::body::ResponseBody;
 use crate::catalog;
-use crate::direction::Translation;
+use crate::direction::{state, Translation};
 use crate::exchange::{self, compaction, count_tokens, input_tokens};
 use crate::future::ResponseFuture;
 use crate::messages_models;
@@ -100,7 +100,7 @@ where
             .as_deref()
             .unwrap_or(D::CLIENT_ENDPOINT);
         #[cfg(feature = "websocket")]
-        if let Some(settings) = D::websocket(&shared.direction) {
+        if let Some(settings) = state::websocket::<D>(&shared.direction) {
             let prefix = upstream_prefix(request.uri().path(), endpoint);
             if let (Some(prefix), true) = (prefix, crate::websocket::is_upgrade(&request)) {
                 let (settings, prefix) = (settings.clone(), prefix.to_owned());
@@ -138,10 +138,10 @@ where
             let count = count_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
             return ResponseFuture::exchange(Box::pin(count));
         }
-        if let Some(stateful) = D::stateful(&shared.direction) {
+        if let Some(stateful) = state::stateful::<D>(&shared.direction) {
             if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
                 let stateful = stateful.clone();
-                let tenant = D::tenant(&shared.direction, request.headers());
+                let tenant = state::tenant::<D>(&shared.direction, request.headers());
                 // A request that may keep nothing has nothing to read.
                 let tenant = tenant.stores.then_some(tenant.key);
                 return ResponseFuture::exchange(Box::pin(async move {

@@ -4,14 +4,10 @@
 
 use wirebridge_wire::chat::strict::{ChatMessage, ChatRequest, Role};
 
-use super::compaction::estimate_tokens;
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
-use crate::truncation::{plan, Entry};
-
-/// Bytes a token is taken for when the window is measured.
-const BYTES_PER_TOKEN: u64 = 4;
+use crate::truncation::{estimate, plan, Entry, BYTES_PER_TOKEN};
 
 /// What `truncation` asks of a translation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +29,7 @@ pub(super) fn fit(
     let Truncation::Fit { window, reserve } = truncation else {
         return Ok(false);
     };
-    let tokens = estimate_tokens(body);
+    let tokens = estimate(body);
     let Some(over) = (tokens + reserve)
         .checked_sub(window)
         .filter(|over| *over > 0)
@@ -45,7 +41,7 @@ pub(super) fn fit(
         .iter()
         .map(|message| (entry(message), size(message)))
         .collect();
-    let plan = plan(&entries, (over * BYTES_PER_TOKEN) as usize);
+    let plan = plan(&entries, over as usize * BYTES_PER_TOKEN);
     if plan.dropped == 0 {
         losses.record(
             LossKind::TruncatedInput,

@@ -16,7 +16,7 @@
 //!   client that asked for a body.
 //!
 //! Ids are the bridge's own: the response's and its output items' share a
-//! stem (see [`ResponseIds`](crate::ids::ResponseIds)), so an
+//! stem (see [`ResponseIds`]), so an
 //! `item_reference` to any item names the response that holds it. Call ids
 //! are the backend's, untouched.
 //!

@@ -11,11 +11,7 @@ use wirebridge_wire::RawObject;
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
-use crate::responses_to_chat::compaction::estimate_tokens;
-use crate::truncation::{plan, Entry};
-
-/// Bytes a token is taken for when the window is measured.
-const BYTES_PER_TOKEN: u64 = 4;
+use crate::truncation::{estimate, plan, Entry, BYTES_PER_TOKEN};
 
 /// `upstream`, serialized as `body`, with the oldest items of its `input`
 /// left out when it is over `window` tokens with `reserve` kept for the
@@ -27,7 +23,7 @@ pub(super) fn fit(
     reserve: u64,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Option<Vec<u8>>, ConvertError> {
-    let tokens = estimate_tokens(body);
+    let tokens = estimate(body);
     let Some(over) = (tokens + reserve)
         .checked_sub(window)
         .filter(|over| *over > 0)
@@ -43,7 +39,7 @@ pub(super) fn fit(
         .iter()
         .map(|raw| (entry(raw), raw.get().len() + 1))
         .collect();
-    let plan = plan(&entries, (over * BYTES_PER_TOKEN) as usize);
+    let plan = plan(&entries, over as usize * BYTES_PER_TOKEN);
     if plan.dropped == 0 {
         losses.record(
             LossKind::TruncatedInput,

@@ -2,20 +2,12 @@
 //! translates them and their replies.
 
 use std::fmt;
-#[cfg(feature = "websocket")]
-use std::sync::Arc;
 
-use http::HeaderMap;
-use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::responses_to_chat::{self, Finished, History, Turn};
 use wirebridge_convert::{ConvertError, LossPolicy, LossReport, ReplySummary, StreamTranslate};
 
 use crate::observer;
 use crate::settings::ResponsesSettings;
-#[cfg(feature = "websocket")]
-use crate::settings::WebSocketSettings;
-use crate::stateful::MissingHistory;
-use crate::stateful::Stateful;
 
 /// A translation direction: [`ResponsesOverChat`], [`ChatOverResponses`],
 /// [`ResponsesOverResponses`] or [`MessagesOverResponses`].
@@ -101,6 +93,7 @@ mod messages_over_responses;
 mod responses_over_chat;
 mod responses_over_responses;
 mod responses_side;
+pub(crate) mod state;
 
 pub(crate) mod sealed {
     use super::*;
@@ -209,58 +202,25 @@ pub(crate) mod sealed {
             None
         }
 
-        /// The response store, if one is set.
-        fn stateful(_settings: &Self::Settings) -> Option<&Stateful> {
+        /// The Responses side's settings (store, tenants, sealer,
+        /// compaction, WebSocket mode), where this direction serves
+        /// Responses clients and keeps their state; `None` elsewhere. What
+        /// the exchange asks of them is in [`state`](super::state).
+        fn responses(_settings: &Self::Settings) -> Option<&ResponsesSettings> {
             None
         }
 
-        /// The tenant of a request.
-        fn tenant(_settings: &Self::Settings, _headers: &HeaderMap) -> Tenant {
-            Tenant {
-                key: String::new(),
-                stores: false,
-            }
-        }
-
-        /// What to do with a stored conversation that misses a turn.
-        fn missing_history(_settings: &Self::Settings) -> MissingHistory {
-            MissingHistory::Refuse
+        /// [`responses`](Direction::responses), to change.
+        fn responses_mut(_settings: &mut Self::Settings) -> Option<&mut ResponsesSettings> {
+            None
         }
 
         /// The reply is not kept, whatever the request asked: it says so.
         fn not_stored(_context: &mut Self::Context) {}
 
-        /// How WebSocket mode is served; `None` where it is not.
-        #[cfg(feature = "websocket")]
-        fn websocket(_settings: &Self::Settings) -> Option<&WebSocketSettings> {
-            None
-        }
-
-        /// The settings of one WebSocket connection's turns: every response
-        /// kept in the connection's `cache` (`store: false` ones too), and in
-        /// the store as well when asked and the connection's tenant
-        /// `stores`.
-        #[cfg(feature = "websocket")]
-        fn session(
-            settings: &Self::Settings,
-            _cache: Arc<wirebridge_store::MemoryStore>,
-            _stores: bool,
-        ) -> Self::Settings {
-            settings.clone()
-        }
-
         /// The path of the backend's token-counting endpoint, after the
         /// prefix, where the profile names one (Chat backends).
         fn tokenize(_settings: &Self::Settings) -> Option<&str> {
-            None
-        }
-
-        /// Takes the model catalog the layer serves, where translating
-        /// reads it too (a model's context window, for Responses clients).
-        fn use_catalog(_settings: &mut Self::Settings, _catalog: &ModelCatalog) {}
-
-        /// The settings compaction runs with (Responses clients only).
-        fn compaction(_settings: &Self::Settings) -> Option<&ResponsesSettings> {
             None
         }
     }

@@ -1,18 +1,11 @@
 //! Responses clients over a Chat Completions service.
 
-use std::sync::Arc;
-
-use http::HeaderMap;
-use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::responses_to_chat::{self, Finished, History};
 use wirebridge_convert::{ConvertError, LossPolicy};
 
-use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverChat, Tenant, Way};
+use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverChat, Way};
 use crate::observer;
 use crate::settings::ResponsesSettings;
-#[cfg(feature = "websocket")]
-use crate::settings::WebSocketSettings;
-use crate::stateful::{MissingHistory, Stateful};
 
 impl sealed::Direction for ResponsesOverChat {
     type Settings = ResponsesSettings;
@@ -104,45 +97,19 @@ impl sealed::Direction for ResponsesOverChat {
         stream.finished()
     }
 
-    fn stateful(settings: &ResponsesSettings) -> Option<&Stateful> {
-        settings.stateful.as_ref()
+    fn responses(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
+        Some(settings)
     }
 
-    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {
-        responses_side::tenant(settings, headers)
-    }
-
-    fn missing_history(settings: &ResponsesSettings) -> MissingHistory {
-        settings.missing_history
+    fn responses_mut(settings: &mut ResponsesSettings) -> Option<&mut ResponsesSettings> {
+        Some(settings)
     }
 
     fn not_stored(context: &mut Self::Context) {
         context.echo.store = false;
     }
 
-    #[cfg(feature = "websocket")]
-    fn websocket(settings: &ResponsesSettings) -> Option<&WebSocketSettings> {
-        settings.websocket.as_ref()
-    }
-
-    #[cfg(feature = "websocket")]
-    fn session(
-        settings: &ResponsesSettings,
-        cache: Arc<wirebridge_store::MemoryStore>,
-        stores: bool,
-    ) -> ResponsesSettings {
-        responses_side::session(settings, cache, stores)
-    }
-
     fn tokenize(settings: &ResponsesSettings) -> Option<&str> {
         settings.convert.profile.tokenize.as_deref()
-    }
-
-    fn use_catalog(settings: &mut ResponsesSettings, catalog: &ModelCatalog) {
-        settings.convert.catalog = Some(Arc::new(catalog.clone()));
-    }
-
-    fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
-        Some(settings)
     }
 }

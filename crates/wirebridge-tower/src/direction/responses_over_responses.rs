@@ -1,20 +1,13 @@
 //! Responses clients over a Responses service that keeps no state: the
 //! bridge keeps it.
 
-use std::sync::Arc;
-
-use http::HeaderMap;
-use wirebridge_convert::catalog::ModelCatalog;
 use wirebridge_convert::responses_to_chat::{self, Finished, History, TranslatedBody};
 use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
 use wirebridge_convert::{ConvertError, LossPolicy};
 
-use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverResponses, Tenant, Way};
+use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverResponses, Way};
 use crate::observer;
 use crate::settings::ResponsesSettings;
-#[cfg(feature = "websocket")]
-use crate::settings::WebSocketSettings;
-use crate::stateful::{MissingHistory, Stateful};
 
 impl sealed::Direction for ResponsesOverResponses {
     type Settings = ResponsesSettings;
@@ -109,41 +102,15 @@ impl sealed::Direction for ResponsesOverResponses {
         stream.finished()
     }
 
-    fn stateful(settings: &ResponsesSettings) -> Option<&Stateful> {
-        settings.stateful.as_ref()
+    fn responses(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
+        Some(settings)
     }
 
-    fn tenant(settings: &ResponsesSettings, headers: &HeaderMap) -> Tenant {
-        responses_side::tenant(settings, headers)
-    }
-
-    fn missing_history(settings: &ResponsesSettings) -> MissingHistory {
-        settings.missing_history
+    fn responses_mut(settings: &mut ResponsesSettings) -> Option<&mut ResponsesSettings> {
+        Some(settings)
     }
 
     fn not_stored(context: &mut NativeContext) {
         context.echo.store = false;
-    }
-
-    #[cfg(feature = "websocket")]
-    fn websocket(settings: &ResponsesSettings) -> Option<&WebSocketSettings> {
-        settings.websocket.as_ref()
-    }
-
-    #[cfg(feature = "websocket")]
-    fn session(
-        settings: &ResponsesSettings,
-        cache: Arc<wirebridge_store::MemoryStore>,
-        stores: bool,
-    ) -> ResponsesSettings {
-        responses_side::session(settings, cache, stores)
-    }
-
-    fn use_catalog(settings: &mut ResponsesSettings, catalog: &ModelCatalog) {
-        settings.convert.catalog = Some(Arc::new(catalog.clone()));
-    }
-
-    fn compaction(settings: &ResponsesSettings) -> Option<&ResponsesSettings> {
-        Some(settings)
     }
 }

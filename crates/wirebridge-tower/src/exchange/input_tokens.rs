@@ -20,6 +20,7 @@ use super::compaction::{Speaks, Upstream};
 use super::{prepare, read};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
+use crate::direction::state;
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -72,7 +73,7 @@ where
         Ok(bytes) => bytes,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
-    let tenant = D::tenant(&shared.direction, &parts.headers);
+    let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
     // Declared before the parsed request, which borrows from it.
     let mut stored = Resolved::default();
     let parsed = match tracker.timed(|| D::parse(&parts, &bytes)) {

@@ -28,6 +28,7 @@ use tower::Service;
 
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
+use crate::direction::state;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
 
@@ -54,7 +55,7 @@ where
     ResB::Error: std::fmt::Display + Into<BoxError>,
 {
     let mut request = request;
-    let tenant = D::tenant(&shared.direction, request.headers()).key;
+    let tenant = state::tenant::<D>(&shared.direction, request.headers()).key;
     let Some(place) = settings.open.take(&tenant, settings.max_per_tenant) else {
         shared
             .common

@@ -26,6 +26,7 @@ use super::turn::{self, Ending, Outgoing, TurnExchange, TurnMessages};
 use super::warmup::Warmup;
 use super::WebSocketSettings;
 use crate::direction::sealed::Direction;
+use crate::direction::state;
 use crate::exchange;
 use crate::observer::Transport;
 use crate::request_body::{BoxError, RequestBody};
@@ -90,18 +91,18 @@ where
         prefix: String,
         place: crate::open_sockets::SocketPlace,
     ) -> Self {
-        let stores = D::tenant(&shared.direction, &parts.headers).stores;
+        let stores = state::tenant::<D>(&shared.direction, &parts.headers).stores;
         let cache = Arc::new(settings.cache());
         let cache_only = Arc::new(Shared {
             common: shared.common.clone(),
-            direction: D::session(&shared.direction, Arc::clone(&cache), false),
+            direction: state::session::<D>(&shared.direction, Arc::clone(&cache), false),
         });
         let shared = Arc::new(Shared {
             common: shared.common.clone(),
-            direction: D::session(&shared.direction, cache, stores),
+            direction: state::session::<D>(&shared.direction, cache, stores),
         });
-        let tenant = D::tenant(&shared.direction, &parts.headers).key;
-        let stateful = D::stateful(&shared.direction).cloned();
+        let tenant = state::tenant::<D>(&shared.direction, &parts.headers).key;
+        let stateful = state::stateful::<D>(&shared.direction).cloned();
         Self {
             inner: Mutex::new(inner),
             shared,

@@ -4,15 +4,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-/// Bytes per token in [`estimate_tokens`]: about what English text and
-/// JSON come to with common tokenizers (code and other scripts take more
-/// tokens, so the estimate errs towards compacting late).
-pub const BYTES_PER_TOKEN: usize = 4;
-
 /// An estimate of the tokens a Chat request holds, for a backend that
-/// cannot count them: one for every [`BYTES_PER_TOKEN`] bytes of the
-/// request body, rounded up (the body is the messages and the tools the
-/// model reads, with their JSON around them).
+/// cannot count them: one for every 4 bytes of the request body, rounded
+/// up (the body is the messages and the tools the model reads, with their
+/// JSON around them). About what English text and JSON come to with
+/// common tokenizers; code and other scripts take more tokens, so the
+/// estimate errs towards compacting, or truncating, late.
 ///
 /// ```
 /// use wirebridge_convert::responses_to_chat::compaction::estimate_tokens;
@@ -21,7 +18,7 @@ pub const BYTES_PER_TOKEN: usize = 4;
 /// assert_eq!(estimate_tokens(b"12345"), 2);
 /// ```
 pub fn estimate_tokens(chat_body: &[u8]) -> u64 {
-    chat_body.len().div_ceil(BYTES_PER_TOKEN) as u64
+    crate::truncation::estimate(chat_body)
 }
 
 /// The body of a tokenize request for a Chat request body: its `model`,

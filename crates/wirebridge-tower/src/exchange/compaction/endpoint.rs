@@ -15,6 +15,7 @@ use super::conversation::{no_seal_key, options, resolve};
 use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
+use crate::direction::state;
 use crate::exchange::read;
 use crate::headers::insert_reasoning_included;
 use crate::replies::{finish_reply, Refused};
@@ -47,7 +48,7 @@ where
     );
     let (parts, body) = request.into_parts();
     tracker.request(&parts);
-    let Some(settings) = D::compaction(&shared.direction) else {
+    let Some(settings) = state::compaction::<D>(&shared.direction) else {
         // Routed here only where compaction runs.
         let error = ApiError {
             message: "there is no compaction here".into(),
@@ -61,7 +62,7 @@ where
         Ok(bytes) => bytes,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
-    let tenant = D::tenant(&shared.direction, &parts.headers);
+    let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
 
     // Declared before the request, which borrows from it once translated.
     #[allow(clippy::needless_late_init)]

@@ -27,6 +27,7 @@ pub(crate) use summarize::{Speaks, Upstream};
 pub(crate) use turn::Turn;
 
 use crate::direction::sealed::Direction;
+use crate::direction::state;
 
 /// The path after the client endpoint that compacts.
 const COMPACT: &str = "/compact";
@@ -38,7 +39,7 @@ pub(crate) fn route<D: Direction>(
     path: &str,
     endpoint: &str,
 ) -> Option<String> {
-    if method != Method::POST || D::compaction(settings).is_none() {
+    if method != Method::POST || state::compaction::<D>(settings).is_none() {
         return None;
     }
     let prefix = path
