@@ -21,17 +21,24 @@
 //!   replica using it and kept across restarts, one tenant's records in one
 //!   Cluster hash slot, with a TTL.
 //!
+//! Both also keep conversations ([`ConversationStore`]): the item lists of
+//! `/v1/conversations`, with the same tenants, bounds and TTL.
+//!
 //! Records are namespaced by tenant; [`tenant_key`] derives the tenant from
 //! the request's credential.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod conversation;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis_store;
 mod tenant;
 
+pub use conversation::{
+    ConversationStore, ItemPage, ItemQuery, Lookup, Order, StoredConversation, StoredItem,
+};
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisConfigError, RedisStore, RedisStoreBuilder};
@@ -240,6 +247,14 @@ pub trait ResponseStore: Send + Sync + 'static {
         tenant: &'a str,
         ids: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>>;
+
+    /// Where this store keeps conversations, if it keeps them: the stores of
+    /// this crate do, with the same tenants, bounds and TTL as responses.
+    /// Without one, `/v1/conversations` and the `conversation` field are
+    /// refused.
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        None
+    }
 }
 
 #[cfg(test)]

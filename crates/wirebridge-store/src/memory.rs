@@ -1,12 +1,17 @@
 //! The in-process store: bounded, expiring, and lost on restart.
 
+mod conversations;
 mod table;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::conversation::{
+    ConversationStore, ItemPage, ItemQuery, Lookup, StoredConversation, StoredItem,
+};
 use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
+use conversations::Conversations;
 use table::{Inserted, Limits, Table};
 
 /// Where a [`MemoryStore`] reads the time from.
@@ -101,6 +106,7 @@ pub struct MemoryStore {
     limits: Limits,
     clock: Clock,
     table: Mutex<Table>,
+    conversations: Mutex<Conversations>,
 }
 
 impl MemoryStore {
@@ -132,6 +138,7 @@ impl MemoryStore {
             },
             clock: Arc::new(Instant::now),
             table: Mutex::new(Table::default()),
+            conversations: Mutex::new(Conversations::default()),
         }
     }
 
@@ -211,6 +218,27 @@ impl MemoryStore {
     pub fn bytes(&self) -> usize {
         let now = (self.clock)();
         self.lock().live(now).1
+    }
+
+    /// The number of live conversations, over all tenants.
+    pub fn conversation_count(&self) -> usize {
+        let now = (self.clock)();
+        self.conversations().live_totals(now).0
+    }
+
+    /// The bytes held by live conversations, as counted by their metadata
+    /// and items.
+    pub fn conversation_bytes(&self) -> usize {
+        let now = (self.clock)();
+        self.conversations().live_totals(now).1
+    }
+
+    /// The conversations, even if a thread panicked while holding them, as
+    /// for [`lock`](Self::lock).
+    fn conversations(&self) -> MutexGuard<'_, Conversations> {
+        self.conversations
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The table, even if a thread panicked while holding it: every table
@@ -300,6 +328,116 @@ impl ResponseStore for MemoryStore {
             let now = (self.clock)();
             let table = self.lock();
             Ok(ids.iter().map(|id| table.turn(tenant, id, now)).collect())
+        })
+    }
+
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        Some(self)
+    }
+}
+
+impl ConversationStore for MemoryStore {
+    fn create_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        conversation: StoredConversation,
+        items: Vec<StoredItem>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            self.conversations()
+                .create(tenant, conversation, items, now, self.limits)
+                .map_err(StoreError::NotKept)
+        })
+    }
+
+    fn conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            Ok(self.conversations().get(tenant, id, now))
+        })
+    }
+
+    fn update_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        metadata: String,
+    ) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            self.conversations()
+                .update(tenant, id, metadata, now, self.limits)
+                .map_err(StoreError::NotKept)
+        })
+    }
+
+    fn delete_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            let mut conversations = self.conversations();
+            let live = conversations.get(tenant, id, now).is_some();
+            Ok(conversations.remove(tenant, id) && live)
+        })
+    }
+
+    fn append_items<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        items: Vec<StoredItem>,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            self.conversations()
+                .append(tenant, id, items, now, self.limits)
+                .map_err(StoreError::NotKept)
+        })
+    }
+
+    fn list_items<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        query: &'a ItemQuery,
+    ) -> BoxFuture<'a, Result<Lookup<ItemPage>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            Ok(self.conversations().list(tenant, id, query, now))
+        })
+    }
+
+    fn item<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        item_id: &'a str,
+    ) -> BoxFuture<'a, Result<Lookup<StoredItem>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            Ok(self.conversations().item(tenant, id, item_id, now))
+        })
+    }
+
+    fn delete_item<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        item_id: &'a str,
+    ) -> BoxFuture<'a, Result<Lookup<StoredConversation>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            Ok(self
+                .conversations()
+                .delete_item(tenant, id, item_id, now, self.limits))
         })
     }
 }

@@ -26,6 +26,7 @@ async fn expiring_fixture() -> ((), MemoryStore, PassOverHalfTheTtl) {
 }
 
 shared_suite!();
+conversation_suite!();
 
 /// A clock that moves only when told to.
 #[derive(Clone)]

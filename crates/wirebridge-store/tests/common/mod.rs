@@ -6,6 +6,9 @@
 
 #![allow(dead_code, unused_macros)] // Each test binary uses its own part.
 
+#[macro_use]
+pub mod conversations;
+
 use std::future::Future;
 use std::pin::Pin;
 
