@@ -22,7 +22,8 @@
 //!   Cluster hash slot, with a TTL.
 //!
 //! Both also keep conversations ([`ConversationStore`]): the item lists of
-//! `/v1/conversations`, with the same tenants, bounds and TTL.
+//! `/v1/conversations`, with the same tenants and TTL as responses, and the
+//! same bounds (the memory store's, counted apart; Redis's `maxmemory`).
 //!
 //! Records are namespaced by tenant; [`tenant_key`] derives the tenant from
 //! the request's credential.
@@ -249,7 +250,7 @@ pub trait ResponseStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>>;
 
     /// Where this store keeps conversations, if it keeps them: the stores of
-    /// this crate do, with the same tenants, bounds and TTL as responses.
+    /// this crate do, with the same tenants and TTL as responses.
     /// Without one, `/v1/conversations` and the `conversation` field are
     /// refused.
     fn conversations(&self) -> Option<&dyn ConversationStore> {

@@ -1,9 +1,15 @@
 //! The Redis (or Valkey) store: shared by every bridge replica that points at
 //! the same server or cluster, and kept across restarts.
+//!
+//! Per tenant: the index and the response conversations (`x`, `c:<n>`, see
+//! `scripts.rs`), and the conversations of `/v1/conversations` (`v:<id>`,
+//! `v:<id>:o`, `v:<id>:i`, see `conversations.rs`); `keys.rs` names them
+//! all.
 
 mod address;
 mod builder;
 mod connection;
+mod conversations;
 mod keys;
 mod record;
 mod scripts;
@@ -15,7 +21,9 @@ use std::time::Duration;
 
 use redis::{Cmd, ErrorKind, FromRedisValue, RedisError, ServerErrorKind};
 
-use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
+use crate::{
+    BoxFuture, Chain, ConversationStore, ResponseStore, StoreError, StoredResponse, StoredTurn,
+};
 pub use builder::RedisStoreBuilder;
 use connection::Connection;
 use keys::TenantKeys;
@@ -41,7 +49,8 @@ use scripts::Lua;
 ///
 /// # Layout
 ///
-/// Per tenant, two kinds of hashes, compact JSON in their values:
+/// Per tenant, responses are kept in two kinds of hashes, compact JSON in
+/// their values:
 /// `{prefix}:{<tenant>}:x`, the tenant's index (which conversation holds
 /// each response), and `{prefix}:{<tenant>}:c:<n>`, one per conversation:
 /// each response's turn (its input and output items), its envelope (the
@@ -67,6 +76,24 @@ use scripts::Lua;
 /// ancestor in [`Chain::missing`]. A save the server refuses for want of
 /// memory (`noeviction`) fails with [`StoreError::NotKept`] and writes
 /// nothing.
+///
+/// # Conversations
+///
+/// It is also a [`ConversationStore`] (the item lists of
+/// `/v1/conversations`), on the same server, under the same prefix, with
+/// the same TTL. A conversation is three keys of its tenant, named by its
+/// id (escaped as a tenant is, so that no id reaches another key):
+/// `{prefix}:{<tenant>}:v:<id>`, a hash of its record (`v`, `created_at`,
+/// `metadata`); `…:v:<id>:o`, a list of its item ids in order; and
+/// `…:v:<id>:i`, a hash from each item id to the item's JSON. Each
+/// operation is one `EVALSHA` (reading the record, one `HMGET`): a page
+/// after an item finds the item's place in the script (`LPOS`), then reads
+/// the page's ids (`LRANGE`) and items (`HMGET`), never the whole
+/// conversation. Every write (creating, updating, appending, deleting an
+/// item) sets the TTL on all three keys, so they expire together a TTL
+/// after the latest write; reads renew nothing. The store sets no bounds of
+/// its own: a write the server refuses for want of memory fails with
+/// [`StoreError::NotKept`] and writes nothing.
 ///
 /// # Failures
 ///
@@ -96,6 +123,8 @@ struct Scripts {
     delete: Lua,
     turns: Lua,
     chain: Lua,
+    /// Those of [`ConversationStore`].
+    conversations: conversations::Scripts,
 }
 
 impl RedisStore {
@@ -147,8 +176,10 @@ impl RedisStore {
     }
 
     /// Has the server forget each conversation, with all its responses,
-    /// `ttl` after its latest save: rounded up to whole seconds, at least
-    /// 1 s, at most [`MAX_TTL`](Self::MAX_TTL).
+    /// `ttl` after its latest save, and each conversation of
+    /// [`ConversationStore`], with its items, `ttl` after its latest write:
+    /// rounded up to whole seconds, at least 1 s, at most
+    /// [`MAX_TTL`](Self::MAX_TTL).
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
@@ -384,6 +415,13 @@ impl ResponseStore for RedisStore {
                 .map(|(id, value)| value.map(|v| record::decode_turn(id, &v)).transpose())
                 .collect()
         })
+    }
+
+    /// This store: conversations are kept beside responses, on the same
+    /// server, under the same prefix and TTL (see
+    /// [Conversations](RedisStore#conversations)).
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        Some(self)
     }
 }
 

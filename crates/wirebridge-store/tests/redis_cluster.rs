@@ -1,7 +1,8 @@
 //! `RedisStore` on a real three-node Redis Cluster (`redis+cluster://`): the
-//! shared suite, each tenant's keys on one node, one round trip per chain and
-//! per save at any depth, and a store made before the cluster is up. Run
-//! with `--features redis`; needs `redis-server` and `redis-cli`.
+//! shared suites (responses and conversations, whose scripts each name the
+//! keys of one slot), each tenant's keys on one node, one round trip per
+//! chain and per save at any depth, and a store made before the cluster is
+//! up. Run with `--features redis`; needs `redis-server` and `redis-cli`.
 
 #![cfg(feature = "redis")]
 
@@ -41,6 +42,7 @@ async fn expiring_fixture() -> ((), RedisStore, PassOverHalfTheTtl) {
 }
 
 shared_suite!();
+conversation_suite!();
 
 /// A plain connection to each node.
 async fn nodes(cluster: &RedisCluster) -> Vec<MultiplexedConnection> {

@@ -14,6 +14,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
 use super::address::{self, Address};
 use super::connection::{Connection, Single};
+use super::conversations;
 use super::scripts::Lua;
 use super::{RedisConfigError, RedisStore, Scripts};
 use crate::StoreError;
@@ -131,6 +132,7 @@ impl RedisStoreBuilder {
                 delete: Lua::delete(),
                 turns: Lua::turns(),
                 chain: Lua::chain(),
+                conversations: conversations::Scripts::new(),
             }),
             round_trips: Arc::new(AtomicU64::new(0)),
         })

@@ -3,12 +3,21 @@
 //! `{prefix}:{<tenant>}:c:<n>` (conversation `n`: its responses, their
 //! places and their items).
 //!
+//! A conversation of `/v1/conversations` ([`ConversationKeys`]) is three
+//! keys, named by its id: `{prefix}:{<tenant>}:v:<id>`, a hash of its record
+//! (`v`, the layout version; `created_at`; `metadata`),
+//! `{prefix}:{<tenant>}:v:<id>:o`, a list of its item ids in order, and
+//! `{prefix}:{<tenant>}:v:<id>:i`, a hash from each item id to the item.
+//! The last two are absent while it has no items.
+//!
 //! The braces make the tenant a Redis Cluster hash tag: every key of one
 //! tenant hashes to the same slot, so a conversation is read by one script
 //! on one node. The tenant part is escaped (`%`, `:`, `{` and `}` as `%25`,
 //! `%3A`, `%7B` and `%7D`) so it ends at the first `}` and no two tenants
 //! share keys; braces in the prefix are escaped alike so that the tenant's
-//! braces are the first pair in the key.
+//! braces are the first pair in the key. A conversation id, which the client
+//! chooses, is escaped as a tenant is: it holds no `:`, so it ends where
+//! its key's suffix (`:o`, `:i`) begins and no id names another's keys.
 
 /// The keys of one tenant.
 #[derive(Debug, Clone)]
@@ -46,6 +55,43 @@ impl TenantKeys {
         let mut stem = self.base.clone();
         stem.push_str("c:");
         stem
+    }
+}
+
+/// The keys of one conversation of a tenant, in the order the conversation
+/// scripts take them as `KEYS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ConversationKeys {
+    /// `…:v:<id>`: the record, a hash of `v`, `created_at` and `metadata`.
+    pub(super) record: String,
+    /// `…:v:<id>:o`: the item ids, oldest first, a list.
+    pub(super) order: String,
+    /// `…:v:<id>:i`: the items, a hash from item id to item.
+    pub(super) items: String,
+}
+
+impl ConversationKeys {
+    /// The three keys, record first, as a script's `KEYS`.
+    pub(super) fn all(&self) -> [String; 3] {
+        [self.record.clone(), self.order.clone(), self.items.clone()]
+    }
+}
+
+impl TenantKeys {
+    /// The keys of the tenant's conversation `id` (a `/v1/conversations`
+    /// id, escaped).
+    pub(super) fn conversation(&self, id: &str) -> ConversationKeys {
+        let mut record = String::with_capacity(self.base.len() + id.len() + 2);
+        record.push_str(&self.base);
+        record.push_str("v:");
+        escape(&mut record, id, true);
+        let order = format!("{record}:o");
+        let items = format!("{record}:i");
+        ConversationKeys {
+            record,
+            order,
+            items,
+        }
     }
 }
 
@@ -87,5 +133,50 @@ mod tests {
         assert_ne!(index("p", ""), index("p", "%"));
         // A tenant that ends like another's key still has its own tag.
         assert_ne!(index("p", "a}:x"), index("p", "a"));
+    }
+
+    /// The keys of conversation `id` of `tenant`, under prefix `p`.
+    fn conversation(tenant: &str, id: &str) -> ConversationKeys {
+        TenantKeys::new("p", tenant).conversation(id)
+    }
+
+    #[test]
+    fn a_conversation_s_keys_carry_the_tenant_s_tag() {
+        assert_eq!(
+            conversation("abc", "conv_1"),
+            ConversationKeys {
+                record: "p:{abc}:v:conv_1".into(),
+                order: "p:{abc}:v:conv_1:o".into(),
+                items: "p:{abc}:v:conv_1:i".into(),
+            }
+        );
+        // Braces in the id open no hash tag of their own.
+        assert_eq!(conversation("abc", "{x}").record, "p:{abc}:v:%7Bx%7D");
+        assert_eq!(conversation("t", "").items, "p:{t}:v::i");
+    }
+
+    #[test]
+    fn no_conversation_id_reaches_another_key() {
+        let ids = [
+            "a", "a:o", "a:i", "a%3Ao", "a%", "", ":", "%", "a}", "a{", "}:x", "a:o:i", "a:i:o",
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        let tenant = TenantKeys::new("p", "t");
+        let others = [tenant.index(), tenant.conversations()];
+        for id in ids {
+            let keys = conversation("t", id);
+            for key in keys.all() {
+                assert!(key.starts_with("p:{t}:v:"), "{id:?}: {key}");
+                assert!(!others.contains(&key), "{id:?}: {key}");
+                assert!(seen.insert(key.clone()), "{id:?} shares {key}");
+                // The escaped id holds no `:`, so the suffix is the key's.
+                let rest = &key["p:{t}:v:".len()..];
+                assert!(rest.matches(':').count() <= 1, "{id:?}: {key}");
+            }
+        }
+        // A response conversation's stem (`c:`) is never a record's prefix.
+        assert!(!conversation("t", "x")
+            .record
+            .starts_with(&tenant.conversations()));
     }
 }

@@ -1,5 +1,6 @@
 //! The Lua scripts that make every store operation one round trip, and a
-//! save the same work at any depth.
+//! save the same work at any depth (those of `/v1/conversations` are in
+//! `conversations/scripts.rs`).
 //!
 //! The layout they share, per tenant (see `keys.rs`):
 //!
@@ -318,7 +319,9 @@ impl Lua {
         Self::new(CHAIN)
     }
 
-    fn new(source: &'static str) -> Self {
+    /// `source`, with its SHA-1: for the scripts of other modules
+    /// (conversations).
+    pub(super) fn new(source: &'static str) -> Self {
         Self {
             source,
             hash: Script::new(source).get_hash().to_owned(),

@@ -1,0 +1,246 @@
+//! `RedisStore`'s conversations on a real `redis-server`: their keys, their
+//! TTL (set by every write, on every key, and by no read), what a server out
+//! of memory refuses, and values that cannot be read (the shared suite and
+//! the round trips: `redis.rs`). Run with `--features redis`.
+
+#![cfg(feature = "redis")]
+
+#[macro_use]
+mod common;
+mod redis_server;
+
+use common::conversations::{conversation, item};
+use common::tenant;
+use redis::aio::MultiplexedConnection;
+use redis_server::RedisServer;
+use wirebridge_store::{ConversationStore, ItemQuery, Lookup, RedisStore, StoreError};
+
+/// A fresh server, a store on it, and a plain connection to look at what
+/// the store wrote.
+async fn fixture() -> (RedisServer, RedisStore, MultiplexedConnection) {
+    let server = RedisServer::start();
+    let store = RedisStore::connect(&server.url()).await.expect("connect");
+    let client = redis::Client::open(server.url()).unwrap();
+    let connection = client.get_multiplexed_async_connection().await.unwrap();
+    (server, store, connection)
+}
+
+/// Runs one command on the plain connection.
+async fn command<T: redis::FromRedisValue>(
+    connection: &mut MultiplexedConnection,
+    args: &[&str],
+) -> T {
+    let mut cmd = redis::cmd(args[0]);
+    for arg in &args[1..] {
+        cmd.arg(*arg);
+    }
+    cmd.query_async(connection).await.unwrap()
+}
+
+/// The TTL of each of `keys`, in seconds.
+async fn ttls(connection: &mut MultiplexedConnection, keys: &[String]) -> Vec<i64> {
+    let mut ttls = Vec::new();
+    for key in keys {
+        ttls.push(command(connection, &["TTL", key]).await);
+    }
+    ttls
+}
+
+/// The keys of a conversation, what they hold, and the TTL every write
+/// sets on all of them (and no read renews).
+#[tokio::test]
+async fn a_conversation_is_three_keys_of_its_tenant_with_the_store_s_ttl() {
+    let (_server, store, mut connection) = fixture().await;
+    let store = store
+        .prefix("test:ns")
+        .ttl(std::time::Duration::from_secs(90));
+    let t = tenant("layout");
+    let id = "conv:{x}%";
+    store
+        .create_conversation(&t, conversation(id, "{}"), vec![item("a"), item("b")])
+        .await
+        .unwrap();
+    store
+        .create_conversation(&t, conversation("conv_empty", "{}"), Vec::new())
+        .await
+        .unwrap();
+    let base = format!("test:ns:{{{t}}}:v:");
+    let keys: Vec<String> = ["", ":i", ":o"]
+        .iter()
+        .map(|suffix| format!("{base}conv%3A%7Bx%7D%25{suffix}"))
+        .collect();
+    let mut all: Vec<String> = command(&mut connection, &["KEYS", "*"]).await;
+    all.sort();
+    let mut expected = keys.clone();
+    expected.push(format!("{base}conv_empty"));
+    assert_eq!(all, expected, "no items, no list nor hash of items");
+    for (key, kind) in keys.iter().zip(["hash", "hash", "list"]) {
+        let found: String = command(&mut connection, &["TYPE", key]).await;
+        assert_eq!(found, kind, "{key}");
+    }
+    let record: Vec<String> = command(&mut connection, &["HGETALL", &keys[0]]).await;
+    assert_eq!(
+        record,
+        ["v", "1", "created_at", "1700000000", "metadata", "{}"]
+    );
+    let order: Vec<String> = command(&mut connection, &["LRANGE", &keys[2], "0", "-1"]).await;
+    assert_eq!(order, ["a", "b"]);
+    for ttl in ttls(&mut connection, &keys).await {
+        assert!((85..=90).contains(&ttl), "{ttl}");
+    }
+
+    // Reads renew nothing; every write sets the TTL on every key again.
+    let shorten = |connection: &mut MultiplexedConnection| {
+        let (mut connection, keys) = (connection.clone(), keys.clone());
+        async move {
+            for key in &keys {
+                let _: i64 = command(&mut connection, &["EXPIRE", key, "50"]).await;
+            }
+        }
+    };
+    shorten(&mut connection).await;
+    store.conversation(&t, id).await.unwrap().unwrap();
+    store.item(&t, id, "a").await.unwrap();
+    store.list_items(&t, id, &ItemQuery::all()).await.unwrap();
+    for ttl in ttls(&mut connection, &keys).await {
+        assert!((45..=50).contains(&ttl), "read: {ttl}");
+    }
+    for write in ["update", "append", "append nothing new", "delete an item"] {
+        shorten(&mut connection).await;
+        match write {
+            "update" => {
+                let metadata = r#"{"k":"v"}"#.to_owned();
+                store.update_conversation(&t, id, metadata).await.unwrap();
+            }
+            "append" => assert!(store.append_items(&t, id, vec![item("c")]).await.unwrap()),
+            "append nothing new" => {
+                assert!(store.append_items(&t, id, vec![item("a")]).await.unwrap());
+            }
+            _ => assert!(matches!(
+                store.delete_item(&t, id, "b").await.unwrap(),
+                Lookup::Found(_)
+            )),
+        }
+        for ttl in ttls(&mut connection, &keys).await {
+            assert!((85..=90).contains(&ttl), "{write}: {ttl}");
+        }
+    }
+    let order: Vec<String> = command(&mut connection, &["LRANGE", &keys[2], "0", "-1"]).await;
+    assert_eq!(order, ["a", "c"]);
+    let held: i64 = command(&mut connection, &["HLEN", &keys[1]]).await;
+    assert_eq!(held, 2);
+
+    // Deleting an item that is not there changes nothing, TTL included.
+    shorten(&mut connection).await;
+    assert_eq!(
+        store.delete_item(&t, id, "b").await.unwrap(),
+        Lookup::NoItem
+    );
+    for ttl in ttls(&mut connection, &keys).await {
+        assert!((45..=50).contains(&ttl), "no item: {ttl}");
+    }
+    // Creating it again replaces it, items and all; deleting it takes every
+    // key.
+    store
+        .create_conversation(&t, conversation(id, "{}"), vec![item("z")])
+        .await
+        .unwrap();
+    let order: Vec<String> = command(&mut connection, &["LRANGE", &keys[2], "0", "-1"]).await;
+    assert_eq!(order, ["z"]);
+    assert!(store.delete_conversation(&t, id).await.unwrap());
+    let left: Vec<String> = command(&mut connection, &["KEYS", &format!("{base}conv%3A*")]).await;
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A write the server refuses for want of memory is `NotKept` and writes
+/// nothing; deletes still work.
+#[tokio::test]
+async fn writes_refused_for_memory_are_not_kept_and_write_nothing() {
+    let server =
+        RedisServer::start_with(&["--maxmemory", "4mb", "--maxmemory-policy", "noeviction"]);
+    let store = RedisStore::connect(&server.url()).await.unwrap();
+    let t = tenant("full");
+    let big = |id: &str| {
+        let mut big = item(id);
+        big.item = format!(r#"{{"id":"{id}","text":"{}"}}"#, "x".repeat(256 << 10));
+        big
+    };
+    let mut kept = Vec::new();
+    let refused = loop {
+        let id = format!("conv_{}", kept.len());
+        match store
+            .create_conversation(&t, conversation(&id, "{}"), vec![big("first")])
+            .await
+        {
+            Ok(()) => kept.push(id),
+            Err(e) => break e,
+        }
+        assert!(kept.len() < 100, "25 MiB kept under a 4 MiB maxmemory");
+    };
+    let StoreError::NotKept(message) = &refused else {
+        panic!("{refused:?}");
+    };
+    assert!(message.contains("out of memory"), "{message}");
+    let refused_id = format!("conv_{}", kept.len());
+    assert_eq!(store.conversation(&t, &refused_id).await.unwrap(), None);
+
+    let appended = store.append_items(&t, &kept[0], vec![big("second")]).await;
+    assert!(
+        matches!(appended, Err(StoreError::NotKept(_))),
+        "{appended:?}"
+    );
+    let Lookup::Found(page) = store
+        .list_items(&t, &kept[0], &ItemQuery::all())
+        .await
+        .unwrap()
+    else {
+        panic!("still there")
+    };
+    assert_eq!(page.items.len(), 1, "the refused append wrote nothing");
+    // Deleting frees memory, and is allowed.
+    assert!(matches!(
+        store.delete_item(&t, &kept[0], "first").await,
+        Ok(Lookup::Found(_))
+    ));
+    assert!(store.delete_conversation(&t, &kept[1]).await.unwrap());
+}
+
+/// Values the store cannot read are `Corrupt`, and can still be deleted.
+#[tokio::test]
+async fn unreadable_values_are_corrupt_not_panics() {
+    let (_server, store, mut connection) = fixture().await;
+    let t = tenant("corrupt");
+    for id in ["conv_version", "conv_lost_item", "conv_type"] {
+        store
+            .create_conversation(&t, conversation(id, "{}"), vec![item("a")])
+            .await
+            .unwrap();
+    }
+    let key = |id: &str| format!("wirebridge:resp:{{{t}}}:v:{id}");
+    let _: i64 = command(&mut connection, &["HSET", &key("conv_version"), "v", "9"]).await;
+    let _: i64 = command(
+        &mut connection,
+        &["RPUSH", &key("conv_lost_item:o"), "ghost"],
+    )
+    .await;
+    let _: i64 = command(&mut connection, &["DEL", &key("conv_type:i")]).await;
+    let _: () = command(&mut connection, &["SET", &key("conv_type:i"), "x"]).await;
+
+    let read = store.conversation(&t, "conv_version").await;
+    assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+    let listed = store
+        .list_items(&t, "conv_lost_item", &ItemQuery::all())
+        .await;
+    assert!(
+        matches!(&listed, Err(StoreError::Corrupt(m)) if m.contains("ghost")),
+        "{listed:?}"
+    );
+    let listed = store.list_items(&t, "conv_type", &ItemQuery::all()).await;
+    assert!(matches!(listed, Err(StoreError::Corrupt(_))), "{listed:?}");
+    let read = store.item(&t, "conv_type", "a").await;
+    assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
+    // Each can still be deleted.
+    for id in ["conv_version", "conv_lost_item", "conv_type"] {
+        assert!(store.delete_conversation(&t, id).await.unwrap(), "{id}");
+    }
+}
