@@ -58,6 +58,11 @@ impl ResponseIds {
         format!("resp_{}", self.stem)
     }
 
+    /// `conv_…`: the id of a conversation made with these ids.
+    pub fn conversation(&self) -> String {
+        format!("conv_{}", self.stem)
+    }
+
     /// `msg_…`: the id of a Messages `message`.
     pub fn message(&self) -> String {
         format!("msg_{}", self.stem)

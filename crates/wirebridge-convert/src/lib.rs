@@ -47,6 +47,7 @@
 
 pub mod catalog;
 pub mod chat_to_responses;
+pub mod conversation;
 pub mod error;
 pub mod ids;
 mod json_cursor;

@@ -8,7 +8,9 @@
 use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{CreateResponse, Reasoning, Tool};
-use wirebridge_wire::responses::strict::{InputTransformation, ResponseEcho};
+use wirebridge_wire::responses::strict::{ConversationRef, InputTransformation, ResponseEcho};
+
+use super::history::conversation_id;
 use wirebridge_wire::RawObject;
 
 /// The echo of a request, `tools` being its parsed top-level tools;
@@ -38,6 +40,12 @@ pub(crate) fn echo(
             .unwrap_or(defaults.presence_penalty),
         previous_response_id: request.previous_response_id.as_deref().map(str::to_owned),
         prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
+        conversation: conversation_id(request)
+            .ok()
+            .flatten()
+            .map(|id| ConversationRef {
+                id: id.into_owned(),
+            }),
         reasoning: non_null(request.reasoning).map(|_| echoed_reasoning(reasoning)),
         safety_identifier: request.safety_identifier.as_deref().map(str::to_owned),
         service_tier: request

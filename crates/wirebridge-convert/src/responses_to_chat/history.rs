@@ -8,10 +8,11 @@
 //! keep of the new turn comes back as a [`Turn`], and what to keep of the
 //! reply as a [`Finished`](super::Finished).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde_json::value::RawValue;
-use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
+use wirebridge_wire::responses::lenient::{CreateResponse, Input, InputItem, ItemKind};
 use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::JsonStr;
 
@@ -39,6 +40,8 @@ use crate::ids::ResponseIds;
 #[derive(Debug, Clone, Default)]
 pub struct History<'h> {
     previous_response_id: Option<&'h str>,
+    /// The conversation (`conversation`) whose items these are.
+    conversation: Option<&'h str>,
     arrays: Vec<&'h str>,
     /// Stored items that `item_reference` input items may name; `None`
     /// when no store resolves references.
@@ -52,9 +55,27 @@ impl<'h> History<'h> {
     pub fn new(id: &'h str, arrays: impl IntoIterator<Item = &'h str>) -> Self {
         Self {
             previous_response_id: Some(id),
+            conversation: None,
             arrays: arrays.into_iter().collect(),
             referable: None,
         }
+    }
+
+    /// The items of conversation `id` (`conversation` on the request), one
+    /// JSON array, oldest first: the history of a turn in that
+    /// conversation, whose input and output are then added to it.
+    pub fn in_conversation(id: &'h str, items: &'h str) -> Self {
+        Self {
+            previous_response_id: None,
+            conversation: Some(id),
+            arrays: vec![items],
+            referable: None,
+        }
+    }
+
+    /// The conversation whose items these are, if any.
+    pub fn conversation(&self) -> Option<&'h str> {
+        self.conversation
     }
 
     /// The stored items the request's `item_reference` items may name (each
@@ -119,12 +140,52 @@ impl<'h> History<'h> {
     }
 }
 
+/// The conversation a request names (`conversation`: an id, or an object
+/// with its `id`); an error naming the field when it is neither, or when
+/// `previous_response_id` is given too (the API takes only one of them).
+pub(crate) fn conversation_id<'r>(
+    request: &'r CreateResponse<'_>,
+) -> Result<Option<Cow<'r, str>>, ConvertError> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Named<'a> {
+        Id(#[serde(borrow)] Cow<'a, str>),
+        Object {
+            #[serde(borrow)]
+            id: Cow<'a, str>,
+        },
+    }
+    let Some(raw) = request.conversation.filter(|raw| raw.get() != "null") else {
+        return Ok(None);
+    };
+    let id = match serde_json::from_str::<Named<'r>>(raw.get()) {
+        Ok(Named::Id(id) | Named::Object { id }) if !id.is_empty() => id,
+        _ => {
+            return Err(ConvertError::invalid(
+                "conversation",
+                "conversation must be a conversation id, or an object with its `id`",
+            ))
+        }
+    };
+    if request.previous_response_id.is_some() {
+        return Err(ConvertError::invalid(
+            "conversation",
+            "conversation and previous_response_id cannot be used together: a response either \
+             continues a conversation or continues a response",
+        ));
+    }
+    Ok(Some(id))
+}
+
 /// A turn as a response store keeps it: the response it continued and the
 /// input items the client sent for it (not the history).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Turn {
     /// The response this turn continued.
     pub previous_response_id: Option<String>,
+    /// The conversation this turn is part of: its input and output items
+    /// are added to it once the response is done.
+    pub conversation: Option<String>,
     /// This turn's own input items as a JSON array, each with a `type` and
     /// an `id` (`GET /v1/responses/{id}/input_items` lists them by id).
     pub input: String,

@@ -1,5 +1,7 @@
 //! Responses request → Chat request: the top-level parameters.
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
@@ -8,7 +10,7 @@ use wirebridge_wire::RawObject;
 use super::builder::{translate_input, Conversation, Replay};
 use super::compacted::{self, Mode};
 use super::echo::echo;
-use super::history::{turn_input, History, Turn};
+use super::history::{conversation_id, turn_input, History, Turn};
 use super::reasoning;
 use super::tools::{tool_lists, translate_tools};
 use super::truncate::{self, Truncation};
@@ -78,6 +80,15 @@ impl<'a> ParsedRequest<'a> {
     /// a store resolves into the [`History`] to translate with.
     pub fn previous_response_id(&self) -> Option<&str> {
         self.request.previous_response_id.as_deref()
+    }
+
+    /// The conversation the request is part of (`conversation`, an id or
+    /// an object with its `id`), which a store resolves into the
+    /// [`History`] to translate with; an error naming the field when it is
+    /// neither, or comes with `previous_response_id` (the API allows only
+    /// one of them).
+    pub fn conversation(&self) -> Result<Option<Cow<'_, str>>, ConvertError> {
+        conversation_id(&self.request)
     }
 
     /// The ids the request's `item_reference` input items name, in order: a
@@ -166,10 +177,14 @@ pub(super) fn translate<'a>(
     // same stem as the response's own, so an item id names its response.
     let ids = ResponseIds::new();
     let store = request.store != Some(false);
-    let keeps = options.store && (store || options.keep_unstored);
+    // A turn in a conversation is always kept: its items join the
+    // conversation whether or not the response itself is stored.
+    let keeps =
+        options.store && (store || options.keep_unstored || history.conversation().is_some());
     let turn = match keeps {
         true => Some(Turn {
             previous_response_id: history.previous_response_id().map(str::to_owned),
+            conversation: history.conversation().map(str::to_owned),
             input: turn_input(request.input.as_ref(), &ids, history)?,
             store,
         }),
@@ -426,11 +441,14 @@ fn passthrough<'a>(
             "continuing a stored response needs a response store; send the whole conversation in `input` instead",
         )?;
     }
+    let conversation = request
+        .conversation
+        .filter(|_| history.conversation().is_none());
     let stateful: [(&str, Option<&RawValue>, &str); 3] = [
         (
             "conversation",
-            request.conversation,
-            "conversations are stored server-side",
+            conversation,
+            "conversations need a response store that keeps them",
         ),
         (
             "prompt",

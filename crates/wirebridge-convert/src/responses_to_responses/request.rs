@@ -114,8 +114,12 @@ fn translate<'a>(
     let ids = ResponseIds::new();
     let own_input = turn_input(request.input.as_ref(), &ids, history)?;
     let store = request.store != Some(false);
-    let turn = (options.store && (store || options.keep_unstored)).then(|| Turn {
+    // A turn in a conversation is always kept: its items join the
+    // conversation whether or not the response itself is stored.
+    let keeps = store || options.keep_unstored || history.conversation().is_some();
+    let turn = (options.store && keeps).then(|| Turn {
         previous_response_id: history.previous_response_id().map(str::to_owned),
+        conversation: history.conversation().map(str::to_owned),
         input: own_input.clone(),
         store,
     });
@@ -332,8 +336,10 @@ fn report_stateful(
     let stateful: [(&str, Option<&RawValue>, &str); 3] = [
         (
             "conversation",
-            request.conversation,
-            "conversations are not kept here",
+            request
+                .conversation
+                .filter(|_| history.conversation().is_none()),
+            "conversations need a response store that keeps them",
         ),
         (
             "prompt",

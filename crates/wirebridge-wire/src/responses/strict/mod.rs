@@ -22,7 +22,7 @@ pub use request::{
     TextParam, Tool, ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
 };
 pub use response::{
-    IncompleteDetails, IncompleteReason, InputTokensDetails, InputTransformation,
+    ConversationRef, IncompleteDetails, IncompleteReason, InputTokensDetails, InputTransformation,
     OutputTokensDetails, Response, ResponseEcho, ResponseError, ResponseStatus, Usage,
     WithheldReason,
 };

@@ -55,6 +55,10 @@ pub struct ResponseEcho {
     pub previous_response_id: Option<String>,
     /// `prompt_cache_key` as sent.
     pub prompt_cache_key: Option<String>,
+    /// The conversation the response is part of, when it is in one;
+    /// left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<ConversationRef>,
     /// `reasoning` as sent, or `null`.
     pub reasoning: Option<Box<RawValue>>,
     /// `safety_identifier` as sent.
@@ -89,6 +93,13 @@ pub struct ResponseEcho {
     /// An addition of the OpenAI SDKs' `Response`, in neither spec.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub input_transformations: Vec<InputTransformation>,
+}
+
+/// `Response.conversation`: the conversation a response is part of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConversationRef {
+    /// The conversation id (`conv_…`).
+    pub id: String,
 }
 
 /// One entry of `Response.input_transformations`: a reasoning input item
@@ -158,6 +169,7 @@ impl Default for ResponseEcho {
             presence_penalty: 0.0,
             previous_response_id: None,
             prompt_cache_key: None,
+            conversation: None,
             reasoning: None,
             safety_identifier: None,
             service_tier: Self::DEFAULT_SERVICE_TIER.to_owned(),
