@@ -409,3 +409,43 @@ def test_a_replica_with_a_seal_key_of_its_own_cannot_continue(replicas, upstream
         assert len(upstream.since(mark)) == 1
     finally:
         stranger.stop()
+
+
+def test_a_conversation_over_three_replicas(replicas, upstream):
+    """A conversation created on one replica, extended by responses and by
+    hand through the others, turn after turn: every turn's history is the
+    conversation so far, and every replica lists it whole."""
+    key = "sk-replicas-conversation"
+    balancer = RoundRobin(replicas)
+    client = sdk(replicas.urls[0], key, balancer)
+    conversation = client.conversations.create(items=[{"role": "user", "content": "Hello."}])
+    history = [("user", "Hello.", None)]
+    for turn in range(1, 7):
+        text = f"Turn {turn}"
+        mark = upstream.mark()
+        response = client.responses.create(model="demo", input=text, conversation=conversation.id)
+        assert response.conversation.id == conversation.id
+        (sent,) = upstream.since(mark)
+        got = [(role, text_, None) for role, text_, _ in conversation_of(sent.json())]
+        assert got == history + [("user", text, None)], f"turn {turn}"
+        history += [("user", text, None), ("assistant", response.output_text, None)]
+        if turn % 3 == 0:
+            client.conversations.items.create(conversation.id, items=[{"role": "user", "content": f"Note {turn}"}])
+            history.append(("user", f"Note {turn}", None))
+    served = {s.replica for s in balancer.served}
+    assert served == set(range(REPLICAS)), balancer.served
+    for url in replicas.urls:
+        items = list(sdk(url, key).conversations.items.list(conversation.id, order="asc"))
+        assert [(item.role, text_of([p.model_dump() for p in item.content])) for item in items] == [
+            (role, text_) for role, text_, _ in history]
+        with pytest.raises(openai.NotFoundError):
+            sdk(url, key + "-other").conversations.retrieve(conversation.id)
+    client.conversations.delete(conversation.id)
+    for url in replicas.urls:
+        with pytest.raises(openai.NotFoundError):
+            sdk(url, key).conversations.items.list(conversation.id)
+
+
+def conversation_of(request: dict) -> list[tuple[str, str, str | None]]:
+    """(role, text, reasoning) of each message, without the system prompt."""
+    return [m for m in conversation(request) if m[0] != "system"]

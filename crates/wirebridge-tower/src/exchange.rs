@@ -21,7 +21,7 @@ use wirebridge_convert::{Loss, LossKind};
 use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
 use crate::direction::state;
-use crate::direction::{Prepared, Tenant, Way};
+use crate::direction::{Continues, Prepared, Tenant, Way};
 use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
@@ -219,11 +219,19 @@ pub(crate) async fn prepare<'a, D: Direction>(
 ) -> Result<Prepared<D::Context>, Refused> {
     let settings = &shared.direction;
     if let Some(stateful) = state::stateful::<D>(settings) {
-        let previous = D::continues(&parsed);
+        let continues = D::continues(&parsed).map_err(Refused::from_convert)?;
+        let (previous, conversation) = match &continues {
+            Continues::Nothing => (None, None),
+            Continues::Response(previous) => (Some(*previous), None),
+            Continues::Conversation(id) => (None, Some(id.as_ref())),
+        };
         let references = D::item_references(&parsed);
         if !tenant.stores {
             if previous.is_some() {
                 return Err(needs_credentials("previous_response_id"));
+            }
+            if conversation.is_some() {
+                return Err(needs_credentials("conversation"));
             }
             if !references.is_empty() {
                 return Err(needs_credentials("input"));
@@ -233,6 +241,10 @@ pub(crate) async fn prepare<'a, D: Direction>(
         *stored = stateful
             .resolve(&tenant.key, previous, &references, policy)
             .await?;
+        if let Some(id) = conversation {
+            let items = stateful.conversation_items(&tenant.key, id).await?;
+            stored.join_conversation(id.to_owned(), items);
+        }
     }
     let stored: &'a Resolved = stored;
     let history = stored.history()?;

@@ -139,6 +139,28 @@ where
             return ResponseFuture::exchange(Box::pin(count));
         }
         if let Some(stateful) = state::stateful::<D>(&shared.direction) {
+            if let Some(route) =
+                stateful::conversation_route(request.method(), request.uri().path())
+            {
+                let stateful = stateful.clone();
+                let tenant = state::tenant::<D>(&shared.direction, request.headers());
+                let tenant = tenant.stores.then_some(tenant.key);
+                let limit = shared.common.body_limit;
+                return ResponseFuture::exchange(Box::pin(async move {
+                    let (parts, body) = request.into_parts();
+                    let body = match route.has_body() {
+                        true => match exchange::read(&parts.headers, body, limit).await {
+                            Ok(bytes) => bytes,
+                            Err(refused) => return Ok(refused.response()),
+                        },
+                        false => Bytes::new(),
+                    };
+                    let query = parts.uri.query();
+                    Ok(stateful
+                        .serve_conversation(tenant.as_deref(), route, query, &body)
+                        .await)
+                }));
+            }
             if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
                 let stateful = stateful.clone();
                 let tenant = state::tenant::<D>(&shared.direction, request.headers());

@@ -4,7 +4,10 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use wirebridge_store::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
+use wirebridge_store::{
+    BoxFuture, Chain, ConversationStore, ItemPage, ItemQuery, Lookup, ResponseStore, StoreError,
+    StoredConversation, StoredItem, StoredResponse, StoredTurn,
+};
 
 use super::Metrics;
 
@@ -80,4 +83,110 @@ impl ResponseStore for MeteredStore {
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>> {
         Box::pin(self.timed("turns", self.inner.turns(tenant, ids)))
     }
+
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        self.inner
+            .conversations()
+            .map(|_| self as &dyn ConversationStore)
+    }
+}
+
+impl ConversationStore for MeteredStore {
+    fn create_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        conversation: StoredConversation,
+        items: Vec<StoredItem>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.timed("create_conversation", async move {
+            inner(&*self.inner)?
+                .create_conversation(tenant, conversation, items)
+                .await
+        }))
+    }
+
+    fn conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+        Box::pin(self.timed("get_conversation", async move {
+            inner(&*self.inner)?.conversation(tenant, id).await
+        }))
+    }
+
+    fn update_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        metadata: String,
+    ) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+        Box::pin(self.timed("update_conversation", async move {
+            inner(&*self.inner)?
+                .update_conversation(tenant, id, metadata)
+                .await
+        }))
+    }
+
+    fn delete_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.timed("delete_conversation", async move {
+            inner(&*self.inner)?.delete_conversation(tenant, id).await
+        }))
+    }
+
+    fn append_items<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        items: Vec<StoredItem>,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(self.timed("append_items", async move {
+            inner(&*self.inner)?.append_items(tenant, id, items).await
+        }))
+    }
+
+    fn list_items<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        query: &'a ItemQuery,
+    ) -> BoxFuture<'a, Result<Lookup<ItemPage>, StoreError>> {
+        Box::pin(self.timed("list_items", async move {
+            inner(&*self.inner)?.list_items(tenant, id, query).await
+        }))
+    }
+
+    fn item<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        item_id: &'a str,
+    ) -> BoxFuture<'a, Result<Lookup<StoredItem>, StoreError>> {
+        Box::pin(self.timed("get_item", async move {
+            inner(&*self.inner)?.item(tenant, id, item_id).await
+        }))
+    }
+
+    fn delete_item<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        item_id: &'a str,
+    ) -> BoxFuture<'a, Result<Lookup<StoredConversation>, StoreError>> {
+        Box::pin(self.timed("delete_item", async move {
+            inner(&*self.inner)?.delete_item(tenant, id, item_id).await
+        }))
+    }
+}
+
+/// The conversations of the wrapped store: it offers them, or this store
+/// would not (see `conversations`).
+fn inner(store: &dyn ResponseStore) -> Result<&dyn ConversationStore, StoreError> {
+    store
+        .conversations()
+        .ok_or_else(|| StoreError::NotKept("the store keeps no conversations".to_owned()))
 }

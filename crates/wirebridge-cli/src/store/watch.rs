@@ -5,7 +5,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use wirebridge_store::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
+use wirebridge_store::{
+    BoxFuture, Chain, ConversationStore, ItemPage, ItemQuery, Lookup, ResponseStore, StoreError,
+    StoredConversation, StoredItem, StoredResponse, StoredTurn,
+};
 
 /// Passes every call to the store it watches, and logs a change of
 /// availability. Only [`StoreError::Unavailable`] makes it unavailable; any
@@ -90,4 +93,122 @@ impl ResponseStore for WatchedStore {
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>> {
         Box::pin(async move { self.observe(self.inner.turns(tenant, ids).await) })
     }
+
+    fn conversations(&self) -> Option<&dyn ConversationStore> {
+        self.inner
+            .conversations()
+            .map(|_| self as &dyn ConversationStore)
+    }
+}
+
+impl ConversationStore for WatchedStore {
+    fn create_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        conversation: StoredConversation,
+        items: Vec<StoredItem>,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            self.observe(
+                async {
+                    inner(&*self.inner)?
+                        .create_conversation(tenant, conversation, items)
+                        .await
+                }
+                .await,
+            )
+        })
+    }
+
+    fn conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+        Box::pin(async move {
+            self.observe(async { inner(&*self.inner)?.conversation(tenant, id).await }.await)
+        })
+    }
+
+    fn update_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        metadata: String,
+    ) -> BoxFuture<'a, Result<Option<StoredConversation>, StoreError>> {
+        Box::pin(async move {
+            self.observe(
+                async {
+                    inner(&*self.inner)?
+                        .update_conversation(tenant, id, metadata)
+                        .await
+                }
+                .await,
+            )
+        })
+    }
+
+    fn delete_conversation<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            self.observe(async { inner(&*self.inner)?.delete_conversation(tenant, id).await }.await)
+        })
+    }
+
+    fn append_items<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        items: Vec<StoredItem>,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            self.observe(async { inner(&*self.inner)?.append_items(tenant, id, items).await }.await)
+        })
+    }
+
+    fn list_items<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        query: &'a ItemQuery,
+    ) -> BoxFuture<'a, Result<Lookup<ItemPage>, StoreError>> {
+        Box::pin(async move {
+            self.observe(async { inner(&*self.inner)?.list_items(tenant, id, query).await }.await)
+        })
+    }
+
+    fn item<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        item_id: &'a str,
+    ) -> BoxFuture<'a, Result<Lookup<StoredItem>, StoreError>> {
+        Box::pin(async move {
+            self.observe(async { inner(&*self.inner)?.item(tenant, id, item_id).await }.await)
+        })
+    }
+
+    fn delete_item<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        item_id: &'a str,
+    ) -> BoxFuture<'a, Result<Lookup<StoredConversation>, StoreError>> {
+        Box::pin(async move {
+            self.observe(
+                async { inner(&*self.inner)?.delete_item(tenant, id, item_id).await }.await,
+            )
+        })
+    }
+}
+
+/// The conversations of the wrapped store: it offers them, or this store
+/// would not (see `conversations`).
+fn inner(store: &dyn ResponseStore) -> Result<&dyn ConversationStore, StoreError> {
+    store
+        .conversations()
+        .ok_or_else(|| StoreError::NotKept("the store keeps no conversations".to_owned()))
 }

@@ -93,6 +93,17 @@ mod messages_over_responses;
 mod responses_over_chat;
 mod responses_over_responses;
 mod responses_side;
+
+/// What stored state a request continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Continues<'p> {
+    /// None: the request is whole.
+    Nothing,
+    /// The response `previous_response_id` names.
+    Response(&'p str),
+    /// The conversation `conversation` names.
+    Conversation(std::borrow::Cow<'p, str>),
+}
 pub(crate) mod state;
 
 pub(crate) mod sealed {
@@ -155,9 +166,10 @@ pub(crate) mod sealed {
             Way::Usual(parsed)
         }
 
-        /// The stored response the request continues.
-        fn continues<'p>(_parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
-            None
+        /// The stored state the request continues: a response, or a
+        /// conversation (an error when it names one wrongly).
+        fn continues<'p>(_parsed: &'p Self::Parsed<'_>) -> Result<Continues<'p>, ConvertError> {
+            Ok(Continues::Nothing)
         }
 
         /// The ids of stored items the request refers to (`item_reference`).

@@ -3,7 +3,7 @@
 use wirebridge_convert::responses_to_chat::{self, Finished, History};
 use wirebridge_convert::{ConvertError, LossPolicy};
 
-use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverChat, Way};
+use super::{responses_side, sealed, Continues, Prepared, ReplyParts, ResponsesOverChat, Way};
 use crate::observer;
 use crate::settings::ResponsesSettings;
 
@@ -40,8 +40,14 @@ impl sealed::Direction for ResponsesOverChat {
         }
     }
 
-    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
-        parsed.previous_response_id()
+    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Result<Continues<'p>, ConvertError> {
+        Ok(
+            match (parsed.conversation()?, parsed.previous_response_id()) {
+                (Some(conversation), _) => Continues::Conversation(conversation),
+                (None, Some(previous)) => Continues::Response(previous),
+                (None, None) => Continues::Nothing,
+            },
+        )
     }
 
     fn item_references<'p>(parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {

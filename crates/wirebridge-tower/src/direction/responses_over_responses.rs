@@ -5,7 +5,7 @@ use wirebridge_convert::responses_to_chat::{self, Finished, History, TranslatedB
 use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
 use wirebridge_convert::{ConvertError, LossPolicy};
 
-use super::{responses_side, sealed, Prepared, ReplyParts, ResponsesOverResponses, Way};
+use super::{responses_side, sealed, Continues, Prepared, ReplyParts, ResponsesOverResponses, Way};
 use crate::observer;
 use crate::settings::ResponsesSettings;
 
@@ -42,8 +42,14 @@ impl sealed::Direction for ResponsesOverResponses {
         }
     }
 
-    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Option<&'p str> {
-        parsed.previous_response_id()
+    fn continues<'p>(parsed: &'p Self::Parsed<'_>) -> Result<Continues<'p>, ConvertError> {
+        Ok(
+            match (parsed.conversation()?, parsed.previous_response_id()) {
+                (Some(conversation), _) => Continues::Conversation(conversation),
+                (None, Some(previous)) => Continues::Response(previous),
+                (None, None) => Continues::Nothing,
+            },
+        )
     }
 
     fn item_references<'p>(parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {

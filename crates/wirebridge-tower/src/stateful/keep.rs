@@ -3,8 +3,10 @@
 //! object at all) and to the store.
 
 use serde_json::value::RawValue;
+use wirebridge_convert::conversation::conversation_items;
+use wirebridge_convert::ids::ResponseIds;
 use wirebridge_convert::responses_to_chat::{Finished, Turn};
-use wirebridge_store::{ResponseStore, StoreError, StoredResponse};
+use wirebridge_store::{ResponseStore, StoreError, StoredItem, StoredResponse};
 use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::RawObject;
 
@@ -15,6 +17,9 @@ pub(crate) struct Record {
     record: StoredResponse,
     /// Whether the client asked for it to be stored (not only cached).
     store: bool,
+    /// The conversation the turn is part of: its input and output items
+    /// are added to it.
+    conversation: Option<String>,
 }
 
 impl Stateful {
@@ -37,6 +42,7 @@ impl Stateful {
         Some(Record {
             record,
             store: turn.store,
+            conversation: turn.conversation,
         })
     }
 
@@ -58,8 +64,16 @@ impl Stateful {
     /// retrieval reads, and retrieval reads the store: for a Codex-like turn,
     /// 1.5 KB of items rather than 20 KB.
     pub(crate) async fn save_record(&self, tenant: &str, record: Record) -> bool {
-        let Record { record, store } = record;
+        let Record {
+            record,
+            store,
+            conversation,
+        } = record;
         let id = record.id.clone();
+        if let Some(conversation) = conversation {
+            self.extend_conversation(tenant, &conversation, &record)
+                .await;
+        }
         match (&self.store, store) {
             (Some(shared), true) => {
                 if let Some(cache) = &self.cache {
@@ -83,6 +97,52 @@ impl Stateful {
     }
 }
 
+impl Stateful {
+    /// Adds a finished turn's items to its conversation. A failure is
+    /// logged: the answer is delivered all the same (the conversation may
+    /// have been deleted while the turn ran).
+    async fn extend_conversation(&self, tenant: &str, conversation: &str, turn: &StoredResponse) {
+        let Ok(store) = self.conversations() else {
+            return;
+        };
+        let id = &turn.id;
+        // Every item has its id already: the translator gave the input's
+        // theirs, and the output's are the response's.
+        let ids = ResponseIds::new();
+        let items = conversation_items(&turn.input, &ids, "input").and_then(|mut input| {
+            input.extend(conversation_items(&turn.output, &ids, "output")?);
+            Ok(input)
+        });
+        let result = match items {
+            Ok(items) => {
+                let items = items
+                    .into_iter()
+                    .map(|item| StoredItem {
+                        id: item.id,
+                        item: item.item,
+                    })
+                    .collect();
+                store.append_items(tenant, conversation, items).await
+            }
+            Err(e) => Err(StoreError::NotKept(e.to_string())),
+        };
+        match result {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(
+                response_id = %id,
+                conversation_id = %conversation,
+                "the conversation was deleted while the response ran: its items were not added"
+            ),
+            Err(e) => tracing::error!(
+                response_id = %id,
+                conversation_id = %conversation,
+                error = %e,
+                "could not add the response's items to its conversation"
+            ),
+        }
+    }
+}
+
 /// A record without its response object, for the connection's cache.
 fn turn_only(record: &StoredResponse) -> StoredResponse {
     StoredResponse {
@@ -99,7 +159,11 @@ fn turn_only(record: &StoredResponse) -> StoredResponse {
 impl Record {
     /// A record to keep, as a finished response makes one.
     pub(crate) fn new(record: StoredResponse, store: bool) -> Self {
-        Self { record, store }
+        Self {
+            record,
+            store,
+            conversation: None,
+        }
     }
 }
 

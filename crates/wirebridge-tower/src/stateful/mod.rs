@@ -9,6 +9,7 @@
 //! ([`History`](wirebridge_convert::responses_to_chat::History)).
 
 mod accepted;
+mod conversations;
 mod keep;
 mod resolve;
 mod routes;
@@ -18,12 +19,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use http::StatusCode;
-use wirebridge_store::{MemoryStore, ResponseStore, StoreError};
+use wirebridge_store::{ConversationStore, MemoryStore, ResponseStore, StoreError};
 use wirebridge_wire::error::ApiError;
 
 use crate::replies::Refused;
 
 pub(crate) use accepted::NotFromBackend;
+pub(crate) use conversations::route as conversation_route;
 pub(crate) use keep::with_output;
 pub(crate) use resolve::Resolved;
 pub(crate) use routes::route;
@@ -125,6 +127,15 @@ impl Stateful {
         self.store.as_ref()
     }
 
+    /// Where the layer's store keeps conversations: a 400 that says why
+    /// when it keeps none.
+    pub(crate) fn conversations(&self) -> Result<&dyn ConversationStore, Refused> {
+        self.store
+            .as_deref()
+            .and_then(|store| store.conversations())
+            .ok_or_else(no_conversations)
+    }
+
     /// Drops a response from the connection's cache (not from the store):
     /// a continuation of it failed, and the next must not build on it.
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
@@ -140,6 +151,7 @@ impl Stateful {
 pub(crate) fn needs_credentials(param: &'static str) -> Refused {
     let what = match param {
         "previous_response_id" => "previous_response_id",
+        "conversation" => "a conversation",
         _ => "item_reference",
     };
     Refused::new(
@@ -167,6 +179,36 @@ fn previous_not_found(message: String) -> Refused {
             kind: "invalid_request_error".into(),
             param: Some("previous_response_id".into()),
             code: Some("previous_response_not_found".into()),
+        },
+    )
+}
+
+/// No conversation `id` for this tenant: a 404, naming `param` when a
+/// request field named it.
+pub(crate) fn conversation_not_found(id: &str, param: Option<&'static str>) -> Refused {
+    Refused::new(
+        StatusCode::NOT_FOUND,
+        ApiError {
+            message: format!("Conversation with id '{id}' not found.").into(),
+            kind: "invalid_request_error".into(),
+            param: param.map(Into::into),
+            code: Some("not_found".into()),
+        },
+    )
+}
+
+/// The layer's store keeps no conversations (an embedder's own store that
+/// does not offer them): a 400 that says so.
+fn no_conversations() -> Refused {
+    Refused::new(
+        StatusCode::BAD_REQUEST,
+        ApiError {
+            message: "conversations are not kept here: the bridge's response store offers no \
+                      conversation store"
+                .into(),
+            kind: "invalid_request_error".into(),
+            param: Some("conversation".into()),
+            code: Some("conversations_not_kept".into()),
         },
     )
 }

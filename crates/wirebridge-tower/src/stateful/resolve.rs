@@ -5,9 +5,9 @@ use serde_json::value::RawValue;
 use wirebridge_convert::ids::ResponseIds;
 use wirebridge_convert::responses_to_chat::History;
 use wirebridge_convert::ConvertError;
-use wirebridge_store::{Chain, ResponseStore, StoreError, StoredTurn};
+use wirebridge_store::{Chain, ItemQuery, Lookup, ResponseStore, StoreError, StoredTurn};
 
-use super::{previous_not_found, unavailable, MissingHistory, Stateful};
+use super::{conversation_not_found, previous_not_found, unavailable, MissingHistory, Stateful};
 use crate::replies::Refused;
 
 /// What the store holds for one request: the conversation it continues
@@ -19,6 +19,9 @@ pub(crate) struct Resolved {
     /// The stored turns the request's `item_reference` items may name, when
     /// it has any.
     referable: Option<Vec<StoredTurn>>,
+    /// The conversation the request is part of: its id, and its items as
+    /// one JSON array, oldest first.
+    conversation: Option<(String, String)>,
 }
 
 impl Resolved {
@@ -26,9 +29,10 @@ impl Resolved {
     /// items, then its output items, borrowed as stored; and the items
     /// references may name.
     pub(crate) fn history(&self) -> Result<History<'_>, Refused> {
-        let mut history = match &self.continued {
-            Some((id, chain)) => History::new(id, chain.turns.iter().flat_map(turn_arrays)),
-            None => History::default(),
+        let mut history = match (&self.continued, &self.conversation) {
+            (_, Some((id, items))) => History::in_conversation(id, items),
+            (Some((id, chain)), None) => History::new(id, chain.turns.iter().flat_map(turn_arrays)),
+            (None, None) => History::default(),
         };
         if let Some(referable) = &self.referable {
             let turns = self.chain_turns().chain(referable);
@@ -42,6 +46,12 @@ impl Resolved {
             history = history.with_referable_items(items);
         }
         Ok(history)
+    }
+
+    /// Makes the request part of conversation `id`, whose items (one JSON
+    /// array) come before its input.
+    pub(crate) fn join_conversation(&mut self, id: String, items: String) {
+        self.conversation = Some((id, items));
     }
 
     /// The earlier response the conversation misses, when continued
@@ -101,6 +111,36 @@ impl Stateful {
             resolved.referable = Some(turns.into_iter().flatten().collect());
         }
         Ok(resolved)
+    }
+
+    /// The items of conversation `id`, as one JSON array, oldest first: read
+    /// in one round trip. A 404 naming `conversation` if the tenant has no
+    /// such conversation, a 400 if the store keeps none.
+    pub(crate) async fn conversation_items(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<String, Refused> {
+        let store = self.conversations()?;
+        match store.list_items(tenant, id, &ItemQuery::all()).await {
+            Ok(Lookup::Found(page)) => {
+                let len = page.items.iter().map(|i| i.item.len() + 1).sum::<usize>();
+                let mut items = String::with_capacity(len + 2);
+                items.push('[');
+                for (n, item) in page.items.iter().enumerate() {
+                    if n > 0 {
+                        items.push(',');
+                    }
+                    items.push_str(&item.item);
+                }
+                items.push(']');
+                Ok(items)
+            }
+            Ok(Lookup::NoConversation | Lookup::NoItem) => {
+                Err(conversation_not_found(id, Some("conversation")))
+            }
+            Err(e) => Err(unavailable(&e)),
+        }
     }
 
     /// The conversation ending with response `id`: a 404 in the client's

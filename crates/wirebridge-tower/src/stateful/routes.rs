@@ -115,15 +115,27 @@ fn item_id(item: &RawValue) -> Option<Str<'_>> {
     serde_json::from_str::<ItemId<'_>>(item.get()).ok()?.id
 }
 
-/// `limit`, `order` and `after` of `input_items`.
-struct Page {
+/// `limit`, `order` and `after` of a listing.
+pub(super) struct Page {
     limit: usize,
     ascending: bool,
     after: Option<String>,
 }
 
 impl Page {
-    fn parse(query: Option<&str>) -> Result<Page, Refused> {
+    /// The store's query for this page.
+    pub(super) fn query(self) -> wirebridge_store::ItemQuery {
+        wirebridge_store::ItemQuery {
+            after: self.after,
+            limit: self.limit,
+            order: match self.ascending {
+                true => wirebridge_store::Order::Ascending,
+                false => wirebridge_store::Order::Descending,
+            },
+        }
+    }
+
+    pub(super) fn parse(query: Option<&str>) -> Result<Page, Refused> {
         let mut page = Page {
             limit: 20,
             ascending: false,
@@ -195,11 +207,11 @@ impl Page {
     }
 }
 
-fn json<T: Serialize>(value: &T) -> Vec<u8> {
+pub(super) fn json<T: Serialize>(value: &T) -> Vec<u8> {
     serde_json::to_vec(value).expect("listings always serialize")
 }
 
-fn json_response<B>(body: Vec<u8>) -> Response<ResponseBody<B>> {
+pub(super) fn json_response<B>(body: Vec<u8>) -> Response<ResponseBody<B>> {
     let length = HeaderValue::from(body.len());
     let mut response = Response::new(ResponseBody::full(body));
     *response.status_mut() = StatusCode::OK;
@@ -224,7 +236,7 @@ fn not_found(id: &str) -> Refused {
     )
 }
 
-fn bad_param(param: &'static str, message: String) -> Refused {
+pub(super) fn bad_param(param: &'static str, message: String) -> Refused {
     Refused::new(
         StatusCode::BAD_REQUEST,
         ApiError {

@@ -1,0 +1,428 @@
+//! The Conversations API, answered from the store: `POST …/conversations`,
+//! `GET|POST|DELETE …/conversations/{id}`, `GET|POST
+//! …/conversations/{id}/items` and `GET|DELETE
+//! …/conversations/{id}/items/{item_id}`.
+
+use http::{Method, Response, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use wirebridge_convert::conversation::conversation_items;
+use wirebridge_convert::ids::{unix_now, ResponseIds};
+use wirebridge_store::{ConversationStore, Lookup, StoredConversation, StoredItem};
+use wirebridge_wire::error::ApiError;
+
+use super::routes::{bad_param, json, json_response, Page};
+use super::{conversation_not_found, needs_credentials, unavailable, Stateful};
+use crate::body::ResponseBody;
+use crate::replies::Refused;
+
+/// Items a client may add in one request, as the API allows.
+const MAX_ITEMS_PER_REQUEST: usize = 20;
+/// Keys `metadata` may hold, and their lengths, as the API allows.
+const MAX_METADATA_KEYS: usize = 16;
+const MAX_METADATA_KEY_CHARS: usize = 64;
+const MAX_METADATA_VALUE_CHARS: usize = 512;
+
+/// A request of the Conversations API.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    Create,
+    Retrieve(String),
+    Update(String),
+    Delete(String),
+    ListItems(String),
+    AddItems(String),
+    Item(String, String),
+    DeleteItem(String, String),
+}
+
+impl Route {
+    /// Whether the request has a body to read.
+    pub(crate) fn has_body(&self) -> bool {
+        matches!(self, Route::Create | Route::Update(_) | Route::AddItems(_))
+    }
+}
+
+/// The Conversations API request `method` and `path` make, if any: the
+/// path ends with `/conversations` and up to three segments after it.
+pub(crate) fn route(method: &Method, path: &str) -> Option<Route> {
+    let path = path.trim_end_matches('/');
+    let at = path.rfind("/conversations")?;
+    let rest = &path[at + "/conversations".len()..];
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return None;
+    }
+    let segments: Vec<&str> = rest.split('/').skip(1).collect();
+    if segments.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    let owned = |s: &str| s.to_owned();
+    match (method, segments.as_slice()) {
+        (&Method::POST, []) => Some(Route::Create),
+        (&Method::GET, [id]) => Some(Route::Retrieve(owned(id))),
+        (&Method::POST, [id]) => Some(Route::Update(owned(id))),
+        (&Method::DELETE, [id]) => Some(Route::Delete(owned(id))),
+        (&Method::GET, [id, "items"]) => Some(Route::ListItems(owned(id))),
+        (&Method::POST, [id, "items"]) => Some(Route::AddItems(owned(id))),
+        (&Method::GET, [id, "items", item]) => Some(Route::Item(owned(id), owned(item))),
+        (&Method::DELETE, [id, "items", item]) => Some(Route::DeleteItem(owned(id), owned(item))),
+        _ => None,
+    }
+}
+
+/// `Conversation`, as the API answers it.
+#[derive(Serialize)]
+struct Conversation<'a> {
+    id: &'a str,
+    object: &'static str,
+    created_at: u64,
+    metadata: &'a RawValue,
+}
+
+/// `ConversationItemList`.
+#[derive(Serialize)]
+struct ItemList<'a> {
+    object: &'static str,
+    data: Vec<&'a RawValue>,
+    first_id: Option<&'a str>,
+    last_id: Option<&'a str>,
+    has_more: bool,
+}
+
+#[derive(Serialize)]
+struct Deleted<'a> {
+    id: &'a str,
+    object: &'static str,
+    deleted: bool,
+}
+
+/// The body of a create, an update or an addition of items.
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(borrow, default)]
+    items: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    metadata: Option<&'a RawValue>,
+}
+
+impl Stateful {
+    /// Answers a Conversations API request for a tenant (`None`: a request
+    /// without a credential, which keeps nothing and finds nothing).
+    pub(crate) async fn serve_conversation<B>(
+        &self,
+        tenant: Option<&str>,
+        route: Route,
+        query: Option<&str>,
+        body: &[u8],
+    ) -> Response<ResponseBody<B>> {
+        let answer = match (tenant, self.conversations()) {
+            (_, Err(refused)) => Err(refused),
+            (None, Ok(_)) => Err(match &route {
+                Route::Create => needs_credentials("conversation"),
+                Route::Retrieve(id)
+                | Route::Update(id)
+                | Route::Delete(id)
+                | Route::ListItems(id)
+                | Route::AddItems(id)
+                | Route::Item(id, _)
+                | Route::DeleteItem(id, _) => conversation_not_found(id, None),
+            }),
+            (Some(tenant), Ok(store)) => answer(store, tenant, route, query, body).await,
+        };
+        match answer {
+            Ok((status, body)) => {
+                let mut response = json_response(body);
+                *response.status_mut() = status;
+                response
+            }
+            Err(refused) => refused.response(),
+        }
+    }
+}
+
+async fn answer(
+    store: &dyn ConversationStore,
+    tenant: &str,
+    route: Route,
+    query: Option<&str>,
+    body: &[u8],
+) -> Result<(StatusCode, Vec<u8>), Refused> {
+    let ok = |body| Ok((StatusCode::OK, body));
+    match route {
+        Route::Create => {
+            let body = read_body(body)?;
+            let metadata = metadata(body.metadata)?;
+            let ids = ResponseIds::new();
+            let items = match body.items.filter(|raw| raw.get() != "null") {
+                Some(raw) => items(raw, &ids)?,
+                None => Vec::new(),
+            };
+            let conversation = StoredConversation {
+                id: ids.conversation(),
+                created_at: unix_now(),
+                metadata,
+            };
+            store
+                .create_conversation(tenant, conversation.clone(), items)
+                .await
+                .map_err(|e| unavailable(&e))?;
+            ok(conversation_json(&conversation))
+        }
+        Route::Retrieve(id) => match store.conversation(tenant, &id).await {
+            Ok(Some(conversation)) => ok(conversation_json(&conversation)),
+            Ok(None) => Err(conversation_not_found(&id, None)),
+            Err(e) => Err(unavailable(&e)),
+        },
+        Route::Update(id) => {
+            let body = read_body(body)?;
+            if body.metadata.is_none() {
+                return Err(bad_param(
+                    "metadata",
+                    "an update of a conversation sets its `metadata`, which is missing".into(),
+                ));
+            }
+            let metadata = metadata(body.metadata)?;
+            match store.update_conversation(tenant, &id, metadata).await {
+                Ok(Some(conversation)) => ok(conversation_json(&conversation)),
+                Ok(None) => Err(conversation_not_found(&id, None)),
+                Err(e) => Err(unavailable(&e)),
+            }
+        }
+        Route::Delete(id) => match store.delete_conversation(tenant, &id).await {
+            Ok(true) => ok(json(&Deleted {
+                id: &id,
+                object: "conversation.deleted",
+                deleted: true,
+            })),
+            Ok(false) => Err(conversation_not_found(&id, None)),
+            Err(e) => Err(unavailable(&e)),
+        },
+        Route::ListItems(id) => {
+            let query = Page::parse(query)?.query();
+            match store.list_items(tenant, &id, &query).await {
+                Ok(Lookup::Found(page)) => ok(item_list(&page.items, page.has_more)),
+                Ok(Lookup::NoConversation) => Err(conversation_not_found(&id, None)),
+                Ok(Lookup::NoItem) => Err(bad_param(
+                    "after",
+                    format!(
+                        "conversation {id} has no item with id '{}'",
+                        query.after.unwrap_or_default()
+                    ),
+                )),
+                Err(e) => Err(unavailable(&e)),
+            }
+        }
+        Route::AddItems(id) => {
+            let body = read_body(body)?;
+            let Some(raw) = body.items.filter(|raw| raw.get() != "null") else {
+                return Err(bad_param(
+                    "items",
+                    "the items to add are missing: send them in `items`".into(),
+                ));
+            };
+            let items = items(raw, &ResponseIds::new())?;
+            match store.append_items(tenant, &id, items.clone()).await {
+                Ok(true) => ok(item_list(&items, false)),
+                Ok(false) => Err(conversation_not_found(&id, None)),
+                Err(e) => Err(unavailable(&e)),
+            }
+        }
+        Route::Item(id, item_id) => match store.item(tenant, &id, &item_id).await {
+            Ok(Lookup::Found(item)) => ok(item.item.into_bytes()),
+            Ok(Lookup::NoConversation) => Err(conversation_not_found(&id, None)),
+            Ok(Lookup::NoItem) => Err(item_not_found(&id, &item_id)),
+            Err(e) => Err(unavailable(&e)),
+        },
+        Route::DeleteItem(id, item_id) => match store.delete_item(tenant, &id, &item_id).await {
+            Ok(Lookup::Found(conversation)) => ok(conversation_json(&conversation)),
+            Ok(Lookup::NoConversation) => Err(conversation_not_found(&id, None)),
+            Ok(Lookup::NoItem) => Err(item_not_found(&id, &item_id)),
+            Err(e) => Err(unavailable(&e)),
+        },
+    }
+}
+
+fn read_body(body: &[u8]) -> Result<Body<'_>, Refused> {
+    let body = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}".as_slice()
+    } else {
+        body
+    };
+    serde_json::from_slice(body).map_err(|e| {
+        Refused::new(
+            StatusCode::BAD_REQUEST,
+            ApiError {
+                message: format!("the request body is not a JSON object of this request: {e}")
+                    .into(),
+                kind: "invalid_request_error".into(),
+                param: None,
+                code: Some("invalid_json".into()),
+            },
+        )
+    })
+}
+
+/// The items of a request, in full form, at most
+/// [`MAX_ITEMS_PER_REQUEST`].
+fn items(raw: &RawValue, ids: &ResponseIds) -> Result<Vec<StoredItem>, Refused> {
+    let items = conversation_items(raw.get(), ids, "items").map_err(Refused::from_convert)?;
+    if items.len() > MAX_ITEMS_PER_REQUEST {
+        return Err(bad_param(
+            "items",
+            format!(
+                "{} items were sent; at most {MAX_ITEMS_PER_REQUEST} are added at a time",
+                items.len()
+            ),
+        ));
+    }
+    Ok(items
+        .into_iter()
+        .map(|item| StoredItem {
+            id: item.id,
+            item: item.item,
+        })
+        .collect())
+}
+
+/// `metadata` as kept: `{}` when absent or `null`, else an object of at most
+/// 16 string values, its keys up to 64 characters and values up to 512.
+fn metadata(raw: Option<&RawValue>) -> Result<String, Refused> {
+    let Some(raw) = raw.filter(|raw| raw.get() != "null") else {
+        return Ok("{}".to_owned());
+    };
+    let pairs: Vec<(String, String)> = serde_json::from_str::<serde_json::Map<_, _>>(raw.get())
+        .ok()
+        .and_then(|map| {
+            map.into_iter()
+                .map(|(k, v)| v.as_str().map(|v| (k, v.to_owned())))
+                .collect()
+        })
+        .ok_or_else(|| {
+            bad_param(
+                "metadata",
+                "metadata must be an object whose values are strings".into(),
+            )
+        })?;
+    if pairs.len() > MAX_METADATA_KEYS {
+        return Err(bad_param(
+            "metadata",
+            format!(
+                "metadata holds {} keys; at most {MAX_METADATA_KEYS} are allowed",
+                pairs.len()
+            ),
+        ));
+    }
+    for (key, value) in &pairs {
+        if key.chars().count() > MAX_METADATA_KEY_CHARS {
+            return Err(bad_param(
+                "metadata",
+                format!(
+                    "the metadata key '{key}' is longer than {MAX_METADATA_KEY_CHARS} characters"
+                ),
+            ));
+        }
+        if value.chars().count() > MAX_METADATA_VALUE_CHARS {
+            return Err(bad_param(
+                "metadata",
+                format!(
+                    "the value of metadata key '{key}' is longer than {MAX_METADATA_VALUE_CHARS} \
+                     characters"
+                ),
+            ));
+        }
+    }
+    Ok(raw.get().to_owned())
+}
+
+fn conversation_json(conversation: &StoredConversation) -> Vec<u8> {
+    let metadata: &RawValue =
+        serde_json::from_str(&conversation.metadata).unwrap_or_else(|_| empty_object());
+    json(&Conversation {
+        id: &conversation.id,
+        object: "conversation",
+        created_at: conversation.created_at,
+        metadata,
+    })
+}
+
+fn empty_object() -> &'static RawValue {
+    serde_json::from_str("{}").expect("an empty object is JSON")
+}
+
+fn item_list(items: &[StoredItem], has_more: bool) -> Vec<u8> {
+    let data: Vec<&RawValue> = items
+        .iter()
+        .filter_map(|item| serde_json::from_str(&item.item).ok())
+        .collect();
+    json(&ItemList {
+        object: "list",
+        data,
+        first_id: items.first().map(|item| item.id.as_str()),
+        last_id: items.last().map(|item| item.id.as_str()),
+        has_more,
+    })
+}
+
+fn item_not_found(id: &str, item_id: &str) -> Refused {
+    Refused::new(
+        StatusCode::NOT_FOUND,
+        ApiError {
+            message: format!("Item with id '{item_id}' not found in conversation '{id}'.").into(),
+            kind: "invalid_request_error".into(),
+            param: None,
+            code: Some("not_found".into()),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes() {
+        let r = |m: Method, p: &str| route(&m, p);
+        assert_eq!(r(Method::POST, "/v1/conversations"), Some(Route::Create));
+        assert_eq!(
+            r(Method::GET, "/v1/conversations/conv_1/"),
+            Some(Route::Retrieve("conv_1".into()))
+        );
+        assert_eq!(
+            r(Method::POST, "/x/v1/conversations/conv_1"),
+            Some(Route::Update("conv_1".into()))
+        );
+        assert_eq!(
+            r(Method::DELETE, "/v1/conversations/conv_1"),
+            Some(Route::Delete("conv_1".into()))
+        );
+        assert_eq!(
+            r(Method::POST, "/v1/conversations/conv_1/items"),
+            Some(Route::AddItems("conv_1".into()))
+        );
+        assert_eq!(
+            r(Method::DELETE, "/v1/conversations/conv_1/items/msg_1"),
+            Some(Route::DeleteItem("conv_1".into(), "msg_1".into()))
+        );
+        assert_eq!(r(Method::GET, "/v1/conversations"), None);
+        assert_eq!(r(Method::GET, "/v1/conversationsx/conv_1"), None);
+        assert_eq!(r(Method::GET, "/v1/conversations/conv_1/other"), None);
+        assert_eq!(r(Method::GET, "/v1/conversations//items"), None);
+        assert_eq!(r(Method::GET, "/v1/responses/resp_1"), None);
+    }
+
+    #[test]
+    fn metadata_is_bounded_as_the_api_bounds_it() {
+        assert_eq!(metadata(None).unwrap(), "{}");
+        let raw = |json: &str| RawValue::from_string(json.to_owned()).unwrap();
+        assert_eq!(
+            metadata(Some(&raw(r#"{"a":"b"}"#))).unwrap(),
+            r#"{"a":"b"}"#
+        );
+        assert!(metadata(Some(&raw(r#"{"a":1}"#))).is_err());
+        assert!(metadata(Some(&raw("[]"))).is_err());
+        let many: Vec<String> = (0..17).map(|n| format!(r#""k{n}":"v""#)).collect();
+        assert!(metadata(Some(&raw(&format!("{{{}}}", many.join(","))))).is_err());
+        let long = format!(r#"{{"k":"{}"}}"#, "v".repeat(513));
+        assert!(metadata(Some(&raw(&long))).is_err());
+    }
+}
