@@ -2,7 +2,6 @@
 //! evicted for them (the shared behaviour is `conversation_suite!()`, in
 //! `memory.rs`).
 
-#[allow(dead_code, unused_macros)]
 mod common;
 
 use common::conversations::{conversation, item};
