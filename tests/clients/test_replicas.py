@@ -449,3 +449,32 @@ def test_a_conversation_over_three_replicas(replicas, upstream):
 def conversation_of(request: dict) -> list[tuple[str, str, str | None]]:
     """(role, text, reasoning) of each message, without the system prompt."""
     return [m for m in conversation(request) if m[0] != "system"]
+
+
+def test_a_background_response_over_three_replicas(replicas, upstream):
+    """A background response started on one replica is polled on the
+    others, and one cancelled through another replica than the one running
+    it stops there and stays cancelled."""
+    key = "sk-replicas-background"
+    first, second, third = (sdk(url, key) for url in replicas.urls)
+    queued = first.responses.create(model="demo", input="Run me", background=True)
+    assert queued.status == "queued"
+    deadline = time.monotonic() + 20
+    while (polled := second.responses.retrieve(queued.id)).status in ("queued", "in_progress"):
+        assert time.monotonic() < deadline, polled.status
+        time.sleep(0.05)
+    assert polled.status == "completed" and "Run me" in polled.output_text
+    assert third.responses.retrieve(queued.id).output_text == polled.output_text
+
+    # 6 s before the answer (the demo's pause before a whole body): the
+    # cancel reaches it long before.
+    slow = first.responses.create(model="demo", input="A long one demo:slow 6000", background=True)
+    time.sleep(0.5)
+    assert second.responses.cancel(slow.id).status == "cancelled"
+    # The replica running it sees the cancel within a second or so, and
+    # stops: the response never turns completed.
+    time.sleep(2.5)
+    for client in (first, second, third):
+        assert client.responses.retrieve(slow.id).status == "cancelled"
+    time.sleep(4)
+    assert first.responses.retrieve(slow.id).status == "cancelled"

@@ -114,6 +114,33 @@ def test_the_conversation_survives_a_restart(redis_url):
         after.stop()
 
 
+def test_a_background_response_cut_by_a_shutdown_ends_failed(redis_url):
+    """A run longer than the shutdown's grace period ends `failed`, with
+    the reason, where the next process (or any replica) reads it: never
+    left `in_progress`."""
+    before = Proxy(redis_url, "--shutdown-grace-secs", "1")
+    try:
+        # 8 s before the answer (the demo's pause before a whole body),
+        # against a 1 s grace period.
+        queued = before.client().responses.create(model="demo", input="Long demo:slow 8000", background=True)
+        deadline = time.time() + 10
+        while before.client().responses.retrieve(queued.id).status == "queued":
+            assert time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        started = time.time()
+        before.stop()
+    assert time.time() - started < 6, "the shutdown waited for the run"
+    after = Proxy(redis_url)
+    try:
+        failed = after.client().responses.retrieve(queued.id)
+        assert failed.status == "failed"
+        assert failed.error.code == "server_error"
+        assert "shut down" in failed.error.message
+    finally:
+        after.stop()
+
+
 def test_an_unknown_previous_response_is_a_404_naming_it(proxy):
     with pytest.raises(openai.NotFoundError) as raised:
         proxy.client().responses.create(model="demo", input="x", previous_response_id="resp_nope")

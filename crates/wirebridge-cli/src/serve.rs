@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use wirebridge_tower::{Shutdown, ShutdownTrigger};
+use wirebridge_tower::{BackgroundRuns, Shutdown, ShutdownTrigger};
 
 use crate::admin::Admin;
 use crate::config::{Config, Upstream as UpstreamSetting, UpstreamApi};
@@ -122,6 +122,9 @@ struct Bridge {
     grace: Duration,
     /// Ends the streams still open when the grace period is over.
     ending: ShutdownTrigger,
+    /// The background responses running: waited for within the grace
+    /// period, then failed.
+    runs: BackgroundRuns,
     /// The upstream as the log shows it.
     upstream_shown: String,
     /// The demo upstream, when it is the one configured: it runs until the
@@ -168,7 +171,18 @@ impl Bridge {
             None => base.to_string(),
         };
         let (ending, shutdown) = Shutdown::new();
-        let app = app::app(config, base, options, store, admin.clone(), shutdown);
+        let runs = BackgroundRuns::new()
+            .max_runs(config.state.max_background_runs)
+            .max_runs_per_tenant(config.state.max_background_runs_per_tenant);
+        let app = app::app(
+            config,
+            base,
+            options,
+            store,
+            admin.clone(),
+            shutdown,
+            runs.clone(),
+        );
         // Each client connection may hold one to the upstream, and, with the
         // demo upstream in this process, the demo's end of it too.
         let descriptors_per_connection = if demo.is_some() { 3 } else { 2 };
@@ -182,6 +196,7 @@ impl Bridge {
             places,
             grace: Duration::from_secs(config.shutdown_grace_secs),
             ending,
+            runs,
             upstream_shown,
             _demo: demo,
         })
@@ -255,13 +270,25 @@ impl Bridge {
             grace_secs = self.grace.as_secs(),
             "shutting down: waiting for open exchanges"
         );
-        if self.places.drain(self.grace).await {
+        let started = std::time::Instant::now();
+        let drained = self.places.drain(self.grace).await;
+        // Background responses run on within the grace period too.
+        let left = self.grace.saturating_sub(started.elapsed());
+        let settled = tokio::time::timeout(left, self.runs.settled())
+            .await
+            .is_ok();
+        if drained && settled {
             return;
         }
-        tracing::warn!("grace period over: ending the open streams");
+        tracing::warn!(
+            background_responses = self.runs.in_flight(),
+            "grace period over: ending the open streams, failing the background responses"
+        );
         self.ending.trigger();
         if !self.places.drain(FINAL_FLUSH).await {
             tracing::warn!("closing the remaining connections");
         }
+        // Each run writes its end (`failed`) before the process exits.
+        let _ = tokio::time::timeout(FINAL_FLUSH, self.runs.settled()).await;
     }
 }

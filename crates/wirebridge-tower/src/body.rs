@@ -13,6 +13,15 @@ use pin_project::pin_project;
 use stream::Driver;
 pub(crate) use stream::{HoldFuture, Release, StreamState};
 
+/// A source of frames made elsewhere, read as they come.
+pub(crate) trait Frames: fmt::Debug + Send + 'static {
+    /// The next bytes, or `None` at the end.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>>;
+
+    /// Whether nothing more will come.
+    fn is_end(&self) -> bool;
+}
+
 /// The body of a response from [`Translate`](crate::Translate): the
 /// upstream's own body for requests that pass through, a translated JSON
 /// body, or an upstream event stream translated frame by frame as it
@@ -39,6 +48,10 @@ enum Kind<B> {
         /// Whether the upstream body has ended (or failed): it is not
         /// polled again.
         inner_ended: bool,
+    },
+    /// The events of a background response, as its run makes them.
+    Follow {
+        follower: Box<dyn Frames>,
     },
 }
 
@@ -70,6 +83,15 @@ impl<B> ResponseBody<B> {
         }
     }
 
+    /// Frames read from `follower` as they come.
+    pub(crate) fn follow(follower: impl Frames) -> Self {
+        Self {
+            kind: Kind::Follow {
+                follower: Box::new(follower),
+            },
+        }
+    }
+
     /// The length of a complete body.
     pub(crate) fn full_len(&self) -> Option<usize> {
         match &self.kind {
@@ -88,6 +110,7 @@ impl<B> fmt::Debug for ResponseBody<B> {
                 .field("kind", &"full")
                 .field("len", &data.as_ref().map(Bytes::len)),
             Kind::Stream { state, .. } => d.field("kind", &"stream").field("state", state),
+            Kind::Follow { follower } => d.field("kind", &"follow").field("run", follower),
         };
         d.finish()
     }
@@ -113,6 +136,9 @@ where
                 state,
                 inner_ended,
             } => stream::poll_frame(inner, state.as_mut(), inner_ended, cx),
+            KindProj::Follow { follower } => follower
+                .poll_next(cx)
+                .map(|frames| frames.map(|f| Ok(Frame::data(f)))),
         }
     }
 
@@ -121,6 +147,7 @@ where
             Kind::Passthrough { inner } => inner.is_end_stream(),
             Kind::Full { data } => data.is_none(),
             Kind::Stream { state, .. } => state.is_end_stream(),
+            Kind::Follow { follower } => follower.is_end(),
         }
     }
 
@@ -130,7 +157,7 @@ where
             Kind::Full { data } => {
                 SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
             }
-            Kind::Stream { .. } => SizeHint::default(),
+            Kind::Stream { .. } | Kind::Follow { .. } => SizeHint::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! translated), call the upstream, and reply in the client's API. The
 //! exchanges that compact are [`compaction`]'s.
 
+mod background;
 pub(crate) mod compaction;
 pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
@@ -33,6 +34,7 @@ use crate::stateful::{
     needs_credentials, unstored_frames, unstored_response, NotFromBackend, Resolved, Stateful,
 };
 use crate::tracker::Tracker;
+use background::Background;
 
 /// Largest upstream error body read.
 const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
@@ -46,7 +48,9 @@ pub(crate) async fn run<S, D, ReqB, ResB>(
 ) -> Result<Response<ResponseBody<ResB>>, S::Error>
 where
     D: Direction,
-    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
     ReqB: Body<Data = Bytes> + Send + 'static,
     ReqB::Error: Into<BoxError>,
     ResB: Body<Data = Bytes> + Send + 'static,
@@ -65,14 +69,14 @@ where
         Ok(bytes) => bytes,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
-    run_read(inner, &shared, &parts, &bytes, &prefix, tracker).await
+    run_read::<S, D, ReqB, ResB>(inner, &shared, &parts, &bytes, &prefix, tracker).await
 }
 
 /// Runs one exchange whose body was read: `parts` is the head of the
 /// client's request (its credentials and headers go upstream).
 pub(crate) async fn run_read<S, D, ReqB, ResB>(
     mut inner: S,
-    shared: &Shared<D>,
+    shared: &Arc<Shared<D>>,
     parts: &http::request::Parts,
     bytes: &[u8],
     prefix: &str,
@@ -80,7 +84,10 @@ pub(crate) async fn run_read<S, D, ReqB, ResB>(
 ) -> Result<Response<ResponseBody<ResB>>, S::Error>
 where
     D: Direction,
-    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ReqB: Send + 'static,
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
@@ -107,7 +114,8 @@ where
             return Box::pin(turn.run(inner, bytes, *request, tracker)).await;
         }
     };
-    let prepared = match prepare::<D>(parsed, &mut stored, &tenant, shared, &mut tracker).await {
+    let mut prepared = match prepare::<D>(parsed, &mut stored, &tenant, shared, &mut tracker).await
+    {
         Ok(prepared) => prepared,
         Err(refused) => {
             // The log line and metrics of a refused request still name its
@@ -128,6 +136,25 @@ where
         prepared.stream,
     );
     hand_on::<D, _>(&mut upstream);
+    if let Some(queued) = prepared.background.take() {
+        let runs = state::background::<D>(&shared.direction).cloned();
+        let stateful = state::stateful::<D>(&shared.direction).cloned();
+        let background = match (runs, stateful, prepared.turn.take()) {
+            (Some(runs), Some(stateful), Some(turn)) if tenant.stores => Background {
+                runs,
+                stateful,
+                tenant: tenant.key,
+                context: prepared.context,
+                stream: prepared.stream,
+                turn,
+                queued,
+            },
+            _ => return Ok(needs_credentials("background").send(&mut tracker)),
+        };
+        // `inner` was polled ready before it was moved here.
+        let shared = Arc::clone(shared);
+        return Ok(background::start(inner, shared, upstream, background, tracker).await);
+    }
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
     tracker.first_byte();

@@ -258,6 +258,18 @@ macro_rules! responses_client_settings {
                 self
             }
 
+            /// Runs `background: true` requests in the background (see
+            /// [`BackgroundRuns`](crate::BackgroundRuns)): needs a
+            /// [`store`](Self::store), where each run's response is kept and
+            /// polled. Without it, `background` is reported lost (refused
+            /// under the default policy).
+            pub fn background(mut self, runs: crate::BackgroundRuns) -> Self {
+                let direction = &mut self.settings().direction;
+                direction.background = Some(runs);
+                direction.convert.background = true;
+                self
+            }
+
             /// What to do when a conversation continued with `previous_response_id`
             /// misses an earlier response (default: [`MissingHistory::Refuse`]).
             pub fn missing_history(mut self, policy: MissingHistory) -> Self {

@@ -61,6 +61,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod background;
 mod body;
 mod catalog;
 mod direction;
@@ -86,6 +87,7 @@ mod tracker;
 #[cfg(feature = "websocket")]
 mod websocket;
 
+pub use background::BackgroundRuns;
 pub use body::ResponseBody;
 pub use direction::{
     ChatOverResponses, MessagesOverResponses, ResponsesOverChat, ResponsesOverResponses,

@@ -9,6 +9,7 @@ use http::{Method, Request, Response};
 use http_body::Body;
 use tower::Service;
 
+use crate::background;
 use crate::body::ResponseBody;
 use crate::catalog;
 use crate::direction::{state, Translation};
@@ -139,6 +140,22 @@ where
             return ResponseFuture::exchange(Box::pin(count));
         }
         if let Some(stateful) = state::stateful::<D>(&shared.direction) {
+            let (method, path) = (request.method(), request.uri().path());
+            let query = request.uri().query();
+            let runs = state::background::<D>(&shared.direction);
+            if let Some((runs, route)) = runs
+                .and_then(|runs| Some((runs, background::route(method, path, query, endpoint)?)))
+            {
+                let (runs, stateful) = (runs.clone(), stateful.clone());
+                let tenant = state::tenant::<D>(&shared.direction, request.headers());
+                let tenant = tenant.stores.then_some(tenant.key);
+                return ResponseFuture::exchange(Box::pin(async move {
+                    Ok(match route {
+                        Ok(route) => runs.serve(&stateful, tenant.as_deref(), route).await,
+                        Err(refused) => refused.response(),
+                    })
+                }));
+            }
             if let Some(route) =
                 stateful::conversation_route(request.method(), request.uri().path())
             {

@@ -97,6 +97,8 @@ pub struct ResponsesSettings {
     pub(crate) tenant_header: Option<HeaderName>,
     pub(crate) anonymous_store: bool,
     pub(crate) missing_history: MissingHistory,
+    /// Runs `background: true` requests, when set.
+    pub(crate) background: Option<crate::BackgroundRuns>,
     #[cfg(feature = "websocket")]
     pub(crate) websocket: Option<WebSocketSettings>,
 }
@@ -111,6 +113,7 @@ impl Default for ResponsesSettings {
             tenant_header: None,
             anonymous_store: false,
             missing_history: MissingHistory::default(),
+            background: None,
             // Served wherever the feature is built in.
             websocket: Some(WebSocketSettings::default()),
         }

@@ -229,6 +229,8 @@ impl Config {
                 tenant_max_entries: s.store_tenant_max_entries.value.0,
                 tenant_max_bytes: s.store_tenant_max_bytes.value.0,
                 max_tenants: s.store_max_tenants.value.0,
+                max_background_runs: s.max_background_runs.value.0,
+                max_background_runs_per_tenant: s.max_background_runs_per_tenant.value.0,
             },
             log_format: s.log_format.value,
             shutdown_grace_secs: s.shutdown_grace_secs.value,

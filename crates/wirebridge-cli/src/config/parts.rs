@@ -78,6 +78,10 @@ pub struct StateSettings {
     pub tenant_max_bytes: usize,
     /// The memory store's bound on the number of tenants.
     pub max_tenants: usize,
+    /// Background responses run at once.
+    pub max_background_runs: usize,
+    /// Background responses one tenant may run at once.
+    pub max_background_runs_per_tenant: usize,
 }
 
 /// The metrics endpoint's settings.

@@ -89,6 +89,12 @@ settings! {
     /// Keep the responses of requests without credentials, in one tenant
     /// all of them share.
     anonymous_store: bool = "false";
+    /// Background responses (`background: true`) run at once; one more is
+    /// a 429.
+    max_background_runs: Count<1, { usize::MAX }> = "256";
+    /// Background responses one credential may run at once; one more is a
+    /// 429.
+    max_background_runs_per_tenant: Count<1, { usize::MAX }> = "32";
     /// A conversation continued with `previous_response_id` that misses an
     /// earlier response: refuse (404) or continue (reported).
     missing_history: MissingHistorySetting = "refuse";

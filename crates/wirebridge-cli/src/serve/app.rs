@@ -12,8 +12,9 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_store::ResponseStore;
 use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
 use wirebridge_tower::{
-    Budget, ChatToResponsesLayer, Exchange, MessagesToResponsesLayer, Observer, RequestBody,
-    ResponseBody, ResponsesToChatLayer, Shutdown, StatefulResponsesLayer, WebSocketSettings,
+    BackgroundRuns, Budget, ChatToResponsesLayer, Exchange, MessagesToResponsesLayer, Observer,
+    RequestBody, ResponseBody, ResponsesToChatLayer, Shutdown, StatefulResponsesLayer,
+    WebSocketSettings,
 };
 
 use crate::admin::Admin;
@@ -27,7 +28,7 @@ use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
 /// backend that keeps no state), with what the settings say of both: the
 /// two are different types with the same settings.
 macro_rules! responses_clients {
-    ($layer:expr, $config:expr, $observer:expr, $store:expr) => {{
+    ($layer:expr, $config:expr, $observer:expr, $store:expr, $runs:expr) => {{
         let config: &Config = $config;
         let exchange = &config.exchange;
         let mut layer = $layer
@@ -48,7 +49,7 @@ macro_rules! responses_clients {
             layer = layer.reasoning_output(output);
         }
         if let Some(store) = $store {
-            layer = layer.store_arc(store);
+            layer = layer.store_arc(store).background($runs);
         }
         match exchange.websocket {
             true => layer.websocket(websocket_settings(exchange)),
@@ -86,6 +87,7 @@ pub fn app(
     store: Option<Arc<dyn ResponseStore>>,
     admin: Admin,
     shutdown: Shutdown,
+    runs: BackgroundRuns,
 ) -> App {
     let metrics = Arc::clone(&options.metrics);
     let observer = Reports {
@@ -113,10 +115,15 @@ pub fn app(
             });
     let (translated, messages, endpoint): (App, App, &'static str) = match config.upstream_api {
         UpstreamApi::Chat => {
-            let layer =
-                responses_clients!(ResponsesToChatLayer::new(), config, observer, store.clone())
-                    .model_catalog(config.catalog.clone())
-                    .shutdown(shutdown.clone());
+            let layer = responses_clients!(
+                ResponsesToChatLayer::new(),
+                config,
+                observer,
+                store.clone(),
+                runs.clone()
+            )
+            .model_catalog(config.catalog.clone())
+            .shutdown(shutdown.clone());
             let hub = layer.clone().without_websocket();
             let messages = messages.layer(hub.layer(flattened));
             (
@@ -141,10 +148,15 @@ pub fn app(
                 let messages = boxed(messages.layer(upstream.clone()));
                 (boxed(chat.layer(upstream)), messages, "/chat/completions")
             } else {
-                let layer =
-                    responses_clients!(StatefulResponsesLayer::new(), config, observer, store)
-                        .context_windows_from(config.catalog.clone())
-                        .shutdown(shutdown);
+                let layer = responses_clients!(
+                    StatefulResponsesLayer::new(),
+                    config,
+                    observer,
+                    store,
+                    runs
+                )
+                .context_windows_from(config.catalog.clone())
+                .shutdown(shutdown);
                 let hub = layer.clone().without_websocket();
                 let messages = boxed_twice(messages.layer(hub.layer(flattened.clone())));
                 let both = layer.layer(chat.layer(flattened)).map_response(|response| {

@@ -28,6 +28,7 @@
 //! assert_eq!(response["usage"]["total_tokens"], 7);
 //! ```
 
+pub(crate) mod background;
 mod body;
 mod builder;
 mod collected;
@@ -95,6 +96,11 @@ pub struct Options {
     /// profile's [`context_window`](BackendProfile::context_window) for
     /// `truncation: "auto"`.
     pub catalog: Option<Arc<ModelCatalog>>,
+    /// The caller runs background responses (`background: true`): such a
+    /// request is translated as any other, its translation says it
+    /// ([`TranslatedRequest::background`]), and the caller answers at once
+    /// and runs it. Without it, `background` is lost.
+    pub background: bool,
 }
 
 impl Options {

@@ -5,8 +5,10 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
+use wirebridge_wire::responses::strict::ResponseEcho;
 use wirebridge_wire::RawObject;
 
+use super::background;
 use super::builder::{translate_input, Conversation, Replay};
 use super::compacted::{self, Mode};
 use super::echo::echo;
@@ -30,6 +32,10 @@ pub struct TranslatedRequest {
     pub context: ResponsesContext,
     /// What was dropped.
     pub losses: LossReport,
+    /// The `Response` to answer at once (`queued`) when the request runs
+    /// in the background ([`Options::background`]): the caller then runs
+    /// it, and keeps what it ends with.
+    pub background: Option<Vec<u8>>,
     /// The turn to keep once the response is done, when a store keeps
     /// responses ([`Options::store`]) and the client did not send
     /// `store: false`.
@@ -177,6 +183,7 @@ pub(super) fn translate<'a>(
     // same stem as the response's own, so an item id names its response.
     let ids = ResponseIds::new();
     let store = request.store != Some(false);
+    let background = background::runs_in_background(&request, options)?;
     // A turn in a conversation is always kept: its items join the
     // conversation whether or not the response itself is stored.
     let keeps =
@@ -300,13 +307,16 @@ pub(super) fn translate<'a>(
     }
     let context = ResponsesContext {
         model: model.into_owned(),
-        echo: echo(
-            &request,
-            &reasoning,
-            &lists[0].tools,
-            compact,
-            translated.withheld,
-        ),
+        echo: ResponseEcho {
+            background,
+            ..echo(
+                &request,
+                &reasoning,
+                &lists[0].tools,
+                compact,
+                translated.withheld,
+            )
+        },
         tool_names: translated_tools.names,
         stream,
         reasoning_output: plan.output,
@@ -316,10 +326,13 @@ pub(super) fn translate<'a>(
         leading: Vec::new(),
         prior_usage: None,
     };
+    let background =
+        background.then(|| background::queued(&context.ids, &context.model, &context.echo));
     Ok(TranslatedRequest {
         body,
         context,
         losses: losses.finish(),
+        background,
         turn,
     })
 }
@@ -457,7 +470,9 @@ fn passthrough<'a>(
         ),
         (
             "background",
-            request.background.filter(|b| b.get() == "true"),
+            request
+                .background
+                .filter(|b| b.get() == "true" && !options.background),
             "background responses need a server that keeps running them",
         ),
     ];

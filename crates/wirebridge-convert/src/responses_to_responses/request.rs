@@ -2,6 +2,7 @@
 
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::CreateResponse;
+use wirebridge_wire::responses::strict::ResponseEcho;
 use wirebridge_wire::RawObject;
 
 use super::compacted::{self, Mode};
@@ -12,6 +13,7 @@ use crate::ids::ResponseIds;
 use crate::loss::{LossKind, LossReport};
 use crate::profile::ReasoningOutput;
 use crate::recorder::LossRecorder;
+use crate::responses_to_chat::background;
 use crate::responses_to_chat::compaction::Summary;
 use crate::responses_to_chat::{echo, turn_input, History, Options, ParsedRequest, Seal, Turn};
 use crate::seal::{OpenError, PREFIX};
@@ -28,6 +30,10 @@ pub struct TranslatedRequest {
     pub context: NativeContext,
     /// What was dropped.
     pub losses: LossReport,
+    /// The `Response` to answer at once (`queued`) when the request runs
+    /// in the background ([`Options::background`]): the caller then runs
+    /// it, and keeps what it ends with.
+    pub background: Option<Vec<u8>>,
     /// The turn to keep once the response is done, when a store keeps
     /// responses ([`Options::store`]) and the client did not send
     /// `store: false` (or [`Options::keep_unstored`] is set).
@@ -114,6 +120,7 @@ fn translate<'a>(
     let ids = ResponseIds::new();
     let own_input = turn_input(request.input.as_ref(), &ids, history)?;
     let store = request.store != Some(false);
+    let background = background::runs_in_background(&request, options)?;
     // A turn in a conversation is always kept: its items join the
     // conversation whether or not the response itself is stored.
     let keeps = store || options.keep_unstored || history.conversation().is_some();
@@ -123,7 +130,7 @@ fn translate<'a>(
         input: own_input.clone(),
         store,
     });
-    report_stateful(&request, history, &mut losses)?;
+    report_stateful(&request, history, background, &mut losses)?;
 
     let raw: &RawValue = serde_json::from_slice(body)
         .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
@@ -181,17 +188,23 @@ fn translate<'a>(
     let context = NativeContext {
         seal: options.seal.clone().filter(|_| wants_sealed),
         model,
-        echo: echo(&request, &reasoning, &tools, compact, Vec::new()),
+        echo: ResponseEcho {
+            background,
+            ..echo(&request, &reasoning, &tools, compact, Vec::new())
+        },
         stream: request.stream.unwrap_or(false),
         summary,
         ids,
         leading: Vec::new(),
         prior_usage: None,
     };
+    let background =
+        background.then(|| background::queued(&context.ids, &context.model, &context.echo));
     Ok(TranslatedRequest {
         body: out,
         context,
         losses: losses.finish(),
+        background,
         turn,
     })
 }
@@ -324,6 +337,7 @@ fn open_sealed<'s>(
 fn report_stateful(
     request: &CreateResponse<'_>,
     history: &History<'_>,
+    background: bool,
     losses: &mut LossRecorder<'_>,
 ) -> Result<(), ConvertError> {
     if request.previous_response_id.is_some() && history.previous_response_id().is_none() {
@@ -348,7 +362,9 @@ fn report_stateful(
         ),
         (
             "background",
-            request.background.filter(|b| b.get() == "true"),
+            request
+                .background
+                .filter(|b| b.get() == "true" && !background),
             "background responses are not run here",
         ),
     ];

@@ -44,6 +44,7 @@ impl sealed::Direction for ChatOverResponses {
             context: t.context,
             losses: t.losses,
             turn: None,
+            background: None,
         })
     }
 

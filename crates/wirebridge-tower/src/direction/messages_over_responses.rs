@@ -120,6 +120,7 @@ impl sealed::Direction for MessagesOverResponses {
             context: t.context,
             losses: t.losses,
             turn: None,
+            background: None,
         })
     }
 

@@ -57,6 +57,9 @@ pub struct Prepared<C> {
     pub(crate) model: String,
     /// The turn to store once the response is done.
     pub(crate) turn: Option<Turn>,
+    /// The `Response` to answer at once when the request runs in the
+    /// background.
+    pub(crate) background: Option<Vec<u8>>,
 }
 
 /// Whose request it is: the namespace of what is kept for it.

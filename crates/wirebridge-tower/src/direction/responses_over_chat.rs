@@ -69,6 +69,7 @@ impl sealed::Direction for ResponsesOverChat {
             context: t.context,
             losses: t.losses,
             turn: t.turn,
+            background: t.background,
         })
     }
 

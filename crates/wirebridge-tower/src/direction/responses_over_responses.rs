@@ -71,6 +71,7 @@ impl sealed::Direction for ResponsesOverResponses {
             context: t.context,
             losses: t.losses,
             turn: t.turn,
+            background: t.background,
         })
     }
 

@@ -68,6 +68,10 @@ pub(super) fn session(
     session.stateful = Some(Stateful::cached(settings.stateful.as_ref(), store, cache));
     session.convert.store = true;
     session.convert.keep_unstored = true;
+    // A WebSocket turn is answered on its connection: none runs in the
+    // background.
+    session.convert.background = false;
+    session.background = None;
     // The connection is the namespace of its cache: a client without a
     // credential keeps its responses there, and in no shared store.
     session.anonymous_store = true;

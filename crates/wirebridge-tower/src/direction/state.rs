@@ -20,6 +20,11 @@ pub(crate) fn stateful<D: Direction>(settings: &D::Settings) -> Option<&Stateful
     D::responses(settings).and_then(|r| r.stateful.as_ref())
 }
 
+/// The background runs, if background responses are run.
+pub(crate) fn background<D: Direction>(settings: &D::Settings) -> Option<&crate::BackgroundRuns> {
+    D::responses(settings).and_then(|r| r.background.as_ref())
+}
+
 /// The tenant of a request: nobody's where nothing is kept.
 pub(crate) fn tenant<D: Direction>(settings: &D::Settings, headers: &HeaderMap) -> Tenant {
     match D::responses(settings) {

@@ -143,6 +143,46 @@ impl Stateful {
     }
 }
 
+impl Stateful {
+    /// Keeps `response` (a `Response` object, its output included) as the
+    /// state of `turn`'s response as it stands: a background response
+    /// queued, running, or ended without a reply to keep (failed,
+    /// cancelled). Its output is kept beside it, as for any response.
+    pub(crate) async fn save_state(
+        &self,
+        tenant: &str,
+        turn: &Turn,
+        response: &[u8],
+    ) -> Result<(), StoreError> {
+        let Some(store) = self.store() else {
+            return Ok(());
+        };
+        let text = std::str::from_utf8(response)
+            .map_err(|_| StoreError::NotKept("the response is not UTF-8".to_owned()))?;
+        let raw: &RawValue = serde_json::from_str(text)
+            .map_err(|e| StoreError::NotKept(format!("the response is not JSON: {e}")))?;
+        let object = RawObject::parse(raw)
+            .map_err(|e| StoreError::NotKept(format!("the response is not an object: {e}")))?;
+        let id = object.str("id").unwrap_or_default().to_owned();
+        let created_at = object
+            .get("created_at")
+            .and_then(|t| t.get().parse().ok())
+            .unwrap_or_default();
+        let output = object
+            .get("output")
+            .map_or_else(|| "[]".to_owned(), |o| o.get().to_owned());
+        let record = StoredResponse {
+            id,
+            parent: turn.previous_response_id.clone(),
+            created_at,
+            input: turn.input.clone(),
+            output,
+            response: envelope(text),
+        };
+        log_failure(&record.id.clone(), store.save(tenant, record).await)
+    }
+}
+
 /// A record without its response object, for the connection's cache.
 fn turn_only(record: &StoredResponse) -> StoredResponse {
     StoredResponse {

@@ -152,6 +152,7 @@ pub(crate) fn needs_credentials(param: &'static str) -> Refused {
     let what = match param {
         "previous_response_id" => "previous_response_id",
         "conversation" => "a conversation",
+        "background" => "a background response",
         _ => "item_reference",
     };
     Refused::new(

@@ -101,6 +101,7 @@ fn chat(t: TranslatedRequest) -> Prepared<<ResponsesOverChat as Direction>::Cont
         context: t.context,
         losses: t.losses,
         turn: t.turn,
+        background: None,
     }
 }
 
@@ -114,5 +115,6 @@ fn native(
         context: t.context,
         losses: t.losses,
         turn: t.turn,
+        background: None,
     }
 }

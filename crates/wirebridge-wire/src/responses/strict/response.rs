@@ -7,6 +7,8 @@ use serde_json::value::RawValue;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseStatus {
+    /// A background response not started yet.
+    Queued,
     /// Still generating.
     InProgress,
     /// Finished normally.
@@ -15,16 +17,20 @@ pub enum ResponseStatus {
     Incomplete,
     /// Failed with an error.
     Failed,
+    /// A background response stopped by the client.
+    Cancelled,
 }
 
 impl ResponseStatus {
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
+            ResponseStatus::Queued => "queued",
             ResponseStatus::InProgress => "in_progress",
             ResponseStatus::Completed => "completed",
             ResponseStatus::Incomplete => "incomplete",
             ResponseStatus::Failed => "failed",
+            ResponseStatus::Cancelled => "cancelled",
         }
     }
 }
@@ -37,7 +43,7 @@ impl ResponseStatus {
 /// outlives the request buffer it came from.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResponseEcho {
-    /// `background` (always `false`: background runs are not offered).
+    /// `background`: whether the response runs in the background.
     pub background: bool,
     /// `frequency_penalty` (default `0`).
     pub frequency_penalty: f64,

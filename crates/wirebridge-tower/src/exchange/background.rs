@@ -1,0 +1,374 @@
+//! Background responses: starting a run, and the task that runs the
+//! exchange to its end (see [`crate::background`]).
+
+use std::fmt;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::BodyExt;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tower::Service;
+use wirebridge_convert::responses_to_chat::Turn;
+
+use super::{read_limited, Keep, Reply};
+use crate::background::{
+    event_stream, json, response_id, status_of, with_status, BackgroundRuns, Follower, Run, Stop,
+};
+use crate::body::ResponseBody;
+use crate::direction::sealed::Direction;
+use crate::request_body::{BoxError, RequestBody};
+use crate::shared::Shared;
+use crate::stateful::{unavailable, Stateful};
+use crate::tracker::Tracker;
+
+/// How often a run asks the store whether another replica cancelled it.
+const CANCEL_CHECK: Duration = Duration::from_secs(1);
+/// Largest upstream error body read for a failed run's reason.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A background request, translated and ready to run.
+pub(crate) struct Background<C> {
+    pub(crate) runs: BackgroundRuns,
+    pub(crate) stateful: Stateful,
+    pub(crate) tenant: String,
+    pub(crate) context: C,
+    pub(crate) stream: bool,
+    pub(crate) turn: Turn,
+    /// The `Response` as it stands before the run (`queued`).
+    pub(crate) queued: Vec<u8>,
+}
+
+/// Starts a run of `upstream` (`inner` polled ready) and answers at once:
+/// the queued response, or for a streamed request, the run's events as
+/// they come. A 429 when a bound on runs is reached, a 503 when the store
+/// cannot keep the queued response.
+pub(crate) async fn start<S, D, ReqB, ResB>(
+    inner: S,
+    shared: Arc<Shared<D>>,
+    upstream: Request<RequestBody<ReqB>>,
+    background: Background<D::Context>,
+    mut tracker: Tracker,
+) -> Response<ResponseBody<ResB>>
+where
+    D: Direction,
+    S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>> + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    ReqB: Send + 'static,
+    ResB: Body<Data = Bytes> + Send + 'static,
+    ResB::Error: fmt::Display + Into<BoxError>,
+{
+    let id = response_id(&background.queued);
+    let run = match background.runs.admit(&background.tenant, &id) {
+        Ok(run) => run,
+        Err(refused) => return refused.send(&mut tracker),
+    };
+    let kept = background
+        .stateful
+        .save_state(&background.tenant, &background.turn, &background.queued)
+        .await;
+    if let Err(e) = kept {
+        background.runs.finished(&run);
+        return unavailable(&e).send(&mut tracker);
+    }
+    let answer = match background.stream {
+        true => event_stream(Follower::new(Arc::clone(&run), None)),
+        false => json(background.queued.clone()),
+    };
+    let task = Task {
+        run,
+        runs: background.runs,
+        stateful: background.stateful,
+        tenant: background.tenant,
+        turn: background.turn,
+        queued: background.queued,
+    };
+    let (context, stream) = (background.context, background.stream);
+    tokio::spawn(task.drive::<S, D, ReqB, ResB>(inner, shared, upstream, context, stream, tracker));
+    answer
+}
+
+/// A run's own state, for the task that runs it.
+struct Task {
+    run: Arc<Run>,
+    runs: BackgroundRuns,
+    stateful: Stateful,
+    tenant: String,
+    turn: Turn,
+    queued: Vec<u8>,
+}
+
+/// How a run ended.
+enum End {
+    /// The exchange kept what it ended with.
+    Kept,
+    /// Stopped by the client here.
+    Cancelled,
+    /// Cancelled through another replica, whose record says so already.
+    CancelledElsewhere,
+    /// Failed: the error's code and message.
+    Failed(&'static str, String),
+}
+
+impl Task {
+    async fn drive<S, D, ReqB, ResB>(
+        self,
+        inner: S,
+        shared: Arc<Shared<D>>,
+        upstream: Request<RequestBody<ReqB>>,
+        context: D::Context,
+        stream: bool,
+        tracker: Tracker,
+    ) where
+        D: Direction,
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>> + Send + 'static,
+        S::Future: Send + 'static,
+        S::Error: Send + 'static,
+        ReqB: Send + 'static,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let shutdown = shared.common.shutdown.clone();
+        let end = {
+            let exchange = self
+                .exchange::<S, D, ReqB, ResB>(inner, &shared, upstream, context, stream, tracker);
+            let stopped = self.run.stopped();
+            let shut = async {
+                match &shutdown {
+                    Some(shutdown) => shutdown.triggered().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                end = exchange => end,
+                Stop::Cancelled = stopped => End::Cancelled,
+                () = shut => shut_down(),
+                () = self.cancelled_elsewhere() => End::CancelledElsewhere,
+            }
+        };
+        let ended = match end {
+            End::Kept | End::CancelledElsewhere => None,
+            End::Cancelled => Some(with_status(&self.queued, "cancelled", None)),
+            End::Failed(code, message) => {
+                tracing::warn!(response_id = %self.run.id, %message, "a background response failed");
+                Some(with_status(&self.queued, "failed", Some((code, &message))))
+            }
+        };
+        if let Some(response) = ended {
+            let _ = self
+                .stateful
+                .save_state(&self.tenant, &self.turn, &response)
+                .await;
+        }
+        self.runs.finished(&self.run);
+    }
+
+    /// The exchange, as a request would run it, read to its end.
+    async fn exchange<S, D, ReqB, ResB>(
+        &self,
+        mut inner: S,
+        shared: &Shared<D>,
+        upstream: Request<RequestBody<ReqB>>,
+        context: D::Context,
+        stream: bool,
+        tracker: Tracker,
+    ) -> End
+    where
+        D: Direction,
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        let Ok(response) = inner.call(upstream).await else {
+            return End::Failed("server_error", "the upstream could not be reached".into());
+        };
+        let running = with_status(&self.queued, "in_progress", None);
+        let _ = self
+            .stateful
+            .save_state(&self.tenant, &self.turn, &running)
+            .await;
+        let keep = Keep {
+            stateful: self.stateful.clone(),
+            tenant: self.tenant.clone(),
+            turn: self.turn.clone(),
+        };
+        let reply = Reply {
+            context,
+            stream,
+            keep: Some(keep),
+            common: &shared.common,
+        };
+        let (head, body) = reply.send::<D, ResB>(response, tracker).await.into_parts();
+        if !head.status.is_success() {
+            let bytes = read_limited(body, MAX_ERROR_BODY).await;
+            let code = match head.status {
+                StatusCode::TOO_MANY_REQUESTS => "rate_limit_exceeded",
+                StatusCode::BAD_REQUEST => "invalid_prompt",
+                _ => "server_error",
+            };
+            return End::Failed(code, error_message(head.status, &bytes));
+        }
+        match stream {
+            true => self.read_stream(body).await,
+            false => {
+                let bytes = read_limited(body, usize::MAX).await;
+                self.keep_failed(&bytes).await;
+                End::Kept
+            }
+        }
+    }
+
+    /// Reads the translated stream, handing each event to followers.
+    async fn read_stream<B>(&self, body: ResponseBody<B>) -> End
+    where
+        B: Body<Data = Bytes>,
+        B::Error: fmt::Display,
+    {
+        let budget = self.runs.event_budget();
+        let mut body = pin!(body);
+        let mut pending = BytesMut::new();
+        let mut ended = false;
+        loop {
+            let data = match data_of(body.frame().await) {
+                Step::Data(data) => data,
+                Step::Other => continue,
+                Step::End => break,
+                Step::Broken => {
+                    return End::Failed("server_error", "the upstream stream broke off".into())
+                }
+            };
+            pending.extend_from_slice(&data);
+            while let Some(at) = pending.windows(2).position(|w| w == b"\n\n") {
+                let frame = pending.split_to(at + 2).freeze();
+                let Some(event) = Event::read(&frame) else {
+                    continue;
+                };
+                if let Some(response) = event.terminal() {
+                    ended = true;
+                    self.keep_failed(response.get().as_bytes()).await;
+                }
+                self.run.push(event.sequence_number, frame.clone(), budget);
+            }
+        }
+        match ended {
+            true => End::Kept,
+            false => End::Failed(
+                "server_error",
+                "the stream ended before the response was done".into(),
+            ),
+        }
+    }
+
+    /// Keeps a response that ended `failed`: the exchange keeps those that
+    /// completed, not those.
+    async fn keep_failed(&self, response: &[u8]) {
+        #[derive(Deserialize)]
+        struct Status<'a> {
+            #[serde(borrow)]
+            status: Option<&'a str>,
+        }
+        let failed = serde_json::from_slice::<Status<'_>>(response)
+            .is_ok_and(|s| s.status == Some("failed"));
+        if failed {
+            let _ = self
+                .stateful
+                .save_state(&self.tenant, &self.turn, response)
+                .await;
+        }
+    }
+
+    /// Completes when the stored response says `cancelled`: a cancel that
+    /// reached another replica.
+    async fn cancelled_elsewhere(&self) {
+        let Some(store) = self.stateful.store() else {
+            return std::future::pending().await;
+        };
+        loop {
+            tokio::time::sleep(CANCEL_CHECK).await;
+            if let Ok(Some(record)) = store.get(&self.tenant, &self.run.id).await {
+                if status_of(&record.response).as_deref() == Some("cancelled") {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// What a poll of a body gave.
+enum Step {
+    Data(Bytes),
+    Other,
+    End,
+    Broken,
+}
+
+/// The step a polled frame is (the body's error type is not kept: it
+/// need not be `Send`).
+fn data_of<E>(frame: Option<Result<http_body::Frame<Bytes>, E>>) -> Step {
+    match frame {
+        None => Step::End,
+        Some(Err(_)) => Step::Broken,
+        Some(Ok(frame)) => match frame.into_data() {
+            Ok(data) => Step::Data(data),
+            Err(_) => Step::Other,
+        },
+    }
+}
+
+fn shut_down() -> End {
+    End::Failed(
+        "server_error",
+        "the server shut down before the response was done".into(),
+    )
+}
+
+/// One event of the translated stream: its number, and its response when
+/// it ends the stream.
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+    sequence_number: u64,
+    #[serde(borrow)]
+    response: Option<&'a RawValue>,
+}
+
+impl<'a> Event<'a> {
+    /// The event of an SSE frame the bridge wrote (`event:` and `data:`
+    /// lines); `None` for a comment.
+    fn read(frame: &'a [u8]) -> Option<Event<'a>> {
+        let text = std::str::from_utf8(frame).ok()?;
+        let data = text.lines().find_map(|line| line.strip_prefix("data: "))?;
+        serde_json::from_str(data).ok()
+    }
+
+    fn terminal(&self) -> Option<&'a RawValue> {
+        matches!(
+            self.kind,
+            "response.completed" | "response.incomplete" | "response.failed"
+        )
+        .then_some(self.response)
+        .flatten()
+    }
+}
+
+/// The message of an error body in the Responses dialect, or the status.
+fn error_message(status: StatusCode, body: &[u8]) -> String {
+    #[derive(Deserialize)]
+    struct Envelope {
+        error: Message,
+    }
+    #[derive(Deserialize)]
+    struct Message {
+        message: String,
+    }
+    match serde_json::from_slice::<Envelope>(body) {
+        Ok(envelope) => envelope.error.message,
+        Err(_) => format!("the upstream answered {status}"),
+    }
+}

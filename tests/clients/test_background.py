@@ -1,0 +1,175 @@
+"""Background responses with the official SDK against the real binary, in
+front of the demo upstream speaking Chat and speaking a Responses API that
+keeps no state: `background: true` answered at once (`queued`), polled to
+its end, streamed, resumed after a sequence number, kept running when the
+client goes away, cancelled (the upstream request dropped), bounded per
+credential, and refused where it cannot run. Every `Response` and event is
+checked against the OpenAPI spec."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import openai
+import pytest
+
+import harness
+import schema
+
+# The demo upstream's pause between chunks, for runs that must still be
+# running when the test acts (its answers are about 12 chunks).
+SLOW = "demo:slow 250"
+
+
+@pytest.fixture(scope="module", params=["chat", "responses"])
+def chain(request, log_dir, tmp_path_factory):
+    config = tmp_path_factory.mktemp("background") / "bridge.toml"
+    config.write_text("max_background_runs_per_tenant = 2\n")
+    api = request.param
+    chain = harness.start_chain(log_dir, f"background-{api}", api, extra=["--config", str(config)])
+    chain.api = api
+    yield chain
+    harness.stop_checked(chain)
+
+
+def client(chain, key: str = "sk-wirebridge-test") -> openai.OpenAI:
+    return openai.OpenAI(base_url=chain.base_url, api_key=key, max_retries=0, timeout=20,
+                         http_client=openai.DefaultHttpxClient(trust_env=False))
+
+
+def poll(sdk: openai.OpenAI, response_id: str, timeout: float = 20.0):
+    """The response once it is no longer queued or running."""
+    deadline = time.monotonic() + timeout
+    while True:
+        response = sdk.responses.retrieve(response_id)
+        if response.status not in ("queued", "in_progress"):
+            return response
+        assert time.monotonic() < deadline, f"{response_id} still {response.status}"
+        time.sleep(0.05)
+
+
+def sse(chain, path: str, body: dict | None = None, key: str = "sk-wirebridge-test") -> str:
+    """The raw text of a stream the bridge sends (POST with `body`, else GET)."""
+    headers = {"authorization": f"Bearer {key}"}
+    with httpx.Client(trust_env=False, timeout=20) as http:
+        if body is None:
+            reply = http.get(chain.bridge.url + path, headers=headers)
+        else:
+            reply = http.post(chain.bridge.url + path, headers=headers, json=body)
+    assert reply.status_code == 200, reply.text
+    assert reply.headers["content-type"].startswith("text/event-stream")
+    return reply.text
+
+
+def test_a_background_response_is_queued_then_polled_to_its_end(chain, spec):
+    sdk = client(chain)
+    raw = sdk.responses.with_raw_response.create(model="demo", input="Hello in the background", background=True)
+    queued = schema.assert_valid_body(spec, 200, raw.http_response.text, "responses")
+    assert queued["status"] == "queued" and queued["background"] is True
+    assert queued["output"] == []
+    done = poll(sdk, queued["id"])
+    assert done.status == "completed"
+    assert "Hello in the background" in done.output_text
+    raw = sdk.responses.with_raw_response.retrieve(queued["id"])
+    kept = schema.assert_valid_body(spec, 200, raw.http_response.text, "responses")
+    assert kept["background"] is True and kept["id"] == queued["id"]
+    # A background response is kept like any other: it can be continued.
+    again = sdk.responses.create(model="demo", input="And then?", previous_response_id=done.id)
+    assert again.status == "completed"
+
+
+def test_a_streamed_background_response_is_resumed_after_a_sequence_number(chain, spec):
+    text = sse(chain, "/v1/responses", {"model": "demo", "input": "Stream it", "background": True, "stream": True})
+    events = schema.assert_valid_stream(spec, text, "responses")
+    assert events[-1]["type"] == "response.completed"
+    assert events[0]["response"]["background"] is True
+    numbers = [e["sequence_number"] for e in events]
+    assert numbers == list(range(len(events)))
+    response_id = events[0]["response"]["id"]
+
+    resumed = schema.assert_valid_stream(
+        spec, sse(chain, f"/v1/responses/{response_id}?stream=true&starting_after=4"), "responses")
+    assert [e["sequence_number"] for e in resumed] == numbers[5:]
+    assert resumed == events[5:]
+    # The SDK's own resumption.
+    sdk = client(chain)
+    tail = [e.type for e in sdk.responses.retrieve(response_id, stream=True, starting_after=len(events) - 2)]
+    assert tail == ["response.completed"]
+
+
+def test_a_run_goes_on_when_its_client_goes_away(chain):
+    sdk = client(chain)
+    stream = sdk.responses.create(model="demo", input=f"Keep going {SLOW}", background=True, stream=True)
+    first = next(iter(stream))
+    response_id = first.response.id
+    stream.close()
+    done = poll(sdk, response_id)
+    assert done.status == "completed"
+    assert "Keep going" in done.output_text
+
+
+def test_a_cancelled_run_ends_cancelled_and_stops_the_upstream(chain, spec):
+    sdk = client(chain)
+    mark = chain.tap.mark()
+    queued = sdk.responses.create(model="demo", input=f"A long answer {SLOW}", background=True, stream=False)
+    deadline = time.monotonic() + 10
+    while sdk.responses.retrieve(queued.id).status == "queued":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    started = time.monotonic()
+    raw = sdk.responses.with_raw_response.cancel(queued.id)
+    cancelled = schema.assert_valid_body(spec, 200, raw.http_response.text, "responses")
+    assert cancelled["status"] == "cancelled"
+    # The answer would take 3 s more; the upstream request was dropped.
+    assert time.monotonic() - started < 2.5
+    assert sdk.responses.retrieve(queued.id).status == "cancelled"
+    time.sleep(0.5)
+    assert sdk.responses.retrieve(queued.id).status == "cancelled"
+    assert len(chain.tap.since(mark)) == 1
+    # Cancelling again answers the response as it ended.
+    assert sdk.responses.cancel(queued.id).status == "cancelled"
+    # A response that was not run in the background cannot be.
+    plain = sdk.responses.create(model="demo", input="Not in the background")
+    with pytest.raises(openai.BadRequestError):
+        sdk.responses.cancel(plain.id)
+
+
+def test_runs_are_bounded_per_credential(chain):
+    sdk = client(chain, "sk-busy")
+    running = [sdk.responses.create(model="demo", input=f"Run {n} {SLOW}", background=True) for n in range(2)]
+    with pytest.raises(openai.RateLimitError) as refused:
+        sdk.responses.create(model="demo", input="One too many", background=True)
+    assert refused.value.body["code"] == "too_many_background_responses"
+    assert refused.value.response.headers.get("retry-after") == "1"
+    # Another credential is not held back by this one.
+    other = client(chain, "sk-idle").responses.create(model="demo", input="Mine", background=True)
+    assert other.status == "queued"
+    for run in running:
+        sdk.responses.cancel(run.id)
+    assert sdk.responses.create(model="demo", input="Room again", background=True).status == "queued"
+
+
+def test_what_cannot_run_in_the_background_is_refused(chain):
+    sdk = client(chain)
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.responses.create(model="demo", input="x", background=True, store=False)
+    assert refused.value.body["param"] == "background"
+    queued = sdk.responses.create(model="demo", input="Mine", background=True)
+    stranger = client(chain, "sk-stranger")
+    with pytest.raises(openai.NotFoundError):
+        stranger.responses.retrieve(queued.id)
+    with pytest.raises(openai.NotFoundError):
+        stranger.responses.cancel(queued.id)
+    with pytest.raises(openai.NotFoundError):
+        list(stranger.responses.retrieve(queued.id, stream=True))
+    with pytest.raises(openai.BadRequestError) as refused:
+        list(sdk.responses.retrieve(queued.id, stream=True, starting_after="x"))  # type: ignore[arg-type]
+    assert refused.value.body["param"] == "starting_after"
+    # Without a credential nothing is kept, so nothing can run.
+    with httpx.Client(trust_env=False, timeout=20) as http:
+        reply = http.post(chain.bridge.url + "/v1/responses",
+                          json={"model": "demo", "input": "x", "background": True})
+    assert reply.status_code == 400, reply.text
+    assert json.loads(reply.text)["error"]["param"] == "background"
