@@ -367,3 +367,33 @@ def test_a_connection_past_its_age_closes_after_its_turn(wirebridge, log_dir, sp
         assert "age limit" in str(closed.value), repr(closed.value)
     finally:
         harness.stop_checked(chain)
+
+
+def test_turns_in_a_conversation_over_a_websocket(chain, spec):
+    """`conversation` on `response.create`: each turn reaches the upstream
+    after the conversation's items, and adds its own to it, as over HTTP."""
+    client = harness.client(chain)
+    conversation = client.conversations.create(items=[{"role": "user", "content": "My name is Ada."}])
+    mark = chain.tap.mark()
+    with connect(chain) as connection:
+        first = completed(turn_after(connection, spec, model="demo", input="Who am I?",
+                                     conversation=conversation.id))
+        assert first["conversation"] == {"id": conversation.id}
+        second = completed(turn_after(connection, spec, model="demo", input="Again?",
+                                      conversation={"id": conversation.id}))
+    sent = [c for c in chain.tap.since(mark) if c.path.endswith(("/chat/completions", "/responses"))]
+    assert user_texts(sent[0]) == ["My name is Ada.", "Who am I?"]
+    assert user_texts(sent[1]) == ["My name is Ada.", "Who am I?", "Again?"]
+    items = list(client.conversations.items.list(conversation.id, order="asc"))
+    assert [item.role for item in items] == ["user", "user", "assistant", "user", "assistant"]
+    assert items[-1].id == second["output"][0]["id"]
+
+
+def test_a_background_response_is_not_run_over_a_websocket(chain, spec):
+    """A WebSocket turn is answered on its connection: `background` is
+    refused there (an error event naming it), and the connection goes on."""
+    with connect(chain) as connection:
+        events = turn_after(connection, spec, model="demo", input="x", background=True)
+        assert events[-1]["type"] == "error", events[-1]
+        assert events[-1]["error"]["param"] == "background", events[-1]
+        assert "hello" in text(completed(turn_after(connection, spec, model="demo", input="hello")))
