@@ -151,6 +151,13 @@ impl Task {
                 () = self.cancelled_elsewhere() => End::CancelledElsewhere,
             }
         };
+        let end = match end {
+            End::Kept if self.still_running().await => End::Failed(
+                "server_error",
+                "the response was made but could not be kept".into(),
+            ),
+            end => end,
+        };
         let ended = match end {
             End::Kept | End::CancelledElsewhere => None,
             End::Cancelled => Some(with_status(&self.queued, "cancelled", None)),
@@ -279,6 +286,22 @@ impl Task {
                 .stateful
                 .save_state(&self.tenant, &self.turn, response)
                 .await;
+        }
+    }
+
+    /// Whether the store still says the response runs, after the exchange
+    /// kept what it ended with: then keeping it failed (the store refused
+    /// it), and the run must not be left `in_progress`.
+    async fn still_running(&self) -> bool {
+        let Some(store) = self.stateful.store() else {
+            return false;
+        };
+        match store.get(&self.tenant, &self.run.id).await {
+            Ok(Some(record)) => matches!(
+                status_of(&record.response).as_deref(),
+                Some("queued" | "in_progress")
+            ),
+            _ => false,
         }
     }
 
