@@ -143,6 +143,11 @@ def test_runs_are_bounded_per_credential(chain):
         sdk.responses.create(model="demo", input="One too many", background=True)
     assert refused.value.body["code"] == "too_many_background_responses"
     assert refused.value.response.headers.get("retry-after") == "1"
+    with httpx.Client(trust_env=False, timeout=20) as http:
+        metrics = http.get(chain.bridge.url + "/metrics").text
+    refusals = [line for line in metrics.splitlines()
+                if line.startswith('wirebridge_budget_refusals_total{kind="background_runs"}')]
+    assert refusals and float(refusals[0].split()[-1]) >= 1, refusals
     # Another credential is not held back by this one.
     other = client(chain, "sk-idle").responses.create(model="demo", input="Mine", background=True)
     assert other.status == "queued"

@@ -113,15 +113,19 @@ pub enum Budget {
     /// A `response.create` past a WebSocket connection's queue, in
     /// messages or bytes (a 429 `error` event).
     WebSocketQueue,
+    /// A background response past the runs in flight, of the server or of
+    /// one tenant (a 429).
+    BackgroundRuns,
 }
 
 impl Budget {
     /// Every budget, for documentation and metrics.
-    pub const ALL: [Budget; 4] = [
+    pub const ALL: [Budget; 5] = [
         Budget::RequestBody,
         Budget::UpstreamReply,
         Budget::WebSocketConnections,
         Budget::WebSocketQueue,
+        Budget::BackgroundRuns,
     ];
 
     /// A stable snake_case name, for metrics and logs.
@@ -131,6 +135,7 @@ impl Budget {
             Budget::UpstreamReply => "upstream_reply",
             Budget::WebSocketConnections => "websocket_connections",
             Budget::WebSocketQueue => "websocket_queue",
+            Budget::BackgroundRuns => "background_runs",
         }
     }
 
@@ -139,6 +144,7 @@ impl Budget {
         match code {
             "request_too_large" => Some(Budget::RequestBody),
             "upstream_reply_too_large" => Some(Budget::UpstreamReply),
+            "too_many_background_responses" => Some(Budget::BackgroundRuns),
             _ => None,
         }
     }

@@ -151,7 +151,7 @@ impl Metrics {
         registry.register(
             "budget_refusals",
             "Requests and messages refused because a budget was reached: request_body, \
-             upstream_reply, websocket_connections, websocket_queue",
+             upstream_reply, websocket_connections, websocket_queue, background_runs",
             this.budget_refusals.clone(),
         );
         // Every budget has its series from the start, at zero: an alert
