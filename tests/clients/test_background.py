@@ -80,6 +80,22 @@ def test_a_background_response_is_queued_then_polled_to_its_end(chain, spec):
     assert again.status == "completed"
 
 
+def test_a_running_response_is_not_continued_before_it_ends(chain, spec):
+    sdk = client(chain)
+    running = sdk.responses.create(model="demo", input=f"Still thinking {SLOW}", background=True)
+    raw = sdk.responses.with_raw_response.retrieve(running.id)
+    polled = schema.assert_valid_body(spec, 200, raw.http_response.text, "responses")
+    assert polled["status"] in ("queued", "in_progress") and polled["output"] == []
+    with pytest.raises(openai.BadRequestError) as refused:
+        sdk.responses.create(model="demo", input="Too soon", previous_response_id=running.id)
+    assert refused.value.body["code"] == "previous_response_in_progress"
+    assert refused.value.body["param"] == "previous_response_id"
+    done = poll(sdk, running.id)
+    assert done.status == "completed"
+    later = sdk.responses.create(model="demo", input="Now", previous_response_id=running.id)
+    assert later.status == "completed"
+
+
 def test_a_streamed_background_response_is_resumed_after_a_sequence_number(chain, spec):
     text = sse(chain, "/v1/responses", {"model": "demo", "input": "Stream it", "background": True, "stream": True})
     events = schema.assert_valid_stream(spec, text, "responses")

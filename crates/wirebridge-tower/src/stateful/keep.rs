@@ -168,9 +168,15 @@ impl Stateful {
             .get("created_at")
             .and_then(|t| t.get().parse().ok())
             .unwrap_or_default();
-        let output = object
-            .get("output")
-            .map_or_else(|| "[]".to_owned(), |o| o.get().to_owned());
+        // A response still running keeps `null` for its output: what tells
+        // a continuation of it (refused) from one of a response that ended
+        // with no output.
+        let running = matches!(object.str("status"), Some("queued" | "in_progress"));
+        let output = match object.get("output") {
+            _ if running => RUNNING.to_owned(),
+            Some(output) => output.get().to_owned(),
+            None => "[]".to_owned(),
+        };
         let record = StoredResponse {
             id,
             parent: turn.previous_response_id.clone(),
@@ -230,8 +236,15 @@ fn envelope(response: &str) -> String {
     }
 }
 
+/// The output kept for a response still running (a background one).
+pub(crate) const RUNNING: &str = "null";
+
 /// The stored response object with its output items put back.
 pub(crate) fn with_output(envelope: &str, output: &str) -> Result<Vec<u8>, serde_json::Error> {
+    let output = match output {
+        RUNNING => "[]",
+        output => output,
+    };
     let raw: &RawValue = serde_json::from_str(envelope)?;
     let mut object = RawObject::parse(raw)?;
     object.set_borrowed("output", serde_json::from_str(output)?);

@@ -7,7 +7,11 @@ use wirebridge_convert::responses_to_chat::History;
 use wirebridge_convert::ConvertError;
 use wirebridge_store::{Chain, ItemQuery, Lookup, ResponseStore, StoreError, StoredTurn};
 
+use super::keep::RUNNING;
 use super::{conversation_not_found, previous_not_found, unavailable, MissingHistory, Stateful};
+use http::StatusCode;
+use wirebridge_wire::error::ApiError;
+
 use crate::replies::Refused;
 
 /// What the store holds for one request: the conversation it continues
@@ -161,6 +165,21 @@ impl Stateful {
                 "Previous response with id '{id}' cannot be continued: its conversation is \
                  missing the earlier response '{missing}' (expired, evicted or deleted)."
             ))),
+            Ok(Some(chain)) if chain.turns.last().is_some_and(|t| t.output == RUNNING) => {
+                Err(Refused::new(
+                    StatusCode::BAD_REQUEST,
+                    ApiError {
+                        message: format!(
+                            "Previous response with id '{id}' is still running in the \
+                             background: continue it once it has ended."
+                        )
+                        .into(),
+                        kind: "invalid_request_error".into(),
+                        param: Some("previous_response_id".into()),
+                        code: Some("previous_response_in_progress".into()),
+                    },
+                ))
+            }
             Ok(Some(chain)) => Ok(chain),
             Ok(None) => Err(previous_not_found(format!(
                 "Previous response with id '{id}' not found."
