@@ -87,15 +87,18 @@ fn full_item(
             .ok()
             .filter(|id| !id.is_empty())
             .ok_or_else(|| ConvertError::invalid(path, format!("{path}.id must be a string")))?,
-        None => {
-            let id = ids.input_item(prefix(&kind), n);
-            object.set(
-                "id",
-                &serde_json::to_string(&id).expect("a string serializes"),
-            );
-            id
-        }
+        None => ids.input_item(prefix(&kind), n),
     };
+    // Written again, so that a key the client repeated holds one value:
+    // JSON readers differ on which of two repeats wins.
+    object.set(
+        "id",
+        &serde_json::to_string(&id).expect("a string serializes"),
+    );
+    object.set(
+        "type",
+        &serde_json::to_string(&kind).expect("a string serializes"),
+    );
     match kind.as_str() {
         "message" => full_message(&mut object, path)?,
         // The API lists calls and their results with a status.
@@ -117,12 +120,31 @@ fn full_message(object: &mut RawObject<'_>, path: &str) -> Result<(), ConvertErr
             format!("{path}.role must be user, assistant, system or developer"),
         ));
     }
-    object.set_if_null("status", r#""completed""#);
-    let text = object
-        .get("content")
-        .and_then(JsonStr::new)
-        .map(|text| text.raw().get().to_owned());
-    if let Some(text) = text {
+    let status = match object.get("status").filter(|s| s.get() != "null") {
+        Some(status) => JsonStr::new(status)
+            .map(|s| s.raw().get().to_owned())
+            .ok_or_else(|| {
+                ConvertError::invalid(path, format!("{path}.status must be a string"))
+            })?,
+        None => r#""completed""#.to_owned(),
+    };
+    // Each key written once (JSON readers differ on which of two repeats
+    // wins), the content as a list of parts.
+    object.set("status", &status);
+    object.set(
+        "role",
+        &serde_json::to_string(&role).expect("a string serializes"),
+    );
+    let content = object.get("content").map(|c| c.get().to_owned());
+    let content = content.ok_or_else(|| {
+        ConvertError::invalid(
+            path,
+            format!("{path}.content must be a string or a list of content parts"),
+        )
+    })?;
+    let raw: &RawValue = serde_json::from_str(&content).expect("a value read from JSON");
+    if let Some(text) = JsonStr::new(raw) {
+        let text = text.raw().get();
         let part = match role.as_str() {
             "assistant" => {
                 format!(
@@ -134,40 +156,26 @@ fn full_message(object: &mut RawObject<'_>, path: &str) -> Result<(), ConvertErr
         object.set("content", &part);
         return Ok(());
     }
-    let parts: Vec<&RawValue> = object
-        .get("content")
-        .and_then(|content| serde_json::from_str(content.get()).ok())
-        .ok_or_else(|| {
-            ConvertError::invalid(
-                path,
-                format!("{path}.content must be a string or a list of content parts"),
-            )
+    let parts: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| {
+        ConvertError::invalid(
+            path,
+            format!("{path}.content must be a string or a list of content parts"),
+        )
+    })?;
+    let mut full = Vec::with_capacity(parts.len());
+    for (n, part) in parts.iter().enumerate() {
+        let mut part = RawObject::parse(part).map_err(|_| {
+            ConvertError::invalid(path, format!("{path}.content[{n}] must be an object"))
         })?;
-    // An `output_text` part in full has its `annotations` and `logprobs`.
-    let short = |part: &&RawValue| {
-        RawObject::parse(part).is_ok_and(|p| {
-            p.str("type") == Some("output_text")
-                && (p.get("annotations").is_none() || p.get("logprobs").is_none())
-        })
-    };
-    if parts.iter().any(short) {
-        let mut full = Vec::with_capacity(parts.len());
-        for part in &parts {
-            let mut part = RawObject::parse(part).map_err(|_| {
-                ConvertError::invalid(
-                    path,
-                    format!("{path}.content holds a part that is no object"),
-                )
-            })?;
-            if part.str("type") == Some("output_text") {
-                part.set_if_absent("annotations", "[]");
-                part.set_if_absent("logprobs", "[]");
-            }
-            full.push(part.to_raw());
+        // An `output_text` part in full has its `annotations` and `logprobs`.
+        if part.str("type") == Some("output_text") {
+            part.set_if_absent("annotations", "[]");
+            part.set_if_absent("logprobs", "[]");
         }
-        let full = serde_json::to_string(&full).expect("raw values serialize");
-        object.set("content", &full);
+        full.push(part.to_raw());
     }
+    let full = serde_json::to_string(&full).expect("raw values serialize");
+    object.set("content", &full);
     Ok(())
 }
 
