@@ -26,8 +26,12 @@ SLOW = "demo:slow 250"
 @pytest.fixture(scope="module", params=["chat", "responses"])
 def chain(request, log_dir, tmp_path_factory):
     config = tmp_path_factory.mktemp("background") / "bridge.toml"
-    config.write_text("max_background_runs_per_tenant = 2\n")
     api = request.param
+    settings = "max_background_runs_per_tenant = 2\n"
+    if api == "chat":
+        # A backend that takes a reasoning effort, so that the demo reasons.
+        settings = 'profile = "reasoning"\n' + settings + "[profiles.reasoning]\nreasoning_effort = true\n"
+    config.write_text(settings)
     chain = harness.start_chain(log_dir, f"background-{api}", api, extra=["--config", str(config)])
     chain.api = api
     yield chain
@@ -150,6 +154,29 @@ def test_a_cancelled_run_ends_cancelled_and_stops_the_upstream(chain, spec):
     plain = sdk.responses.create(model="demo", input="Not in the background")
     with pytest.raises(openai.BadRequestError):
         sdk.responses.cancel(plain.id)
+
+
+def test_a_run_cancelled_mid_stream_keeps_the_items_it_finished(chain, spec):
+    """Cancelled once its reasoning item is done and while its answer is
+    being written: the response kept says `cancelled` and holds that
+    item."""
+    sdk = client(chain)
+    stream = sdk.responses.create(model="demo", input=f"Think first {SLOW}", background=True, stream=True,
+                                  reasoning={"effort": "low", "summary": "auto"})
+    response_id, finished = None, None
+    for event in stream:
+        if event.type == "response.created":
+            response_id = event.response.id
+        if event.type == "response.output_item.done":
+            finished = event.item
+            break
+    assert finished is not None and finished.type == "reasoning", finished
+    assert sdk.responses.cancel(response_id).status == "cancelled"
+    stream.close()
+    raw = sdk.responses.with_raw_response.retrieve(response_id)
+    kept = schema.assert_valid_body(spec, 200, raw.http_response.text, "responses")
+    assert kept["status"] == "cancelled"
+    assert [item["id"] for item in kept["output"]] == [finished.id]
 
 
 def test_runs_are_bounded_per_credential(chain):

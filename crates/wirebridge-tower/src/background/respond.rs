@@ -69,3 +69,18 @@ pub(crate) fn event_stream<B>(follower: Follower) -> Response<ResponseBody<B>> {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     response
 }
+
+/// `response` with its `output` replaced by `output` (a JSON array).
+pub(crate) fn with_output(response: &[u8], output: &str) -> Vec<u8> {
+    let parsed = std::str::from_utf8(response)
+        .ok()
+        .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
+        .and_then(|raw| RawObject::parse(raw).ok());
+    match parsed {
+        Some(mut object) => {
+            object.set("output", output);
+            object.to_raw().get().as_bytes().to_vec()
+        }
+        None => response.to_vec(),
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -17,7 +17,8 @@ use wirebridge_convert::responses_to_chat::Turn;
 
 use super::{read_limited, Keep, Reply};
 use crate::background::{
-    event_stream, json, response_id, status_of, with_status, BackgroundRuns, Follower, Run, Stop,
+    event_stream, json, response_id, status_of, with_output, with_status, BackgroundRuns, Follower,
+    Run, Stop,
 };
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
@@ -82,6 +83,7 @@ where
     };
     let task = Task {
         run,
+        done_items: Mutex::default(),
         runs: background.runs,
         stateful: background.stateful,
         tenant: background.tenant,
@@ -96,6 +98,9 @@ where
 /// A run's own state, for the task that runs it.
 struct Task {
     run: Arc<Run>,
+    /// The output items a streamed run has finished, for a response
+    /// stopped before its end.
+    done_items: Mutex<Vec<Box<RawValue>>>,
     runs: BackgroundRuns,
     stateful: Stateful,
     tenant: String,
@@ -160,10 +165,10 @@ impl Task {
         };
         let ended = match end {
             End::Kept | End::CancelledElsewhere => None,
-            End::Cancelled => Some(with_status(&self.queued, "cancelled", None)),
+            End::Cancelled => Some(self.ended("cancelled", None)),
             End::Failed(code, message) => {
                 tracing::warn!(response_id = %self.run.id, %message, "a background response failed");
-                Some(with_status(&self.queued, "failed", Some((code, &message))))
+                Some(self.ended("failed", Some((code, &message))))
             }
         };
         if let Some(response) = ended {
@@ -255,6 +260,12 @@ impl Task {
                 let Some(event) = Event::read(&frame) else {
                     continue;
                 };
+                if let (Some(item), "response.output_item.done") = (event.item, event.kind) {
+                    self.done_items
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(item.to_owned());
+                }
                 if let Some(response) = event.terminal() {
                     ended = true;
                     self.keep_failed(response.get().as_bytes()).await;
@@ -287,6 +298,24 @@ impl Task {
                 .save_state(&self.tenant, &self.turn, response)
                 .await;
         }
+    }
+
+    /// The response as a run stopped before its end leaves it: `status`
+    /// (with `error`), and the output items the stream had finished (what
+    /// was said is kept).
+    fn ended(&self, status: &str, error: Option<(&str, &str)>) -> Vec<u8> {
+        let response = with_status(&self.queued, status, error);
+        let items = std::mem::take(
+            &mut *self
+                .done_items
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        if items.is_empty() {
+            return response;
+        }
+        let output = serde_json::to_string(&items).expect("raw values serialize");
+        with_output(&response, &output)
     }
 
     /// Whether the store still says the response runs, after the exchange
@@ -359,6 +388,8 @@ struct Event<'a> {
     sequence_number: u64,
     #[serde(borrow)]
     response: Option<&'a RawValue>,
+    #[serde(borrow)]
+    item: Option<&'a RawValue>,
 }
 
 impl<'a> Event<'a> {
