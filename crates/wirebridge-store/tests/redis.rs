@@ -11,14 +11,10 @@ mod redis_server;
 
 use std::time::Duration;
 
-use common::conversations::{conversation, item};
 use common::{tenant, turn, PassOverHalfTheTtl};
 use redis::aio::MultiplexedConnection;
-use redis_server::RedisServer;
-use wirebridge_store::{
-    tenant_key, ConversationStore, ItemQuery, Lookup, Order, RedisStore, ResponseStore, StoreError,
-    StoredItem,
-};
+use redis_server::{calls, RedisServer};
+use wirebridge_store::{tenant_key, RedisStore, ResponseStore, StoreError};
 
 async fn fixture() -> (RedisServer, RedisStore) {
     let server = RedisServer::start();
@@ -393,20 +389,6 @@ async fn a_save_refused_for_memory_is_not_kept() {
     assert!(store.delete(&t, &kept[0]).await.unwrap());
 }
 
-/// The calls of `command` the server has counted, from `INFO commandstats`.
-async fn calls(connection: &mut MultiplexedConnection, command: &str) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(connection)
-        .await
-        .unwrap();
-    let prefix = format!("cmdstat_{command}:calls=");
-    info.lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap())
-}
-
 /// The calls of every command the server has counted but `INFO`, from
 /// `INFO commandstats`.
 async fn all_calls(connection: &mut MultiplexedConnection) -> u64 {
@@ -528,87 +510,4 @@ async fn a_deep_conversation_takes_memory_linear_in_its_depth() {
         whole < half * 5 / 2,
         "5,000 turns take {half} B, 10,000 take {whole} B"
     );
-}
-
-/// The calls of the commands a conversation read may make, in this order:
-/// `EVALSHA`, `EVAL`, `LPOS`, `LRANGE`, `HMGET`.
-async fn read_calls(connection: &mut MultiplexedConnection) -> Vec<u64> {
-    let mut counts = Vec::new();
-    for command in ["evalsha", "eval", "lpos", "lrange", "hmget"] {
-        counts.push(calls(connection, command).await);
-    }
-    counts
-}
-
-/// Appending to a 1,000-item conversation, listing it whole and a page
-/// after one of its items are one round trip each: counted by the store
-/// and, for the scripts, by the server, which finds the page's place itself
-/// (`LPOS`) rather than sending the conversation back.
-#[tokio::test]
-async fn one_round_trip_per_conversation_read_and_append_at_any_length() {
-    let (server, store) = fixture().await;
-    let t = tenant("conversation-round-trips");
-    let items: Vec<StoredItem> = (0..1_000).map(|n| item(&format!("msg_{n}"))).collect();
-    let conv = conversation("conv_1", "{}");
-    // Loads the scripts used below on the server.
-    store
-        .create_conversation(&t, conv, Vec::new())
-        .await
-        .unwrap();
-    store
-        .append_items(&t, "conv_1", items[..2].to_vec())
-        .await
-        .unwrap();
-    store
-        .list_items(&t, "conv_1", &ItemQuery::all())
-        .await
-        .unwrap();
-    let mut connection = raw(&server).await;
-    for (added, batch) in [
-        (998, &items[2..]),
-        (1, &[item("msg_1000"), item("msg_5")][..]),
-    ] {
-        let before = (store.round_trips(), calls(&mut connection, "evalsha").await);
-        assert!(store
-            .append_items(&t, "conv_1", batch.to_vec())
-            .await
-            .unwrap());
-        assert_eq!(store.round_trips() - before.0, 1, "appending {added}");
-        assert_eq!(calls(&mut connection, "evalsha").await - before.1, 1);
-    }
-    let after_990 = ItemQuery {
-        after: Some("msg_990".to_owned()),
-        limit: 5,
-        order: Order::Descending,
-    };
-    // Listing all: one range of ids, their items 512 at a time; a page after
-    // an item: its place, then one range and its items.
-    for (query, expected) in [
-        (ItemQuery::all(), [1, 0, 0, 1, 2]),
-        (after_990, [1, 0, 1, 1, 1]),
-    ] {
-        let before = (store.round_trips(), read_calls(&mut connection).await);
-        let Lookup::Found(page) = store.list_items(&t, "conv_1", &query).await.unwrap() else {
-            panic!("the conversation and the item are there")
-        };
-        assert_eq!(store.round_trips() - before.0, 1, "{query:?}");
-        let now = read_calls(&mut connection).await;
-        let made: Vec<u64> = now.iter().zip(&before.1).map(|(n, b)| n - b).collect();
-        assert_eq!(
-            made, expected,
-            "evalsha, eval, lpos, lrange, hmget: {query:?}"
-        );
-        let ids: Vec<&str> = page.items.iter().map(|item| item.id.as_str()).collect();
-        if query.after.is_none() {
-            assert_eq!((ids.len(), page.has_more), (1_001, false));
-            assert_eq!(
-                (ids[0], ids[999], ids[1_000]),
-                ("msg_0", "msg_999", "msg_1000")
-            );
-            assert_eq!(page.items[999], items[999]);
-        } else {
-            assert_eq!(ids, ["msg_989", "msg_988", "msg_987", "msg_986", "msg_985"]);
-            assert!(page.has_more);
-        }
-    }
 }

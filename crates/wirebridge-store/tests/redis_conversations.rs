@@ -1,7 +1,8 @@
 //! `RedisStore`'s conversations on a real `redis-server`: their keys, their
 //! TTL (set by every write, on every key, and by no read), what a server out
-//! of memory refuses, and values that cannot be read (the shared suite and
-//! the round trips: `redis.rs`). Run with `--features redis`.
+//! of memory refuses, values that cannot be read, and the round trips a
+//! read and an append take (the shared suite: `redis.rs`). Run with
+//! `--features redis`.
 
 #![cfg(feature = "redis")]
 
@@ -12,8 +13,10 @@ mod redis_server;
 use common::conversations::{conversation, item};
 use common::tenant;
 use redis::aio::MultiplexedConnection;
-use redis_server::RedisServer;
-use wirebridge_store::{ConversationStore, ItemQuery, Lookup, RedisStore, StoreError};
+use redis_server::{calls, RedisServer};
+use wirebridge_store::{
+    ConversationStore, ItemQuery, Lookup, Order, RedisStore, StoreError, StoredItem,
+};
 
 /// A fresh server, a store on it, and a plain connection to look at what
 /// the store wrote.
@@ -242,5 +245,87 @@ async fn unreadable_values_are_corrupt_not_panics() {
     // Each can still be deleted.
     for id in ["conv_version", "conv_lost_item", "conv_type"] {
         assert!(store.delete_conversation(&t, id).await.unwrap(), "{id}");
+    }
+}
+
+/// The calls of the commands a conversation read may make, in this order:
+/// `EVALSHA`, `EVAL`, `LPOS`, `LRANGE`, `HMGET`.
+async fn read_calls(connection: &mut MultiplexedConnection) -> Vec<u64> {
+    let mut counts = Vec::new();
+    for command in ["evalsha", "eval", "lpos", "lrange", "hmget"] {
+        counts.push(calls(connection, command).await);
+    }
+    counts
+}
+
+/// Appending to a 1,000-item conversation, listing it whole and a page
+/// after one of its items are one round trip each: counted by the store
+/// and, for the scripts, by the server, which finds the page's place itself
+/// (`LPOS`) rather than sending the conversation back.
+#[tokio::test]
+async fn one_round_trip_per_conversation_read_and_append_at_any_length() {
+    let (_server, store, mut connection) = fixture().await;
+    let t = tenant("conversation-round-trips");
+    let items: Vec<StoredItem> = (0..1_000).map(|n| item(&format!("msg_{n}"))).collect();
+    let conv = conversation("conv_1", "{}");
+    // Loads the scripts used below on the server.
+    store
+        .create_conversation(&t, conv, Vec::new())
+        .await
+        .unwrap();
+    store
+        .append_items(&t, "conv_1", items[..2].to_vec())
+        .await
+        .unwrap();
+    store
+        .list_items(&t, "conv_1", &ItemQuery::all())
+        .await
+        .unwrap();
+    for (added, batch) in [
+        (998, &items[2..]),
+        (1, &[item("msg_1000"), item("msg_5")][..]),
+    ] {
+        let before = (store.round_trips(), calls(&mut connection, "evalsha").await);
+        assert!(store
+            .append_items(&t, "conv_1", batch.to_vec())
+            .await
+            .unwrap());
+        assert_eq!(store.round_trips() - before.0, 1, "appending {added}");
+        assert_eq!(calls(&mut connection, "evalsha").await - before.1, 1);
+    }
+    let after_990 = ItemQuery {
+        after: Some("msg_990".to_owned()),
+        limit: 5,
+        order: Order::Descending,
+    };
+    // Listing all: one range of ids, their items 512 at a time; a page after
+    // an item: its place, then one range and its items.
+    for (query, expected) in [
+        (ItemQuery::all(), [1, 0, 0, 1, 2]),
+        (after_990, [1, 0, 1, 1, 1]),
+    ] {
+        let before = (store.round_trips(), read_calls(&mut connection).await);
+        let Lookup::Found(page) = store.list_items(&t, "conv_1", &query).await.unwrap() else {
+            panic!("the conversation and the item are there")
+        };
+        assert_eq!(store.round_trips() - before.0, 1, "{query:?}");
+        let now = read_calls(&mut connection).await;
+        let made: Vec<u64> = now.iter().zip(&before.1).map(|(n, b)| n - b).collect();
+        assert_eq!(
+            made, expected,
+            "evalsha, eval, lpos, lrange, hmget: {query:?}"
+        );
+        let ids: Vec<&str> = page.items.iter().map(|item| item.id.as_str()).collect();
+        if query.after.is_none() {
+            assert_eq!((ids.len(), page.has_more), (1_001, false));
+            assert_eq!(
+                (ids[0], ids[999], ids[1_000]),
+                ("msg_0", "msg_999", "msg_1000")
+            );
+            assert_eq!(page.items[999], items[999]);
+        } else {
+            assert_eq!(ids, ["msg_989", "msg_988", "msg_987", "msg_986", "msg_985"]);
+            assert!(page.has_more);
+        }
     }
 }

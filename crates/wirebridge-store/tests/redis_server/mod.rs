@@ -313,3 +313,17 @@ fn temp_dir(port: u16) -> PathBuf {
     fs::create_dir_all(&dir).expect("create a temporary directory");
     dir
 }
+
+/// The calls of `command` the server has counted, from `INFO commandstats`.
+pub async fn calls(connection: &mut redis::aio::MultiplexedConnection, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(connection)
+        .await
+        .unwrap();
+    let prefix = format!("cmdstat_{command}:calls=");
+    info.lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
