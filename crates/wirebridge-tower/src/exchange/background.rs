@@ -22,6 +22,7 @@ use crate::background::{
 };
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
+use crate::headers::insert_dropped;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
 use crate::stateful::{unavailable, Stateful};
@@ -77,10 +78,12 @@ where
         background.runs.finished(&run);
         return unavailable(&e).send(&mut tracker);
     }
-    let answer = match background.stream {
+    let mut answer = match background.stream {
         true => event_stream(Follower::new(Arc::clone(&run), None)),
         false => json(background.queued.clone()),
     };
+    // What the translation dropped is said at once, as for any answer.
+    insert_dropped(answer.headers_mut(), &tracker.losses);
     let task = Task {
         run,
         done_items: Mutex::default(),
@@ -93,6 +96,19 @@ where
     let (context, stream) = (background.context, background.stream);
     tokio::spawn(task.drive::<S, D, ReqB, ResB>(inner, shared, upstream, context, stream, tracker));
     answer
+}
+
+/// Counts a run as over when dropped: at its end, and should its task
+/// ever unwind, so that the bound on runs and a shutdown never wait for it.
+struct Over {
+    runs: BackgroundRuns,
+    run: Arc<Run>,
+}
+
+impl Drop for Over {
+    fn drop(&mut self) {
+        self.runs.finished(&self.run);
+    }
 }
 
 /// A run's own state, for the task that runs it.
@@ -138,6 +154,10 @@ impl Task {
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
+        let _over = Over {
+            runs: self.runs.clone(),
+            run: Arc::clone(&self.run),
+        };
         let shutdown = shared.common.shutdown.clone();
         let end = {
             let exchange = self
@@ -177,7 +197,6 @@ impl Task {
                 .save_state(&self.tenant, &self.turn, &response)
                 .await;
         }
-        self.runs.finished(&self.run);
     }
 
     /// The exchange, as a request would run it, read to its end.
@@ -244,6 +263,7 @@ impl Task {
         let budget = self.runs.event_budget();
         let mut body = pin!(body);
         let mut pending = BytesMut::new();
+        let mut scanned = 0;
         let mut ended = false;
         loop {
             let data = match data_of(body.frame().await) {
@@ -255,8 +275,12 @@ impl Task {
                 }
             };
             pending.extend_from_slice(&data);
-            while let Some(at) = pending.windows(2).position(|w| w == b"\n\n") {
-                let frame = pending.split_to(at + 2).freeze();
+            // Only what arrived since the last look is searched (and the
+            // byte before it): a large event arriving in many pieces is not
+            // scanned again for each.
+            while let Some(at) = frame_end(&pending, scanned) {
+                scanned = 0;
+                let frame = pending.split_to(at).freeze();
                 let Some(event) = Event::read(&frame) else {
                     continue;
                 };
@@ -272,6 +296,7 @@ impl Task {
                 }
                 self.run.push(event.sequence_number, frame.clone(), budget);
             }
+            scanned = pending.len();
         }
         match ended {
             true => End::Kept,
@@ -351,6 +376,14 @@ impl Task {
     }
 }
 
+/// Where the first SSE frame of `pending` ends (after its blank line),
+/// searching from `scanned`, what was searched before, on.
+fn frame_end(pending: &[u8], scanned: usize) -> Option<usize> {
+    let from = scanned.saturating_sub(1);
+    let at = pending.get(from..)?.windows(2).position(|w| w == b"\n\n")?;
+    Some(from + at + 2)
+}
+
 /// What a poll of a body gave.
 enum Step {
     Data(Bytes),
@@ -424,5 +457,32 @@ fn error_message(status: StatusCode, body: &[u8]) -> String {
     match serde_json::from_slice::<Envelope>(body) {
         Ok(envelope) => envelope.error.message,
         Err(_) => format!("the upstream answered {status}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_end_after_their_blank_line_wherever_the_search_resumes() {
+        assert_eq!(frame_end(b"data: 1\n\ndata: 2", 0), Some(9));
+        assert_eq!(frame_end(b"data: 1\n", 0), None);
+        // The blank line split across two pieces: found when the search
+        // resumes where the first piece ended.
+        assert_eq!(frame_end(b"data: 1\n\n", 8), Some(9));
+        assert_eq!(frame_end(b"data: 1\n\n", 20), None);
+    }
+
+    #[test]
+    fn only_the_bridge_s_events_are_read() {
+        let frame = b"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":7,\"response\":{\"status\":\"completed\"}}\n\n";
+        let event = Event::read(frame).expect("an event");
+        assert_eq!(event.sequence_number, 7);
+        assert_eq!(
+            event.terminal().map(RawValue::get),
+            Some(r#"{"status":"completed"}"#)
+        );
+        assert!(Event::read(b": keepalive\n\n").is_none());
     }
 }
