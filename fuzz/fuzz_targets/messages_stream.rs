@@ -50,11 +50,12 @@ fuzz_target!(|data: &[u8]| {
     } else {
         SseTranslator::new(translator)
     };
-    let mut out = Vec::new();
+    let mut out = wirebridge_convert::Frames::sse();
     for piece in input.pieces() {
         stream.feed(piece, &mut out);
     }
     stream.finish(&mut out);
+    let out = out.take().bytes;
     assert!(stream.is_finished(), "no terminal event after finish");
 
     let frames = parse_sse(&out);

@@ -209,6 +209,15 @@ def test_starts_while_redis_is_down_and_uses_it_once_up():
         # Asked to be stored: delivered, saying it was not.
         unkept = client.responses.create(model="demo", input="keep me")
         assert unkept.status == "completed" and unkept.store is False
+        # Streamed, and over the WebSocket, the terminal event says so.
+        events = list(client.responses.create(model="demo", input="keep me", stream=True))
+        assert events[-1].type == "response.completed" and events[-1].response.store is False
+        with client.responses.connect() as connection:
+            connection.response.create(model="demo", input="keep me")
+            for event in connection:
+                if event.type in ("response.completed", "response.failed", "error"):
+                    break
+            assert event.type == "response.completed" and event.response.store is False, event
         # What needs the store: a prompt 503 in the OpenAI error format.
         started = time.time()
         with pytest.raises(openai.InternalServerError) as raised:

@@ -8,7 +8,9 @@
 //!   request it becomes, translated to Chat.
 //! - `hub/stream_500`: a recorded Chat stream of 500 chunks through both
 //!   stream translators, against the first alone (SSE decoding and encoding
-//!   included).
+//!   included). `composed` hands the Messages leg the Responses leg's events
+//!   in bare JSON, one at a time, as the layers do; `composed_sse` hands it
+//!   SSE to decode, as they did before.
 //!
 //! `cargo bench -p wirebridge-bench --bench hub`
 
@@ -18,7 +20,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use wirebridge_convert::messages_to_responses::{self as m2r, MessagesContext, ThinkingDisplay};
 use wirebridge_convert::responses_to_chat::{self as r2c, StreamTranslator};
-use wirebridge_convert::SseTranslator;
+use wirebridge_convert::{Frames, Framing, SseTranslator};
 
 /// The Claude Code-like request of the Messages golden tests.
 const CLAUDE_CODE_REQUEST: &str = concat!(
@@ -101,10 +103,12 @@ fn messages_context() -> MessagesContext {
     }
 }
 
-/// The Chat stream through the Responses leg: the Responses SSE it writes.
-fn responses_leg(chat: &[u8]) -> Vec<u8> {
+/// The Chat stream through the Responses leg: the Responses events it
+/// writes, in `framing`.
+fn responses_leg(chat: &[u8], framing: Framing) -> Frames {
     let mut stream = SseTranslator::new(StreamTranslator::new(responses_context()));
-    let mut out = Vec::with_capacity(chat.len() * 2);
+    let mut out = Frames::new(framing);
+    out.reserve(chat.len() * 2);
     stream.feed(chat, &mut out);
     stream.finish(&mut out);
     out
@@ -116,15 +120,29 @@ fn streams(c: &mut Criterion) {
     group.throughput(Throughput::Elements(500));
     group.bench_function("composed", |b| {
         b.iter(|| {
-            let responses = responses_leg(&chat);
+            let responses = responses_leg(&chat, Framing::json());
             let mut stream = SseTranslator::new(m2r::StreamTranslator::new(messages_context()));
-            let mut out = Vec::with_capacity(responses.len());
-            stream.feed(&responses, &mut out);
+            let mut out = Frames::sse();
+            out.reserve(responses.len());
+            for event in responses.events() {
+                stream.feed_event(event, &mut out);
+            }
             stream.finish(&mut out);
             out
         })
     });
-    group.bench_function("single", |b| b.iter(|| responses_leg(&chat)));
+    group.bench_function("composed_sse", |b| {
+        b.iter(|| {
+            let responses = responses_leg(&chat, Framing::Sse);
+            let mut stream = SseTranslator::new(m2r::StreamTranslator::new(messages_context()));
+            let mut out = Frames::sse();
+            out.reserve(responses.len());
+            stream.feed(responses.as_bytes(), &mut out);
+            stream.finish(&mut out);
+            out
+        })
+    });
+    group.bench_function("single", |b| b.iter(|| responses_leg(&chat, Framing::Sse)));
     group.finish();
 }
 

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use wirebridge_convert::chat_to_responses as c2r;
 use wirebridge_convert::responses_to_chat as r2c;
-use wirebridge_convert::{SseTranslator, StreamTranslate};
+use wirebridge_convert::{Frames, SseTranslator, StreamTranslate};
 
 /// Overrides where the shared directory (holding `fixtures/`) is.
 pub const SHARED_DIR_ENV: &str = "WIREBRIDGE_SHARED_DIR";
@@ -489,7 +489,7 @@ fn stream(direction: Direction, contexts: &Contexts) -> Stream {
 /// translator in steady state.
 pub struct Runner<'a> {
     case: &'a Case,
-    out: Vec<u8>,
+    out: Frames,
     steady: Option<Stream>,
     pushed: u32,
     finished: bool,
@@ -500,7 +500,7 @@ impl Case {
     pub fn runner(&self) -> Runner<'_> {
         Runner {
             case: self,
-            out: Vec::new(),
+            out: Frames::sse(),
             steady: None,
             pushed: 0,
             finished: false,

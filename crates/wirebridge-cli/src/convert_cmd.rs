@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use wirebridge_convert::{
-    chat_to_responses, responses_to_chat, LossReport, SseTranslator, StreamTranslate,
+    chat_to_responses, responses_to_chat, Frames, LossReport, SseTranslator, StreamTranslate,
 };
 
 /// What a file holds.
@@ -157,10 +157,10 @@ pub fn convert(from: Kind, to: Kind, bytes: &[u8]) -> Result<Converted, ConvertC
 /// Runs a whole captured stream through the translator, as the proxy does.
 fn translate_stream<T: StreamTranslate>(translator: T, bytes: &[u8]) -> (Vec<u8>, T) {
     let mut stream = SseTranslator::new(translator);
-    let mut output = Vec::new();
+    let mut output = Frames::sse();
     stream.feed(&sse_framed(bytes), &mut output);
     stream.finish(&mut output);
-    (output, stream.into_translator())
+    (output.take().bytes, stream.into_translator())
 }
 
 fn finish_stream(

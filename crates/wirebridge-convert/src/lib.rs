@@ -12,8 +12,11 @@
 //! | **Anthropic Messages clients, Responses backend** ([`messages_to_responses`]; Chat backends through [`responses_to_chat`] after it) | [`translate_request`](messages_to_responses::translate_request) | [`translate_body`](messages_to_responses::translate_body): `Response` → `message` | [`StreamTranslator`](messages_to_responses::StreamTranslator): Responses event → Messages events |
 //!
 //! Every stream translator implements [`StreamTranslate`]; an
-//! [`SseTranslator`] drives one over upstream bytes (SSE decoding in, SSE
-//! frames out), and every caller uses it. A backend that streams to a client
+//! [`SseTranslator`] drives one over upstream bytes (SSE decoding in), and
+//! every caller uses it. Translators write events into [`Frames`], framed as
+//! their reader needs them: server-sent events for HTTP, bare JSON for a
+//! WebSocket or for another translator stacked on top, so nothing decodes
+//! what a translator wrote. A backend that streams to a client
 //! that asked for a body is answered with `translate_stream_body` in either
 //! module.
 //!
@@ -32,11 +35,11 @@
 //!     "\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
 //! );
 //! let mut stream = SseTranslator::new(StreamTranslator::new(ResponsesContext::default()));
-//! let mut out = Vec::new();
+//! let mut out = wirebridge_convert::Frames::sse();
 //! stream.feed(upstream.as_bytes(), &mut out);
 //! stream.finish(&mut out);
 //! // The Responses client's stream.
-//! let events = String::from_utf8(out).unwrap();
+//! let events = String::from_utf8(out.take().bytes).unwrap();
 //! assert!(events.starts_with("event: response.created\n"));
 //! assert!(events.contains("\"delta\":\"Hi\""));
 //! assert!(events.contains("event: response.completed\n"));
@@ -49,6 +52,7 @@ pub mod catalog;
 pub mod chat_to_responses;
 pub mod conversation;
 pub mod error;
+pub mod frames;
 pub mod ids;
 mod json_cursor;
 pub mod loss;
@@ -64,6 +68,7 @@ pub mod tool_names;
 mod truncation;
 
 pub use error::ConvertError;
+pub use frames::{Frames, Framing};
 pub use loss::{Loss, LossAction, LossKind, LossPolicy, LossReport};
 pub use profile::BackendProfile;
 pub use stream::{SseTranslator, StreamTranslate};

@@ -4,26 +4,29 @@
 //! Every caller that translates a stream (the tower body, `wirebridge
 //! convert`, the benchmarks, the tests and the fuzzers) goes through
 //! [`SseTranslator`], so all of them handle split events, decoding errors
-//! and the end of the upstream body the same way.
+//! and the end of the upstream body the same way. Its decoding loop is the
+//! only one in the workspace: what the translators write is framed for its
+//! reader by [`Frames`], never decoded again.
 
 use wirebridge_sse::Decoder;
 
+use crate::frames::Frames;
 use crate::loss::LossReport;
 use crate::summary::ReplySummary;
 
 /// A stream translator, driven one upstream SSE event at a time.
 ///
-/// Each call appends complete client frames to `out`; nothing that could
-/// already be sent is held back.
+/// Each call writes complete client events to `out`, in its framing;
+/// nothing that could already be sent is held back.
 pub trait StreamTranslate {
     /// Feeds one upstream event's `data`.
-    fn push(&mut self, data: &str, out: &mut Vec<u8>);
+    fn push(&mut self, data: &str, out: &mut Frames);
     /// The upstream body ended: writes the terminal frames (a failure if the
     /// upstream stopped before its own end).
-    fn finish(&mut self, out: &mut Vec<u8>);
+    fn finish(&mut self, out: &mut Frames);
     /// The upstream failed (a transport error, an unreadable stream):
     /// writes the stream's failure frames.
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>);
+    fn fail(&mut self, message: &str, out: &mut Frames);
     /// Whether the terminal frame has been written.
     fn is_finished(&self) -> bool;
     /// Outcome, usage and tool calls so far.
@@ -33,13 +36,13 @@ pub trait StreamTranslate {
 }
 
 impl<T: StreamTranslate + ?Sized> StreamTranslate for Box<T> {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn push(&mut self, data: &str, out: &mut Frames) {
         (**self).push(data, out)
     }
-    fn finish(&mut self, out: &mut Vec<u8>) {
+    fn finish(&mut self, out: &mut Frames) {
         (**self).finish(out)
     }
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    fn fail(&mut self, message: &str, out: &mut Frames) {
         (**self).fail(message, out)
     }
     fn is_finished(&self) -> bool {
@@ -59,20 +62,21 @@ impl<T: StreamTranslate + ?Sized> StreamTranslate for Box<T> {
 /// ```
 /// use wirebridge_convert::responses_to_chat::{ResponsesContext, StreamTranslator};
 /// use wirebridge_convert::stream::SseTranslator;
+/// use wirebridge_convert::Frames;
 ///
 /// let upstream = concat!(
 ///     "data: {\"id\":\"c\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,",
 ///     "\"delta\":{\"content\":\"Hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
 /// );
 /// let mut stream = SseTranslator::new(StreamTranslator::new(ResponsesContext::default()));
-/// let mut out = Vec::new();
+/// let mut out = Frames::sse();
 /// // Bytes arrive split anywhere; events are translated once complete.
 /// let (a, b) = upstream.as_bytes().split_at(30);
 /// stream.feed(a, &mut out);
 /// assert!(out.is_empty());
 /// stream.feed(b, &mut out);
 /// stream.finish(&mut out);
-/// let text = String::from_utf8(out).unwrap();
+/// let text = String::from_utf8(out.take().bytes).unwrap();
 /// assert!(text.contains("event: response.output_text.delta\n"));
 /// assert!(text.contains("event: response.completed\n"));
 /// assert!(stream.is_finished());
@@ -111,7 +115,7 @@ impl<T: StreamTranslate> SseTranslator<T> {
     /// the bytes brought, so that whatever sits in front of the client
     /// (a load balancer, a proxy with an idle timeout) sees the stream is
     /// alive.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Frames) {
         if self.translator.is_finished() {
             return;
         }
@@ -120,11 +124,33 @@ impl<T: StreamTranslate> SseTranslator<T> {
         let new_comments = self.decoder.comments_seen() - comments;
         self.progress += new_comments;
         if new_comments > 0 && out.len() == written && !self.translator.is_finished() {
-            write_keepalive(out);
+            out.keepalive();
         }
     }
 
-    fn decode(&mut self, bytes: &[u8], out: &mut Vec<u8>) {
+    /// Feeds one whole upstream event's data, for an upstream whose events
+    /// arrive apart (a layer of this workspace below, writing bare JSON
+    /// [`Frames`]): nothing to decode. Empty data is that upstream's
+    /// keep-alive, and is passed on as one.
+    pub fn feed_event(&mut self, data: &[u8], out: &mut Frames) {
+        if self.translator.is_finished() {
+            return;
+        }
+        self.progress += 1;
+        if data.is_empty() {
+            out.keepalive();
+            return;
+        }
+        match std::str::from_utf8(data) {
+            Ok(data) => self.translator.push(data, out),
+            Err(_) => {
+                let message = "the upstream stream could not be read: an event is not UTF-8";
+                self.translator.fail(message, out);
+            }
+        }
+    }
+
+    fn decode(&mut self, bytes: &[u8], out: &mut Frames) {
         self.decoder.feed(bytes);
         while let Some(event) = self.decoder.next_event() {
             self.progress += 1;
@@ -146,7 +172,7 @@ impl<T: StreamTranslate> SseTranslator<T> {
 
     /// The upstream body ended: translates an event left without its
     /// closing blank line, then ends the translation.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
+    pub fn finish(&mut self, out: &mut Frames) {
         if !self.translator.is_finished() {
             while let Some(event) = self.decoder.finish() {
                 if let Ok(event) = event {
@@ -158,7 +184,7 @@ impl<T: StreamTranslate> SseTranslator<T> {
     }
 
     /// The upstream failed mid-stream.
-    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    pub fn fail(&mut self, message: &str, out: &mut Frames) {
         self.translator.fail(message, out);
     }
 
@@ -188,12 +214,4 @@ impl<T: StreamTranslate> SseTranslator<T> {
     pub fn into_translator(self) -> T {
         self.translator
     }
-}
-
-/// Writes a keep-alive comment: `: keepalive`, and a blank line so that
-/// line-buffering intermediaries pass it on at once (a comment dispatches
-/// no event).
-pub fn write_keepalive(out: &mut Vec<u8>) {
-    wirebridge_sse::encode_comment(out, "keepalive");
-    out.push(b'\n');
 }

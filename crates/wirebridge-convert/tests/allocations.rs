@@ -94,7 +94,7 @@ fn responses_stream() -> Stream {
 /// every upstream read, as the tower body does when it hands the frames on.
 fn budget<T: StreamTranslate>(stream: &Stream, translator: T) -> (f64, f64, T) {
     let mut sse = SseTranslator::new(translator);
-    let mut out = Vec::new();
+    let mut out = wirebridge_convert::Frames::sse();
     let start = allocations();
     let mut run = |events: &[Vec<u8>], sse: &mut SseTranslator<T>| {
         for event in events {

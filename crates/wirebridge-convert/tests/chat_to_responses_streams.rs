@@ -21,12 +21,12 @@ fn translate_with_summary(
     seed: u64,
 ) -> (Vec<u8>, wirebridge_convert::ReplySummary) {
     let mut stream = SseTranslator::new(StreamTranslator::new(ctx));
-    let mut out = Vec::new();
+    let mut out = wirebridge_convert::Frames::sse();
     for piece in split_random(upstream, seed) {
         stream.feed(&piece, &mut out);
     }
     stream.finish(&mut out);
-    (out, stream.translator().summary())
+    (out.take().bytes, stream.translator().summary())
 }
 
 /// The reasoning of a recorded stream as a Chat client gets it: each
@@ -157,7 +157,7 @@ fn reasoning_is_omitted_and_reported_unless_asked_for() {
     assert!(t.reasoning.is_empty());
     assert!(!t.text.is_empty());
     let mut translator = SseTranslator::new(StreamTranslator::new(ChatContext::default()));
-    translator.feed(&stream.sse, &mut Vec::new());
+    translator.feed(&stream.sse, &mut wirebridge_convert::Frames::sse());
     let translator = translator.into_translator();
     assert!(
         translator.losses().iter().any(|l| l.path == "reasoning"),

@@ -460,10 +460,10 @@ fn upstream_keepalive_comments_reach_the_client_when_nothing_else_does() {
     let mut stream = SseTranslator::new(StreamTranslator::new(ResponsesContext::default()));
     let mut all = Vec::new();
     let mut feed = |stream: &mut SseTranslator<StreamTranslator>, bytes: &[u8]| {
-        let mut out = Vec::new();
+        let mut out = wirebridge_convert::Frames::sse();
         stream.feed(bytes, &mut out);
-        all.extend_from_slice(&out);
-        String::from_utf8(out).unwrap()
+        all.extend_from_slice(out.as_bytes());
+        String::from_utf8(out.take().bytes).unwrap()
     };
     // A long prefill: the backend's comments are all there is to pass on,
     // one per read however many arrived.
@@ -488,9 +488,9 @@ fn upstream_keepalive_comments_reach_the_client_when_nothing_else_does() {
         &mut stream,
         (chunk("{}", r#""stop""#) + "data: [DONE]\n\n").as_bytes(),
     );
-    let mut out = Vec::new();
+    let mut out = wirebridge_convert::Frames::sse();
     stream.finish(&mut out);
-    all.extend_from_slice(&out);
+    all.extend_from_slice(out.as_bytes());
     let t = responses_grammar::check(&parse_sse(&all)).unwrap();
     assert_eq!(t.text, "Hi");
 }

@@ -39,12 +39,16 @@ fn leading() -> ResponsesContext {
 /// checked against the Responses stream grammar.
 fn translate_cut(upstream: &[u8], cut: usize, ctx: &ResponsesContext) -> ResponsesTranscript {
     let mut stream = SseTranslator::new(StreamTranslator::new(ctx.clone()));
-    let mut out = Vec::new();
+    let mut out = wirebridge_convert::Frames::sse();
     stream.feed(&upstream[..cut], &mut out);
     stream.feed(&upstream[cut..], &mut out);
     stream.finish(&mut out);
-    responses_grammar::check(&parse_sse(&out))
-        .unwrap_or_else(|v| panic!("cut at {cut}: {v}\n{}", String::from_utf8_lossy(&out)))
+    responses_grammar::check(&parse_sse(out.as_bytes())).unwrap_or_else(|v| {
+        panic!(
+            "cut at {cut}: {v}\n{}",
+            String::from_utf8_lossy(out.as_bytes())
+        )
+    })
 }
 
 fn item_types(t: &ResponsesTranscript) -> Vec<&str> {
@@ -112,12 +116,12 @@ fn content_that_is_not_a_leading_block_is_left_alone() {
 #[test]
 fn content_that_cannot_open_a_tag_is_sent_at_once() {
     let mut stream = SseTranslator::new(StreamTranslator::new(leading()));
-    let mut out = Vec::new();
+    let mut out = wirebridge_convert::Frames::sse();
     stream.feed(chunk(r#"{"content":"<"}"#, "null").as_bytes(), &mut out);
-    assert!(!String::from_utf8_lossy(&out).contains("output_text.delta"));
+    assert!(!String::from_utf8_lossy(out.as_bytes()).contains("output_text.delta"));
     out.clear();
     stream.feed(chunk(r#"{"content":"b"}"#, "null").as_bytes(), &mut out);
-    let sent = String::from_utf8(out).unwrap();
+    let sent = String::from_utf8(out.take().bytes).unwrap();
     assert!(sent.contains(r#""delta":"<b""#), "{sent}");
 }
 

@@ -2,6 +2,7 @@
 
 mod stream;
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -9,12 +10,21 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project::pin_project;
+use wirebridge_convert::{Frames, Framing};
 
 use stream::Driver;
 pub(crate) use stream::{HoldFuture, Release, StreamState};
 
+/// Marks a streamed reply whose events are bare JSON, a frame each (see
+/// [`Framing`]): the reader, in this process, takes them as they are.
+pub(crate) fn mark_framing(head: &mut http::response::Parts, framing: &Framing) {
+    if framing.is_json() {
+        head.extensions.insert(Framing::json());
+    }
+}
+
 /// A source of frames made elsewhere, read as they come.
-pub(crate) trait Frames: fmt::Debug + Send + 'static {
+pub(crate) trait FrameSource: fmt::Debug + Send + 'static {
     /// The next bytes, or `None` at the end.
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>>;
 
@@ -41,6 +51,10 @@ enum Kind<B> {
     Full {
         data: Option<Bytes>,
     },
+    /// Whole bare JSON events, a frame each.
+    Events {
+        events: VecDeque<Bytes>,
+    },
     Stream {
         #[pin]
         inner: B,
@@ -51,7 +65,7 @@ enum Kind<B> {
     },
     /// The events of a background response, as its run makes them.
     Follow {
-        follower: Box<dyn Frames>,
+        follower: Box<dyn FrameSource>,
     },
 }
 
@@ -72,6 +86,30 @@ impl<B> ResponseBody<B> {
         }
     }
 
+    /// Events written whole: one body in SSE, a frame an event in bare
+    /// JSON.
+    pub(crate) fn events(frames: Frames) -> Self {
+        if !frames.framing().is_json() {
+            return Self::full(frames.as_bytes().to_vec());
+        }
+        let mut frames = frames;
+        let taken = frames.take();
+        let mut bytes = Bytes::from(taken.bytes);
+        let mut at = 0;
+        let events = taken
+            .ends
+            .into_iter()
+            .map(|end| {
+                let event = bytes.split_to(end - at);
+                at = end;
+                event
+            })
+            .collect();
+        Self {
+            kind: Kind::Events { events },
+        }
+    }
+
     /// An upstream event stream, translated as it is read.
     pub(crate) fn stream(inner: B, state: Box<dyn Driver>) -> Self {
         Self {
@@ -84,7 +122,7 @@ impl<B> ResponseBody<B> {
     }
 
     /// Frames read from `follower` as they come.
-    pub(crate) fn follow(follower: impl Frames) -> Self {
+    pub(crate) fn follow(follower: impl FrameSource) -> Self {
         Self {
             kind: Kind::Follow {
                 follower: Box::new(follower),
@@ -109,6 +147,7 @@ impl<B> fmt::Debug for ResponseBody<B> {
             Kind::Full { data } => d
                 .field("kind", &"full")
                 .field("len", &data.as_ref().map(Bytes::len)),
+            Kind::Events { events } => d.field("kind", &"events").field("len", &events.len()),
             Kind::Stream { state, .. } => d.field("kind", &"stream").field("state", state),
             Kind::Follow { follower } => d.field("kind", &"follow").field("run", follower),
         };
@@ -131,6 +170,9 @@ where
         match self.project().kind.project() {
             KindProj::Passthrough { inner } => inner.poll_frame(cx),
             KindProj::Full { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
+            KindProj::Events { events } => {
+                Poll::Ready(events.pop_front().map(|e| Ok(Frame::data(e))))
+            }
             KindProj::Stream {
                 inner,
                 state,
@@ -146,6 +188,7 @@ where
         match &self.kind {
             Kind::Passthrough { inner } => inner.is_end_stream(),
             Kind::Full { data } => data.is_none(),
+            Kind::Events { events } => events.is_empty(),
             Kind::Stream { state, .. } => state.is_end_stream(),
             Kind::Follow { follower } => follower.is_end(),
         }
@@ -157,7 +200,7 @@ where
             Kind::Full { data } => {
                 SizeHint::with_exact(data.as_ref().map_or(0, |d| d.len() as u64))
             }
-            Kind::Stream { .. } | Kind::Follow { .. } => SizeHint::default(),
+            Kind::Events { .. } | Kind::Stream { .. } | Kind::Follow { .. } => SizeHint::default(),
         }
     }
 }

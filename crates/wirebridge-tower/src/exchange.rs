@@ -17,9 +17,9 @@ use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
 use wirebridge_convert::responses_to_chat::Turn;
-use wirebridge_convert::{Loss, LossKind};
+use wirebridge_convert::{Framing, Loss, LossKind};
 
-use crate::body::{HoldFuture, Release, ResponseBody, StreamState};
+use crate::body::{mark_framing, HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::Direction;
 use crate::direction::state;
 use crate::direction::{Continues, Prepared, Tenant, Way};
@@ -31,7 +31,7 @@ use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
 use crate::stateful::{
-    needs_credentials, unstored_frames, unstored_response, NotFromBackend, Resolved, Stateful,
+    needs_credentials, unstored_event, unstored_response, NotFromBackend, Resolved, Stateful,
 };
 use crate::tracker::Tracker;
 use background::Background;
@@ -135,7 +135,7 @@ where
         prepared.body,
         prepared.stream,
     );
-    hand_on::<D, _>(&mut upstream);
+    hand_on::<D, _>(&mut upstream, prepared.stream);
     if let Some(queued) = prepared.background.take() {
         let runs = state::background::<D>(&shared.direction).cloned();
         let stateful = state::stateful::<D>(&shared.direction).cloned();
@@ -179,16 +179,32 @@ where
         stream: prepared.stream,
         keep,
         common: &shared.common,
+        framing: framing_of(parts),
     };
     Ok(step.send::<D, ResB>(response, tracker).await)
 }
 
 /// Marks a request handed on to the Responses hub below (see
-/// [`Direction::HANDS_ON`]).
-pub(crate) fn hand_on<D: Direction, B>(request: &mut Request<B>) {
+/// [`Direction::HANDS_ON`]), and asks it for a stream in bare JSON events:
+/// this exchange reads them as they come, with nothing to decode (a hub
+/// that is not this crate's ignores the ask and streams SSE).
+pub(crate) fn hand_on<D: Direction, B>(request: &mut Request<B>, stream: bool) {
     if D::HANDS_ON {
         request.extensions_mut().insert(HandedOn(D::KIND));
+        if stream {
+            request.extensions_mut().insert(Framing::json());
+        }
     }
+}
+
+/// The framing the client asked for its stream: SSE unless a caller in
+/// this process asked for bare JSON (the WebSocket mode, a layer above).
+pub(crate) fn framing_of(parts: &http::request::Parts) -> Framing {
+    parts
+        .extensions
+        .get::<Framing>()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// Whether the backend wrote the reply (a WebSocket warm-up's it did not).
@@ -307,6 +323,8 @@ pub(crate) struct Reply<'s, C> {
     pub(crate) stream: bool,
     pub(crate) keep: Option<Keep>,
     pub(crate) common: &'s Common,
+    /// How the client's stream is framed.
+    pub(crate) framing: Framing,
 }
 
 impl<C: Send + Sync + 'static> Reply<'_, C> {
@@ -322,6 +340,12 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         B::Error: fmt::Display + Into<BoxError>,
     {
         let (mut head, body) = response.into_parts();
+        // Whether the upstream (a layer of this crate's) streams bare JSON
+        // events; the client's reply says so only of its own framing.
+        let events_apart = head
+            .extensions
+            .remove::<Framing>()
+            .is_some_and(|framing| framing.is_json());
         if head.status.is_redirection() {
             // Following it, or passing it on for the client to follow, would
             // send the prompt wherever the upstream points.
@@ -382,8 +406,11 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
                 insert_reasoning_included(&mut head.headers);
             }
             let common = self.common;
+            mark_framing(&mut head, &self.framing);
             let mut state =
                 StreamState::new(D::stream(self.context), common.max_event_size, tracker)
+                    .framing(self.framing)
+                    .events_apart(events_apart)
                     .idle_timeout(common.stream_idle_timeout)
                     .keepalive(common.keepalive_interval)
                     .shutdown(common.shutdown.as_ref());
@@ -459,7 +486,7 @@ impl Keep {
         Some(Box::pin(async move {
             match stateful.save_record(&tenant, record).await {
                 true => Release::AsWritten,
-                false => Release::Rewritten(unstored_frames),
+                false => Release::Rewritten(unstored_event),
             }
         }))
     }

@@ -108,7 +108,7 @@ pub use stateful::MissingHistory;
 #[cfg(all(fuzzing, feature = "websocket"))]
 #[doc(hidden)]
 pub use websocket::fuzzing as websocket_fuzzing;
-pub use wirebridge_convert::StreamTranslate;
+pub use wirebridge_convert::{Framing, StreamTranslate};
 pub use wirebridge_store as store;
 
 /// Responses clients over a Chat Completions service.

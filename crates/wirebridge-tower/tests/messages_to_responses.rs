@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::{body, read, upstream, Seen};
@@ -15,7 +16,8 @@ use wirebridge_convert::messages_to_responses::{translate_request, Options};
 use wirebridge_testkit::{chat_grammar, fixtures, messages_grammar, parse_sse};
 use wirebridge_tower::observer::Direction;
 use wirebridge_tower::{
-    Exchange, MessagesToResponsesLayer, RequestBody, ResponsesToChatLayer, INPUT_TOKENS_HEADER,
+    Exchange, Framing, MessagesToResponsesLayer, RequestBody, ResponsesToChatLayer,
+    INPUT_TOKENS_HEADER,
 };
 
 /// A recorded Chat body calling a tool named `Query`, which [`TOOLS`]
@@ -47,10 +49,47 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
+    stack_counting(messages, responses, chat, Arc::default())
+}
+
+/// [`stack`], counting the Responses layer's replies that hand their
+/// events on in bare JSON, each apart, in `apart`.
+fn stack_counting<S>(
+    messages: MessagesToResponsesLayer,
+    responses: ResponsesToChatLayer,
+    chat: S,
+    apart: Arc<AtomicUsize>,
+) -> impl tower::Service<
+    Request<common::ScriptedBody>,
+    Response = http::Response<
+        wirebridge_tower::ResponseBody<wirebridge_tower::ResponseBody<common::ScriptedBody>>,
+    >,
+    Error = std::convert::Infallible,
+    Future = impl Send,
+>
+where
+    S: tower::Service<
+            Request<RequestBody<common::ScriptedBody>>,
+            Response = http::Response<common::ScriptedBody>,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+{
     let chat = chat.map_request(
         |r: Request<RequestBody<RequestBody<common::ScriptedBody>>>| r.map(RequestBody::flatten),
     );
-    messages.layer(responses.layer(chat))
+    let responses = responses
+        .layer(chat)
+        .map_response(move |response: http::Response<_>| {
+            let framing = response.extensions().get::<Framing>();
+            if framing.is_some_and(Framing::is_json) {
+                apart.fetch_add(1, Ordering::Relaxed);
+            }
+            response
+        });
+    messages.layer(responses)
 }
 
 fn post(path: &str, json: &str) -> Request<common::ScriptedBody> {
@@ -93,10 +132,12 @@ async fn every_recorded_chat_stream_reaches_a_messages_client_through_both_layer
             seed as u64,
             seen.clone(),
         );
-        let service = stack(
+        let apart = Arc::new(AtomicUsize::new(0));
+        let service = stack_counting(
             MessagesToResponsesLayer::new(),
             ResponsesToChatLayer::new(),
             chat,
+            Arc::clone(&apart),
         );
         let recorded = chat_grammar::transcript_of_recorded(&stream.frames());
         let names = recorded.tool_calls.iter().map(|c| c.name.as_str());
@@ -105,9 +146,13 @@ async fn every_recorded_chat_stream_reaches_a_messages_client_through_both_layer
             .oneshot(post("/v1/messages?beta=true", &request))
             .await
             .unwrap();
+        // The client's own stream is SSE, unmarked; the Responses layer
+        // handed its events on apart, with nothing to decode between.
+        assert!(response.extensions().get::<Framing>().is_none());
         let (status, headers, bytes) = read(response).await;
         assert_eq!(status, 200, "{}", stream.name);
         assert_eq!(headers["content-type"], "text/event-stream");
+        assert_eq!(apart.load(Ordering::Relaxed), 1, "{}", stream.name);
         let t = messages_grammar::check(&parse_sse(&bytes)).unwrap_or_else(|v| {
             panic!("{}: {v}\n{}", stream.name, String::from_utf8_lossy(&bytes))
         });

@@ -2,7 +2,9 @@
 //! upstream frame already at hand (what one read of the upstream
 //! connection brought) is translated into one client frame, so that it
 //! leaves in one write, and a long burst is cut into frames of bounded
-//! size.
+//! size. A caller in the same process may ask for bare JSON instead
+//! ([`Framing`] as a request extension): each event is then a frame of its
+//! own.
 
 mod common;
 
@@ -19,7 +21,7 @@ use http_body_util::BodyExt;
 use tower::{Layer, ServiceExt};
 use wirebridge_testkit::parse_sse;
 use wirebridge_testkit::responses_grammar::{self, CheckOptions};
-use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
+use wirebridge_tower::{Framing, RequestBody, ResponsesToChatLayer};
 
 /// The upper bound the layer puts on one client frame, before the event
 /// that crosses it.
@@ -72,6 +74,17 @@ impl Body for Bursts {
 /// The client frames a Responses client gets from a Chat upstream that
 /// sends `bursts`, and the grammar check of their bytes.
 async fn client_frames(bursts: Vec<Vec<Bytes>>) -> Vec<Bytes> {
+    let (frames, marked) = framed(bursts, None).await;
+    assert!(!marked, "an SSE reply is not marked as bare JSON");
+    let all: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
+    responses_grammar::check_with(&parse_sse(&all), &CheckOptions::strict())
+        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&all)));
+    frames
+}
+
+/// The frames of the reply to a request asking for `framing` (none: the
+/// default), and whether the reply says its events are bare JSON.
+async fn framed(bursts: Vec<Vec<Bytes>>, framing: Option<Framing>) -> (Vec<Bytes>, bool) {
     let service = ResponsesToChatLayer::new().layer(tower::service_fn(
         move |_: Request<RequestBody<common::ScriptedBody>>| {
             let body = Bursts {
@@ -86,18 +99,23 @@ async fn client_frames(bursts: Vec<Vec<Bytes>>) -> Vec<Bytes> {
             }
         },
     ));
-    let request = Request::post("/v1/responses")
+    let mut request = Request::post("/v1/responses")
         .body(body(r#"{"model":"m","input":"hi","stream":true}"#))
         .unwrap();
-    let mut response = service.oneshot(request).await.unwrap().into_body();
+    if let Some(framing) = framing {
+        request.extensions_mut().insert(framing);
+    }
+    let response = service.oneshot(request).await.unwrap();
+    let marked = response
+        .extensions()
+        .get::<Framing>()
+        .is_some_and(Framing::is_json);
+    let mut body = response.into_body();
     let mut frames = Vec::new();
-    while let Some(frame) = response.frame().await {
+    while let Some(frame) = body.frame().await {
         frames.push(frame.unwrap().into_data().unwrap());
     }
-    let all: Vec<u8> = frames.iter().flat_map(|f| f.iter().copied()).collect();
-    responses_grammar::check_with(&parse_sse(&all), &CheckOptions::strict())
-        .unwrap_or_else(|v| panic!("{v}\n{}", String::from_utf8_lossy(&all)));
-    frames
+    (frames, marked)
 }
 
 #[tokio::test]
@@ -141,4 +159,70 @@ async fn a_long_burst_is_cut_into_bounded_frames() {
     for frame in deltas {
         assert!(frame.len() < MAX_BATCH + 1_024, "{} bytes", frame.len());
     }
+}
+
+#[tokio::test]
+async fn asked_for_bare_json_each_event_is_a_frame_with_its_lane() {
+    let bursts = || {
+        vec![
+            vec![chunk("One"), chunk(" two")],
+            vec![chunk(" three")],
+            last_chunks(),
+        ]
+    };
+    let sse = client_frames(bursts()).await;
+    let sse: Vec<u8> = sse.iter().flat_map(|f| f.iter().copied()).collect();
+    let sse = parse_sse(&sse);
+
+    let (frames, marked) = framed(bursts(), Some(Framing::json_with_stream_id("lane-7"))).await;
+    assert!(marked, "the reply says its events are bare JSON");
+    assert_eq!(frames.len(), sse.len(), "one frame per event");
+    for (frame, event) in frames.iter().zip(&sse) {
+        let text = std::str::from_utf8(frame).unwrap();
+        assert!(
+            text.starts_with(r#"{"stream_id":"lane-7","type":""#),
+            "{text}"
+        );
+        let mut json: serde_json::Value = serde_json::from_str(text).unwrap();
+        json.as_object_mut().unwrap().remove("stream_id");
+        let mut want: serde_json::Value = serde_json::from_str(&event.data).unwrap();
+        // Generated ids differ from run to run; everything else is equal.
+        for value in [&mut json, &mut want] {
+            let text = value.to_string();
+            let text = ids_evened(&text);
+            *value = serde_json::from_str(&text).unwrap();
+        }
+        assert_eq!(json, want);
+        assert_eq!(Some(json["type"].as_str().unwrap()), event.event.as_deref());
+    }
+}
+
+/// `text` with every generated id (`resp_…`, `msg_…`, a `created_at`)
+/// made the same.
+fn ids_evened(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = ["resp_", "msg_"]
+        .iter()
+        .filter_map(|prefix| rest.find(prefix).map(|i| (i, prefix.len())))
+        .min()
+    {
+        let (at, len) = at;
+        out.push_str(&rest[..at + len]);
+        rest = &rest[at + len..];
+        let end = rest.find('"').unwrap_or(rest.len());
+        out.push_str("ID");
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut value = value;
+    if let Some(response) = value.get_mut("response") {
+        for key in ["created_at", "completed_at"] {
+            if response.get(key).is_some() {
+                response[key] = serde_json::Value::from(0);
+            }
+        }
+    }
+    value.to_string()
 }

@@ -5,7 +5,6 @@
 //! chunks it writes are folded into one `chat.completion`.
 
 use serde_json::value::RawValue;
-use wirebridge_sse::Decoder;
 use wirebridge_wire::chat::lenient::{ChatCompletion, Choice};
 use wirebridge_wire::chat::strict::{
     BodyChoice, ChoiceLogprobs, CompletionBody, CompletionUsage, CustomCall, FunctionCall,
@@ -18,6 +17,7 @@ use super::reply::Failure;
 use super::stream::StreamTranslator;
 use super::{ChatContext, ChatReasoning};
 use crate::error::ConvertError;
+use crate::frames::Frames;
 use crate::ids::unix_now;
 use crate::stream::SseTranslator;
 
@@ -54,17 +54,16 @@ pub fn translate_stream_body(
         ..ctx.clone()
     };
     let mut stream = SseTranslator::new(StreamTranslator::new(stream_ctx));
-    let mut chunks = Vec::new();
+    // The chunks are folded as they were written: bare JSON, each apart.
+    let mut chunks = Frames::json();
     stream.feed(events, &mut chunks);
     stream.finish(&mut chunks);
     let translator = stream.into_translator();
 
     let mut fold = Fold::default();
-    let mut decoder = Decoder::new();
-    decoder.feed(&chunks);
-    while let Some(Ok(event)) = decoder.next_event() {
-        if !event.is_done() {
-            fold.chunk(event.data)?;
+    for chunk in chunks.events() {
+        if !chunk.is_empty() {
+            fold.chunk(chunk)?;
         }
     }
     Ok(TranslatedBody {
@@ -96,8 +95,8 @@ struct FoldedCall {
 }
 
 impl Fold {
-    fn chunk(&mut self, data: &str) -> Result<(), ConvertError> {
-        let chunk: ChatCompletion<'_> = serde_json::from_str(data)
+    fn chunk(&mut self, data: &[u8]) -> Result<(), ConvertError> {
+        let chunk: ChatCompletion<'_> = serde_json::from_slice(data)
             .map_err(|e| ConvertError::InvalidUpstream(format!("unreadable chunk: {e}")))?;
         if let Some(failure) = Failure::from_raw(chunk.error) {
             return Err(ConvertError::UpstreamFailed {

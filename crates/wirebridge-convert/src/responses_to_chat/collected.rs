@@ -8,6 +8,7 @@ use super::body::TranslatedBody;
 use super::stream::StreamTranslator;
 use super::ResponsesContext;
 use crate::error::ConvertError;
+use crate::frames::Frames;
 use crate::stream::SseTranslator;
 
 /// Translates a whole `chat.completion.chunk` event stream into a
@@ -36,10 +37,10 @@ pub fn translate_stream_body(
 ) -> Result<TranslatedBody, ConvertError> {
     let mut stream = SseTranslator::new(StreamTranslator::new(ctx.clone()));
     // The events themselves are not needed, only the finished response.
-    let mut sink = Vec::new();
+    let mut sink = Frames::json();
     for piece in events.chunks(64 * 1024) {
         stream.feed(piece, &mut sink);
-        sink.clear();
+        sink.take();
     }
     stream.finish(&mut sink);
     let translator = stream.into_translator();

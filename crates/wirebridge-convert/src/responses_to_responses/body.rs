@@ -11,6 +11,7 @@ use super::items;
 use super::stream::{usage, Failure, StreamTranslator};
 use super::NativeContext;
 use crate::error::ConvertError;
+use crate::frames::Frames;
 use crate::ids::unix_now;
 use crate::loss::LossReport;
 use crate::responses_to_chat::{add_usage, token_usage, TranslatedBody};
@@ -111,10 +112,10 @@ pub fn translate_stream_body(
     ctx: &NativeContext,
 ) -> Result<TranslatedBody, ConvertError> {
     let mut stream = SseTranslator::new(StreamTranslator::new(ctx.clone()));
-    let mut sink = Vec::new();
+    let mut sink = Frames::json();
     for piece in events.chunks(64 * 1024) {
         stream.feed(piece, &mut sink);
-        sink.clear();
+        sink.take();
     }
     stream.finish(&mut sink);
     let translator = stream.into_translator();

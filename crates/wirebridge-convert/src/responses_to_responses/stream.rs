@@ -14,8 +14,8 @@ mod summary;
 
 use slot::{Slot, SummaryPart};
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_sse::encode_event_with;
 use wirebridge_wire::responses::lenient::ResponseBody;
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
@@ -38,7 +38,7 @@ pub(super) use end::{usage, Failure};
 /// use wirebridge_convert::StreamTranslate;
 ///
 /// let mut stream = StreamTranslator::new(NativeContext::default());
-/// let mut out = Vec::new();
+/// let mut out = wirebridge_convert::Frames::sse();
 /// // llama.cpp's server numbers nothing and echoes nothing.
 /// stream.push(r#"{"type":"response.created","response":{"id":"x","object":"response","status":"in_progress"}}"#, &mut out);
 /// stream.push(r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#, &mut out);
@@ -48,7 +48,7 @@ pub(super) use end::{usage, Failure};
 /// stream.push(r#"{"type":"response.content_part.done","item_id":"m","part":{"type":"output_text","text":"Hi"}}"#, &mut out);
 /// stream.push(r#"{"type":"response.output_item.done","item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hi"}]}}"#, &mut out);
 /// stream.push(r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#, &mut out);
-/// let text = String::from_utf8(out).unwrap();
+/// let text = String::from_utf8(out.take().bytes).unwrap();
 /// assert!(text.contains(r#""sequence_number":3"#));
 /// assert!(text.contains(r#""output_index":0"#));
 /// assert!(stream.is_finished());
@@ -130,7 +130,7 @@ impl StreamTranslator {
         self.failure.as_ref()
     }
 
-    fn event(&mut self, raw: &RawValue, out: &mut Vec<u8>) -> Result<(), String> {
+    fn event(&mut self, raw: &RawValue, out: &mut Frames) -> Result<(), String> {
         let event = RawObject::parse(raw)
             .map_err(|_| format!("the upstream sent an event that is not an object: {raw}"))?;
         let kind = event.str("type").unwrap_or_default().to_owned();
@@ -203,7 +203,7 @@ impl StreamTranslator {
     }
 
     /// The response's first two events, once.
-    fn begin(&mut self, out: &mut Vec<u8>) {
+    fn begin(&mut self, out: &mut Frames) {
         if self.state != State::Waiting {
             return;
         }
@@ -229,14 +229,14 @@ impl StreamTranslator {
     }
 
     /// Announces an item the backend only sent whole.
-    pub(super) fn announce(&mut self, item: &RawValue, out: &mut Vec<u8>) -> Result<usize, String> {
+    pub(super) fn announce(&mut self, item: &RawValue, out: &mut Frames) -> Result<usize, String> {
         let announced = items::announced(item);
         let mut event = RawObject::default();
         event.set_borrowed("item", &announced);
         self.item_added(&event, out)
     }
 
-    fn item_added(&mut self, event: &RawObject<'_>, out: &mut Vec<u8>) -> Result<usize, String> {
+    fn item_added(&mut self, event: &RawObject<'_>, out: &mut Frames) -> Result<usize, String> {
         let item = event
             .get("item")
             .ok_or("the upstream sent response.output_item.added without an item")?;
@@ -255,7 +255,7 @@ impl StreamTranslator {
         Ok(slot)
     }
 
-    fn item_done(&mut self, event: &RawObject<'_>, out: &mut Vec<u8>) -> Result<(), String> {
+    fn item_done(&mut self, event: &RawObject<'_>, out: &mut Frames) -> Result<(), String> {
         let item = event
             .get("item")
             .ok_or("the upstream sent response.output_item.done without an item")?;
@@ -315,7 +315,7 @@ impl StreamTranslator {
         self.slots.iter().rposition(|s| !s.done)
     }
 
-    fn send_item(&mut self, kind: &str, slot: usize, item: &RawValue, out: &mut Vec<u8>) {
+    fn send_item(&mut self, kind: &str, slot: usize, item: &RawValue, out: &mut Frames) {
         let mut event = RawObject::default();
         event.set("output_index", &slot.to_string());
         event.set_borrowed("item", item);
@@ -324,7 +324,7 @@ impl StreamTranslator {
 
     /// Sends an item's done event, and keeps it for the final response, in
     /// output order.
-    fn finish_item(&mut self, slot: usize, item: Box<RawValue>, out: &mut Vec<u8>) {
+    fn finish_item(&mut self, slot: usize, item: Box<RawValue>, out: &mut Frames) {
         self.send_item("response.output_item.done", slot, &item, out);
         let at = self.slots[..slot].iter().filter(|s| s.done).count();
         self.slots[slot].done = true;
@@ -333,10 +333,10 @@ impl StreamTranslator {
 
     /// Writes one event: its type first, then its fields as they are, then
     /// its place in the stream.
-    fn send(&mut self, kind: &str, event: RawObject<'_>, out: &mut Vec<u8>) {
+    fn send(&mut self, kind: &str, event: RawObject<'_>, out: &mut Frames) {
         let seq = self.seq;
         self.seq += 1;
-        encode_event_with(out, Some(kind), |out| {
+        out.event(Some(kind), |out| {
             out.extend_from_slice(b"{\"type\":");
             serde_json::to_writer(&mut *out, kind).expect("strings serialize");
             for (key, value) in event.fields() {
@@ -392,7 +392,7 @@ impl StreamTranslator {
 }
 
 impl crate::stream::StreamTranslate for StreamTranslator {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn push(&mut self, data: &str, out: &mut Frames) {
         if self.state == State::Finished {
             return;
         }
@@ -411,7 +411,7 @@ impl crate::stream::StreamTranslate for StreamTranslator {
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<u8>) {
+    fn finish(&mut self, out: &mut Frames) {
         if self.state == State::Finished {
             return;
         }
@@ -421,7 +421,7 @@ impl crate::stream::StreamTranslate for StreamTranslator {
         self.fail_with(failure, out);
     }
 
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    fn fail(&mut self, message: &str, out: &mut Frames) {
         self.fail_with(Failure::server(message), out);
     }
 

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use wirebridge_convert::responses_to_chat::{ResponsesContext, StreamTranslator};
-use wirebridge_convert::{SseTranslator, StreamTranslate};
+use wirebridge_convert::{Frames, SseTranslator, StreamTranslate};
 use wirebridge_testkit::split_random;
 
 /// Drives `translator` over upstream SSE bytes received in pieces split at
@@ -11,12 +11,12 @@ use wirebridge_testkit::split_random;
 /// error handling and end of stream as the tower body.
 pub fn drive<T: StreamTranslate>(translator: T, upstream: &[u8], seed: u64) -> (Vec<u8>, T) {
     let mut stream = SseTranslator::new(translator);
-    let mut out = Vec::new();
+    let mut out = Frames::sse();
     for piece in split_random(upstream, seed) {
         stream.feed(&piece, &mut out);
     }
     stream.finish(&mut out);
-    (out, stream.into_translator())
+    (out.take().bytes, stream.into_translator())
 }
 
 /// A Chat upstream's stream, through the Chat → Responses translator.

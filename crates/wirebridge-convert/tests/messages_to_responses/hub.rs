@@ -7,7 +7,7 @@ use wirebridge_convert::messages_to_responses::{
     self, MessagesContext, StreamTranslator, ThinkingDisplay,
 };
 use wirebridge_convert::responses_to_chat::{self, ResponsesContext};
-use wirebridge_convert::SseTranslator;
+use wirebridge_convert::{Frames, Framing, SseTranslator};
 use wirebridge_testkit::{chat_grammar, fixtures, messages_grammar, parse_sse, split_random};
 
 use crate::common::input;
@@ -114,9 +114,15 @@ fn a_system_turn_stays_in_its_place() {
     assert_eq!(messages[5]["content"], "Plan mode is off.");
 }
 
-/// Drives two translators in a row, the second fed the first's frames as
-/// they come, each over bytes split anywhere.
-fn chain(upstream: &[u8], seed: u64, thinking: ThinkingDisplay) -> (Vec<u8>, StreamTranslator) {
+/// Drives two translators in a row, the second fed the first's events as
+/// they come: in SSE, over bytes split anywhere; in bare JSON, one event at
+/// a time, as the tower layers hand them on.
+fn chain(
+    upstream: &[u8],
+    seed: u64,
+    thinking: ThinkingDisplay,
+    middle: Framing,
+) -> (Vec<u8>, StreamTranslator) {
     let mut chat_leg =
         SseTranslator::new(responses_to_chat::StreamTranslator::new(ResponsesContext {
             stream: true,
@@ -129,19 +135,28 @@ fn chain(upstream: &[u8], seed: u64, thinking: ThinkingDisplay) -> (Vec<u8>, Str
         declared_tools: None,
         count_thinking: false,
     }));
-    let mut out = Vec::new();
-    let mut middle = Vec::new();
-    for piece in split_random(upstream, seed) {
-        chat_leg.feed(&piece, &mut middle);
-        for part in split_random(&middle, seed + 1) {
-            messages_leg.feed(&part, &mut out);
+    let mut out = Frames::sse();
+    let mut middle = Frames::new(middle);
+    let mut hand_on = |middle: &mut Frames, out: &mut Frames| {
+        if middle.framing().is_json() {
+            for event in middle.events() {
+                messages_leg.feed_event(event, out);
+            }
+        } else {
+            for part in split_random(middle.as_bytes(), seed + 1) {
+                messages_leg.feed(&part, out);
+            }
         }
         middle.clear();
+    };
+    for piece in split_random(upstream, seed) {
+        chat_leg.feed(&piece, &mut middle);
+        hand_on(&mut middle, &mut out);
     }
     chat_leg.finish(&mut middle);
-    messages_leg.feed(&middle, &mut out);
+    hand_on(&mut middle, &mut out);
     messages_leg.finish(&mut out);
-    (out, messages_leg.into_translator())
+    (out.take().bytes, messages_leg.into_translator())
 }
 
 #[test]
@@ -150,12 +165,14 @@ fn every_recorded_chat_stream_reaches_a_messages_client() {
     assert!(streams.len() >= 10);
     for stream in streams {
         let recorded = chat_grammar::transcript_of_recorded(&stream.frames());
-        for (seed, display) in [
-            (51, ThinkingDisplay::Summarized),
-            (52, ThinkingDisplay::Off),
+        for (seed, display, middle) in [
+            (51, ThinkingDisplay::Summarized, Framing::Sse),
+            (52, ThinkingDisplay::Off, Framing::Sse),
+            (53, ThinkingDisplay::Summarized, Framing::json()),
+            (54, ThinkingDisplay::Off, Framing::json()),
         ] {
-            let name = format!("{} ({display:?})", stream.name);
-            let (out, translator) = chain(&stream.sse, seed, display);
+            let name = format!("{} ({display:?}, {middle:?})", stream.name);
+            let (out, translator) = chain(&stream.sse, seed, display, middle);
             let t = messages_grammar::check(&parse_sse(&out))
                 .unwrap_or_else(|v| panic!("{name}: {v}\n{}", String::from_utf8_lossy(&out)));
             if let Some(error) = &recorded.error {

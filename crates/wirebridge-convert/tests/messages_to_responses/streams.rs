@@ -279,12 +279,12 @@ fn every_split_point_of_a_stream_reads_as_the_whole() {
         let whole = |pieces: &[&[u8]]| {
             let mut sse =
                 wirebridge_convert::SseTranslator::new(StreamTranslator::new(ctx(display)));
-            let mut out = Vec::new();
+            let mut out = wirebridge_convert::Frames::sse();
             for piece in pieces {
                 sse.feed(piece, &mut out);
             }
             sse.finish(&mut out);
-            let frames = parse_sse(&out);
+            let frames = parse_sse(out.as_bytes());
             let t =
                 messages_grammar::check(&frames).unwrap_or_else(|v| panic!("{}: {v}", stream.name));
             (seen(&t), t.stop_reason, t.usage, t.error.is_some())

@@ -122,8 +122,9 @@ fn a_trigger_turn_answers_with_the_compaction_item_alone() {
     let stem = response["id"].as_str().unwrap().trim_start_matches("resp_");
     assert!(response["output"][0]["id"].as_str().unwrap().contains(stem));
 
-    let events = summarize.trigger_events(&body);
-    let frames = parse_sse(&events);
+    let mut events = wirebridge_convert::Frames::sse();
+    summarize.trigger_events(&body, &mut events);
+    let frames = parse_sse(events.as_bytes());
     responses_grammar::check(&frames).unwrap_or_else(|v| panic!("{v}"));
     let kinds: Vec<&str> = frames.iter().map(|f| f.event.as_deref().unwrap()).collect();
     assert_eq!(

@@ -9,7 +9,7 @@ use std::task::{ready, Context, Poll};
 use bytes::Bytes;
 
 use super::run::{Read, Run};
-use crate::body::Frames;
+use crate::body::FrameSource;
 
 /// A stream of a run's event frames after a cursor.
 pub(crate) struct Follower {
@@ -30,7 +30,7 @@ impl Follower {
     }
 }
 
-impl Frames for Follower {
+impl FrameSource for Follower {
     /// The next frames, or the end once the run is over and all was read
     /// (or events it needs were dropped for the run's bound: the stream
     /// then ends where it is).

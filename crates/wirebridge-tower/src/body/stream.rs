@@ -1,6 +1,13 @@
 //! A translated event stream: upstream frames in, client frames out, with
 //! the terminal frames held back while a response is stored.
+//!
+//! The client's frames are framed as the request asked ([`Framing`]):
+//! server-sent events, or bare JSON with each event a frame of its own (for
+//! the WebSocket mode and a layer stacked on this one). An upstream that is
+//! itself a layer of this crate's answering in bare JSON is read an event a
+//! frame, with nothing to decode.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -10,8 +17,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body::{Body, Frame};
 use tokio::time::{Instant, Sleep};
-use wirebridge_convert::stream::write_keepalive;
-use wirebridge_convert::{SseTranslator, StreamTranslate};
+use wirebridge_convert::frames::Taken;
+use wirebridge_convert::{Frames, Framing, SseTranslator, StreamTranslate};
 
 use crate::tracker::Tracker;
 
@@ -23,8 +30,9 @@ pub(crate) type HoldFuture = Pin<Box<dyn Future<Output = Release> + Send>>;
 pub(crate) enum Release {
     /// As the translator wrote them.
     AsWritten,
-    /// Rewritten (a response the store did not keep says so).
-    Rewritten(fn(&[u8]) -> Vec<u8>),
+    /// With the terminal event rewritten (a response the store did not
+    /// keep says so): the data in, the new data out, `None` to keep it.
+    Rewritten(fn(&str) -> Option<String>),
 }
 
 /// Given the finished translator, the work to do before its terminal frames
@@ -58,11 +66,15 @@ pub(crate) trait Driver: fmt::Debug + Send {
 /// A translated stream's state over translator `T`.
 pub(crate) struct StreamState<T: StreamTranslate> {
     stream: SseTranslator<T>,
-    out: Vec<u8>,
+    out: Frames,
+    /// Whether the upstream's frames are each one bare JSON event.
+    events_apart: bool,
+    /// Bare JSON: events taken from `out`, one frame each, not sent yet.
+    ready: VecDeque<Bytes>,
     upstream_done: bool,
     tracker: Tracker,
     hold_terminal: Option<HoldHook<T>>,
-    holding: Option<(Bytes, HoldFuture)>,
+    holding: Option<(Frames, HoldFuture)>,
     /// Fails the stream when the upstream completes no event for a while.
     idle: Option<Timer>,
     /// Writes a keep-alive comment when nothing was sent for a while.
@@ -119,7 +131,9 @@ impl<T: StreamTranslate> StreamState<T> {
     pub(crate) fn new(translator: T, max_event_size: usize, tracker: Tracker) -> Self {
         Self {
             stream: SseTranslator::with_max_event_size(translator, max_event_size),
-            out: Vec::new(),
+            out: Frames::sse(),
+            events_apart: false,
+            ready: VecDeque::new(),
             upstream_done: false,
             tracker,
             hold_terminal: None,
@@ -131,6 +145,19 @@ impl<T: StreamTranslate> StreamState<T> {
             closing: None,
             shut_down: false,
         }
+    }
+
+    /// Writes the client's events in `framing`.
+    pub(crate) fn framing(mut self, framing: Framing) -> Self {
+        self.out = Frames::new(framing);
+        self
+    }
+
+    /// Reads the upstream an event a frame: it is a layer of this crate's
+    /// writing bare JSON.
+    pub(crate) fn events_apart(mut self, apart: bool) -> Self {
+        self.events_apart = apart;
+        self
     }
 
     /// Ends the stream in failure, in its dialect, once `shutdown` is
@@ -173,8 +200,20 @@ impl<T: StreamTranslate> StreamState<T> {
             return;
         };
         if let Some(work) = hook(self.stream.translator()) {
-            let frames = Bytes::from(std::mem::take(&mut self.out));
+            let empty = Frames::new(self.out.framing().clone());
+            let frames = std::mem::replace(&mut self.out, empty);
             self.holding = Some((frames, work));
+        }
+    }
+
+    /// Moves what was written to the frames ready to send: bare JSON
+    /// events one frame each (slices of one buffer, not copies).
+    fn queue(&mut self, taken: Taken) {
+        let mut bytes = Bytes::from(taken.bytes);
+        let mut at = 0;
+        for end in taken.ends {
+            self.ready.push_back(bytes.split_to(end - at));
+            at = end;
         }
     }
 }
@@ -195,7 +234,10 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
         // One clock read before and one after: the translation's time, the
         // idle timer's touch and the keep-alive timer's.
         let started = Instant::now();
-        self.stream.feed(bytes, &mut self.out);
+        match self.events_apart {
+            true => self.stream.feed_event(bytes, &mut self.out),
+            false => self.stream.feed(bytes, &mut self.out),
+        }
         let finished = Instant::now();
         self.tracker
             .add_translation_time(finished.saturating_duration_since(started));
@@ -233,22 +275,34 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
     }
 
     fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        if let Some(next) = self.ready.pop_front() {
+            return Poll::Ready(Some(next));
+        }
         if let Some((_, work)) = &mut self.holding {
             let release = ready!(work.as_mut().poll(cx));
-            let (frames, _) = self.holding.take().expect("checked above");
-            let frames = match release {
-                Release::AsWritten => frames,
-                Release::Rewritten(rewrite) => Bytes::from(rewrite(&frames)),
-            };
+            let (mut frames, _) = self.holding.take().expect("checked above");
+            if let Release::Rewritten(rewrite) = release {
+                frames.rewrite_last(rewrite);
+            }
+            if frames.framing().is_json() {
+                self.queue(frames.take());
+                return Poll::Ready(self.ready.pop_front());
+            }
+            let frames = frames.take().bytes;
             if !frames.is_empty() {
-                return Poll::Ready(Some(frames));
+                return Poll::Ready(Some(Bytes::from(frames)));
             }
         }
         if self.out.is_empty() {
             return Poll::Ready(None);
         }
         self.frame_size = self.out.len();
-        Poll::Ready(Some(Bytes::from(std::mem::take(&mut self.out))))
+        let taken = self.out.take();
+        if self.out.framing().is_json() {
+            self.queue(taken);
+            return Poll::Ready(self.ready.pop_front());
+        }
+        Poll::Ready(Some(Bytes::from(taken.bytes)))
     }
 
     fn poll_timers(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -266,7 +320,7 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
         }
         if let Some(keepalive) = &mut self.keepalive {
             if keepalive.poll_expired(cx).is_ready() {
-                write_keepalive(&mut self.out);
+                self.out.keepalive();
                 keepalive.touch(Instant::now());
                 return Poll::Ready(());
             }
@@ -296,7 +350,7 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.out.is_empty() && self.holding.is_none() && self.is_done()
+        self.out.is_empty() && self.ready.is_empty() && self.holding.is_none() && self.is_done()
     }
 }
 

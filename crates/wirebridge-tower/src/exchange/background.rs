@@ -6,7 +6,7 @@ use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::BodyExt;
@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tower::Service;
 use wirebridge_convert::responses_to_chat::Turn;
+use wirebridge_convert::Framing;
 
 use super::{read_limited, Keep, Reply};
 use crate::background::{
@@ -233,6 +234,7 @@ impl Task {
             stream,
             keep: Some(keep),
             common: &shared.common,
+            framing: Framing::json(),
         };
         let (head, body) = reply.send::<D, ResB>(response, tracker).await.into_parts();
         if !head.status.is_success() {
@@ -254,7 +256,8 @@ impl Task {
         }
     }
 
-    /// Reads the translated stream, handing each event to followers.
+    /// Reads the translated stream (bare JSON, an event a frame), handing
+    /// each event to followers as the SSE frame they read.
     async fn read_stream<B>(&self, body: ResponseBody<B>) -> End
     where
         B: Body<Data = Bytes>,
@@ -262,8 +265,6 @@ impl Task {
     {
         let budget = self.runs.event_budget();
         let mut body = pin!(body);
-        let mut pending = BytesMut::new();
-        let mut scanned = 0;
         let mut ended = false;
         loop {
             let data = match data_of(body.frame().await) {
@@ -274,29 +275,26 @@ impl Task {
                     return End::Failed("server_error", "the upstream stream broke off".into())
                 }
             };
-            pending.extend_from_slice(&data);
-            // Only what arrived since the last look is searched (and the
-            // byte before it): a large event arriving in many pieces is not
-            // scanned again for each.
-            while let Some(at) = frame_end(&pending, scanned) {
-                scanned = 0;
-                let frame = pending.split_to(at).freeze();
-                let Some(event) = Event::read(&frame) else {
-                    continue;
-                };
-                if let (Some(item), "response.output_item.done") = (event.item, event.kind) {
-                    self.done_items
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(item.to_owned());
-                }
-                if let Some(response) = event.terminal() {
-                    ended = true;
-                    self.keep_failed(response.get().as_bytes()).await;
-                }
-                self.run.push(event.sequence_number, frame.clone(), budget);
+            // An empty event is a keep-alive: followers have their own.
+            let Some(event) = Event::read(&data) else {
+                continue;
+            };
+            if let (Some(item), "response.output_item.done") = (event.item, event.kind) {
+                self.done_items
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(item.to_owned());
             }
-            scanned = pending.len();
+            if let Some(response) = event.terminal() {
+                ended = true;
+                self.keep_failed(response.get().as_bytes()).await;
+            }
+            let mut frame = Vec::with_capacity(data.len() + event.kind.len() + 16);
+            wirebridge_sse::encode_event_with(&mut frame, Some(event.kind), |out| {
+                out.extend_from_slice(&data)
+            });
+            self.run
+                .push(event.sequence_number, Bytes::from(frame), budget);
         }
         match ended {
             true => End::Kept,
@@ -376,14 +374,6 @@ impl Task {
     }
 }
 
-/// Where the first SSE frame of `pending` ends (after its blank line),
-/// searching from `scanned`, what was searched before, on.
-fn frame_end(pending: &[u8], scanned: usize) -> Option<usize> {
-    let from = scanned.saturating_sub(1);
-    let at = pending.get(from..)?.windows(2).position(|w| w == b"\n\n")?;
-    Some(from + at + 2)
-}
-
 /// What a poll of a body gave.
 enum Step {
     Data(Bytes),
@@ -426,12 +416,9 @@ struct Event<'a> {
 }
 
 impl<'a> Event<'a> {
-    /// The event of an SSE frame the bridge wrote (`event:` and `data:`
-    /// lines); `None` for a comment.
-    fn read(frame: &'a [u8]) -> Option<Event<'a>> {
-        let text = std::str::from_utf8(frame).ok()?;
-        let data = text.lines().find_map(|line| line.strip_prefix("data: "))?;
-        serde_json::from_str(data).ok()
+    /// An event the bridge wrote, as bare JSON; `None` for a keep-alive.
+    fn read(event: &'a [u8]) -> Option<Event<'a>> {
+        serde_json::from_slice(event).ok()
     }
 
     fn terminal(&self) -> Option<&'a RawValue> {
@@ -465,24 +452,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn frames_end_after_their_blank_line_wherever_the_search_resumes() {
-        assert_eq!(frame_end(b"data: 1\n\ndata: 2", 0), Some(9));
-        assert_eq!(frame_end(b"data: 1\n", 0), None);
-        // The blank line split across two pieces: found when the search
-        // resumes where the first piece ended.
-        assert_eq!(frame_end(b"data: 1\n\n", 8), Some(9));
-        assert_eq!(frame_end(b"data: 1\n\n", 20), None);
-    }
-
-    #[test]
     fn only_the_bridge_s_events_are_read() {
-        let frame = b"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":7,\"response\":{\"status\":\"completed\"}}\n\n";
+        let frame = br#"{"type":"response.completed","sequence_number":7,"response":{"status":"completed"}}"#;
         let event = Event::read(frame).expect("an event");
         assert_eq!(event.sequence_number, 7);
         assert_eq!(
             event.terminal().map(RawValue::get),
             Some(r#"{"status":"completed"}"#)
         );
-        assert!(Event::read(b": keepalive\n\n").is_none());
+        assert!(Event::read(b"").is_none());
     }
 }

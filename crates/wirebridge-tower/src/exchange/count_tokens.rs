@@ -103,7 +103,7 @@ where
     tracker.losses = prepared.losses.clone();
 
     let mut request = upstream_request(&parts, &prefix, INPUT_TOKENS, prepared.body, false);
-    hand_on::<D, _>(&mut request);
+    hand_on::<D, _>(&mut request, false);
     let response = inner.ready().await?.call(request).await?;
     tracker.first_byte();
     let (mut head, body) = response.into_parts();

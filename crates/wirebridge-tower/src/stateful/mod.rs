@@ -29,7 +29,7 @@ pub(crate) use conversations::route as conversation_route;
 pub(crate) use keep::with_output;
 pub(crate) use resolve::Resolved;
 pub(crate) use routes::route;
-pub(crate) use unkept::{unstored_frames, unstored_response};
+pub(crate) use unkept::{unstored_event, unstored_response};
 
 /// Responses a WebSocket connection's cache keeps by default: more than a
 /// 10,000-turn conversation (the cache keeps turns' items, not their

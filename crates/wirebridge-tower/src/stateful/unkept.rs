@@ -18,44 +18,21 @@ pub(crate) fn unstored_response(body: &[u8]) -> Vec<u8> {
         .unwrap_or_else(|| body.to_vec())
 }
 
-/// SSE frames with `store: false` in the response of their terminal event
-/// (`response.completed` or `response.incomplete`).
-pub(crate) fn unstored_frames(frames: &[u8]) -> Vec<u8> {
-    let Ok(text) = std::str::from_utf8(frames) else {
-        return frames.to_vec();
-    };
-    let mut out = Vec::with_capacity(frames.len() + 1);
-    // The frames are the translator's own: `event:` and one `data:` line
-    // each, or a comment, ended by a blank line.
-    for frame in text.split_inclusive("\n\n") {
-        match terminal_data(frame).and_then(unstored_event) {
-            Some((kind, data)) => {
-                wirebridge_sse::encode_event(&mut out, Some(kind), data.get());
-            }
-            None => out.extend_from_slice(frame.as_bytes()),
-        }
-    }
-    out
-}
-
-/// The event name and data of a terminal event frame.
-fn terminal_data(frame: &str) -> Option<(&str, &str)> {
-    let mut lines = frame.lines();
-    let kind = lines.next()?.strip_prefix("event: ")?;
-    if !matches!(kind, "response.completed" | "response.incomplete") {
-        return None;
-    }
-    let data = lines.next()?.strip_prefix("data: ")?;
-    Some((kind, data))
-}
-
-/// The event with its response's `store` set to `false`.
-fn unstored_event<'a>((kind, data): (&'a str, &str)) -> Option<(&'a str, Box<RawValue>)> {
+/// The data of a stream's terminal event (`response.completed` or
+/// `response.incomplete`) with `store: false` in its response; `None` for
+/// any other event, which stays as it is.
+pub(crate) fn unstored_event(data: &str) -> Option<String> {
     let data: &RawValue = serde_json::from_str(data).ok()?;
     let mut event = RawObject::parse(data).ok()?;
+    if !matches!(
+        event.str("type"),
+        Some("response.completed" | "response.incomplete")
+    ) {
+        return None;
+    }
     let response = unstored(event.get("response")?)?;
     event.set_raw("response", response);
-    Some((kind, event.to_raw()))
+    Some(event.to_raw().get().to_owned())
 }
 
 fn unstored(response: &RawValue) -> Option<Box<RawValue>> {
@@ -79,19 +56,16 @@ mod tests {
 
     #[test]
     fn only_the_terminal_event_changes() {
-        let frames = concat!(
-            "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"store\":true}\n\n",
-            ": keepalive\n\n",
-            "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":9,\"response\":{\"id\":\"r\",\"store\":true}}\n\n",
-        );
-        let out = String::from_utf8(unstored_frames(frames.as_bytes())).unwrap();
         assert_eq!(
-            out,
-            concat!(
-                "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"store\":true}\n\n",
-                ": keepalive\n\n",
-                "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":9,\"response\":{\"id\":\"r\",\"store\":false}}\n\n",
+            unstored_event(r#"{"type":"response.output_item.done","store":true}"#),
+            None
+        );
+        assert_eq!(
+            unstored_event(
+                r#"{"stream_id":"s","type":"response.completed","sequence_number":9,"response":{"id":"r","store":true}}"#
             )
+            .unwrap(),
+            r#"{"stream_id":"s","type":"response.completed","sequence_number":9,"response":{"id":"r","store":false}}"#
         );
     }
 }

@@ -1,5 +1,6 @@
-//! Messages to the client: a turn's stream events, with the client's lane,
-//! the protocol's error event, and the refusal of a steer.
+//! Messages to the client besides a turn's stream events (which the
+//! exchange writes with the client's lane): the protocol's error event, and
+//! the refusal of a steer.
 
 use http::StatusCode;
 use serde::Serialize;
@@ -8,20 +9,6 @@ use wirebridge_wire::RawObject;
 
 use super::client_event::Steer;
 use super::rejection::{ForeignErrorReply, Rejection};
-
-/// A stream event's JSON with `stream_id` first, when the turn has a lane.
-pub(crate) fn with_lane(event: &str, stream_id: Option<&str>) -> String {
-    let (Some(id), Some(rest)) = (stream_id, event.trim_start().strip_prefix('{')) else {
-        return event.to_owned();
-    };
-    let id = serde_json::to_string(id).expect("strings always serialize");
-    let comma = if rest.trim_start().starts_with('}') {
-        ""
-    } else {
-        ","
-    };
-    format!("{{\"stream_id\":{id}{comma}{rest}")
-}
 
 #[derive(Serialize)]
 struct ErrorEvent<'a, E> {
@@ -150,18 +137,6 @@ fn with_code(error: &RawValue, status: StatusCode) -> Option<Box<RawValue>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_lane_goes_first_in_every_event() {
-        let event = r#"{"type":"response.created","sequence_number":0}"#;
-        assert_eq!(with_lane(event, None), event);
-        let laned = with_lane(event, Some("a\"b"));
-        let parsed: serde_json::Value = serde_json::from_str(&laned).unwrap();
-        assert_eq!(parsed["stream_id"], "a\"b");
-        assert_eq!(parsed["type"], "response.created");
-        let empty: serde_json::Value = serde_json::from_str(&with_lane("{ }", Some("x"))).unwrap();
-        assert_eq!(empty, serde_json::json!({"stream_id": "x"}));
-    }
 
     #[test]
     fn a_steer_is_refused_with_its_input_handed_back() {

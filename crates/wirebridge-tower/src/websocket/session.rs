@@ -196,7 +196,7 @@ where
                             if ending != Ending::No {
                                 turn.ending = ending;
                             }
-                            send(sink, Message::Text(text.into())).await
+                            send(sink, Message::Text(text)).await
                         }
                         Some(Outgoing::Ping) => send(sink, Message::Ping(Bytes::new())).await,
                         None => {
@@ -308,14 +308,13 @@ where
             generate,
             previous_response_id,
         } = create;
-        let max_event_size = self.shared.common.max_event_size;
         let messages = if generate {
             let mut inner = self
                 .inner
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone();
-            let run = self.exchange(&self.shared, body);
+            let run = self.exchange(&self.shared, body, stream_id.as_deref());
             turn::messages(
                 async move {
                     // A service that cannot take a request answers no turn.
@@ -323,7 +322,6 @@ where
                     run(inner).await
                 },
                 stream_id,
-                max_event_size,
             )
         } else {
             // Nothing reaches the backend: the turn is answered as an
@@ -338,8 +336,8 @@ where
                 true => &self.shared,
                 false => &self.cache_only,
             };
-            let run = self.exchange(shared, body);
-            turn::messages(run(Warmup), stream_id, max_event_size)
+            let run = self.exchange(shared, body, stream_id.as_deref());
+            turn::messages(run(Warmup), stream_id)
         };
         Running {
             messages,
@@ -348,11 +346,14 @@ where
         }
     }
 
-    /// The exchange of one turn, over a service, with `shared`'s settings.
+    /// The exchange of one turn, over a service, with `shared`'s settings:
+    /// its stream in bare JSON events, each with the turn's `lane` first,
+    /// as the client receives them.
     fn exchange<T, B>(
         &self,
         shared: &Arc<Shared<D>>,
         body: Vec<u8>,
+        lane: Option<&str>,
     ) -> impl FnOnce(T) -> TurnExchange<B>
     where
         T: Service<Request<RequestBody<ReqB>>, Response = Response<B>> + Send + 'static,
@@ -362,7 +363,8 @@ where
         B::Error: fmt::Display + Into<BoxError>,
     {
         let shared = Arc::clone(shared);
-        let parts = Arc::clone(&self.parts);
+        let mut parts = (*self.parts).clone();
+        parts.extensions.insert(turn::framing(lane));
         let prefix = Arc::clone(&self.prefix);
         move |service: T| {
             Box::pin(async move {

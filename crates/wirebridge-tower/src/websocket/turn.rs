@@ -11,12 +11,14 @@ use futures_util::stream::{self, Stream, StreamExt};
 use http::{header, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use wirebridge_sse::Decoder;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+use wirebridge_convert::{Frames, Framing};
 use wirebridge_wire::RawObject;
 
 use super::rejection::{BrokenStream, NoReply, TurnFailure, UnreadableReply};
-use super::server_event::{error_event, error_reply_event, with_lane};
+use super::server_event::{error_event, error_reply_event};
 use crate::body::ResponseBody;
 use crate::request_body::BoxError;
 
@@ -24,7 +26,7 @@ use crate::request_body::BoxError;
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Outgoing {
     /// A text message, and whether it ends the turn and how.
-    Text(String, Ending),
+    Text(Utf8Bytes, Ending),
     /// The turn's stream is quiet but alive: a ping keeps idle-cutting
     /// proxies off the connection.
     Ping,
@@ -54,37 +56,47 @@ const MAX_ERROR_REPLY: usize = 1024 * 1024;
 
 enum State<B> {
     Exchange(TurnExchange<B>),
-    Streaming {
-        body: Pin<Box<ResponseBody<B>>>,
-        decoder: Decoder,
-        comments: u64,
-    },
+    /// The exchange's stream, in bare JSON: each frame one event, as the
+    /// client receives it (its `stream_id` in it already).
+    Streaming(Pin<Box<ResponseBody<B>>>),
     Done,
 }
 
 struct Turn<B> {
     state: State<B>,
     lane: Option<String>,
-    max_event_size: usize,
+    /// How many bytes the lane adds before an event's own fields.
+    lane_len: usize,
     queue: VecDeque<Outgoing>,
 }
 
+/// The framing a turn's exchange is asked for: bare JSON events, each with
+/// the client's `stream_id` (`lane`) first.
+pub(crate) fn framing(lane: Option<&str>) -> Framing {
+    match lane {
+        Some(lane) => Framing::json_with_stream_id(lane),
+        None => Framing::json(),
+    }
+}
+
 /// The messages of a turn whose exchange is `exchange` (`None`: the
-/// upstream service failed without a reply); `lane` is the client's
-/// `stream_id`.
+/// upstream service failed without a reply), asked for its stream in
+/// [`framing`]`(lane)`; `lane` is the client's `stream_id`.
 pub(crate) fn messages<B>(
     exchange: impl Future<Output = Option<Response<ResponseBody<B>>>> + Send + 'static,
     lane: Option<String>,
-    max_event_size: usize,
 ) -> TurnMessages
 where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: fmt::Display + Into<BoxError>,
 {
+    let lane_len = lane.as_deref().map_or(0, |lane| {
+        r#"{"stream_id":"#.len() + serde_json::to_string(lane).map_or(0, |l| l.len())
+    });
     let turn = Turn {
         state: State::Exchange(Box::pin(exchange)),
         lane,
-        max_event_size,
+        lane_len,
         queue: VecDeque::new(),
     };
     stream::unfold(turn, |mut turn| async move {
@@ -114,40 +126,36 @@ where
                     None => self.fail(NoReply.into()),
                 }
             }
-            State::Streaming {
-                body,
-                decoder,
-                comments,
-            } => match body.frame().await {
+            State::Streaming(body) => match body.frame().await {
                 Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        decoder.feed(&data);
-                        drain(decoder, &mut self.queue, self.lane.as_deref());
-                        if decoder.comments_seen() > *comments {
-                            *comments = decoder.comments_seen();
-                            self.queue.push_back(Outgoing::Ping);
-                        }
+                    if let Ok(event) = frame.into_data() {
+                        self.event(event);
                     }
                 }
                 Some(Err(e)) => {
                     self.state = State::Done;
                     self.fail(BrokenStream(e.to_string()).into());
                 }
-                None => {
-                    while let Some(Ok(event)) = decoder.finish() {
-                        push_event(
-                            &mut self.queue,
-                            event.event,
-                            event.data,
-                            self.lane.as_deref(),
-                        );
-                    }
-                    self.state = State::Done;
-                }
+                None => self.state = State::Done,
             },
             State::Done => return None,
         }
         Some(())
+    }
+
+    /// One event of the exchange's stream; an empty one is a keep-alive.
+    fn event(&mut self, event: Bytes) {
+        if event.is_empty() {
+            return self.queue.push_back(Outgoing::Ping);
+        }
+        let ending = ending_of(&event, self.lane_len);
+        match Utf8Bytes::try_from(event) {
+            Ok(text) => self.queue.push_back(Outgoing::Text(text, ending)),
+            Err(_) => {
+                self.state = State::Done;
+                self.fail(BrokenStream("an event is not UTF-8".into()).into());
+            }
+        }
     }
 
     /// The exchange's reply: a stream to read, or one body.
@@ -157,46 +165,69 @@ where
             .headers
             .get(header::CONTENT_TYPE)
             .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        if head.status.is_success() && event_stream {
-            self.state = State::Streaming {
-                body: Box::pin(body),
-                decoder: Decoder::with_max_event_size(self.max_event_size),
-                comments: 0,
-            };
+        let apart = head
+            .extensions
+            .get::<Framing>()
+            .is_some_and(Framing::is_json);
+        if head.status.is_success() && event_stream && apart {
+            self.state = State::Streaming(Box::pin(body));
             return;
         }
         let bytes = match Limited::new(body, MAX_ERROR_REPLY).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) => return self.fail(UnreadableReply(e.to_string()).into()),
         };
-        if head.status.is_success() {
+        if head.status.is_success() && !event_stream {
             // A backend that answered a stream request with one body: its
             // response, as the events a stream would have carried.
             return body_events(&bytes, &mut self.queue, self.lane.as_deref());
         }
-        let event = error_reply_event(head.status, &bytes, self.lane.as_deref());
-        self.queue.push_back(Outgoing::Text(event, Ending::Failed));
+        let status = match head.status.is_success() {
+            // A stream not written for this turn: not one to pass on.
+            true => StatusCode::BAD_GATEWAY,
+            false => head.status,
+        };
+        let event = error_reply_event(status, &bytes, self.lane.as_deref());
+        self.queue
+            .push_back(Outgoing::Text(event.into(), Ending::Failed));
     }
 
     fn fail(&mut self, failure: TurnFailure) {
         let event = error_event(&failure, self.lane.as_deref());
-        self.queue.push_back(Outgoing::Text(event, Ending::Failed));
+        self.queue
+            .push_back(Outgoing::Text(event.into(), Ending::Failed));
     }
 }
 
-fn drain(decoder: &mut Decoder, queue: &mut VecDeque<Outgoing>, lane: Option<&str>) {
-    while let Some(Ok(event)) = decoder.next_event() {
-        push_event(queue, event.event, event.data, lane);
-    }
-}
-
-fn push_event(queue: &mut VecDeque<Outgoing>, name: Option<&str>, data: &str, lane: Option<&str>) {
-    let ending = match name {
-        Some("response.completed" | "response.incomplete") => Ending::Done,
-        Some("response.failed" | "error") => Ending::Failed,
-        _ => Ending::No,
+/// How an event of the exchange's ends the turn. The bridge writes each
+/// event's `type` first, after the lane's `lane_len` bytes, so it is read
+/// from there; an event written otherwise is parsed for it.
+fn ending_of(event: &[u8], lane_len: usize) -> Ending {
+    const TYPE: &[u8] = br#""type":""#;
+    let fast = event
+        .get(lane_len + 1..)
+        .and_then(|rest| rest.strip_prefix(TYPE))
+        .and_then(|rest| Some(&rest[..rest.iter().position(|&b| b == b'"')?]));
+    let parsed;
+    let kind = match fast {
+        Some(kind) => kind,
+        None => {
+            #[derive(Deserialize)]
+            struct Kind<'a> {
+                #[serde(rename = "type", borrow)]
+                kind: Option<&'a str>,
+            }
+            parsed = serde_json::from_slice::<Kind<'_>>(event)
+                .ok()
+                .and_then(|k| k.kind);
+            parsed.map_or(&b""[..], str::as_bytes)
+        }
     };
-    queue.push_back(Outgoing::Text(with_lane(data, lane), ending));
+    match kind {
+        b"response.completed" | b"response.incomplete" => Ending::Done,
+        b"response.failed" | b"error" => Ending::Failed,
+        _ => Ending::No,
+    }
 }
 
 /// The events of a response that arrived whole: created, each output item
@@ -208,7 +239,7 @@ fn body_events(body: &[u8], queue: &mut VecDeque<Outgoing>, lane: Option<&str>) 
         .and_then(|raw| RawObject::parse(raw).ok().map(|object| (raw, object)));
     let Some((raw, object)) = response else {
         let event = error_reply_event(StatusCode::BAD_GATEWAY, body, lane);
-        queue.push_back(Outgoing::Text(event, Ending::Failed));
+        queue.push_back(Outgoing::Text(event.into(), Ending::Failed));
         return;
     };
     let items: Vec<&RawValue> = object
@@ -218,53 +249,49 @@ fn body_events(body: &[u8], queue: &mut VecDeque<Outgoing>, lane: Option<&str>) 
     let mut started = object.clone();
     started.set("status", r#""in_progress""#);
     started.set("output", "[]");
+    let mut events = Frames::new(framing(lane));
     let mut sequence = 0;
-    let mut push = |event: String, ending: Ending| {
-        queue.push_back(Outgoing::Text(with_lane(&event, lane), ending));
-    };
-    let mut next = || {
+    let mut write = |events: &mut Frames, kind: &str, fields: &[(&str, &str)]| {
+        events.event(None, |out| {
+            out.extend_from_slice(br#"{"type":""#);
+            out.extend_from_slice(kind.as_bytes());
+            out.extend_from_slice(br#"","sequence_number":"#);
+            out.extend_from_slice(sequence.to_string().as_bytes());
+            for (key, value) in fields {
+                out.extend_from_slice(format!(r#","{key}":"#).as_bytes());
+                out.extend_from_slice(value.as_bytes());
+            }
+            out.push(b'}');
+        });
         sequence += 1;
-        sequence - 1
     };
-    push(
-        format!(
-            r#"{{"type":"response.created","sequence_number":{},"response":{}}}"#,
-            next(),
-            started.to_raw().get()
-        ),
-        Ending::No,
+    write(
+        &mut events,
+        "response.created",
+        &[("response", started.to_raw().get())],
     );
     for (index, item) in items.iter().enumerate() {
-        push(
-            format!(
-                r#"{{"type":"response.output_item.added","sequence_number":{},"output_index":{index},"item":{}}}"#,
-                next(),
-                item.get()
-            ),
-            Ending::No,
-        );
-        push(
-            format!(
-                r#"{{"type":"response.output_item.done","sequence_number":{},"output_index":{index},"item":{}}}"#,
-                next(),
-                item.get()
-            ),
-            Ending::No,
-        );
+        let index = index.to_string();
+        for kind in ["response.output_item.added", "response.output_item.done"] {
+            write(
+                &mut events,
+                kind,
+                &[("output_index", &index), ("item", item.get())],
+            );
+        }
     }
     let (name, ending) = match object.str("status") {
         Some("failed") => ("response.failed", Ending::Failed),
         Some("incomplete") => ("response.incomplete", Ending::Done),
         _ => ("response.completed", Ending::Done),
     };
-    push(
-        format!(
-            r#"{{"type":"{name}","sequence_number":{},"response":{}}}"#,
-            next(),
-            raw.get()
-        ),
-        ending,
-    );
+    write(&mut events, name, &[("response", raw.get())]);
+    let count = events.events().count();
+    for (at, event) in events.events().enumerate() {
+        let ending = if at + 1 == count { ending } else { Ending::No };
+        let text = String::from_utf8_lossy(event).into_owned();
+        queue.push_back(Outgoing::Text(text.into(), ending));
+    }
 }
 
 #[cfg(test)]
@@ -290,10 +317,10 @@ mod tests {
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: fmt::Display + Into<BoxError>,
     {
-        messages(async move { reply }, Some("l".into()), 1 << 20)
+        messages(async move { reply }, Some("l".into()))
             .filter_map(|out| async move {
                 match out {
-                    Outgoing::Text(text, ending) => Some((text, ending)),
+                    Outgoing::Text(text, ending) => Some((text.to_string(), ending)),
                     Outgoing::Ping => None,
                 }
             })
@@ -325,13 +352,15 @@ mod tests {
             [failure(502, "the reply could not be read: reset")]
         );
 
+        // The exchange's stream, an event a frame, broken after the first.
         let mut cut = Response::new(ResponseBody::passthrough(broken(
-            "event: response.created\ndata: {\"type\":\"response.created\"}\n\n",
+            r#"{"stream_id":"l","type":"response.created"}"#,
         )));
         cut.headers_mut().insert(
             header::CONTENT_TYPE,
             http::HeaderValue::from_static("text/event-stream"),
         );
+        cut.extensions_mut().insert(framing(Some("l")));
         assert_eq!(
             texts(Some(cut)).await,
             [
@@ -346,5 +375,79 @@ mod tests {
         let mut odd = Response::new(ResponseBody::<Broken>::full("oops"));
         *odd.status_mut() = StatusCode::BAD_GATEWAY;
         assert_eq!(texts(Some(odd)).await, [failure(502, "oops")]);
+    }
+
+    #[test]
+    fn endings_are_read_from_the_type_written_first() {
+        let lane = r#"{"stream_id":"a\"b""#.len();
+        for (event, lane_len, ending) in [
+            (
+                r#"{"type":"response.completed","response":{}}"#,
+                0,
+                Ending::Done,
+            ),
+            (
+                r#"{"stream_id":"a\"b","type":"response.incomplete"}"#,
+                lane,
+                Ending::Done,
+            ),
+            (
+                r#"{"stream_id":"a\"b","type":"response.failed"}"#,
+                lane,
+                Ending::Failed,
+            ),
+            (r#"{"type":"error","error":{}}"#, 0, Ending::Failed),
+            (r#"{"type":"response.output_text.delta"}"#, 0, Ending::No),
+            // Written otherwise: parsed.
+            (
+                r#"{"sequence_number":3,"type":"response.completed"}"#,
+                0,
+                Ending::Done,
+            ),
+            (r#"{"sequence_number":3}"#, 0, Ending::No),
+        ] {
+            assert_eq!(ending_of(event.as_bytes(), lane_len), ending, "{event}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stream_not_written_for_the_turn_is_not_passed_on() {
+        let mut sse = Response::new(ResponseBody::<Broken>::full(
+            "event: response.created\ndata: {}\n\n",
+        ));
+        sse.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
+        );
+        let sent = texts(Some(sse)).await;
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].1, Ending::Failed);
+        assert!(sent[0].0.contains(r#""status":502"#), "{}", sent[0].0);
+    }
+
+    #[tokio::test]
+    async fn a_whole_response_is_sent_as_its_events() {
+        let body = r#"{"id":"r","status":"completed","output":[{"type":"message"}]}"#;
+        let sent = texts(Some(Response::new(ResponseBody::<Broken>::full(body)))).await;
+        let kinds: Vec<(String, Ending)> = sent
+            .iter()
+            .map(|(text, ending)| {
+                let event: serde_json::Value = serde_json::from_str(text).unwrap();
+                assert_eq!(event["stream_id"], "l");
+                (event["type"].as_str().unwrap().to_owned(), *ending)
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("response.created".to_owned(), Ending::No),
+                ("response.output_item.added".to_owned(), Ending::No),
+                ("response.output_item.done".to_owned(), Ending::No),
+                ("response.completed".to_owned(), Ending::Done),
+            ]
+        );
+        let created: serde_json::Value = serde_json::from_str(&sent[0].0).unwrap();
+        assert_eq!(created["response"]["status"], "in_progress");
+        assert_eq!(created["sequence_number"], 0);
     }
 }

@@ -14,8 +14,8 @@
 //! each text chunk appends only its fragment, byte for byte what
 //! serializing the chunk gives.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_sse::encode_event_with;
 
 /// The constant parts of a stream's text chunks.
 #[derive(Debug)]
@@ -49,8 +49,8 @@ impl ChunkFrame {
     /// Appends a chunk whose delta holds one text `field` (`content`,
     /// `refusal`, `reasoning_content` or `reasoning`) with `fragment`, a
     /// JSON string literal.
-    pub(super) fn write_text(&self, out: &mut Vec<u8>, field: &'static str, fragment: &RawValue) {
-        encode_event_with(out, None, |out| {
+    pub(super) fn write_text(&self, out: &mut Frames, field: &'static str, fragment: &RawValue) {
+        out.event(None, |out| {
             out.extend_from_slice(&self.head);
             out.push(b'"');
             out.extend_from_slice(field.as_bytes());
@@ -100,7 +100,7 @@ mod tests {
             },
         };
         let mut out = Vec::new();
-        encode_event_with(&mut out, None, |out| {
+        wirebridge_sse::encode_event_with(&mut out, None, |out| {
             serde_json::to_writer(out, &chunk).unwrap()
         });
         out
@@ -115,10 +115,13 @@ mod tests {
                         let frame = ChunkFrame::new(id, 1_770_803_606, model, usage);
                         let literal = serde_json::to_string(text).unwrap();
                         let fragment: &RawValue = serde_json::from_str(&literal).unwrap();
-                        let mut out = Vec::new();
+                        let mut out = Frames::sse();
                         frame.write_text(&mut out, field, fragment);
                         let expected = serialized(id, model, usage, field, text);
-                        assert_eq!(String::from_utf8(out), String::from_utf8(expected));
+                        assert_eq!(
+                            String::from_utf8(out.take().bytes),
+                            String::from_utf8(expected)
+                        );
                     }
                 }
             }

@@ -1,6 +1,7 @@
 //! Output items: tool calls opened and sent as fragments, and what
 //! complete items carry that no delta did.
 
+use crate::frames::Frames;
 use wirebridge_wire::chat::strict::{CustomChunk, Delta, FunctionChunk, ToolCallChunk};
 use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::lenient::OutputItem;
@@ -18,7 +19,7 @@ impl StreamTranslator {
             .position(|c| c.output_index == output_index)
     }
 
-    pub(super) fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    pub(super) fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         match item.kind() {
             kind @ ("function_call" | "custom_tool_call") if self.ran_by_backend(index, item) => {
                 self.leave_out(index, kind, item);
@@ -57,7 +58,7 @@ impl StreamTranslator {
     /// Sends a call's first fragment: index, id, type and name. Returns
     /// whether the call is open; a call without a name or a call id fails
     /// the stream, since a Chat client can neither run nor answer it.
-    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) -> bool {
+    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) -> bool {
         if self.call_slot(index).is_some() {
             return true;
         }
@@ -107,7 +108,7 @@ impl StreamTranslator {
         true
     }
 
-    pub(super) fn call_fragment(&mut self, index: u32, text: JsonText<'_>, out: &mut Vec<u8>) {
+    pub(super) fn call_fragment(&mut self, index: u32, text: JsonText<'_>, out: &mut Frames) {
         let Some(slot) = self.call_slot(index) else {
             return;
         };
@@ -141,7 +142,7 @@ impl StreamTranslator {
 
     /// Sends what an item carried that no delta did: servers may skip deltas
     /// and send only complete items.
-    pub(super) fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    pub(super) fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         match item.kind() {
             kind @ ("function_call" | "custom_tool_call") if self.ran_by_backend(index, item) => {
                 self.leave_out(index, kind, item);

@@ -1,7 +1,7 @@
 //! Responses event stream → Chat chunk stream.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_sse::{encode_done, encode_event_with};
 use wirebridge_wire::chat::strict::{
     ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, Delta,
 };
@@ -34,11 +34,11 @@ pub(crate) use event::read_event;
 /// use wirebridge_convert::chat_to_responses::{ChatContext, StreamTranslator};
 ///
 /// let mut translator = StreamTranslator::new(ChatContext::default());
-/// let mut out = Vec::new();
+/// let mut out = wirebridge_convert::Frames::sse();
 /// translator.push(r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","created_at":1,"model":"m"}}"#, &mut out);
 /// translator.push(r#"{"type":"response.output_text.delta","sequence_number":1,"output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}"#, &mut out);
 /// translator.push(r#"{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed"}}"#, &mut out);
-/// let text = String::from_utf8(out).unwrap();
+/// let text = String::from_utf8(out.take().bytes).unwrap();
 /// assert!(text.contains(r#""delta":{"content":"Hi"}"#));
 /// assert!(text.ends_with("data: [DONE]\n\n"));
 /// ```
@@ -133,7 +133,7 @@ impl StreamTranslator {
     }
 
     /// Feeds the `data` of one upstream SSE event.
-    pub fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    pub fn push(&mut self, data: &str, out: &mut Frames) {
         if self.finished {
             return;
         }
@@ -158,7 +158,7 @@ impl StreamTranslator {
     }
 
     /// Translates one event.
-    fn event(&mut self, event: &StreamEvent<'_>, out: &mut Vec<u8>) {
+    fn event(&mut self, event: &StreamEvent<'_>, out: &mut Frames) {
         let index = event.output_index.unwrap_or(0);
         match event.kind() {
             "response.created" | "response.in_progress" | "response.queued" => {
@@ -237,7 +237,7 @@ impl StreamTranslator {
 
     /// Ends the stream at the end of the upstream body. A stream that ended
     /// without a terminal event was cut off: it ends with an error chunk.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
+    pub fn finish(&mut self, out: &mut Frames) {
         if !self.finished {
             self.fail_with(
                 Failure::server("the upstream stream ended before the response was complete"),
@@ -248,7 +248,7 @@ impl StreamTranslator {
 
     /// Ends the stream because the upstream failed (a transport error, a
     /// decoding error).
-    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    pub fn fail(&mut self, message: &str, out: &mut Frames) {
         self.fail_with(Failure::server(message), out);
     }
 
@@ -272,7 +272,7 @@ impl StreamTranslator {
     }
 
     /// Writes the first chunk, with the role.
-    fn start(&mut self, out: &mut Vec<u8>) {
+    fn start(&mut self, out: &mut Frames) {
         if self.started {
             return;
         }
@@ -290,7 +290,7 @@ impl StreamTranslator {
 
     fn write(
         &self,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
         delta: Delta<'_>,
         finish: Option<&'static str>,
         logprobs: Option<ChoiceLogprobs<'_>>,
@@ -309,7 +309,7 @@ impl StreamTranslator {
         self.write_chunk(out, &choices, usage);
     }
 
-    fn write_chunk(&self, out: &mut Vec<u8>, choices: &[ChunkChoice<'_>], usage: ChunkUsage<'_>) {
+    fn write_chunk(&self, out: &mut Frames, choices: &[ChunkChoice<'_>], usage: ChunkUsage<'_>) {
         let chunk = ChatChunk {
             id: &self.id,
             object: "chat.completion.chunk",
@@ -318,7 +318,7 @@ impl StreamTranslator {
             choices,
             usage,
         };
-        encode_event_with(out, None, |out| {
+        out.event(None, |out| {
             serde_json::to_writer(out, &chunk).expect("chunks always serialize")
         });
     }
@@ -329,7 +329,7 @@ impl StreamTranslator {
         delta: Option<&RawValue>,
         kind: TextKind,
         logprobs: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         let Some(text) = delta.and_then(JsonStr::new).filter(|t| !t.is_empty()) else {
             return;
@@ -343,7 +343,7 @@ impl StreamTranslator {
         text: JsonText<'_>,
         kind: TextKind,
         logprobs: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         self.start(out);
         if !self.streamed.contains(&index) {
@@ -403,7 +403,7 @@ impl StreamTranslator {
         JsonText::from_escaped(&format!(r"\n\n{}", text.escaped()))
     }
 
-    fn complete(&mut self, raw: Option<&RawValue>, out: &mut Vec<u8>) {
+    fn complete(&mut self, raw: Option<&RawValue>, out: &mut Frames) {
         self.start(out);
         let body = raw
             .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
@@ -421,21 +421,21 @@ impl StreamTranslator {
             let usage = self.usage.unwrap_or_default();
             self.write_chunk(out, &[], ChunkUsage::Usage(&usage));
         }
-        encode_done(out);
+        out.done();
         self.finished = true;
         self.outcome = Some(finish);
     }
 
-    fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
+    fn fail_with(&mut self, failure: Failure, out: &mut Frames) {
         if self.finished {
             return;
         }
-        encode_event_with(out, None, |out| {
+        out.event(None, |out| {
             serde_json::to_writer(out, &failure.to_body()).expect("errors always serialize")
         });
         // `[DONE]` after the error too: the SDKs raise on the error chunk,
         // and a client that reads lines until `[DONE]` stops there.
-        out.extend_from_slice(b"data: [DONE]\n\n");
+        out.done();
         self.finished = true;
         self.outcome = Some("error");
     }
@@ -460,13 +460,13 @@ enum TextKind {
 }
 
 impl crate::stream::StreamTranslate for StreamTranslator {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn push(&mut self, data: &str, out: &mut Frames) {
         StreamTranslator::push(self, data, out)
     }
-    fn finish(&mut self, out: &mut Vec<u8>) {
+    fn finish(&mut self, out: &mut Frames) {
         StreamTranslator::finish(self, out)
     }
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    fn fail(&mut self, message: &str, out: &mut Frames) {
         StreamTranslator::fail(self, message, out)
     }
     fn is_finished(&self) -> bool {

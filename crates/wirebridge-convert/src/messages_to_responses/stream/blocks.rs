@@ -1,6 +1,7 @@
 //! Content blocks: opened one at a time, streamed, closed; text and
 //! thinking deltas.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::messages::strict::{ContentBlock, Delta, Event};
 use wirebridge_wire::raw::{JsonStr, JsonText};
@@ -46,7 +47,7 @@ impl StreamTranslator {
         output_index: u32,
         part: u32,
         block: ContentBlock<'_>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) -> Option<usize> {
         self.start(out);
         self.close_call(false, out);
@@ -78,7 +79,7 @@ impl StreamTranslator {
 
     /// Closes the open block, if any. A thinking block gets its signature
     /// first (`signature`, or an empty one).
-    pub(super) fn close(&mut self, signature: Option<JsonText<'_>>, out: &mut Vec<u8>) {
+    pub(super) fn close(&mut self, signature: Option<JsonText<'_>>, out: &mut Frames) {
         let Some(open) = self.open.take() else {
             return;
         };
@@ -89,7 +90,7 @@ impl StreamTranslator {
         self.emit(out, &Event::ContentBlockStop { index: open.index });
     }
 
-    pub(super) fn delta(&self, index: usize, delta: Delta<'_>, out: &mut Vec<u8>) {
+    pub(super) fn delta(&self, index: usize, delta: Delta<'_>, out: &mut Frames) {
         self.emit(out, &Event::ContentBlockDelta { index, delta });
     }
 
@@ -113,7 +114,7 @@ impl StreamTranslator {
         output_index: u32,
         part: u32,
         delta: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         let Some(text) = delta.and_then(JsonStr::new).filter(|t| !t.is_empty()) else {
             return;
@@ -151,7 +152,7 @@ impl StreamTranslator {
         part: u32,
         summary: bool,
         delta: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         if self.ctx.thinking != ThinkingDisplay::Summarized {
             return;

@@ -1,6 +1,7 @@
 //! Output items: tool calls opened and sent in pieces, and what complete
 //! items carry that no delta did (servers may send only complete items).
 
+use crate::frames::Frames;
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
@@ -57,7 +58,7 @@ impl StreamTranslator {
             .position(|c| c.output_index == output_index)
     }
 
-    pub(super) fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    pub(super) fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         match item.kind() {
             "message" | "reasoning" => {}
             "function_call" => {
@@ -74,7 +75,7 @@ impl StreamTranslator {
         }
     }
 
-    pub(super) fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    pub(super) fn item_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         match item.kind() {
             "message" => self.message_done(index, item, out),
             "reasoning" => self.reasoning_done(index, item, out),
@@ -106,7 +107,7 @@ impl StreamTranslator {
 
     /// Opens a call's `tool_use` block. Returns whether it is (or was)
     /// opened: a call needs a name and a call id.
-    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) -> bool {
+    fn open_call(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) -> bool {
         if let Some(slot) = self.call_slot(index) {
             return self.calls[slot].opened;
         }
@@ -139,7 +140,7 @@ impl StreamTranslator {
         true
     }
 
-    fn send_arguments(&mut self, index: u32, text: JsonText<'_>, out: &mut Vec<u8>) {
+    fn send_arguments(&mut self, index: u32, text: JsonText<'_>, out: &mut Frames) {
         let (Some(slot), Some(open)) = (self.call_slot(index), self.open.as_ref()) else {
             return;
         };
@@ -151,7 +152,7 @@ impl StreamTranslator {
         self.delta(block, Delta::InputJsonDelta { partial_json: text }, out);
     }
 
-    pub(super) fn arguments(&mut self, index: u32, delta: Option<&RawValue>, out: &mut Vec<u8>) {
+    pub(super) fn arguments(&mut self, index: u32, delta: Option<&RawValue>, out: &mut Frames) {
         let Some(text) = delta.and_then(JsonStr::new).filter(|t| !t.is_empty()) else {
             return;
         };
@@ -164,7 +165,7 @@ impl StreamTranslator {
         &mut self,
         index: u32,
         arguments: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         let unsent = self.call_slot(index).is_some_and(|s| !self.calls[s].sent);
         if unsent && self.is_open(is_tool_use, index) {
@@ -175,7 +176,7 @@ impl StreamTranslator {
         }
     }
 
-    fn call_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    fn call_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         if self.skipped.contains(&index) {
             return;
         }
@@ -208,7 +209,7 @@ impl StreamTranslator {
     /// no JSON object is one the client could not run: the stream fails,
     /// as the body would. A call cut short (`cut`) stays as it is, as
     /// Anthropic's does.
-    pub(super) fn close_call(&mut self, cut: bool, out: &mut Vec<u8>) {
+    pub(super) fn close_call(&mut self, cut: bool, out: &mut Frames) {
         let Some(open) = self.open.as_ref().filter(|o| o.kind == BlockKind::ToolUse) else {
             return;
         };
@@ -226,7 +227,7 @@ impl StreamTranslator {
         self.close(None, out);
     }
 
-    fn message_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    fn message_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         let parts = item.parts();
         if parts.iter().any(|p| {
             p.annotations
@@ -264,7 +265,7 @@ impl StreamTranslator {
 
     /// Closes the item's thinking block with the item's carrier as its
     /// signature; an item whose text came in no delta is sent whole.
-    fn reasoning_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Vec<u8>) {
+    fn reasoning_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         if self.ctx.thinking == ThinkingDisplay::Off {
             return;
         }

@@ -19,8 +19,8 @@
 mod blocks;
 mod items;
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_sse::encode_event_with;
 use wirebridge_wire::messages::strict::{ErrorObject, Event, MessageBody, MessageDelta};
 use wirebridge_wire::responses::lenient::{ResponseBody, StreamEvent, Usage as ResponsesUsage};
 
@@ -50,11 +50,11 @@ const PING_EVERY: u32 = 64;
 /// use wirebridge_convert::StreamTranslate;
 ///
 /// let mut translator = StreamTranslator::new(MessagesContext::default());
-/// let mut out = Vec::new();
+/// let mut out = wirebridge_convert::Frames::sse();
 /// translator.push(r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","model":"m"}}"#, &mut out);
 /// translator.push(r#"{"type":"response.output_text.delta","sequence_number":1,"output_index":0,"content_index":0,"delta":"Hi","logprobs":[]}"#, &mut out);
 /// translator.push(r#"{"type":"response.completed","sequence_number":2,"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":5,"output_tokens":1}}}"#, &mut out);
-/// let text = String::from_utf8(out).unwrap();
+/// let text = String::from_utf8(out.take().bytes).unwrap();
 /// assert!(text.starts_with("event: message_start\n"));
 /// assert!(text.contains(r#""delta":{"type":"text_delta","text":"Hi"}"#));
 /// assert!(text.contains(r#""stop_reason":"end_turn""#));
@@ -144,7 +144,7 @@ impl StreamTranslator {
     }
 
     /// Feeds the `data` of one upstream SSE event.
-    pub fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    pub fn push(&mut self, data: &str, out: &mut Frames) {
         if self.finished {
             return;
         }
@@ -175,7 +175,7 @@ impl StreamTranslator {
         }
     }
 
-    fn event(&mut self, event: &StreamEvent<'_>, out: &mut Vec<u8>) {
+    fn event(&mut self, event: &StreamEvent<'_>, out: &mut Frames) {
         let index = event.output_index.unwrap_or(0);
         match event.kind() {
             "response.created" | "response.in_progress" | "response.queued" => {
@@ -235,7 +235,7 @@ impl StreamTranslator {
 
     /// Ends the stream at the end of the upstream body. A stream that ended
     /// without a terminal event was cut off: it ends with an `error`.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
+    pub fn finish(&mut self, out: &mut Frames) {
         if !self.finished {
             self.fail_with(
                 Failure::api("the upstream stream ended before the response was complete"),
@@ -246,7 +246,7 @@ impl StreamTranslator {
 
     /// Ends the stream because the upstream failed (a transport error, a
     /// decoding error).
-    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    pub fn fail(&mut self, message: &str, out: &mut Frames) {
         self.fail_with(Failure::api(message), out);
     }
 
@@ -266,7 +266,7 @@ impl StreamTranslator {
 
     /// Writes `message_start`, once. The prompt's usage is not known yet:
     /// it comes with `message_delta`.
-    fn start(&mut self, out: &mut Vec<u8>) {
+    fn start(&mut self, out: &mut Frames) {
         if self.started {
             return;
         }
@@ -279,13 +279,13 @@ impl StreamTranslator {
         self.emit(out, &Event::MessageStart { message });
     }
 
-    fn emit(&self, out: &mut Vec<u8>, event: &Event<'_>) {
-        encode_event_with(out, Some(event.name()), |out| {
+    fn emit(&self, out: &mut Frames, event: &Event<'_>) {
+        out.event(Some(event.name()), |out| {
             serde_json::to_writer(out, event).expect("events always serialize")
         });
     }
 
-    fn complete(&mut self, raw: Option<&RawValue>, out: &mut Vec<u8>) {
+    fn complete(&mut self, raw: Option<&RawValue>, out: &mut Frames) {
         self.start(out);
         let body = raw
             .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
@@ -316,7 +316,7 @@ impl StreamTranslator {
         self.outcome = Some(stop.as_str());
     }
 
-    fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
+    fn fail_with(&mut self, failure: Failure, out: &mut Frames) {
         if self.finished {
             return;
         }
@@ -354,13 +354,13 @@ impl StreamTranslator {
 }
 
 impl crate::stream::StreamTranslate for StreamTranslator {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn push(&mut self, data: &str, out: &mut Frames) {
         StreamTranslator::push(self, data, out)
     }
-    fn finish(&mut self, out: &mut Vec<u8>) {
+    fn finish(&mut self, out: &mut Frames) {
         StreamTranslator::finish(self, out)
     }
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    fn fail(&mut self, message: &str, out: &mut Frames) {
         StreamTranslator::fail(self, message, out)
     }
     fn is_finished(&self) -> bool {

@@ -9,6 +9,7 @@ use super::super::body::TranslatedBody;
 use super::super::stream::emit;
 use super::request::SummaryRequest;
 use super::summary::Summary;
+use crate::frames::Frames;
 use crate::ids::unix_now;
 
 /// `CompactResource`.
@@ -77,9 +78,8 @@ impl SummaryRequest {
     /// `reply` (from [`trigger_reply`](Self::trigger_reply)) as the event
     /// stream a client that asked for one reads: `response.created`,
     /// `response.in_progress`, each item added and done, then
-    /// `response.completed`.
-    pub fn trigger_events(&self, reply: &TranslatedBody) -> Vec<u8> {
-        let mut out = Vec::new();
+    /// `response.completed`, written to `out` in its framing.
+    pub fn trigger_events(&self, reply: &TranslatedBody, out: &mut Frames) {
         let mut seq = 0;
         let started = Response {
             id: &reply.response_id,
@@ -96,12 +96,12 @@ impl SummaryRequest {
         };
         for kind in ["response.created", "response.in_progress"] {
             let response = &started;
-            emit(&mut out, &mut seq, kind, Lifecycle { response });
+            emit(out, &mut seq, kind, Lifecycle { response });
         }
         for (output_index, item) in reply.output.iter().enumerate() {
             for kind in ["response.output_item.added", "response.output_item.done"] {
                 let item = &**item;
-                emit(&mut out, &mut seq, kind, ItemEvent { output_index, item });
+                emit(out, &mut seq, kind, ItemEvent { output_index, item });
             }
         }
         // Written by serde_json above: valid JSON.
@@ -109,13 +109,7 @@ impl SummaryRequest {
             .ok()
             .and_then(|text| serde_json::from_str::<&RawValue>(text).ok());
         if let Some(response) = finished {
-            emit(
-                &mut out,
-                &mut seq,
-                "response.completed",
-                Lifecycle { response },
-            );
+            emit(out, &mut seq, "response.completed", Lifecycle { response });
         }
-        out
     }
 }

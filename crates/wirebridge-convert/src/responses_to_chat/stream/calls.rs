@@ -1,5 +1,6 @@
 //! Tool calls: fragments keyed by index, live or buffered, closed in order.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::lenient::ToolCall;
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
@@ -17,7 +18,7 @@ impl StreamTranslator {
     pub(super) fn tool_fragment(
         &mut self,
         fragment: &ToolCall<'_>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) -> Result<(), Failure> {
         let id = fragment.id.as_deref().filter(|id| !id.is_empty());
         // Index first; servers that omit it are matched by id, then by the
@@ -126,7 +127,7 @@ impl StreamTranslator {
 
     /// Opens a pending call as a live item if it is the next call in order,
     /// is a plain function, has its name, and no other call is live.
-    pub(super) fn try_go_live(&mut self, slot: usize, out: &mut Vec<u8>) -> Result<(), Failure> {
+    pub(super) fn try_go_live(&mut self, slot: usize, out: &mut Frames) -> Result<(), Failure> {
         let earlier_pending = self.calls[..slot]
             .iter()
             .any(|c| c.phase == CallPhase::Pending);
@@ -147,7 +148,7 @@ impl StreamTranslator {
 
     /// Sends, as one delta, the arguments a call gathered before it went
     /// live (custom calls send their input when they close instead).
-    pub(super) fn send_buffered_arguments(&mut self, slot: usize, out: &mut Vec<u8>) {
+    pub(super) fn send_buffered_arguments(&mut self, slot: usize, out: &mut Frames) {
         let call = &self.calls[slot];
         let whole = call
             .name
@@ -178,7 +179,7 @@ impl StreamTranslator {
         );
     }
 
-    pub(super) fn open_call(&mut self, slot: usize, out: &mut Vec<u8>) {
+    pub(super) fn open_call(&mut self, slot: usize, out: &mut Frames) {
         let output_index = self.output.len();
         let call = &mut self.calls[slot];
         if call.call_id.is_none() {
@@ -251,7 +252,7 @@ impl StreamTranslator {
         };
     }
 
-    pub(super) fn close_call(&mut self, slot: usize, status: ItemStatus, out: &mut Vec<u8>) {
+    pub(super) fn close_call(&mut self, slot: usize, status: ItemStatus, out: &mut Frames) {
         let call = &mut self.calls[slot];
         let CallPhase::Live {
             item_id,

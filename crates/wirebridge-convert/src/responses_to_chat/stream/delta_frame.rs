@@ -14,8 +14,8 @@
 //! when the part opens, and each delta appends only what changes, byte for
 //! byte what serializing the event gives.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_sse::encode_event_with;
 
 /// The constant parts of one part's delta events.
 #[derive(Debug)]
@@ -62,13 +62,13 @@ impl DeltaFrame {
     /// advances `seq`; output text events carry `logprobs` after it.
     pub(super) fn write(
         &self,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
         seq: &mut u64,
         fragment: &RawValue,
         logprobs: Option<&RawValue>,
     ) {
         let (head, fields) = self.template.split_at(self.fields_at);
-        encode_event_with(out, Some(self.kind), |out| {
+        out.event(Some(self.kind), |out| {
             out.extend_from_slice(head);
             push_decimal(out, *seq);
             out.extend_from_slice(fields);
@@ -129,7 +129,7 @@ mod tests {
         ] {
             let frame = DeltaFrame::new(kind, item_id, 3, "content_index", 7);
             let (mut seq_a, mut seq_b) = (seq, seq);
-            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let (mut a, mut b) = (Frames::sse(), Frames::sse());
             frame.write(&mut a, &mut seq_a, raw(fragment), Some(raw(logprobs)));
             let body = OutputTextEvent {
                 item_id,
@@ -142,7 +142,7 @@ mod tests {
                 logprobs: raw(logprobs),
             };
             emit(&mut b, &mut seq_b, kind, body);
-            assert_eq!(String::from_utf8(a), String::from_utf8(b));
+            assert_eq!(a.as_bytes(), b.as_bytes());
             assert_eq!(seq_a, seq_b);
         }
     }
@@ -152,7 +152,7 @@ mod tests {
         let kind = "response.reasoning_summary_text.delta";
         let frame = DeltaFrame::new(kind, "rs_1", 0, "summary_index", 0);
         let (mut seq_a, mut seq_b) = (41, 41);
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let (mut a, mut b) = (Frames::sse(), Frames::sse());
         frame.write(&mut a, &mut seq_a, raw(r#""think""#), None);
         let body = SummaryTextEvent {
             item_id: "rs_1",
@@ -162,6 +162,6 @@ mod tests {
             text: None,
         };
         emit(&mut b, &mut seq_b, kind, body);
-        assert_eq!(String::from_utf8(a), String::from_utf8(b));
+        assert_eq!(a.as_bytes(), b.as_bytes());
     }
 }

@@ -1,8 +1,8 @@
 //! Writing events, and the failure that ends a stream.
 
+use crate::frames::Frames;
 use serde::Serialize;
 use serde_json::value::RawValue;
-use wirebridge_sse::encode_event_with;
 use wirebridge_wire::error::UpstreamError;
 use wirebridge_wire::responses::strict::Event;
 
@@ -37,7 +37,7 @@ pub(super) const RESPONSE_ERROR_CODES: [&str; 5] = [
 ];
 
 pub(in crate::responses_to_chat) fn emit<B: Serialize>(
-    out: &mut Vec<u8>,
+    out: &mut Frames,
     seq: &mut u64,
     kind: &'static str,
     body: B,
@@ -47,7 +47,7 @@ pub(in crate::responses_to_chat) fn emit<B: Serialize>(
         sequence_number: *seq,
         body,
     };
-    encode_event_with(out, Some(kind), |out| {
+    out.event(Some(kind), |out| {
         serde_json::to_writer(out, &event).expect("events always serialize")
     });
     *seq += 1;

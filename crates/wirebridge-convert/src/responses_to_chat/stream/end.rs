@@ -1,6 +1,7 @@
 //! How a stream ends: items closed in order, then exactly one terminal
 //! event (completed, incomplete, or an `error` event and failed).
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::strict::{ErrorEvent, ErrorPayload, Lifecycle};
 use wirebridge_wire::responses::strict::{ItemStatus, MessagePhase, ResponseError, ResponseStatus};
@@ -13,11 +14,11 @@ impl StreamTranslator {
     /// Closes the open item because another one opens. A live tool call
     /// closes together with every buffered call, since tool calls end a
     /// turn.
-    pub(super) fn close_open(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+    pub(super) fn close_open(&mut self, out: &mut Frames) -> Result<(), Failure> {
         self.close_item(false, out)
     }
 
-    fn close_item(&mut self, reply_ended: bool, out: &mut Vec<u8>) -> Result<(), Failure> {
+    fn close_item(&mut self, reply_ended: bool, out: &mut Frames) -> Result<(), Failure> {
         let status = self.closing_status();
         match std::mem::replace(&mut self.open, Open::Nothing) {
             Open::Nothing => Ok(()),
@@ -61,7 +62,7 @@ impl StreamTranslator {
     /// Closes the open item as `incomplete` because the stream failed: the
     /// client keeps the text and arguments that arrived. Calls still
     /// buffered were never announced and stay out.
-    pub(super) fn abandon_open(&mut self, out: &mut Vec<u8>) {
+    pub(super) fn abandon_open(&mut self, out: &mut Frames) {
         match std::mem::replace(&mut self.open, Open::Nothing) {
             Open::Nothing => {}
             Open::Reasoning(state) => self.close_reasoning(state, ItemStatus::Incomplete, out),
@@ -78,12 +79,12 @@ impl StreamTranslator {
     }
 
     /// Closes every item, at the end of the reply.
-    pub(super) fn close_all(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+    pub(super) fn close_all(&mut self, out: &mut Frames) -> Result<(), Failure> {
         self.close_item(true, out)?;
         self.close_calls(out)
     }
 
-    pub(super) fn close_calls(&mut self, out: &mut Vec<u8>) -> Result<(), Failure> {
+    pub(super) fn close_calls(&mut self, out: &mut Frames) -> Result<(), Failure> {
         for slot in 0..self.calls.len() {
             if self.calls[slot].phase == CallPhase::Pending {
                 if self.calls[slot].name.is_none() {
@@ -100,7 +101,7 @@ impl StreamTranslator {
         Ok(())
     }
 
-    pub(super) fn complete(&mut self, out: &mut Vec<u8>) {
+    pub(super) fn complete(&mut self, out: &mut Frames) {
         self.flush_think(out);
         if self.state == State::Waiting {
             self.begin(out);
@@ -130,7 +131,7 @@ impl StreamTranslator {
         self.outcome = Some(status);
     }
 
-    pub(super) fn fail_with(&mut self, failure: Failure, out: &mut Vec<u8>) {
+    pub(super) fn fail_with(&mut self, failure: Failure, out: &mut Frames) {
         if self.state == State::Finished {
             return;
         }

@@ -1,5 +1,6 @@
 //! Chat chunk stream → Responses event stream.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::lenient::{ChatCompletion, Choice, ToolCall};
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
@@ -29,18 +30,18 @@ pub(in crate::responses_to_chat) use emit::{emit, Failure};
 ///
 /// Feed it the `data` of each upstream SSE event with [`push`](Self::push),
 /// and call [`finish`](Self::finish) at the end of the upstream body (or
-/// [`fail`](Self::fail) if it broke off). Each call appends complete SSE
-/// frames to `out`; nothing is held back that could already be sent.
+/// [`fail`](Self::fail) if it broke off). Each call writes complete events
+/// to `out`, in its framing; nothing is held back that could already be sent.
 ///
 /// ```
 /// use wirebridge_convert::responses_to_chat::{StreamTranslator, ResponsesContext};
 ///
 /// let mut translator = StreamTranslator::new(ResponsesContext::default());
-/// let mut out = Vec::new();
+/// let mut out = wirebridge_convert::Frames::sse();
 /// translator.push(r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}"#, &mut out);
 /// translator.push(r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#, &mut out);
 /// translator.push("[DONE]", &mut out);
-/// let text = String::from_utf8(out).unwrap();
+/// let text = String::from_utf8(out.take().bytes).unwrap();
 /// assert!(text.starts_with("event: response.created\n"));
 /// assert!(text.contains("event: response.output_text.delta\n"));
 /// assert!(text.trim_end().ends_with(r#""sequence_number":9}"#) || text.contains("event: response.completed\n"));
@@ -236,7 +237,7 @@ impl StreamTranslator {
     }
 
     /// Feeds the `data` of one upstream SSE event.
-    pub fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    pub fn push(&mut self, data: &str, out: &mut Frames) {
         if self.state == State::Finished {
             return;
         }
@@ -279,7 +280,7 @@ impl StreamTranslator {
 
     /// Translates a choice of the reply, or notes one that is not; returns
     /// whether the stream goes on.
-    fn choose(&mut self, choice: &Choice<'_>, out: &mut Vec<u8>) -> bool {
+    fn choose(&mut self, choice: &Choice<'_>, out: &mut Frames) -> bool {
         if choice.index.unwrap_or(0) != 0 {
             self.note_extra_choice();
             return true;
@@ -295,7 +296,7 @@ impl StreamTranslator {
 
     /// Ends the stream at the end of the upstream body. A stream that ended
     /// without a `finish_reason` or `[DONE]` was cut off: it fails.
-    pub fn finish(&mut self, out: &mut Vec<u8>) {
+    pub fn finish(&mut self, out: &mut Frames) {
         match self.state {
             State::Finished => {}
             _ if self.finish_reason.is_some() => self.complete(out),
@@ -308,13 +309,13 @@ impl StreamTranslator {
 
     /// Ends the stream because the upstream failed (a transport error, an
     /// error status after the headers, a decoding error).
-    pub fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    pub fn fail(&mut self, message: &str, out: &mut Frames) {
         self.fail_with(Failure::server(message), out);
     }
 
     /// Starts the response on the first chunk, from its `model` and
     /// `created`.
-    fn start(&mut self, model: Option<&str>, created: Option<u64>, out: &mut Vec<u8>) {
+    fn start(&mut self, model: Option<&str>, created: Option<u64>, out: &mut Frames) {
         // Some servers (Azure) open with a chunk that names no model: the
         // first one that does names the response's.
         if !self.upstream_model {
@@ -330,7 +331,7 @@ impl StreamTranslator {
         self.begin(out);
     }
 
-    fn begin(&mut self, out: &mut Vec<u8>) {
+    fn begin(&mut self, out: &mut Frames) {
         if self.created_at == 0 {
             self.created_at = unix_now();
         }
@@ -383,7 +384,7 @@ impl StreamTranslator {
         }
     }
 
-    fn choice(&mut self, choice: &Choice<'_>, out: &mut Vec<u8>) -> Result<(), Failure> {
+    fn choice(&mut self, choice: &Choice<'_>, out: &mut Frames) -> Result<(), Failure> {
         if let Some(delta) = &choice.delta {
             if let Some(text) = reasoning_text(delta).filter(|t| !t.is_empty()) {
                 self.reasoning(text.into(), out);
@@ -451,7 +452,7 @@ impl StreamTranslator {
 
     /// Answer text, through the reasoning splitter when the profile has one
     /// and it may still find a tag.
-    fn content(&mut self, text: JsonStr<'_>, logprobs: Option<&RawValue>, out: &mut Vec<u8>) {
+    fn content(&mut self, text: JsonStr<'_>, logprobs: Option<&RawValue>, out: &mut Frames) {
         if text.is_empty() {
             return;
         }
@@ -471,7 +472,7 @@ impl StreamTranslator {
     }
 
     /// Routes content through the reasoning splitter (profile `think_tags`).
-    fn split_think(&mut self, text: &str, out: &mut Vec<u8>) {
+    fn split_think(&mut self, text: &str, out: &mut Frames) {
         let Some(mut splitter) = self.think.take() else {
             return;
         };
@@ -483,7 +484,7 @@ impl StreamTranslator {
         self.emit_pieces(pieces, out);
     }
 
-    fn flush_think(&mut self, out: &mut Vec<u8>) {
+    fn flush_think(&mut self, out: &mut Frames) {
         let Some(mut splitter) = self.think.take() else {
             return;
         };
@@ -493,7 +494,7 @@ impl StreamTranslator {
         self.emit_pieces(pieces, out);
     }
 
-    fn emit_pieces(&mut self, pieces: Vec<(Side, String)>, out: &mut Vec<u8>) {
+    fn emit_pieces(&mut self, pieces: Vec<(Side, String)>, out: &mut Frames) {
         for (side, piece) in pieces {
             let text = JsonText::from_text(&piece);
             match side {
@@ -505,13 +506,13 @@ impl StreamTranslator {
 }
 
 impl crate::stream::StreamTranslate for StreamTranslator {
-    fn push(&mut self, data: &str, out: &mut Vec<u8>) {
+    fn push(&mut self, data: &str, out: &mut Frames) {
         StreamTranslator::push(self, data, out)
     }
-    fn finish(&mut self, out: &mut Vec<u8>) {
+    fn finish(&mut self, out: &mut Frames) {
         StreamTranslator::finish(self, out)
     }
-    fn fail(&mut self, message: &str, out: &mut Vec<u8>) {
+    fn fail(&mut self, message: &str, out: &mut Frames) {
         StreamTranslator::fail(self, message, out)
     }
     fn is_finished(&self) -> bool {

@@ -1,5 +1,6 @@
 //! Reasoning and message items: opening, streaming text, closing.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::raw::{empty_array, EscapedText, JsonText};
 use wirebridge_wire::responses::strict::{
@@ -15,7 +16,7 @@ use super::emit::{emit, to_raw};
 use super::{MessageState, Open, Part, ReasoningState, StreamTranslator};
 
 impl StreamTranslator {
-    pub(super) fn reasoning(&mut self, text: JsonText<'_>, out: &mut Vec<u8>) {
+    pub(super) fn reasoning(&mut self, text: JsonText<'_>, out: &mut Frames) {
         let summary = self.ctx.summary_output();
         if !matches!(self.open, Open::Reasoning(_)) {
             if self.close_open(out).is_err() {
@@ -89,7 +90,7 @@ impl StreamTranslator {
         text: JsonText<'_>,
         refusal: bool,
         logprobs: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         if !matches!(self.open, Open::Message(_)) {
             if self.close_open(out).is_err() {
@@ -178,7 +179,7 @@ impl StreamTranslator {
         &mut self,
         mut state: ReasoningState,
         status: ItemStatus,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         let (item_id, output_index) = (state.id.as_str(), state.output_index);
         let text = JsonText::from(state.text.literal());
@@ -254,7 +255,7 @@ impl StreamTranslator {
         mut state: MessageState,
         status: ItemStatus,
         phase: Option<MessagePhase>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         close_part(&mut state, &mut self.seq, out);
         let logprobs: Vec<Box<RawValue>> = state
@@ -295,7 +296,7 @@ impl StreamTranslator {
     }
 }
 
-fn close_part(state: &mut MessageState, seq: &mut u64, out: &mut Vec<u8>) {
+fn close_part(state: &mut MessageState, seq: &mut u64, out: &mut Frames) {
     let Some(mut part) = state.current.take() else {
         return;
     };

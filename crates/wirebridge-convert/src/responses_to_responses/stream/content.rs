@@ -1,6 +1,7 @@
 //! The events about one item's content, passed on under the bridge's ids
 //! with the positions the grammar requires.
 
+use crate::frames::Frames;
 use wirebridge_wire::RawObject;
 
 use super::end::PartKind;
@@ -12,7 +13,7 @@ impl StreamTranslator {
         &mut self,
         kind: &str,
         mut event: RawObject<'_>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) -> Result<(), String> {
         let id = event.str("item_id").map(str::to_owned);
         let at = event.get("output_index").and_then(index);

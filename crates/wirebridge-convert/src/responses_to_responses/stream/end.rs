@@ -1,6 +1,7 @@
 //! How a re-sent stream ends: every announced item closed, then exactly one
 //! terminal event, the backend's outcome in the bridge's `Response`.
 
+use crate::frames::Frames;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;
@@ -78,7 +79,7 @@ impl StreamTranslator {
         &mut self,
         kind: &str,
         response: Option<&RawValue>,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) -> Result<(), String> {
         let raw = response.ok_or_else(|| format!("the upstream sent {kind} without a response"))?;
         let body: ResponseBody<'_> = serde_json::from_str(raw.get())
@@ -130,7 +131,7 @@ impl StreamTranslator {
 
     /// Items in the backend's final response that were never finished in
     /// its stream: finished now, as it lists them.
-    fn take_listed(&mut self, raw: &RawValue, out: &mut Vec<u8>) -> Result<(), String> {
+    fn take_listed(&mut self, raw: &RawValue, out: &mut Frames) -> Result<(), String> {
         #[derive(Deserialize)]
         struct Listed<'a> {
             #[serde(borrow, default)]
@@ -170,7 +171,7 @@ impl StreamTranslator {
         self.failure = Some(Failure::upstream(raw));
     }
 
-    fn send_error(&mut self, failure: &Failure, out: &mut Vec<u8>) {
+    fn send_error(&mut self, failure: &Failure, out: &mut Frames) {
         let code = failure.code.as_deref();
         let event = ErrorEvent {
             code,
@@ -193,7 +194,7 @@ impl StreamTranslator {
     pub(in crate::responses_to_responses) fn fail_with(
         &mut self,
         failure: Failure,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) {
         if self.state == State::Finished {
             return;
@@ -218,7 +219,7 @@ impl StreamTranslator {
     /// Closes the content part (or summary part) an item has open, with
     /// the text that arrived (its `output_text.done`, unless the backend
     /// sent that already).
-    pub(super) fn close_parts(&mut self, slot: usize, out: &mut Vec<u8>) {
+    pub(super) fn close_parts(&mut self, slot: usize, out: &mut Frames) {
         if self.slots[slot].summary == SummaryPart::Open {
             self.close_summary(slot, out);
         }
@@ -245,7 +246,7 @@ impl StreamTranslator {
 
     /// Ends a call's arguments (or a custom call's input) that the backend
     /// never said were done, with what arrived of them.
-    fn close_arguments(&mut self, slot: usize, out: &mut Vec<u8>) {
+    fn close_arguments(&mut self, slot: usize, out: &mut Frames) {
         let state = &mut self.slots[slot];
         let (kind, field) = match state.kind.as_str() {
             "function_call" => ("response.function_call_arguments.done", "arguments"),
@@ -269,7 +270,7 @@ impl StreamTranslator {
 
     /// Finishes every item still open, as `status` says, with what arrived
     /// of it.
-    fn close_unfinished(&mut self, status: ResponseStatus, out: &mut Vec<u8>) {
+    fn close_unfinished(&mut self, status: ResponseStatus, out: &mut Frames) {
         let item_status = match status {
             ResponseStatus::Completed => "\"completed\"",
             _ => "\"incomplete\"",

@@ -4,6 +4,7 @@
 //! summary parts, followed as they pass so that a stream that ends inside
 //! one still closes it.
 
+use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::RawObject;
 
@@ -90,7 +91,7 @@ impl StreamTranslator {
         kind: &str,
         event: &RawObject<'_>,
         slot: usize,
-        out: &mut Vec<u8>,
+        out: &mut Frames,
     ) -> bool {
         match kind {
             "response.content_part.added" | "response.content_part.done" => {
@@ -119,7 +120,7 @@ impl StreamTranslator {
         }
     }
 
-    fn open_summary(&mut self, slot: usize, out: &mut Vec<u8>) {
+    fn open_summary(&mut self, slot: usize, out: &mut Frames) {
         if self.slots[slot].summary != SummaryPart::None {
             return;
         }
@@ -130,7 +131,7 @@ impl StreamTranslator {
         self.send("response.reasoning_summary_part.added", event, out);
     }
 
-    pub(super) fn close_summary(&mut self, slot: usize, out: &mut Vec<u8>) {
+    pub(super) fn close_summary(&mut self, slot: usize, out: &mut Frames) {
         if self.slots[slot].summary != SummaryPart::Open {
             return;
         }
@@ -156,7 +157,7 @@ impl StreamTranslator {
 
 impl StreamTranslator {
     /// Closes the backend's summary part left open, with what arrived.
-    pub(super) fn close_native_summary(&mut self, slot: usize, out: &mut Vec<u8>) {
+    pub(super) fn close_native_summary(&mut self, slot: usize, out: &mut Frames) {
         let Some(part) = self.slots[slot].native_summary.take() else {
             return;
         };

@@ -12,14 +12,14 @@ use http_body::Body;
 use tower::{Service, ServiceExt};
 use wirebridge_convert::responses_to_chat::compaction::{CompactionAsk, Summary};
 use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest, Seal};
-use wirebridge_convert::ConvertError;
+use wirebridge_convert::{ConvertError, Frames};
 
 use super::conversation::{no_seal_key, options, resolve, settle};
 use super::over::Compacts;
 use super::summarize::{Speaks, Upstream};
-use crate::body::ResponseBody;
+use crate::body::{mark_framing, ResponseBody};
 use crate::direction::{Prepared, ResponsesOverChat, ResponsesOverResponses, Tenant};
-use crate::exchange::{Keep, Reply};
+use crate::exchange::{framing_of, Keep, Reply};
 use crate::headers::{insert_reasoning_included, upstream_request};
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
@@ -215,6 +215,7 @@ impl<'s> Turn<'s> {
             stream,
             keep,
             common: self.common,
+            framing: framing_of(&self.parts),
         };
         Ok(reply.send::<C, ResB>(response, tracker).await)
     }
@@ -292,17 +293,20 @@ impl<'h> Compacting<'_, '_, 'h> {
         }
         tracker.losses.extend(reply.losses.clone());
         let (body, content_type) = match summarize.stream() {
-            true => (summarize.trigger_events(&reply), "text/event-stream"),
-            false => (std::mem::take(&mut reply.body), "application/json"),
+            true => {
+                let mut events = Frames::new(framing_of(&self.turn.parts));
+                summarize.trigger_events(&reply, &mut events);
+                mark_framing(&mut head, events.framing());
+                (ResponseBody::events(events), "text/event-stream")
+            }
+            false => (
+                ResponseBody::full(std::mem::take(&mut reply.body)),
+                "application/json",
+            ),
         };
         insert_reasoning_included(&mut head.headers);
-        Ok(finish_reply(
-            &mut tracker,
-            head,
-            ResponseBody::full(body),
-            content_type,
-            Some(reply.summary),
-        ))
+        let response = finish_reply(&mut tracker, head, body, content_type, Some(reply.summary));
+        Ok(response)
     }
 
     /// A turn with a `context_management` threshold, translated: as it
