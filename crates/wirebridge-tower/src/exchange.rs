@@ -20,9 +20,11 @@ use wirebridge_convert::responses_to_chat::Turn;
 use wirebridge_convert::{Framing, Loss, LossKind};
 
 use crate::body::{mark_framing, HoldFuture, Release, ResponseBody, StreamState};
-use crate::direction::sealed::Direction;
+use crate::direction::sealed::{
+    ClientRequest as _, Direction, KeptStream as _, ReplyContext as _, TranslatedReply as _,
+};
 use crate::direction::state;
-use crate::direction::{Continues, Prepared, Tenant, Way};
+use crate::direction::{Continues, Prepared, Tenant};
 use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
@@ -101,9 +103,19 @@ where
         Ok(parsed) => parsed,
         Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
     };
-    let parsed = match D::way(&shared.direction, parsed) {
-        Way::Usual(parsed) => parsed,
-        Way::Compacting(settings, request) => {
+    let parsed = match parsed.compacting() {
+        Err(parsed) => parsed,
+        Ok(request) => {
+            // Only Responses requests compact, and their directions have
+            // the Responses side's settings.
+            let Some(settings) = state::compaction::<D>(&shared.direction) else {
+                let error = api_error(
+                    "compaction is not served on this endpoint",
+                    "invalid_request_error",
+                    "unsupported_parameter",
+                );
+                return Ok(Refused::new(StatusCode::BAD_REQUEST, error).send(&mut tracker));
+            };
             let (parts, prefix) = (parts.clone(), prefix.to_owned());
             let speaks = compaction::Speaks::upstream_of::<D>();
             let turn =
@@ -262,13 +274,13 @@ pub(crate) async fn prepare<'a, D: Direction>(
 ) -> Result<Prepared<D::Context>, Refused> {
     let settings = &shared.direction;
     if let Some(stateful) = state::stateful::<D>(settings) {
-        let continues = D::continues(&parsed).map_err(Refused::from_convert)?;
+        let continues = parsed.continues().map_err(Refused::from_convert)?;
         let (previous, conversation) = match &continues {
             Continues::Nothing => (None, None),
             Continues::Response(previous) => (Some(*previous), None),
             Continues::Conversation(id) => (None, Some(id.as_ref())),
         };
-        let references = D::item_references(&parsed);
+        let references = parsed.item_references();
         if !tenant.stores {
             if previous.is_some() {
                 return Err(needs_credentials("previous_response_id"));
@@ -305,7 +317,7 @@ pub(crate) async fn prepare<'a, D: Direction>(
         });
     }
     if !tenant.stores && prepared.turn.take().is_some() {
-        D::not_stored(&mut prepared.context);
+        prepared.context.not_stored();
     }
     Ok(prepared)
 }
@@ -442,21 +454,18 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         };
         // A stream the client did not ask for is translated as a stream,
         // then answered as the body the client expects.
-        let reply = tracker.timed(|| match event_stream {
-            true => D::translate_stream_reply(&bytes, &self.context),
-            false => D::translate_reply(&bytes, &self.context),
-        });
+        let reply = tracker.timed(|| D::translate_reply(&bytes, event_stream, &self.context));
         let reply = match reply {
             Ok(reply) => reply,
             Err(e) => return Refused::from_convert(e).send(&mut tracker),
         };
         let mut kept = true;
         if let Some(keep) = self.keep {
-            if let Some(finished) = D::finished_reply(&reply) {
+            if let Some(finished) = reply.kept() {
                 kept = keep.stateful.save(&keep.tenant, keep.turn, finished).await;
             }
         }
-        let mut parts = D::into_parts(reply);
+        let mut parts = reply.into_parts();
         if !kept {
             parts.body = unstored_response(&parts.body);
         }
@@ -480,7 +489,7 @@ impl Keep {
     /// response is stored first, so a client that chains on it at once
     /// finds it.
     fn save_stream<D: Direction>(self, stream: &D::Stream) -> Option<HoldFuture> {
-        let finished = D::finished_stream(stream)?;
+        let finished = stream.kept()?;
         let record = self.stateful.record(self.turn, finished)?;
         let (stateful, tenant) = (self.stateful, self.tenant);
         Some(Box::pin(async move {

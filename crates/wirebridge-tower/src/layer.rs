@@ -12,6 +12,7 @@ use wirebridge_convert::seal::Sealer;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 use wirebridge_store::ResponseStore;
 
+use crate::direction::sealed::Settings as _;
 use crate::direction::{
     state, ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation,
 };
@@ -122,7 +123,7 @@ impl<D: Translation> TranslateLayer<D> {
 
     /// What to do with what cannot be translated.
     pub fn policy(mut self, policy: LossPolicy) -> Self {
-        *D::policy_mut(&mut self.settings().direction) = policy;
+        *self.settings().direction.policy_mut() = policy;
         self
     }
 

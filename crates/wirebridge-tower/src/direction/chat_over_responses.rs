@@ -1,9 +1,9 @@
 //! Chat Completions clients over a Responses service.
 
 use wirebridge_convert::responses_to_chat::History;
-use wirebridge_convert::{chat_to_responses, ConvertError, LossPolicy};
+use wirebridge_convert::{chat_to_responses, ConvertError};
 
-use super::{sealed, ChatOverResponses, Prepared, ReplyParts};
+use super::{sealed, ChatOverResponses, Prepared};
 use crate::observer;
 use crate::settings::ChatSettings;
 
@@ -17,10 +17,6 @@ impl sealed::Direction for ChatOverResponses {
     const KIND: observer::Direction = observer::Direction::ChatToResponses;
     const CLIENT_ENDPOINT: &'static str = "/chat/completions";
     const UPSTREAM_ENDPOINT: &'static str = "/responses";
-
-    fn policy_mut(settings: &mut ChatSettings) -> &mut LossPolicy {
-        &mut settings.convert.policy
-    }
 
     fn parse<'a>(
         _head: &'a http::request::Parts,
@@ -48,26 +44,18 @@ impl sealed::Direction for ChatOverResponses {
         })
     }
 
-    fn translate_reply(body: &[u8], context: &Self::Context) -> Result<Self::Reply, ConvertError> {
-        chat_to_responses::translate_body(body, context)
-    }
-
-    fn translate_stream_reply(
+    fn translate_reply(
         body: &[u8],
+        streamed: bool,
         context: &Self::Context,
     ) -> Result<Self::Reply, ConvertError> {
-        chat_to_responses::translate_stream_body(body, context)
+        match streamed {
+            true => chat_to_responses::translate_stream_body(body, context),
+            false => chat_to_responses::translate_body(body, context),
+        }
     }
 
     fn stream(context: Self::Context) -> Self::Stream {
         chat_to_responses::StreamTranslator::new(context)
-    }
-
-    fn into_parts(reply: Self::Reply) -> ReplyParts {
-        ReplyParts {
-            body: reply.body,
-            losses: reply.losses,
-            summary: reply.summary,
-        }
     }
 }

@@ -6,9 +6,9 @@ use wirebridge_convert::messages_to_responses::{
     self, MessagesContext, StreamTranslator, TranslatedBody,
 };
 use wirebridge_convert::responses_to_chat::History;
-use wirebridge_convert::{ConvertError, LossPolicy};
+use wirebridge_convert::ConvertError;
 
-use super::{sealed, MessagesOverResponses, Prepared, ReplyParts};
+use super::{sealed, MessagesOverResponses, Prepared};
 use crate::observer;
 use crate::settings::MessagesSettings;
 
@@ -41,10 +41,6 @@ impl sealed::Direction for MessagesOverResponses {
     const CLIENT_ENDPOINT: &'static str = "/messages";
     const UPSTREAM_ENDPOINT: &'static str = "/responses";
     const HANDS_ON: bool = true;
-
-    fn policy_mut(settings: &mut MessagesSettings) -> &mut LossPolicy {
-        &mut settings.convert.policy
-    }
 
     fn parse<'a>(
         head: &'a http::request::Parts,
@@ -124,26 +120,18 @@ impl sealed::Direction for MessagesOverResponses {
         })
     }
 
-    fn translate_reply(body: &[u8], context: &Self::Context) -> Result<Self::Reply, ConvertError> {
-        messages_to_responses::translate_body(body, context)
-    }
-
-    fn translate_stream_reply(
+    fn translate_reply(
         body: &[u8],
+        streamed: bool,
         context: &Self::Context,
     ) -> Result<Self::Reply, ConvertError> {
-        messages_to_responses::translate_stream_body(body, context)
+        match streamed {
+            true => messages_to_responses::translate_stream_body(body, context),
+            false => messages_to_responses::translate_body(body, context),
+        }
     }
 
     fn stream(context: Self::Context) -> Self::Stream {
         StreamTranslator::new(context)
-    }
-
-    fn into_parts(reply: Self::Reply) -> ReplyParts {
-        ReplyParts {
-            body: reply.body,
-            losses: reply.losses,
-            summary: reply.summary,
-        }
     }
 }

@@ -71,19 +71,6 @@ pub struct Tenant {
     pub(crate) stores: bool,
 }
 
-/// Where a parsed request goes: translated as usual, or handed to the
-/// compacting exchanges, which run their own steps (it names compaction,
-/// and compaction runs here).
-pub enum Way<'s, 'a, P> {
-    /// Translated as usual.
-    Usual(P),
-    /// Compacted, with these settings (boxed: rare, and large).
-    Compacting(
-        &'s ResponsesSettings,
-        Box<responses_to_chat::ParsedRequest<'a>>,
-    ),
-}
-
 /// A translated reply body, in parts.
 pub struct ReplyParts {
     pub(crate) body: Vec<u8>,
@@ -96,6 +83,7 @@ mod messages_over_responses;
 mod responses_over_chat;
 mod responses_over_responses;
 mod responses_side;
+mod types;
 
 /// What stored state a request continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,19 +100,25 @@ pub(crate) mod state;
 pub(crate) mod sealed {
     use super::*;
 
-    /// What a direction does. Public in a private module: nameable by no
-    /// one outside the crate, so [`Translation`] is sealed.
+    /// What a direction does: a codec between the client's API and the
+    /// upstream's. Public in a private module: nameable by no one outside
+    /// the crate, so [`Translation`] is sealed.
+    ///
+    /// What the types it names do for the exchange (the stored state a
+    /// request continues, the response a reply leaves for the store) is
+    /// theirs: see [`Settings`], [`ClientRequest`], [`ReplyContext`],
+    /// [`TranslatedReply`] and [`KeptStream`].
     pub trait Direction: Send + Sync + 'static {
         /// Settings that exist in this direction only.
-        type Settings: Clone + Default + fmt::Debug + Send + Sync + 'static;
+        type Settings: Settings;
         /// A parsed request, borrowing its body.
-        type Parsed<'a>: Send;
+        type Parsed<'a>: ClientRequest<'a>;
         /// What translating the reply needs.
-        type Context: Send + Sync + 'static;
+        type Context: ReplyContext;
         /// A translated reply body.
-        type Reply: Send;
+        type Reply: TranslatedReply;
         /// The stream translator.
-        type Stream: StreamTranslate + Send + 'static;
+        type Stream: KeptStream;
 
         /// For observers and logs.
         const KIND: observer::Direction;
@@ -140,9 +134,6 @@ pub(crate) mod sealed {
         /// [`REASONING_INCLUDED_HEADER`](crate::REASONING_INCLUDED_HEADER):
         /// Responses replies, whose usage is the backend's.
         const REASONING_INCLUDED: bool = false;
-
-        /// The loss policy in the settings.
-        fn policy_mut(settings: &mut Self::Settings) -> &mut LossPolicy;
 
         /// Adjusts the head of the client's request before anything reads
         /// it: its credentials, the headers and query of its own API that
@@ -160,26 +151,6 @@ pub(crate) mod sealed {
             body: &'a [u8],
         ) -> Result<Self::Parsed<'a>, ConvertError>;
 
-        /// Where a parsed request goes: as usual, unless it names
-        /// compaction and compaction runs here.
-        fn way<'s, 'a>(
-            _settings: &'s Self::Settings,
-            parsed: Self::Parsed<'a>,
-        ) -> Way<'s, 'a, Self::Parsed<'a>> {
-            Way::Usual(parsed)
-        }
-
-        /// The stored state the request continues: a response, or a
-        /// conversation (an error when it names one wrongly).
-        fn continues<'p>(_parsed: &'p Self::Parsed<'_>) -> Result<Continues<'p>, ConvertError> {
-            Ok(Continues::Nothing)
-        }
-
-        /// The ids of stored items the request refers to (`item_reference`).
-        fn item_references<'p>(_parsed: &'p Self::Parsed<'_>) -> Vec<&'p str> {
-            Vec::new()
-        }
-
         /// Translates a parsed request, the stored history before it.
         fn translate<'a>(
             parsed: Self::Parsed<'a>,
@@ -188,54 +159,86 @@ pub(crate) mod sealed {
             tenant: &str,
         ) -> Result<Prepared<Self::Context>, ConvertError>;
 
-        /// Translates a non-streaming reply body.
+        /// Translates a reply that came whole: a body, or (`streamed`) a
+        /// whole event stream, into the body a client that did not ask
+        /// for a stream expects.
         fn translate_reply(
             body: &[u8],
-            context: &Self::Context,
-        ) -> Result<Self::Reply, ConvertError>;
-
-        /// Translates a whole event stream into the body a client that did
-        /// not ask for a stream expects.
-        fn translate_stream_reply(
-            body: &[u8],
+            streamed: bool,
             context: &Self::Context,
         ) -> Result<Self::Reply, ConvertError>;
 
         /// A stream translator for a reply.
         fn stream(context: Self::Context) -> Self::Stream;
 
-        /// A reply body's parts.
-        fn into_parts(reply: Self::Reply) -> ReplyParts;
-
-        /// A finished reply body, as a store keeps it.
-        fn finished_reply(_reply: &Self::Reply) -> Option<Finished<'_>> {
-            None
-        }
-
-        /// A finished stream, as a store keeps it.
-        fn finished_stream(_stream: &Self::Stream) -> Option<Finished<'_>> {
-            None
-        }
-
-        /// The Responses side's settings (store, tenants, sealer,
-        /// compaction, WebSocket mode), where this direction serves
-        /// Responses clients and keeps their state; `None` elsewhere. What
-        /// the exchange asks of them is in [`state`](super::state).
-        fn responses(_settings: &Self::Settings) -> Option<&ResponsesSettings> {
-            None
-        }
-
-        /// [`responses`](Direction::responses), to change.
-        fn responses_mut(_settings: &mut Self::Settings) -> Option<&mut ResponsesSettings> {
-            None
-        }
-
-        /// The reply is not kept, whatever the request asked: it says so.
-        fn not_stored(_context: &mut Self::Context) {}
-
         /// The path of the backend's token-counting endpoint, after the
         /// prefix, where the profile names one (Chat backends).
         fn tokenize(_settings: &Self::Settings) -> Option<&str> {
+            None
+        }
+    }
+
+    /// A direction's settings.
+    pub trait Settings: Clone + Default + fmt::Debug + Send + Sync + 'static {
+        /// The loss policy.
+        fn policy_mut(&mut self) -> &mut LossPolicy;
+
+        /// The Responses side's settings (store, tenants, sealer,
+        /// compaction, WebSocket mode), where the direction serves
+        /// Responses clients and keeps their state; `None` elsewhere. What
+        /// the exchange asks of them is in [`state`](super::state).
+        fn responses(&self) -> Option<&ResponsesSettings> {
+            None
+        }
+
+        /// [`responses`](Settings::responses), to change.
+        fn responses_mut(&mut self) -> Option<&mut ResponsesSettings> {
+            None
+        }
+    }
+
+    /// A parsed client request.
+    pub trait ClientRequest<'a>: Send + Sized {
+        /// The stored state the request continues: a response, or a
+        /// conversation (an error when it names one wrongly).
+        fn continues(&self) -> Result<Continues<'_>, ConvertError> {
+            Ok(Continues::Nothing)
+        }
+
+        /// The ids of stored items the request refers to (`item_reference`).
+        fn item_references(&self) -> Vec<&str> {
+            Vec::new()
+        }
+
+        /// The request, when it names compaction and the compacting
+        /// exchanges take it over; itself back otherwise.
+        fn compacting(self) -> Result<Box<responses_to_chat::ParsedRequest<'a>>, Self> {
+            Err(self)
+        }
+    }
+
+    /// What translating a reply needs.
+    pub trait ReplyContext: Send + Sync + 'static {
+        /// The reply is not kept, whatever the request asked: it says so.
+        fn not_stored(&mut self) {}
+    }
+
+    /// A translated reply body.
+    pub trait TranslatedReply: Send {
+        /// Its parts.
+        fn into_parts(self) -> ReplyParts;
+
+        /// The finished response, as a store keeps it.
+        fn kept(&self) -> Option<Finished<'_>> {
+            None
+        }
+    }
+
+    /// A stream translator.
+    pub trait KeptStream: StreamTranslate + Send + 'static {
+        /// The finished response, as a store keeps it, once the stream
+        /// has ended.
+        fn kept(&self) -> Option<Finished<'_>> {
             None
         }
     }

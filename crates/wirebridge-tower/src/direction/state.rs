@@ -1,6 +1,7 @@
 //! What the exchange asks of a direction's state: read from the Responses
 //! side's settings where the direction serves Responses clients
-//! ([`Direction::responses`]), and nothing kept anywhere else.
+//! ([`Settings::responses`](super::sealed::Settings::responses)), and
+//! nothing kept anywhere else.
 
 use std::sync::Arc;
 
@@ -8,7 +9,7 @@ use http::HeaderMap;
 use wirebridge_convert::catalog::ModelCatalog;
 
 use super::responses_side;
-use super::sealed::Direction;
+use super::sealed::{Direction, Settings as _};
 use super::Tenant;
 use crate::settings::ResponsesSettings;
 #[cfg(feature = "websocket")]
@@ -17,17 +18,17 @@ use crate::stateful::{MissingHistory, Stateful};
 
 /// The response store, if one is set.
 pub(crate) fn stateful<D: Direction>(settings: &D::Settings) -> Option<&Stateful> {
-    D::responses(settings).and_then(|r| r.stateful.as_ref())
+    settings.responses().and_then(|r| r.stateful.as_ref())
 }
 
 /// The background runs, if background responses are run.
 pub(crate) fn background<D: Direction>(settings: &D::Settings) -> Option<&crate::BackgroundRuns> {
-    D::responses(settings).and_then(|r| r.background.as_ref())
+    settings.responses().and_then(|r| r.background.as_ref())
 }
 
 /// The tenant of a request: nobody's where nothing is kept.
 pub(crate) fn tenant<D: Direction>(settings: &D::Settings, headers: &HeaderMap) -> Tenant {
-    match D::responses(settings) {
+    match settings.responses() {
         Some(responses) => responses_side::tenant(responses, headers),
         None => Tenant {
             key: String::new(),
@@ -38,18 +39,20 @@ pub(crate) fn tenant<D: Direction>(settings: &D::Settings, headers: &HeaderMap) 
 
 /// What to do with a stored conversation that misses a turn.
 pub(crate) fn missing_history<D: Direction>(settings: &D::Settings) -> MissingHistory {
-    D::responses(settings).map_or(MissingHistory::Refuse, |r| r.missing_history)
+    settings
+        .responses()
+        .map_or(MissingHistory::Refuse, |r| r.missing_history)
 }
 
 /// The settings compaction runs with (Responses clients only).
 pub(crate) fn compaction<D: Direction>(settings: &D::Settings) -> Option<&ResponsesSettings> {
-    D::responses(settings)
+    settings.responses()
 }
 
 /// Takes the model catalog the layer serves, where translating reads it
 /// too (a model's context window, for Responses clients).
 pub(crate) fn use_catalog<D: Direction>(settings: &mut D::Settings, catalog: &ModelCatalog) {
-    if let Some(responses) = D::responses_mut(settings) {
+    if let Some(responses) = settings.responses_mut() {
         responses.convert.catalog = Some(Arc::new(catalog.clone()));
     }
 }
@@ -57,7 +60,7 @@ pub(crate) fn use_catalog<D: Direction>(settings: &mut D::Settings, catalog: &Mo
 /// How WebSocket mode is served; `None` where it is not.
 #[cfg(feature = "websocket")]
 pub(crate) fn websocket<D: Direction>(settings: &D::Settings) -> Option<&WebSocketSettings> {
-    D::responses(settings).and_then(|r| r.websocket.as_ref())
+    settings.responses().and_then(|r| r.websocket.as_ref())
 }
 
 /// The settings of one WebSocket connection's turns: every response kept
@@ -70,7 +73,7 @@ pub(crate) fn session<D: Direction>(
     stores: bool,
 ) -> D::Settings {
     let mut session = settings.clone();
-    if let Some(responses) = D::responses_mut(&mut session) {
+    if let Some(responses) = session.responses_mut() {
         *responses = responses_side::session(responses, cache, stores);
     }
     session

@@ -8,7 +8,7 @@ use wirebridge_convert::responses_to_chat::{Options, Seal, Turn};
 use wirebridge_convert::{Loss, LossKind, LossReport};
 use wirebridge_wire::error::ApiError;
 
-use crate::direction::sealed::Direction;
+use crate::direction::sealed::{Direction, ReplyContext as _};
 use crate::direction::Tenant;
 use crate::replies::Refused;
 use crate::settings::ResponsesSettings;
@@ -88,6 +88,6 @@ pub(super) fn settle<D: Direction>(
         });
     }
     if !tenant.stores && turn.take().is_some() {
-        D::not_stored(context);
+        context.not_stored();
     }
 }

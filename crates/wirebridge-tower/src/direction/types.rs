@@ -1,0 +1,132 @@
+//! What the types the directions name do for the exchange: the settings
+//! each direction has, the stored state a Responses request continues, and
+//! the response a reply leaves for the store.
+
+use wirebridge_convert::responses_to_chat::{self, Finished, ParsedRequest, ResponsesContext};
+use wirebridge_convert::responses_to_responses::{self, NativeContext};
+use wirebridge_convert::{chat_to_responses, messages_to_responses, ConvertError, LossPolicy};
+
+use super::messages_over_responses::MessagesRequest;
+use super::sealed::{ClientRequest, KeptStream, ReplyContext, Settings, TranslatedReply};
+use super::{Continues, ReplyParts};
+use crate::settings::{ChatSettings, MessagesSettings, ResponsesSettings};
+
+impl Settings for ResponsesSettings {
+    fn policy_mut(&mut self) -> &mut LossPolicy {
+        &mut self.convert.policy
+    }
+
+    fn responses(&self) -> Option<&ResponsesSettings> {
+        Some(self)
+    }
+
+    fn responses_mut(&mut self) -> Option<&mut ResponsesSettings> {
+        Some(self)
+    }
+}
+
+impl Settings for ChatSettings {
+    fn policy_mut(&mut self) -> &mut LossPolicy {
+        &mut self.convert.policy
+    }
+}
+
+impl Settings for MessagesSettings {
+    fn policy_mut(&mut self) -> &mut LossPolicy {
+        &mut self.convert.policy
+    }
+}
+
+/// A Responses request, over either backend.
+impl<'a> ClientRequest<'a> for ParsedRequest<'a> {
+    fn continues(&self) -> Result<Continues<'_>, ConvertError> {
+        Ok(match (self.conversation()?, self.previous_response_id()) {
+            (Some(conversation), _) => Continues::Conversation(conversation),
+            (None, Some(previous)) => Continues::Response(previous),
+            (None, None) => Continues::Nothing,
+        })
+    }
+
+    fn item_references(&self) -> Vec<&str> {
+        ParsedRequest::item_references(self)
+    }
+
+    fn compacting(self) -> Result<Box<ParsedRequest<'a>>, Self> {
+        match self.names_compaction() {
+            true => Ok(Box::new(self)),
+            false => Err(self),
+        }
+    }
+}
+
+/// A Chat request, parsed where it is translated.
+impl<'a> ClientRequest<'a> for &'a [u8] {}
+
+impl<'a> ClientRequest<'a> for MessagesRequest<'a> {}
+
+impl ReplyContext for ResponsesContext {
+    fn not_stored(&mut self) {
+        self.echo.store = false;
+    }
+}
+
+impl ReplyContext for NativeContext {
+    fn not_stored(&mut self) {
+        self.echo.store = false;
+    }
+}
+
+impl ReplyContext for chat_to_responses::ChatContext {}
+
+impl ReplyContext for messages_to_responses::MessagesContext {}
+
+/// A `Response`, from either backend.
+impl TranslatedReply for responses_to_chat::TranslatedBody {
+    fn into_parts(self) -> ReplyParts {
+        ReplyParts {
+            body: self.body,
+            losses: self.losses,
+            summary: self.summary,
+        }
+    }
+
+    fn kept(&self) -> Option<Finished<'_>> {
+        Some(self.finished())
+    }
+}
+
+impl TranslatedReply for chat_to_responses::TranslatedBody {
+    fn into_parts(self) -> ReplyParts {
+        ReplyParts {
+            body: self.body,
+            losses: self.losses,
+            summary: self.summary,
+        }
+    }
+}
+
+impl TranslatedReply for messages_to_responses::TranslatedBody {
+    fn into_parts(self) -> ReplyParts {
+        ReplyParts {
+            body: self.body,
+            losses: self.losses,
+            summary: self.summary,
+        }
+    }
+}
+
+impl KeptStream for responses_to_chat::StreamTranslator {
+    fn kept(&self) -> Option<Finished<'_>> {
+        self.finished()
+    }
+}
+
+impl KeptStream for responses_to_responses::StreamTranslator {
+    fn kept(&self) -> Option<Finished<'_>> {
+        self.finished()
+    }
+}
+
+impl KeptStream for chat_to_responses::StreamTranslator {}
+
+impl KeptStream for messages_to_responses::StreamTranslator {}
