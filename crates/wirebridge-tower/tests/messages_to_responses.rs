@@ -26,35 +26,10 @@ const TOOL_CALL: &str = "openai-python/chat-json-tool-call-complex-args.json";
 const TOOLS: &str = r#"[{"name":"Query","input_schema":{"type":"object","properties":{"name":{"type":"string"}}}}]"#;
 
 /// The Messages layer over the Responses one, over `chat`: the Chat
-/// backend takes the bodies of one layer.
+/// backend takes the bodies of one layer. The Responses layer's replies
+/// that hand their events on in bare JSON, each apart, are counted in
+/// `apart`.
 fn stack<S>(
-    messages: MessagesToResponsesLayer,
-    responses: ResponsesToChatLayer,
-    chat: S,
-) -> impl tower::Service<
-    Request<common::ScriptedBody>,
-    Response = http::Response<
-        wirebridge_tower::ResponseBody<wirebridge_tower::ResponseBody<common::ScriptedBody>>,
-    >,
-    Error = std::convert::Infallible,
-    Future = impl Send,
->
-where
-    S: tower::Service<
-            Request<RequestBody<common::ScriptedBody>>,
-            Response = http::Response<common::ScriptedBody>,
-            Error = std::convert::Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    stack_counting(messages, responses, chat, Arc::default())
-}
-
-/// [`stack`], counting the Responses layer's replies that hand their
-/// events on in bare JSON, each apart, in `apart`.
-fn stack_counting<S>(
     messages: MessagesToResponsesLayer,
     responses: ResponsesToChatLayer,
     chat: S,
@@ -133,7 +108,7 @@ async fn every_recorded_chat_stream_reaches_a_messages_client_through_both_layer
             seen.clone(),
         );
         let apart = Arc::new(AtomicUsize::new(0));
-        let service = stack_counting(
+        let service = stack(
             MessagesToResponsesLayer::new(),
             ResponsesToChatLayer::new(),
             chat,
@@ -191,6 +166,7 @@ async fn the_key_reaches_the_backend_as_its_bearer_and_anthropic_headers_stay_be
         MessagesToResponsesLayer::new(),
         ResponsesToChatLayer::new(),
         chat,
+        Arc::default(),
     );
     let request = format!(
         r#"{{"model":"claude-x","max_tokens":64,"tools":{TOOLS},
@@ -226,6 +202,7 @@ async fn a_bearer_the_client_sent_is_kept() {
         MessagesToResponsesLayer::new(),
         ResponsesToChatLayer::new(),
         chat,
+        Arc::default(),
     );
     let mut request = post(
         "/v1/messages",
@@ -254,7 +231,7 @@ async fn anthropic_error(
         Seen::default(),
     );
     let messages = MessagesToResponsesLayer::new().body_limit(4096);
-    let service = stack(messages, ResponsesToChatLayer::new(), chat);
+    let service = stack(messages, ResponsesToChatLayer::new(), chat, Arc::default());
     let (status, headers, bytes) = read(service.oneshot(request).await.unwrap()).await;
     assert_eq!(headers["content-type"], "application/json");
     let error: Value = serde_json::from_slice(&bytes)
@@ -366,6 +343,7 @@ async fn count_tokens_is_the_responses_sides_count_of_the_translated_request() {
         MessagesToResponsesLayer::new(),
         ResponsesToChatLayer::new(),
         never_called(),
+        Arc::default(),
     );
     let response = service
         .oneshot(post("/v1/messages/count_tokens?beta=true", &request))
@@ -414,6 +392,7 @@ async fn the_observer_hears_both_legs_the_inner_one_marked() {
         MessagesToResponsesLayer::new().observer(observer.clone()),
         ResponsesToChatLayer::new().observer(observer),
         chat,
+        Arc::default(),
     );
     let request = format!(
         r#"{{"model":"claude-x","max_tokens":64,"tools":{TOOLS},
@@ -490,7 +469,7 @@ async fn betas_are_read_before_they_are_stripped() {
             7,
             Seen::default(),
         );
-        stack(messages, ResponsesToChatLayer::new(), chat)
+        stack(messages, ResponsesToChatLayer::new(), chat, Arc::default())
     };
 
     let response = service(MessagesToResponsesLayer::new())
