@@ -23,7 +23,7 @@ use wirebridge_convert::catalog::{codex_catalog, parse_model_list, UpstreamModel
 use crate::body::ResponseBody;
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
 use crate::exchange::read_limited;
-use crate::replies::Refused;
+use crate::replies::{unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::CatalogSettings;
 
@@ -97,14 +97,7 @@ where
             false => json(settings.openai_list(unix_now())),
         });
     }
-    if status.is_redirection() {
-        // Followed by a client, it would send its credentials wherever it
-        // points.
-        let error = api_error(
-            format!("the upstream answered {status} (a redirect); redirects are not followed"),
-            "server_error",
-            "upstream_redirect",
-        );
+    if let Some(error) = unusable_status(status) {
         return Ok(error_response(StatusCode::BAD_GATEWAY, error));
     }
     if !status.is_success() {

@@ -28,7 +28,7 @@ use crate::direction::{Continues, Prepared, Tenant};
 use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
-use crate::replies::{finish_error, finish_reply, Refused};
+use crate::replies::{finish_error, finish_reply, unreadable_encoding, unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
@@ -58,6 +58,39 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
+    let Opened {
+        tracker,
+        parts,
+        bytes,
+    } = match open(&shared, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return Ok(refused),
+    };
+    run_read::<S, D, ReqB, ResB>(inner, &shared, &parts, &bytes, &prefix, tracker).await
+}
+
+/// A client's request, opened: the first step of every exchange.
+pub(crate) struct Opened {
+    /// Reports the exchange, from its start.
+    pub(crate) tracker: Tracker,
+    /// The head, as the direction adjusted it.
+    pub(crate) parts: http::request::Parts,
+    /// The body, read within the limit.
+    pub(crate) bytes: Bytes,
+}
+
+/// Opens a client's request: the exchange's tracker started, the head
+/// adjusted by the direction, the body read within the limit (a refusal
+/// in the client's dialect otherwise).
+pub(crate) async fn open<D, ReqB, ResB>(
+    shared: &Shared<D>,
+    request: Request<ReqB>,
+) -> Result<Opened, Response<ResponseBody<ResB>>>
+where
+    D: Direction,
+    ReqB: Body<Data = Bytes>,
+    ReqB::Error: Into<BoxError>,
+{
     let mut tracker = Tracker::new(
         &shared.common.observer,
         &shared.common.loss_warnings,
@@ -66,12 +99,14 @@ where
     let (mut parts, body) = request.into_parts();
     D::client_head(&mut parts);
     tracker.request(&parts);
-
-    let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
-        Ok(bytes) => bytes,
-        Err(refused) => return Ok(refused.send(&mut tracker)),
-    };
-    run_read::<S, D, ReqB, ResB>(inner, &shared, &parts, &bytes, &prefix, tracker).await
+    match read(&parts.headers, body, shared.common.body_limit).await {
+        Ok(bytes) => Ok(Opened {
+            tracker,
+            parts,
+            bytes,
+        }),
+        Err(refused) => Err(refused.send(&mut tracker)),
+    }
 }
 
 /// Runs one exchange whose body was read: `parts` is the head of the
@@ -358,30 +393,7 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
             .extensions
             .remove::<Framing>()
             .is_some_and(|framing| framing.is_json());
-        if head.status.is_redirection() {
-            // Following it, or passing it on for the client to follow, would
-            // send the prompt wherever the upstream points.
-            let error = api_error(
-                format!(
-                    "the upstream answered {} (a redirect); redirects are not followed",
-                    head.status
-                ),
-                "server_error",
-                "upstream_redirect",
-            );
-            return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
-        }
-        if head.status.is_informational() {
-            // A 1xx is never a final answer (RFC 9110, 15.2); passed on,
-            // the client would wait for the answer that follows it.
-            let error = api_error(
-                format!(
-                    "the upstream answered {} (informational) where an answer was due",
-                    head.status.as_u16()
-                ),
-                "server_error",
-                "upstream_informational",
-            );
+        if let Some(error) = unusable_status(head.status) {
             return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
         }
         if !head.status.is_success() {
@@ -392,17 +404,7 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
             let body = ResponseBody::full(reshaped);
             return finish_reply(&mut tracker, head, body, "application/json", None);
         }
-        if let Some(encoding) = head
-            .headers
-            .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .filter(|e| !e.eq_ignore_ascii_case("identity"))
-        {
-            let error = api_error(
-                format!("the upstream sent a '{encoding}'-encoded body although identity was requested; it cannot be translated"),
-                "server_error",
-                "unsupported_upstream_encoding",
-            );
+        if let Some(error) = unreadable_encoding(&head.headers) {
             return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
         }
 

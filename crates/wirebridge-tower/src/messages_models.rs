@@ -15,6 +15,7 @@ use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::error_response::{api_error, Dialect};
 use crate::exchange::read_limited;
+use crate::replies::unusable_status;
 use crate::request_body::{BoxError, RequestBody};
 
 /// Largest upstream error body read.
@@ -88,12 +89,7 @@ where
     let response = inner.call(upstream).await?;
     let status = response.status();
     let anthropic = Dialect::Anthropic;
-    if status.is_redirection() {
-        let error = api_error(
-            format!("the upstream answered {status} (a redirect); redirects are not followed"),
-            "server_error",
-            "upstream_redirect",
-        );
+    if let Some(error) = unusable_status(status) {
         return Ok(anthropic.error_response(StatusCode::BAD_GATEWAY, error));
     }
     if !status.is_success() {

@@ -1,6 +1,6 @@
 //! Finishing an exchange: the reply the client gets, and its report.
 
-use http::{header, HeaderValue, Response, StatusCode};
+use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use wirebridge_convert::{ConvertError, ReplySummary};
 use wirebridge_wire::error::ApiError;
 
@@ -122,4 +122,47 @@ pub(crate) fn finish_reply<B>(
     }
     tracker.report(summary.unwrap_or_default());
     Response::from_parts(head, body)
+}
+
+/// Why an upstream's answer cannot be answered from, by its status alone:
+/// a redirect (followed, or passed on for the client to follow, it would
+/// send the prompt and its credentials wherever it points), or a 1xx, which
+/// is never a final answer (RFC 9110, 15.2: passed on, the client would
+/// wait for the answer that follows it). Each is a 502.
+pub(crate) fn unusable_status(status: StatusCode) -> Option<ApiError<'static>> {
+    if status.is_redirection() {
+        return Some(api_error(
+            format!("the upstream answered {status} (a redirect); redirects are not followed"),
+            "server_error",
+            "upstream_redirect",
+        ));
+    }
+    if status.is_informational() {
+        return Some(api_error(
+            format!(
+                "the upstream answered {} (informational) where an answer was due",
+                status.as_u16()
+            ),
+            "server_error",
+            "upstream_informational",
+        ));
+    }
+    None
+}
+
+/// A body the upstream encoded although identity was asked for: the
+/// bridge reads what it answers, and does not decompress.
+pub(crate) fn unreadable_encoding(headers: &HeaderMap) -> Option<ApiError<'static>> {
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .filter(|e| !e.eq_ignore_ascii_case("identity"))?;
+    Some(api_error(
+        format!(
+            "the upstream sent a '{encoding}'-encoded body although identity was requested; \
+             it cannot be read"
+        ),
+        "server_error",
+        "unsupported_upstream_encoding",
+    ))
 }

@@ -18,7 +18,7 @@ use tower::{Service, ServiceExt};
 use wirebridge_convert::responses_to_chat::History;
 use wirebridge_convert::ReplySummary;
 
-use super::{hand_on, read, read_limited};
+use super::{hand_on, open, read_limited, Opened};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::error_response::{api_error, Dialect};
@@ -26,7 +26,6 @@ use crate::headers::upstream_request;
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
-use crate::tracker::Tracker;
 use crate::INPUT_TOKENS_HEADER;
 
 /// The path after the client endpoint that counts.
@@ -65,17 +64,13 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let mut tracker = Tracker::new(
-        &shared.common.observer,
-        &shared.common.loss_warnings,
-        D::KIND,
-    );
-    let (mut parts, body) = request.into_parts();
-    D::client_head(&mut parts);
-    tracker.request(&parts);
-    let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
-        Ok(bytes) => bytes,
-        Err(refused) => return Ok(refused.send(&mut tracker)),
+    let Opened {
+        mut tracker,
+        parts,
+        bytes,
+    } = match open(&shared, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return Ok(refused),
     };
     let bytes = match with_max_tokens(&bytes) {
         Some(bytes) => bytes,

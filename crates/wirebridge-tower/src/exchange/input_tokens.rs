@@ -17,7 +17,7 @@ use tower::Service;
 use wirebridge_convert::ReplySummary;
 
 use super::compaction::{Speaks, Upstream};
-use super::{prepare, read};
+use super::{open, prepare, Opened};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
@@ -25,7 +25,6 @@ use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
 use crate::stateful::Resolved;
-use crate::tracker::Tracker;
 
 /// Says how `input_tokens` was had: `counted` by the backend's tokenizer,
 /// or `estimated` from the request's size.
@@ -62,16 +61,13 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let mut tracker = Tracker::new(
-        &shared.common.observer,
-        &shared.common.loss_warnings,
-        D::KIND,
-    );
-    let (parts, body) = request.into_parts();
-    tracker.request(&parts);
-    let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
-        Ok(bytes) => bytes,
-        Err(refused) => return Ok(refused.send(&mut tracker)),
+    let Opened {
+        mut tracker,
+        parts,
+        bytes,
+    } = match open(&shared, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return Ok(refused),
     };
     let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
     // Declared before the parsed request, which borrows from it.

@@ -16,12 +16,11 @@ use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
-use crate::exchange::read;
+use crate::exchange::{open, Opened};
 use crate::headers::insert_reasoning_included;
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
-use crate::tracker::Tracker;
 
 /// Answers `POST {prefix}/responses/compact`: the conversation (stored
 /// history, then the input) resolved and translated as for any request,
@@ -41,13 +40,14 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let mut tracker = Tracker::new(
-        &shared.common.observer,
-        &shared.common.loss_warnings,
-        D::KIND,
-    );
-    let (parts, body) = request.into_parts();
-    tracker.request(&parts);
+    let Opened {
+        mut tracker,
+        parts,
+        bytes,
+    } = match open(&shared, request).await {
+        Ok(opened) => opened,
+        Err(refused) => return Ok(refused),
+    };
     let Some(settings) = state::compaction::<D>(&shared.direction) else {
         // Routed here only where compaction runs.
         let error = ApiError {
@@ -57,10 +57,6 @@ where
             code: Some("not_found".into()),
         };
         return Ok(Refused::new(StatusCode::NOT_FOUND, error).send(&mut tracker));
-    };
-    let bytes = match read(&parts.headers, body, shared.common.body_limit).await {
-        Ok(bytes) => bytes,
-        Err(refused) => return Ok(refused.send(&mut tracker)),
     };
     let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
 

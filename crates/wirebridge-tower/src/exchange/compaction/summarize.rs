@@ -9,7 +9,7 @@
 use std::fmt;
 
 use bytes::Bytes;
-use http::{header, request, response, Request, Response, StatusCode};
+use http::{request, response, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::{Service, ServiceExt};
@@ -25,7 +25,7 @@ use crate::direction::ResponsesOverChat;
 use crate::error_response::{api_error, reshape_upstream_error};
 use crate::exchange::read_limited;
 use crate::headers::{is_event_stream, upstream_request};
-use crate::replies::{finish_error, finish_reply};
+use crate::replies::{finish_error, finish_reply, unreadable_encoding, unusable_status};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::tracker::Tracker;
@@ -122,12 +122,8 @@ impl Upstream<'_> {
         let response = inner.ready().await?.call(request).await?;
         tracker.first_byte();
         let (head, body) = response.into_parts();
-        if head.status.is_redirection() {
-            let message = format!(
-                "the upstream answered {} (a redirect); redirects are not followed",
-                head.status
-            );
-            return Ok(Err(refuse(tracker, message, "upstream_redirect")));
+        if let Some(error) = unusable_status(head.status) {
+            return Ok(Err(finish_error(tracker, StatusCode::BAD_GATEWAY, error)));
         }
         if !head.status.is_success() {
             let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
@@ -141,19 +137,8 @@ impl Upstream<'_> {
                 None,
             )));
         }
-        let encoded = head
-            .headers
-            .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|e| !e.eq_ignore_ascii_case("identity"));
-        if encoded {
-            let message = "the upstream sent an encoded summary although identity was requested; \
-                           it cannot be read";
-            return Ok(Err(refuse(
-                tracker,
-                message.into(),
-                "unsupported_upstream_encoding",
-            )));
+        if let Some(error) = unreadable_encoding(&head.headers) {
+            return Ok(Err(finish_error(tracker, StatusCode::BAD_GATEWAY, error)));
         }
         if is_event_stream(&head.headers) {
             let message = "the upstream streamed the summary although it was asked for in one \
