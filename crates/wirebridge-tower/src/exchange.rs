@@ -58,34 +58,21 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let Opened {
-        tracker,
-        parts,
-        bytes,
-    } = match open(&shared, request).await {
+    let (tracker, parts, bytes) = match open(&shared, request).await {
         Ok(opened) => opened,
         Err(refused) => return Ok(refused),
     };
     run_read::<S, D, ReqB, ResB>(inner, &shared, &parts, &bytes, &prefix, tracker).await
 }
 
-/// A client's request, opened: the first step of every exchange.
-pub(crate) struct Opened {
-    /// Reports the exchange, from its start.
-    pub(crate) tracker: Tracker,
-    /// The head, as the direction adjusted it.
-    pub(crate) parts: http::request::Parts,
-    /// The body, read within the limit.
-    pub(crate) bytes: Bytes,
-}
-
-/// Opens a client's request: the exchange's tracker started, the head
-/// adjusted by the direction, the body read within the limit (a refusal
-/// in the client's dialect otherwise).
+/// Opens a client's request, the first step of every exchange: the
+/// tracker that reports it, started; the head, as the direction adjusts
+/// it; the body, read within the limit (a refusal in the client's dialect
+/// otherwise).
 pub(crate) async fn open<D, ReqB, ResB>(
     shared: &Shared<D>,
     request: Request<ReqB>,
-) -> Result<Opened, Response<ResponseBody<ResB>>>
+) -> Result<(Tracker, http::request::Parts, Bytes), Response<ResponseBody<ResB>>>
 where
     D: Direction,
     ReqB: Body<Data = Bytes>,
@@ -100,11 +87,7 @@ where
     D::client_head(&mut parts);
     tracker.request(&parts);
     match read(&parts.headers, body, shared.common.body_limit).await {
-        Ok(bytes) => Ok(Opened {
-            tracker,
-            parts,
-            bytes,
-        }),
+        Ok(bytes) => Ok((tracker, parts, bytes)),
         Err(refused) => Err(refused.send(&mut tracker)),
     }
 }

@@ -18,7 +18,7 @@ use tower::{Service, ServiceExt};
 use wirebridge_convert::responses_to_chat::History;
 use wirebridge_convert::ReplySummary;
 
-use super::{hand_on, open, read_limited, Opened};
+use super::{hand_on, open, read_limited};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::error_response::{api_error, Dialect};
@@ -64,11 +64,7 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let Opened {
-        mut tracker,
-        parts,
-        bytes,
-    } = match open(&shared, request).await {
+    let (mut tracker, parts, bytes) = match open(&shared, request).await {
         Ok(opened) => opened,
         Err(refused) => return Ok(refused),
     };

@@ -17,7 +17,7 @@ use tower::Service;
 use wirebridge_convert::ReplySummary;
 
 use super::compaction::{Speaks, Upstream};
-use super::{open, prepare, Opened};
+use super::{open, prepare};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
@@ -61,11 +61,7 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let Opened {
-        mut tracker,
-        parts,
-        bytes,
-    } = match open(&shared, request).await {
+    let (mut tracker, parts, bytes) = match open(&shared, request).await {
         Ok(opened) => opened,
         Err(refused) => return Ok(refused),
     };

@@ -16,7 +16,7 @@ use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
-use crate::exchange::{open, Opened};
+use crate::exchange::open;
 use crate::headers::insert_reasoning_included;
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
@@ -40,11 +40,7 @@ where
     ResB: Body<Data = Bytes> + Send + 'static,
     ResB::Error: fmt::Display + Into<BoxError>,
 {
-    let Opened {
-        mut tracker,
-        parts,
-        bytes,
-    } = match open(&shared, request).await {
+    let (mut tracker, parts, bytes) = match open(&shared, request).await {
         Ok(opened) => opened,
         Err(refused) => return Ok(refused),
     };
