@@ -24,8 +24,6 @@
 mod conversation;
 #[path = "store/previous.rs"]
 mod previous;
-#[path = "store/redis_server.rs"]
-mod redis_server;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use redis::aio::MultiplexedConnection;
@@ -35,7 +33,7 @@ use wirebridge_store::{tenant_key, MemoryStore, RedisStore, ResponseStore};
 
 use conversation::Conversation;
 use previous::{PreviousRecord, PreviousStore};
-use redis_server::RedisServer;
+use wirebridge_bench::redis_server::RedisServer;
 
 /// The depths measured: a first continuation, a long session, and an agent
 /// loop of hundreds of tool calls.

@@ -25,9 +25,6 @@
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
 
-#[path = "store/redis_server.rs"]
-mod redis_server;
-
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -35,7 +32,7 @@ use redis::aio::MultiplexedConnection;
 use tokio::runtime::Runtime;
 use wirebridge_store::{tenant_key, MemoryStore, RedisStore, ResponseStore, StoredResponse};
 
-use redis_server::RedisServer;
+use wirebridge_bench::redis_server::RedisServer;
 
 /// The depths measured.
 const DEPTHS: [usize; 4] = [1, 100, 1_000, 10_000];

@@ -9,3 +9,4 @@
 #![deny(unsafe_code)]
 
 pub mod cases;
+pub mod redis_server;

@@ -52,6 +52,15 @@ struct Flags {
     /// `store: true`.
     #[arg(long, requires = "proxy")]
     store: bool,
+    /// With --proxy: measure a stored conversation's turn as it grows
+    /// instead: the proxy's, the backend's and Redis's CPU time per turn
+    /// at each depth, with the memory store and a Redis store.
+    #[arg(long, requires = "proxy", conflicts_with_all = ["store", "litellm", "gateways"])]
+    depth: bool,
+    /// With --depth: the depths, comma-separated.
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',', requires = "depth",
+          default_values_t = proxy::DEFAULT_DEPTHS)]
+    depths: Vec<usize>,
     /// Samples per case; the median is reported.
     #[arg(long, default_value_t = 15)]
     samples: usize,
@@ -145,6 +154,7 @@ fn main() -> ExitCode {
             rounds: flags.rounds,
             run_time: Duration::from_secs_f64(flags.run_time),
             store: flags.store,
+            depths: flags.depth.then_some(flags.depths),
             log: flags.proxy_log,
             litellm: flags.litellm,
             args: flags.proxy_args,

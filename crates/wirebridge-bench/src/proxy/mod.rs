@@ -25,6 +25,7 @@
 //! proxy reports the proxy process's CPU time per request.
 
 mod child;
+mod depth;
 mod gateway;
 mod litellm;
 mod load;
@@ -42,6 +43,7 @@ use wirebridge_demo::{Api, DemoConfig, DemoServer};
 
 use crate::fail;
 use child::{CpuClock, Proxy};
+pub use depth::DEFAULT_DEPTHS;
 use gateway::Gateway;
 pub use gateway::GatewaySpec;
 use litellm::LiteLlm;
@@ -65,6 +67,9 @@ pub struct Settings {
     pub run_time: Duration,
     /// Measure the store path instead (see [`requests::store_cases`]).
     pub store: bool,
+    /// Measure a stored conversation at these depths instead (see
+    /// [`depth`]).
+    pub depths: Option<Vec<usize>>,
     /// The proxy's `RUST_LOG`.
     pub log: String,
     /// The `litellm` command, to measure the LiteLLM proxy beside it.
@@ -92,6 +97,9 @@ struct Report {
 /// Runs the proxy benchmark: the requests come from the fixtures in
 /// `shared`, and the proxy is `binary`.
 pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
+    if let Some(depths) = &settings.depths {
+        return run_depths(settings, depths, binary);
+    }
     let cases = match settings.store {
         true => requests::store_cases(shared),
         false => requests::overhead_cases(shared),
@@ -138,6 +146,40 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
         }
         Ok(report) => {
             summary::print_summary(&report.medians, &report.comparisons, settings.store);
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// Runs the depth benchmark ([`depth`]).
+fn run_depths(settings: &Settings, depths: &[usize], binary: &Path) -> ExitCode {
+    if depths.contains(&0) {
+        return fail("--depths start at 1 (a turn that continues nothing)");
+    }
+    let clock = match CpuClock::from_system() {
+        Ok(clock) => clock,
+        Err(e) => return fail(&e),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("the runtime starts");
+    let measured = runtime.block_on(depth::measure(
+        binary,
+        depths,
+        settings.run_time,
+        &settings.log,
+        &clock,
+    ));
+    match measured {
+        Ok(rows) if settings.json => {
+            let json = serde_json::to_string(&rows).expect("reports serialize");
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Ok(rows) => {
+            depth::print(&rows);
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),

@@ -1,6 +1,7 @@
-//! A real `redis-server` for the store bench (or the binary `REDIS_SERVER`
-//! names): on a free loopback port, in a temporary directory, persisting
-//! nothing, killed when dropped. Absent, the Redis cases are skipped.
+//! A real `redis-server` for the store benches and the proxy's depth
+//! bench (or the binary `REDIS_SERVER` names): on a free loopback port, in
+//! a temporary directory, persisting nothing, killed when dropped. Absent,
+//! the Redis cases are skipped.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -52,6 +53,11 @@ impl RedisServer {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(server)
+    }
+
+    /// The server's process id, whose CPU time the depth bench reads.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `redis://127.0.0.1:{port}/`.
