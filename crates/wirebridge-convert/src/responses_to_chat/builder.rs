@@ -38,7 +38,11 @@ impl<'a> Conversation<'a> {
         input: Option<Input<'a>>,
         history: &History<'a>,
     ) -> Result<Self, ConvertError> {
-        let mut items = history.items()?;
+        let own_len = match &input {
+            Some(Input::Items(own)) => own.len(),
+            _ => 1,
+        };
+        let mut items = history.items_with_room(own_len)?;
         let text = match input {
             None => None,
             Some(Input::Items(own)) => {
