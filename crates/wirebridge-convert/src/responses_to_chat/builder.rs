@@ -248,7 +248,7 @@ impl<'a> Builder<'a, '_> {
         self.messages.push(message);
     }
 
-    fn flush_deferred(&mut self) {
+    pub(super) fn flush_deferred(&mut self) {
         self.messages.append(&mut self.deferred);
     }
 

@@ -17,6 +17,7 @@ use wirebridge_wire::responses::lenient::{CreateResponse, Input, InputItem, Item
 use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::JsonStr;
 
+use super::history_cache::HistoryCache;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
 
@@ -47,6 +48,10 @@ pub struct History<'h> {
     /// Stored items that `item_reference` input items may name; `None`
     /// when no store resolves references.
     referable: Option<Vec<&'h RawValue>>,
+    /// Where translated turns are kept, and for whom.
+    cache: Option<(&'h HistoryCache, &'h str)>,
+    /// The response id of each turn (`arrays` in pairs), with a cache.
+    turn_ids: Vec<&'h str>,
 }
 
 impl<'h> History<'h> {
@@ -59,6 +64,8 @@ impl<'h> History<'h> {
             conversation: None,
             arrays: arrays.into_iter().collect(),
             referable: None,
+            cache: None,
+            turn_ids: Vec::new(),
         }
     }
 
@@ -71,7 +78,60 @@ impl<'h> History<'h> {
             conversation: Some(id),
             arrays: vec![items],
             referable: None,
+            cache: None,
+            turn_ids: Vec::new(),
         }
+    }
+
+    /// Keeps the Chat form of these turns in `cache`, for tenant `scope`,
+    /// and translates from it what it already holds (see
+    /// [`HistoryCache`]): the arrays are then in pairs, each turn's input
+    /// items and its output items, and `ids` the turns' response ids, in
+    /// the same order. History of another shape is translated in full.
+    pub fn with_cache(
+        mut self,
+        cache: &'h HistoryCache,
+        scope: &'h str,
+        ids: impl IntoIterator<Item = &'h str>,
+    ) -> Self {
+        self.turn_ids = ids.into_iter().collect();
+        self.cache = Some((cache, scope));
+        self
+    }
+
+    /// Counts a request translated with its stored turns spliced.
+    pub(super) fn note_spliced(&self) {
+        if let Some((cache, _)) = self.cache {
+            cache.note_spliced();
+        }
+    }
+
+    /// Whether translated turns are kept in a cache.
+    pub(super) fn has_cache(&self) -> bool {
+        self.cache.is_some()
+    }
+
+    /// The cache, the tenant and the turns (id, input, output), when the
+    /// history is kept in a cache.
+    pub(super) fn cached_turns(&self) -> Option<(&'h HistoryCache, &'h str, Vec<StoredPair<'h>>)> {
+        let (cache, scope) = self.cache?;
+        if self.conversation.is_some()
+            || self.turn_ids.is_empty()
+            || self.arrays.len() != 2 * self.turn_ids.len()
+        {
+            return None;
+        }
+        let turns = self
+            .turn_ids
+            .iter()
+            .zip(self.arrays.chunks_exact(2))
+            .map(|(id, pair)| StoredPair {
+                id,
+                input: pair[0],
+                output: pair[1],
+            })
+            .collect();
+        Some((cache, scope, turns))
     }
 
     /// The conversation whose items these are, if any.
@@ -148,14 +208,30 @@ impl<'h> History<'h> {
         }
         let mut items = Vec::with_capacity(self.text_len() / 96 + more);
         for array in &self.arrays {
-            let mut reader = serde_json::Deserializer::from_str(array);
-            AppendItems(&mut items)
-                .deserialize(&mut reader)
-                .and_then(|()| reader.end())
-                .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
+            read_items(array, &mut items)?;
         }
         Ok(items)
     }
+}
+
+/// Reads the stored JSON array of items `array` onto the end of `items`.
+pub(super) fn read_items<'h>(
+    array: &'h str,
+    items: &mut Vec<InputItem<'h>>,
+) -> Result<(), ConvertError> {
+    let mut reader = serde_json::Deserializer::from_str(array);
+    AppendItems(items)
+        .deserialize(&mut reader)
+        .and_then(|()| reader.end())
+        .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))
+}
+
+/// One stored turn: its response id, its input items and its output items.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoredPair<'h> {
+    pub(super) id: &'h str,
+    pub(super) input: &'h str,
+    pub(super) output: &'h str,
 }
 
 /// Reads a JSON array of items onto the end of a list.

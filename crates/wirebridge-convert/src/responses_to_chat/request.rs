@@ -14,6 +14,7 @@ use super::compacted::{self, Mode};
 use super::echo::echo;
 use super::history::{conversation_id, turn_input, History, Turn};
 use super::reasoning;
+use super::spliced;
 use super::tools::{tool_lists, translate_tools};
 use super::truncate::{self, Truncation};
 use super::{Options, ResponsesContext};
@@ -166,6 +167,34 @@ pub(super) fn translate<'a>(
     options: &Options,
     mode: Mode<'_>,
 ) -> Result<TranslatedRequest, ConvertError> {
+    let whole = |parsed| {
+        translate_with(parsed, history, options, mode, false)?
+            .ok_or_else(|| ConvertError::UnreadableHistory("the history was not translated".into()))
+    };
+    if !history.has_cache() || mode.summarize || mode.compacted.is_some() {
+        return whole(parsed);
+    }
+    let body = parsed.body;
+    match translate_with(parsed, history, options, mode, true) {
+        Ok(Some(translated)) => {
+            history.note_spliced();
+            Ok(translated)
+        }
+        // Not spliced: the whole conversation translated, and its errors.
+        Ok(None) | Err(_) => whole(ParsedRequest::parse(body)?),
+    }
+}
+
+/// [`translate`], the stored turns copied from the history's cache when
+/// `splice` (`None` when that cannot give exactly the whole's translation;
+/// never without `splice`).
+fn translate_with<'a>(
+    parsed: ParsedRequest<'a>,
+    history: &History<'a>,
+    options: &Options,
+    mode: Mode<'_>,
+    splice: bool,
+) -> Result<Option<TranslatedRequest>, ConvertError> {
     let ParsedRequest {
         mut request,
         len: request_len,
@@ -198,8 +227,17 @@ pub(super) fn translate<'a>(
         false => None,
     };
     compacted::report(&request, mode, &mut losses)?;
-    let input = Conversation::new(request.input.take(), history)?;
-    let lists = tool_lists(&request, &input.items)?;
+    let (input, own) = match splice {
+        false => (
+            Some(Conversation::new(request.input.take(), history)?),
+            Vec::new(),
+        ),
+        true => match spliced::own_items(request.input.take()) {
+            Some(own) => (None, own),
+            None => return Ok(None),
+        },
+    };
+    let lists = tool_lists(&request, input.as_ref().map_or(&own[..], |i| &i.items[..]))?;
     let text = request
         .parse_text()
         .map_err(|e| ConvertError::from_parse_at("text", e))?;
@@ -211,19 +249,44 @@ pub(super) fn translate<'a>(
     let replay = Replay {
         all_turns: reasoning::replays_all_turns(&reasoning, profile),
     };
-    let translated = translate_input(
-        request.instructions,
-        &input,
-        &translated_tools.names,
-        options,
-        replay,
-        mode,
-        &mut losses,
-    )?;
+    let (messages, spliced, withheld) = match input {
+        Some(input) => {
+            let translated = translate_input(
+                request.instructions,
+                &input,
+                &translated_tools.names,
+                options,
+                replay,
+                mode,
+                &mut losses,
+            )?;
+            (translated.messages, None, translated.withheld)
+        }
+        None => {
+            let names = &translated_tools.names;
+            let instructions = request.instructions;
+            let translate = spliced::translate_input;
+            match translate(
+                instructions,
+                history,
+                own,
+                names,
+                options,
+                replay,
+                &mut losses,
+            ) {
+                Some(mut spliced) => {
+                    let withheld = std::mem::take(&mut spliced.withheld);
+                    (Vec::new(), Some(spliced), withheld)
+                }
+                None => return Ok(None),
+            }
+        }
+    };
 
     let mut chat = ChatRequest {
         model: model.clone().into(),
-        messages: translated.messages,
+        messages,
         tools: (!translated_tools.tools.is_empty()).then_some(translated_tools.tools),
         tool_choice: translated_tools.choice,
         parallel_tool_calls: request.parallel_tool_calls,
@@ -300,22 +363,27 @@ pub(super) fn translate<'a>(
     // The translation is about as long as the request: one allocation.
     let input_len = request_len + history.text_len();
     let mut body = Vec::with_capacity(input_len + input_len / 4);
-    serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
-    if truncate::fit(&mut chat, &body, truncation, &mut losses)? {
-        body.clear();
-        serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+    match &spliced {
+        None => {
+            serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+            if truncate::fit(&mut chat, &body, truncation, &mut losses)? {
+                body.clear();
+                serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+            }
+        }
+        // Fitting a window weighs every message: left to the whole.
+        Some(_) if !matches!(truncation, Truncation::Off) => return Ok(None),
+        Some(spliced) => {
+            if !spliced.write_body(&chat, &mut body) {
+                return Ok(None);
+            }
+        }
     }
     let context = ResponsesContext {
         model: model.into_owned(),
         echo: ResponseEcho {
             background,
-            ..echo(
-                &request,
-                &reasoning,
-                &lists[0].tools,
-                compact,
-                translated.withheld,
-            )
+            ..echo(&request, &reasoning, &lists[0].tools, compact, withheld)
         },
         tool_names: translated_tools.names,
         stream,
@@ -328,13 +396,13 @@ pub(super) fn translate<'a>(
     };
     let background =
         background.then(|| background::queued(&context.ids, &context.model, &context.echo));
-    Ok(TranslatedRequest {
+    Ok(Some(TranslatedRequest {
         body,
         context,
         losses: losses.finish(),
         background,
         turn,
-    })
+    }))
 }
 
 fn response_format<'a>(text: &TextParam<'a>) -> Result<Option<ResponseFormat<'a>>, ConvertError> {

@@ -19,6 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use http::StatusCode;
+use wirebridge_convert::responses_to_chat::HistoryCache;
 use wirebridge_store::{ConversationStore, MemoryStore, ResponseStore, StoreError};
 use wirebridge_wire::error::ApiError;
 
@@ -74,6 +75,9 @@ pub struct Stateful {
     /// The tenants the backend has answered: shared by the layer and its
     /// WebSocket connections.
     accepted: Arc<accepted::Accepted>,
+    /// Stored turns in their Chat form, so that continuing a conversation
+    /// translates only its new items: shared like `accepted`.
+    translated: Arc<HistoryCache>,
 }
 
 impl fmt::Debug for Stateful {
@@ -92,6 +96,7 @@ impl Stateful {
             store: Some(store),
             cache: None,
             accepted: Arc::default(),
+            translated: Arc::default(),
         }
     }
 
@@ -107,6 +112,7 @@ impl Stateful {
             store,
             cache: Some(cache),
             accepted: layer.map(|l| Arc::clone(&l.accepted)).unwrap_or_default(),
+            translated: layer.map(|l| Arc::clone(&l.translated)).unwrap_or_default(),
         }
     }
 

@@ -2,8 +2,10 @@
 //! the items it refers to by id, read from the connection's cache first.
 
 use serde_json::value::RawValue;
+use std::sync::Arc;
 use wirebridge_convert::ids::ResponseIds;
-use wirebridge_convert::responses_to_chat::History;
+
+use wirebridge_convert::responses_to_chat::{History, HistoryCache};
 use wirebridge_convert::ConvertError;
 use wirebridge_store::{Chain, ItemQuery, Lookup, ResponseStore, StoreError, StoredTurn};
 
@@ -26,6 +28,9 @@ pub(crate) struct Resolved {
     /// The conversation the request is part of: its id, and its items as
     /// one JSON array, oldest first.
     conversation: Option<(String, String)>,
+    /// Where the continued conversation's turns are kept translated, and
+    /// the tenant they are kept for.
+    translated: Option<(Arc<HistoryCache>, String)>,
 }
 
 impl Resolved {
@@ -35,7 +40,16 @@ impl Resolved {
     pub(crate) fn history(&self) -> Result<History<'_>, Refused> {
         let mut history = match (&self.continued, &self.conversation) {
             (_, Some((id, items))) => History::in_conversation(id, items),
-            (Some((id, chain)), None) => History::new(id, chain.turns.iter().flat_map(turn_arrays)),
+            (Some((id, chain)), None) => {
+                let history = History::new(id, chain.turns.iter().flat_map(turn_arrays));
+                match &self.translated {
+                    Some((cache, tenant)) => {
+                        let ids = chain.turns.iter().map(|turn| turn.id.as_str());
+                        history.with_cache(cache, tenant, ids)
+                    }
+                    None => history,
+                }
+            }
             (None, None) => History::default(),
         };
         if let Some(referable) = &self.referable {
@@ -96,6 +110,7 @@ impl Stateful {
         if let Some(id) = previous {
             let chain = self.conversation(tenant, id, policy).await?;
             resolved.continued = Some((id.to_owned(), chain));
+            resolved.translated = Some((Arc::clone(&self.translated), tenant.to_owned()));
         }
         if !references.is_empty() {
             let in_chain = |id: &String| resolved.chain_turns().any(|turn| &turn.id == id);
