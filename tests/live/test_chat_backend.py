@@ -135,8 +135,11 @@ def test_a_tool_loop_pairs_each_call_with_its_output(chat_tools, chat_text, spec
                                                          "call_id": time_call.call_id, "output": "12:00"}]
     mark = chat_text.mark()
     text_client = harness.client(chat_text, timeout=60)
+    # The answer in text: offered the tools with the choice its own, the
+    # model may start a call the server cannot parse (a 500 from it, passed
+    # on), which is the model's doing, not what this checks.
     final = text_client.responses.create(model=MODEL, input=history, tools=[WEATHER, TIME], store=False,
-                                         max_output_tokens=24)
+                                         tool_choice="none", max_output_tokens=24)
     exchange, body = one_chat_request(chat_text, mark, spec)
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["user", "assistant", "tool", "assistant", "tool"]
