@@ -243,6 +243,11 @@ def main():
         write("compaction_request", f"turn-{name}", b"\x01" + body)
     for name, body in COMPACTING_TURNS.items():
         write("compaction_request", name, b"\x01" + body)
+    # A stored conversation spliced: each request's items cut into turns
+    # two ways, under the default options and with reasoning replayed.
+    for name, body in seeds["responses_request"].items():
+        write("history_splice", f"{name}-0", b"\x00\x00" + body)
+        write("history_splice", f"{name}-1", b"\x01\x5a" + body)
     # Carriers: each mode byte with no change (the genuine carrier, or an
     # empty made-up one), and one flipped byte.
     for mode in range(16):
@@ -252,7 +257,7 @@ def main():
         write("upstream_reply", name, data)
     for name, data in websocket_messages(seeds).items():
         write("websocket_client_event", name, data)
-    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply"]:
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply", "history_splice"]:
         count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
         print(f"{target}: {count} seeds")
 

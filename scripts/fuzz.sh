@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request websocket_client_event upstream_reply)
+[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request websocket_client_event upstream_reply history_splice)
 
 # The largest input each target is given. Streams longer than this are cut,
 # which is itself a case worth fuzzing; request seeds (Codex's are ~45 KB)

@@ -176,6 +176,10 @@ fn outcome(body: &[u8], history: &History<'_>, options: &Options) -> String {
 
 const SEEDS: u64 = 400;
 
+/// One cache serves every conversation of a variant, and their turns have
+/// the same response ids (`resp_0`, `resp_1`, …): a turn kept for one
+/// conversation must not be taken for another's, even where only the middle
+/// of its stored text differs.
 #[test]
 fn spliced_turns_translate_as_the_whole_conversation_does() {
     let mut spliced_requests = 0;

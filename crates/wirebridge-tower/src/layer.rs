@@ -204,8 +204,25 @@ macro_rules! responses_client_settings {
             /// [`store`](Self::store), with a store shared elsewhere too.
             pub fn store_arc(mut self, store: Arc<dyn ResponseStore>) -> Self {
                 let direction = &mut self.settings().direction;
-                direction.stateful = Some(Stateful::new(store));
+                let mut stateful = Stateful::new(store);
+                stateful.translated_history(direction.translated_history);
+                direction.stateful = Some(stateful);
                 direction.convert.store = true;
+                self
+            }
+
+            /// How many bytes of stored turns are kept in their Chat form
+            /// (default [`HistoryCache::DEFAULT_MAX_BYTES`](wirebridge_convert::responses_to_chat::HistoryCache::DEFAULT_MAX_BYTES), 64 MiB; the turns
+            /// used least recently go first), so that a request continuing a
+            /// stored conversation over a Chat backend translates only what
+            /// is new (see [`HistoryCache`](wirebridge_convert::responses_to_chat::HistoryCache)). 0 keeps none: every turn
+            /// translates the whole conversation again.
+            pub fn translated_history(mut self, bytes: usize) -> Self {
+                let direction = &mut self.settings().direction;
+                direction.translated_history = bytes;
+                if let Some(stateful) = &mut direction.stateful {
+                    stateful.translated_history(bytes);
+                }
                 self
             }
 

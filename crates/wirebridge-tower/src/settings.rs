@@ -88,7 +88,6 @@ impl fmt::Debug for CatalogSettings {
 
 /// Settings of Responses clients over a Chat upstream.
 #[derive(Clone)]
-#[cfg_attr(not(feature = "websocket"), derive(Default))]
 pub struct ResponsesSettings {
     /// How to translate (the seal is set per request: it is per tenant).
     pub(crate) convert: responses_to_chat::Options,
@@ -97,13 +96,14 @@ pub struct ResponsesSettings {
     pub(crate) tenant_header: Option<HeaderName>,
     pub(crate) anonymous_store: bool,
     pub(crate) missing_history: MissingHistory,
+    /// Bytes of stored turns kept translated, with a store.
+    pub(crate) translated_history: usize,
     /// Runs `background: true` requests, when set.
     pub(crate) background: Option<crate::BackgroundRuns>,
     #[cfg(feature = "websocket")]
     pub(crate) websocket: Option<WebSocketSettings>,
 }
 
-#[cfg(feature = "websocket")]
 impl Default for ResponsesSettings {
     fn default() -> Self {
         Self {
@@ -113,8 +113,10 @@ impl Default for ResponsesSettings {
             tenant_header: None,
             anonymous_store: false,
             missing_history: MissingHistory::default(),
+            translated_history: responses_to_chat::HistoryCache::DEFAULT_MAX_BYTES,
             background: None,
             // Served wherever the feature is built in.
+            #[cfg(feature = "websocket")]
             websocket: Some(WebSocketSettings::default()),
         }
     }
@@ -131,6 +133,7 @@ impl fmt::Debug for ResponsesSettings {
             .field("tenant_header", &self.tenant_header)
             .field("anonymous_store", &self.anonymous_store)
             .field("missing_history", &self.missing_history)
+            .field("translated_history", &self.translated_history)
             .finish_non_exhaustive()
     }
 }

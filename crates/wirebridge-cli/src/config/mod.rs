@@ -226,6 +226,7 @@ impl Config {
             state: StateSettings {
                 anonymous_store: s.anonymous_store.value,
                 missing_history: s.missing_history.value.into(),
+                translated_history_bytes: s.translated_history_bytes.value.0,
                 tenant_max_entries: s.store_tenant_max_entries.value.0,
                 tenant_max_bytes: s.store_tenant_max_bytes.value.0,
                 max_tenants: s.store_max_tenants.value.0,

@@ -72,6 +72,8 @@ pub struct StateSettings {
     pub anonymous_store: bool,
     /// What a conversation that misses a turn gets.
     pub missing_history: MissingHistory,
+    /// Bytes of stored turns kept translated.
+    pub translated_history_bytes: usize,
     /// The memory store's bound on one tenant's records.
     pub tenant_max_entries: usize,
     /// The memory store's bound on one tenant's bytes.

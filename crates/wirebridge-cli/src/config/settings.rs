@@ -95,6 +95,10 @@ settings! {
     /// Background responses one credential may run at once; one more is a
     /// 429.
     max_background_runs_per_tenant: Count<1, { usize::MAX }> = "32";
+    /// Bytes of stored turns kept in their Chat form, so that continuing a
+    /// conversation over a Chat backend translates only what is new (0:
+    /// none, every turn translated whole).
+    translated_history_bytes: Count<0, { usize::MAX }> as "BYTES" = "67108864";
     /// A conversation continued with `previous_response_id` that misses an
     /// earlier response: refuse (404) or continue (reported).
     missing_history: MissingHistorySetting = "refuse";

@@ -41,6 +41,7 @@ macro_rules! responses_clients {
             .observer($observer)
             .anonymous_store(config.state.anonymous_store)
             .missing_history(config.state.missing_history)
+            .translated_history(config.state.translated_history_bytes)
             .sealer(Sealer::new(
                 config.seal.current.clone(),
                 config.seal.previous.clone(),

@@ -94,8 +94,10 @@ impl<'h> History<'h> {
         scope: &'h str,
         ids: impl IntoIterator<Item = &'h str>,
     ) -> Self {
-        self.turn_ids = ids.into_iter().collect();
-        self.cache = Some((cache, scope));
+        if cache.max_bytes() > 0 {
+            self.turn_ids = ids.into_iter().collect();
+            self.cache = Some((cache, scope));
+        }
         self
     }
 

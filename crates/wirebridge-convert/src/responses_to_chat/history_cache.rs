@@ -11,12 +11,12 @@
 //!
 //! A kept translation is used only where it is exactly what translating
 //! the whole conversation would give (see `spliced.rs`): the same turn (its
-//! response id, the lengths and ends of its stored text), at the same place
+//! response id and its stored text, compared whole: a comparison costs
+//! what copying the text does, a fraction of reading it), at the same place
 //! in the conversation, for the same tenant, translated with the same
 //! options and tool names. Anything else is translated in full.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasher, Hash, Hasher, RandomState};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -47,7 +47,6 @@ use crate::loss::Loss;
 /// ```
 #[derive(Debug)]
 pub struct HistoryCache {
-    keys: RandomState,
     max_bytes: usize,
     kept: Mutex<Kept>,
     hits: AtomicU64,
@@ -57,14 +56,37 @@ pub struct HistoryCache {
 
 #[derive(Debug, Default)]
 struct Kept {
-    turns: HashMap<u64, Arc<CachedTurn>>,
-    /// Keys in the order they were last used (front: longest ago). A key
-    /// may be listed more than once; only its last listing counts.
-    order: VecDeque<(u64, u64)>,
-    /// When each key was last used, in the `order` clock.
-    used: HashMap<u64, u64>,
+    /// By [`slot`]: a number cheap to make, the entry then checked whole.
+    turns: HashMap<u64, Entry>,
+    /// The use clock: each lookup that finds a turn stamps it.
     clock: u64,
     bytes: usize,
+}
+
+/// A kept turn, and everything its key holds, to check a lookup against.
+#[derive(Debug)]
+struct Entry {
+    turn: Arc<CachedTurn>,
+    scope: Box<str>,
+    fingerprint: u64,
+    start: usize,
+    id: Box<str>,
+    /// The stored text it was translated from.
+    input: Box<str>,
+    output: Box<str>,
+    used: u64,
+    bytes: usize,
+}
+
+impl Entry {
+    fn is(&self, key: &TurnKey<'_>) -> bool {
+        self.fingerprint == key.fingerprint
+            && self.start == key.start
+            && *self.id == *key.id
+            && *self.scope == *key.scope
+            && *self.input == *key.input
+            && *self.output == *key.output
+    }
 }
 
 /// One stored turn translated: what splicing it into a request needs.
@@ -113,16 +135,33 @@ pub(super) struct TurnKey<'k> {
     pub(super) output: &'k str,
 }
 
-/// How much of each end of a stored array goes into its key: with its
-/// length, what tells a turn saved again under the same id (a background
-/// run's, as it goes from queued to done) from its earlier save.
-const ENDS: usize = 48;
+/// Where a turn is looked for: a multiply-rotate hash of its place and
+/// response id (ids are the bridge's own, not a client's to choose), the
+/// entry found there then compared with the whole key.
+fn slot(key: &TurnKey<'_>) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut hash = (key.fingerprint ^ key.start as u64).wrapping_mul(K);
+    for word in key
+        .id
+        .as_bytes()
+        .chunks(8)
+        .chain(key.scope.as_bytes().chunks(8).take(2))
+    {
+        let mut bytes = [0; 8];
+        bytes[..word.len()].copy_from_slice(word);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(bytes)).wrapping_mul(K);
+    }
+    hash
+}
 
 impl HistoryCache {
-    /// A cache holding at most `max_bytes` of translated turns.
+    /// The bytes of translated turns a cache holds by default: 64 MiB.
+    pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
+
+    /// A cache holding at most `max_bytes` of translated turns (0: none,
+    /// and a history with it is translated whole).
     pub fn new(max_bytes: usize) -> Self {
         Self {
-            keys: RandomState::new(),
             max_bytes,
             kept: Mutex::default(),
             hits: AtomicU64::new(0),
@@ -152,6 +191,11 @@ impl HistoryCache {
         self.spliced.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The most bytes of translated turns it holds.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
     /// Bytes of translated turns held now.
     pub fn bytes(&self) -> usize {
         self.lock().bytes
@@ -163,82 +207,70 @@ impl HistoryCache {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(super) fn key(&self, key: &TurnKey<'_>) -> u64 {
-        let mut hasher = self.keys.build_hasher();
-        key.scope.hash(&mut hasher);
-        key.fingerprint.hash(&mut hasher);
-        key.start.hash(&mut hasher);
-        key.id.hash(&mut hasher);
-        for array in [key.input, key.output] {
-            let bytes = array.as_bytes();
-            bytes.len().hash(&mut hasher);
-            hasher.write(&bytes[..bytes.len().min(ENDS)]);
-            hasher.write(&bytes[bytes.len().saturating_sub(ENDS)..]);
-        }
-        hasher.finish()
-    }
-
-    pub(super) fn get(&self, key: u64) -> Option<Arc<CachedTurn>> {
+    /// The turn kept under `key`, stamped as used now.
+    pub(super) fn get(&self, key: &TurnKey<'_>) -> Option<Arc<CachedTurn>> {
         let mut kept = self.lock();
-        let turn = kept.turns.get(&key).cloned()?;
-        kept.touch(key);
+        kept.clock += 1;
+        let clock = kept.clock;
+        let entry = kept.turns.get_mut(&slot(key)).filter(|e| e.is(key))?;
+        entry.used = clock;
         self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(turn)
+        Some(Arc::clone(&entry.turn))
     }
 
-    pub(super) fn insert(&self, key: u64, turn: Arc<CachedTurn>) {
+    /// Keeps `turn` under `key`; when the cache is over its bound, the
+    /// turns used longest ago go, down to seven eighths of it (so a full
+    /// cache sorts its turns once per many inserts, not on each).
+    pub(super) fn insert(&self, key: &TurnKey<'_>, turn: Arc<CachedTurn>) {
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let bytes = turn.bytes();
+        let bytes =
+            turn.bytes() + key.scope.len() + key.id.len() + key.input.len() + key.output.len();
         if bytes > self.max_bytes {
             return;
         }
         let mut kept = self.lock();
-        if let Some(old) = kept.turns.insert(key, turn) {
-            kept.bytes -= old.bytes();
+        kept.clock += 1;
+        let entry = Entry {
+            turn,
+            scope: key.scope.into(),
+            fingerprint: key.fingerprint,
+            start: key.start,
+            id: key.id.into(),
+            input: key.input.into(),
+            output: key.output.into(),
+            used: kept.clock,
+            bytes,
+        };
+        if let Some(old) = kept.turns.insert(slot(key), entry) {
+            kept.bytes -= old.bytes;
         }
         kept.bytes += bytes;
-        kept.touch(key);
-        while kept.bytes > self.max_bytes {
-            if !kept.evict_one() {
-                break;
-            }
+        if kept.bytes > self.max_bytes {
+            kept.shrink_to(self.max_bytes - self.max_bytes / 8);
         }
     }
 }
 
 impl Default for HistoryCache {
-    /// A cache of 64 MiB.
+    /// A cache of [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES).
     fn default() -> Self {
-        Self::new(64 << 20)
+        Self::new(Self::DEFAULT_MAX_BYTES)
     }
 }
 
 impl Kept {
-    fn touch(&mut self, key: u64) {
-        self.clock += 1;
-        self.used.insert(key, self.clock);
-        self.order.push_back((key, self.clock));
-        // Listings of keys used again since are dropped once they
-        // outnumber the keys, so the order stays within twice the keys.
-        if self.order.len() > 2 * self.turns.len() + 16 {
-            let used = &self.used;
-            self.order.retain(|(key, at)| used.get(key) == Some(at));
-        }
-    }
-
-    /// Drops the turn used longest ago; false when none is left.
-    fn evict_one(&mut self) -> bool {
-        while let Some((key, at)) = self.order.pop_front() {
-            if self.used.get(&key) != Some(&at) {
-                continue;
+    /// Drops the turns used longest ago until at most `target` bytes stay.
+    fn shrink_to(&mut self, target: usize) {
+        let mut ages: Vec<(u64, u64)> = self.turns.iter().map(|(k, e)| (e.used, *k)).collect();
+        ages.sort_unstable();
+        for (_, slot) in ages {
+            if self.bytes <= target {
+                break;
             }
-            self.used.remove(&key);
-            if let Some(turn) = self.turns.remove(&key) {
-                self.bytes -= turn.bytes();
+            if let Some(entry) = self.turns.remove(&slot) {
+                self.bytes -= entry.bytes;
             }
-            return true;
         }
-        false
     }
 }
 
@@ -258,29 +290,59 @@ mod tests {
         })
     }
 
+    fn key<'k>(id: &'k str, output: &'k str) -> TurnKey<'k> {
+        TurnKey {
+            scope: "tenant",
+            fingerprint: 7,
+            start: 0,
+            id,
+            input: "[]",
+            output,
+        }
+    }
+
     #[test]
     fn the_turns_used_longest_ago_go_first_and_the_bound_holds() {
-        let one = turn(1000).bytes();
+        let one = turn(1000).bytes() + "tenant".len() + "a".len() + 4;
         let cache = HistoryCache::new(3 * one);
-        for key in 1..=3 {
-            cache.insert(key, turn(1000));
-        }
-        assert!(cache.get(1).is_some());
-        cache.insert(4, turn(1000));
-        // 2 was used longest ago: 1 was read after it.
-        assert!(cache.get(2).is_none());
-        for key in [1, 3, 4] {
-            assert!(cache.get(key).is_some(), "{key}");
+        for id in ["a", "b", "c"] {
+            cache.insert(&key(id, "[]"), turn(1000));
         }
         assert_eq!(cache.bytes(), 3 * one);
-        // Used over and over, the order list stays bounded.
-        for _ in 0..10_000 {
-            cache.get(1);
+        assert!(cache.get(&key("a", "[]")).is_some());
+        // Over the bound: the turns used longest ago go, down to seven
+        // eighths of it (b, then c: a was read after them).
+        cache.insert(&key("d", "[]"), turn(1000));
+        assert_eq!(cache.bytes(), 2 * one);
+        for (id, kept) in [("a", true), ("b", false), ("c", false), ("d", true)] {
+            assert_eq!(cache.get(&key(id, "[]")).is_some(), kept, "{id}");
         }
-        assert!(cache.lock().order.len() <= 2 * 3 + 16);
         // A turn larger than the whole cache is not kept.
-        cache.insert(5, turn(4 * one));
-        assert!(cache.get(5).is_none());
-        assert_eq!(cache.bytes(), 3 * one);
+        cache.insert(&key("e", "[]"), turn(4 * one));
+        assert!(cache.get(&key("e", "[]")).is_none());
+        assert_eq!(cache.bytes(), 2 * one);
+    }
+
+    #[test]
+    fn a_lookup_finds_only_its_own_turn() {
+        let cache = HistoryCache::new(1 << 20);
+        cache.insert(&key("a", r#"[{"id":"x"}]"#), turn(10));
+        assert!(cache.get(&key("a", r#"[{"id":"x"}]"#)).is_some());
+        // Saved again, the same length, another content.
+        assert!(cache.get(&key("a", r#"[{"id":"y"}]"#)).is_none());
+        // Another length.
+        assert!(cache.get(&key("a", "[]")).is_none());
+        // Another tenant, place or fingerprint.
+        let mut other = key("a", r#"[{"id":"x"}]"#);
+        other.scope = "tenant2";
+        assert!(cache.get(&other).is_none());
+        other.scope = "tenant";
+        other.start = 1;
+        assert!(cache.get(&other).is_none());
+        other.start = 0;
+        other.fingerprint = 8;
+        assert!(cache.get(&other).is_none());
+        other.fingerprint = 7;
+        assert!(cache.get(&other).is_some());
     }
 }

@@ -36,7 +36,7 @@ use wirebridge_wire::responses::strict::InputTransformation;
 
 use super::builder::{Builder, Replay};
 use super::compacted::Cut;
-use super::history::{read_items, History};
+use super::history::{read_items, History, StoredPair};
 use super::history_cache::{CachedTurn, TurnKey};
 use super::Options;
 use crate::recorder::LossRecorder;
@@ -55,21 +55,21 @@ pub(super) struct Spliced<'a> {
 /// A stored turn, kept or read.
 enum Unit<'a> {
     Kept(Arc<CachedTurn>),
-    Read { items: Vec<InputItem<'a>>, key: u64 },
+    Read(Vec<InputItem<'a>>),
 }
 
 impl Unit<'_> {
     fn item_count(&self) -> usize {
         match self {
             Unit::Kept(turn) => turn.item_count,
-            Unit::Read { items, .. } => items.len(),
+            Unit::Read(items) => items.len(),
         }
     }
 
     fn last_user(&self) -> Option<usize> {
         match self {
             Unit::Kept(turn) => turn.last_user,
-            Unit::Read { items, .. } => items.iter().rposition(is_user_message),
+            Unit::Read(items) => items.iter().rposition(is_user_message),
         }
     }
 }
@@ -95,16 +95,16 @@ pub(super) fn translate_input<'a>(
     let fingerprint = fingerprint(options, names, replay);
     let mut units = Vec::with_capacity(pairs.len());
     let mut start = 0;
+    let key = |start, pair: &StoredPair<'a>| TurnKey {
+        scope,
+        fingerprint,
+        start,
+        id: pair.id,
+        input: pair.input,
+        output: pair.output,
+    };
     for pair in &pairs {
-        let key = cache.key(&TurnKey {
-            scope,
-            fingerprint,
-            start,
-            id: pair.id,
-            input: pair.input,
-            output: pair.output,
-        });
-        let unit = match cache.get(key) {
+        let unit = match cache.get(&key(start, pair)) {
             Some(turn) => Unit::Kept(turn),
             None => {
                 let mut items = Vec::new();
@@ -113,7 +113,7 @@ pub(super) fn translate_input<'a>(
                 if items.iter().any(reaches_beyond) {
                     return None;
                 }
-                Unit::Read { items, key }
+                Unit::Read(items)
             }
         };
         start += unit.item_count();
@@ -167,17 +167,17 @@ pub(super) fn translate_input<'a>(
                     read_items(pair.input, &mut live_items).ok()?;
                     read_items(pair.output, &mut live_items).ok()?;
                 }
-                Unit::Read { items, .. } => live_items.extend(items),
+                Unit::Read(items) => live_items.extend(items),
             }
             continue;
         }
         let turn = match unit {
             Unit::Kept(turn) => turn,
-            Unit::Read { items, key } => {
+            Unit::Read(items) => {
                 let stored_len = pair.input.len() + pair.output.len();
                 let turn = translate_turn(&items, unit_start, stored_len, names, options, replay)?;
                 let turn = Arc::new(turn);
-                cache.insert(key, Arc::clone(&turn));
+                cache.insert(&key(unit_start, pair), Arc::clone(&turn));
                 turn
             }
         };
@@ -370,7 +370,7 @@ fn results_answer_calls(units: &[Unit<'_>], own: &[InputItem<'_>]) -> bool {
         own.iter().any(answers)
             || units.iter().any(|unit| match unit {
                 Unit::Kept(turn) => turn.call_ids.iter().any(|call| call == id),
-                Unit::Read { items, .. } => items.iter().any(answers),
+                Unit::Read(items) => items.iter().any(answers),
             })
     })
 }

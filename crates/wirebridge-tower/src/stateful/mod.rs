@@ -116,6 +116,11 @@ impl Stateful {
         }
     }
 
+    /// Keeps at most `bytes` of stored turns translated (0: none).
+    pub(crate) fn translated_history(&mut self, bytes: usize) {
+        self.translated = Arc::new(HistoryCache::new(bytes));
+    }
+
     /// The backend answered one of `tenant`'s requests: what is answered
     /// without it may now be kept in the store under that tenant.
     pub(crate) fn accept(&self, tenant: &str) {

@@ -85,6 +85,10 @@ fn defaults() {
         Memory::DEFAULT_MAX_BYTES_PER_TENANT
     );
     assert_eq!(c.state.max_tenants, Memory::DEFAULT_MAX_TENANTS);
+    assert_eq!(
+        c.state.translated_history_bytes,
+        wirebridge_convert::responses_to_chat::HistoryCache::DEFAULT_MAX_BYTES
+    );
     type WebSocket = wirebridge_tower::WebSocketSettings;
     assert_eq!(
         c.exchange.websocket_idle_timeout,
