@@ -17,6 +17,7 @@
 //! options and tool names. Anything else is translated in full.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -57,10 +58,31 @@ pub struct HistoryCache {
 #[derive(Debug, Default)]
 struct Kept {
     /// By [`slot`]: a number cheap to make, the entry then checked whole.
-    turns: HashMap<u64, Entry>,
+    turns: HashMap<u64, Entry, BuildHasherDefault<SlotHasher>>,
     /// The use clock: each lookup that finds a turn stamps it.
     clock: u64,
     bytes: usize,
+}
+
+/// Hashes a [`slot`], which is a hash already, to itself.
+#[derive(Debug, Default)]
+struct SlotHasher(u64);
+
+impl Hasher for SlotHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; anything else still spreads.
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+
+    fn write_u64(&mut self, slot: u64) {
+        self.0 = slot;
+    }
 }
 
 /// A kept turn, and everything its key holds, to check a lookup against.

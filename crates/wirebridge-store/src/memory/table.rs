@@ -186,8 +186,10 @@ impl Conversation {
     /// The conversation ending at slot `index`, from its newest response
     /// back: ids as far as known, turns up to the nearest gone one.
     fn chain(&self, index: usize) -> Chain {
-        let mut ids = Vec::new();
-        let mut turns = Vec::new();
+        // At most every slot up to `index`, and the parent before them.
+        let slots = index.saturating_sub(self.base) + 1;
+        let mut ids = Vec::with_capacity(slots + 1);
+        let mut turns = Vec::with_capacity(slots);
         let mut missing: Option<String> = None;
         let mut at = self.slot(index);
         while let Some(slot) = at {
