@@ -287,3 +287,57 @@ fn a_warm_turn_copies_every_stored_turn_and_translates_only_its_own() {
     translate(&turns);
     assert_eq!((cache.hits(), cache.misses()), (99, 101));
 }
+
+#[test]
+fn a_turn_that_cannot_be_spliced_is_remembered_as_such() {
+    let cache = HistoryCache::default();
+    let options = Options::default();
+    let message = |role: &str, text: &str, id: &str| {
+        json!({"type": "message", "id": id, "role": role, "status": "completed",
+               "content": [{"type": if role == "user" { "input_text" } else { "output_text" }, "text": text}]})
+    };
+    // The second turn's input starts with a call, which joins the first
+    // turn's last assistant message: it cannot be translated on its own.
+    let turns = [
+        (
+            "resp_0",
+            json!([message("user", "hi", "in_0")]),
+            json!([message("assistant", "hello", "out_0")]),
+        ),
+        (
+            "resp_1",
+            json!([{"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "shell", "arguments": "{}"},
+                   {"type": "function_call_output", "id": "fo_1", "call_id": "c1", "output": "ok"}]),
+            json!([message("assistant", "done", "out_1")]),
+        ),
+        (
+            "resp_2",
+            json!([message("user", "and?", "in_2")]),
+            json!([message("assistant", "nothing", "out_2")]),
+        ),
+    ]
+    .map(|(id, input, output)| Turn {
+        id: id.into(),
+        input: input.to_string(),
+        output: output.to_string(),
+    });
+    let body = br#"{"model":"m","previous_response_id":"resp_2","input":"next","tools":[{"type":"function","name":"shell"}]}"#;
+    let arrays = || {
+        turns
+            .iter()
+            .flat_map(|t| [t.input.as_str(), t.output.as_str()])
+    };
+    let whole = outcome(body, &History::new("resp_2", arrays()), &options);
+    for (pass, misses, hits) in [("cold", 2, 0), ("warm", 2, 2)] {
+        let history = History::new("resp_2", arrays()).with_cache(
+            &cache,
+            "tenant",
+            turns.iter().map(|t| t.id.as_str()),
+        );
+        assert_eq!(outcome(body, &history, &options), whole, "{pass}");
+        // The first turn is kept, the second kept as one that cannot be
+        // spliced; the warm request stops there, reading nothing again.
+        assert_eq!((cache.misses(), cache.hits()), (misses, hits), "{pass}");
+    }
+    assert_eq!(cache.spliced_requests(), 0);
+}

@@ -127,9 +127,28 @@ pub(super) struct CachedTurn {
     pub(super) call_ids: Vec<String>,
     /// The index among its items of its last user message, if any.
     pub(super) last_user: Option<usize>,
+    /// Whether it can be spliced at all: a turn that cannot (see
+    /// `spliced.rs`) is kept as such, so that the requests continuing past
+    /// it go straight to translating the whole conversation rather than
+    /// reading it twice.
+    pub(super) spliceable: bool,
 }
 
 impl CachedTurn {
+    /// A turn that cannot be spliced, of `item_count` items.
+    pub(super) fn unspliceable(item_count: usize) -> Self {
+        Self {
+            messages: String::new(),
+            message_count: 0,
+            item_count,
+            withheld: Vec::new(),
+            losses: Vec::new(),
+            call_ids: Vec::new(),
+            last_user: None,
+            spliceable: false,
+        }
+    }
+
     fn bytes(&self) -> usize {
         std::mem::size_of::<Self>()
             + self.messages.len()
@@ -309,6 +328,7 @@ mod tests {
             losses: Vec::new(),
             call_ids: Vec::new(),
             last_user: None,
+            spliceable: true,
         })
     }
 

@@ -105,12 +105,15 @@ pub(super) fn translate_input<'a>(
     };
     for pair in &pairs {
         let unit = match cache.get(&key(start, pair)) {
+            Some(turn) if !turn.spliceable => return None,
             Some(turn) => Unit::Kept(turn),
             None => {
                 let mut items = Vec::new();
                 read_items(pair.input, &mut items).ok()?;
                 read_items(pair.output, &mut items).ok()?;
                 if items.iter().any(reaches_beyond) {
+                    let turn = CachedTurn::unspliceable(items.len());
+                    cache.insert(&key(start, pair), Arc::new(turn));
                     return None;
                 }
                 Unit::Read(items)
@@ -175,9 +178,14 @@ pub(super) fn translate_input<'a>(
             Unit::Kept(turn) => turn,
             Unit::Read(items) => {
                 let stored_len = pair.input.len() + pair.output.len();
-                let turn = translate_turn(&items, unit_start, stored_len, names, options, replay)?;
+                let turn = translate_turn(&items, unit_start, stored_len, names, options, replay);
+                let spliceable = turn.is_some();
+                let turn = turn.unwrap_or_else(|| CachedTurn::unspliceable(items.len()));
                 let turn = Arc::new(turn);
                 cache.insert(&key(unit_start, pair), Arc::clone(&turn));
+                if !spliceable {
+                    return None;
+                }
                 turn
             }
         };
@@ -334,6 +342,7 @@ fn translate_turn(
         losses: losses.finish().iter().cloned().collect(),
         call_ids,
         last_user: items.iter().rposition(is_user_message),
+        spliceable: true,
     })
 }
 
