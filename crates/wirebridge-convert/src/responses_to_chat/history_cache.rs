@@ -17,6 +17,7 @@
 //! options and tool names. Anything else is translated in full.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -46,7 +47,6 @@ use crate::loss::Loss;
 /// assert_eq!((cache.misses(), cache.hits()), (1, 1));
 /// assert_eq!(cache.spliced_requests(), 2);
 /// ```
-#[derive(Debug)]
 pub struct HistoryCache {
     max_bytes: usize,
     kept: Mutex<Kept>,
@@ -292,6 +292,19 @@ impl HistoryCache {
     }
 }
 
+impl fmt::Debug for HistoryCache {
+    /// Its bounds and counts, never the conversations it holds.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HistoryCache")
+            .field("max_bytes", &self.max_bytes)
+            .field("bytes", &self.bytes())
+            .field("hits", &self.hits())
+            .field("misses", &self.misses())
+            .field("spliced_requests", &self.spliced_requests())
+            .finish()
+    }
+}
+
 impl Default for HistoryCache {
     /// A cache of [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES).
     fn default() -> Self {
@@ -363,6 +376,18 @@ mod tests {
         cache.insert(&key("e", "[]"), turn(4 * one));
         assert!(cache.get(&key("e", "[]")).is_none());
         assert_eq!(cache.bytes(), 2 * one);
+    }
+
+    #[test]
+    fn its_debug_output_holds_no_conversation() {
+        let cache = HistoryCache::new(1 << 20);
+        cache.insert(&key("a", r#"[{"text":"a secret"}]"#), turn(10));
+        let shown = format!("{cache:?}");
+        assert!(
+            !shown.contains("secret") && !shown.contains("tenant"),
+            "{shown}"
+        );
+        assert!(shown.contains("misses: 1"), "{shown}");
     }
 
     #[test]
