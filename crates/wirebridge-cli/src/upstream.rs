@@ -88,6 +88,13 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
 /// (TLS, and HTTP/2 when the upstream offers it).
 #[derive(Clone)]
 pub struct Upstream {
+    // Shared: the service is cloned for every request (by the layers above
+    // it, and for the future it returns), and a clone is one count.
+    shared: Arc<Shared>,
+}
+
+/// What every clone of an [`Upstream`] uses.
+struct Shared {
     client: Client<HttpsConnector<HttpConnector>, Outgoing>,
     direct: Option<Pool<HttpConnector>>,
     target: Target,
@@ -117,7 +124,7 @@ impl Upstream {
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(https);
-        Self {
+        let shared = Shared {
             client,
             direct,
             target: Target::new(base),
@@ -127,6 +134,9 @@ impl Upstream {
             idle_timeout: options.idle_timeout,
             metrics: options.metrics,
             partitions: RandomState::new(),
+        };
+        Self {
+            shared: Arc::new(shared),
         }
     }
 }
@@ -141,7 +151,8 @@ impl tower::Service<Request<Outgoing>> for Upstream {
     }
 
     fn call(&mut self, mut request: Request<Outgoing>) -> Self::Future {
-        *request.uri_mut() = self.target.map(request.uri());
+        let shared = Arc::clone(&self.shared);
+        *request.uri_mut() = shared.target.map(request.uri());
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
         // The client's credential, before a configured one replaces it:
@@ -149,23 +160,27 @@ impl tower::Service<Request<Outgoing>> for Upstream {
         let partition = request
             .headers()
             .get(header::AUTHORIZATION)
-            .map(|credential| self.partitions.hash_one(credential.as_bytes()))
+            .map(|credential| shared.partitions.hash_one(credential.as_bytes()))
             .unwrap_or_default();
         request.extensions_mut().insert(Partition(partition));
         let headers = request.headers_mut();
         rewrite::strip_request(headers);
-        if let Some(auth) = &self.authorization {
+        if let Some(auth) = &shared.authorization {
             headers.insert(header::AUTHORIZATION, auth.clone());
         }
-        let client = self.client.clone();
-        let direct = self.direct.clone();
-        let label = self.label.clone();
-        let (first_byte, idle) = (self.first_byte_timeout, self.idle_timeout);
-        let metrics = Arc::clone(&self.metrics);
         // The target holds no userinfo (it was split off the upstream URL
         // when the settings were loaded): logs may show it, clients may not.
         let target = request.uri().clone();
         Box::pin(async move {
+            let Shared {
+                client,
+                direct,
+                label,
+                first_byte_timeout: first_byte,
+                idle_timeout: idle,
+                metrics,
+                ..
+            } = &*shared;
             let exchange = async move {
                 match direct {
                     Some(direct) => direct
@@ -180,7 +195,7 @@ impl tower::Service<Request<Outgoing>> for Upstream {
                         .map_err(Failure::Pooled),
                 }
             };
-            let Ok(result) = tokio::time::timeout(first_byte, exchange).await else {
+            let Ok(result) = tokio::time::timeout(*first_byte, exchange).await else {
                 tracing::warn!(upstream = %target, timeout_s = first_byte.as_secs_f64(), "the upstream sent no response in time");
                 metrics.upstream_error("timeout");
                 return Ok(error_response(
@@ -223,10 +238,10 @@ impl tower::Service<Request<Outgoing>> for Upstream {
                 // The pool refuses such an answer itself (and closes its
                 // connection); hyper-util's client passes it on.
                 Ok(response) if rewrite::framing_in_doubt(response.headers()) => {
-                    Ok(framing_in_doubt(&label, &target, &metrics))
+                    Ok(framing_in_doubt(label, &target, metrics))
                 }
                 Err(Failure::Direct(pool::Error::Framing)) => {
-                    Ok(framing_in_doubt(&label, &target, &metrics))
+                    Ok(framing_in_doubt(label, &target, metrics))
                 }
                 Ok(mut response) => {
                     rewrite::strip_response(response.headers_mut());
@@ -235,7 +250,8 @@ impl tower::Service<Request<Outgoing>> for Upstream {
                     } else if response.status().is_server_error() {
                         metrics.upstream_error("status_5xx");
                     }
-                    Ok(response.map(|body| IdleBody::new(body, idle, metrics).boxed_unsync()))
+                    Ok(response
+                        .map(|body| IdleBody::new(body, *idle, Arc::clone(metrics)).boxed_unsync()))
                 }
                 Err(e) => {
                     tracing::warn!(upstream = %target, error = %chain(&e), "upstream request failed");

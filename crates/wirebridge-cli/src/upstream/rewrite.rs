@@ -4,18 +4,27 @@
 //! connection, never forwarded either way; and an answer whose framing is
 //! in doubt.
 
+use http::uri::PathAndQuery;
 use http::{header, HeaderMap, HeaderName, HeaderValue, Request, Uri};
 
-/// Headers that belong to one connection, never forwarded.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "upgrade",
-    "host",
+/// Headers that belong to one connection, never forwarded. Names, not
+/// text: a header looked up by its text is parsed first, and these are
+/// looked up for every request and every answer.
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::UPGRADE,
+    header::HOST,
+];
+
+/// Hop-by-hop headers only answers carry.
+const HOP_BY_HOP_ANSWER: [HeaderName; 2] = [
+    HeaderName::from_static("proxy-connection"),
+    header::TRANSFER_ENCODING,
 ];
 
 /// Where requests go: `/v1/X` becomes `<base>/X`.
@@ -52,41 +61,48 @@ impl Target {
             .strip_prefix("/v1")
             .filter(|r| r.is_empty() || r.starts_with('/'))
             .unwrap_or(path);
-        let path_and_query = match uri.query() {
-            Some(q) => format!("{}{rest}?{q}", self.base_path),
-            None => format!("{}{rest}", self.base_path),
+        // Most bases are `/v1` itself: the client's path and query are
+        // then sent as they came, shared rather than written anew.
+        let unchanged = path.len() - rest.len() == self.base_path.len()
+            && path.starts_with(self.base_path.as_str());
+        let path_and_query = match (unchanged, uri.path_and_query()) {
+            (true, Some(same)) => Ok(same.clone()),
+            _ => match uri.query() {
+                Some(q) => format!("{}{rest}?{q}", self.base_path),
+                None => format!("{}{rest}", self.base_path),
+            }
+            .parse::<PathAndQuery>(),
         };
-        Uri::builder()
-            .scheme(self.scheme.clone())
-            .authority(self.authority.clone())
-            .path_and_query(path_and_query)
-            .build()
-            .unwrap_or_else(|_| uri.clone())
+        let Ok(path_and_query) = path_and_query else {
+            return uri.clone();
+        };
+        let mut parts = http::uri::Parts::default();
+        parts.scheme = Some(self.scheme.clone());
+        parts.authority = Some(self.authority.clone());
+        parts.path_and_query = Some(path_and_query);
+        Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
     }
 }
 
 /// An absolute URI becomes the path and query, its authority the `Host`:
 /// the form a request takes on a connection to the origin itself.
 pub fn origin_form<B>(request: &mut Request<B>) {
-    let uri = request.uri().clone();
-    if let Some(authority) = uri.authority() {
+    let parts = std::mem::take(request.uri_mut()).into_parts();
+    if let Some(authority) = &parts.authority {
         if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
             request.headers_mut().insert(header::HOST, host);
         }
     }
-    let path = uri
-        .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("/")
-        .parse()
-        .unwrap_or_else(|_| Uri::from_static("/"));
-    *request.uri_mut() = path;
+    let path = parts
+        .path_and_query
+        .unwrap_or_else(|| PathAndQuery::from_static("/"));
+    *request.uri_mut() = Uri::from(path);
 }
 
 /// Removes the headers of the client's connection from what the upstream
 /// is sent.
 pub fn strip_request(headers: &mut HeaderMap) {
-    for name in HOP_BY_HOP {
+    for name in &HOP_BY_HOP {
         headers.remove(name);
     }
 }
@@ -104,11 +120,8 @@ pub fn strip_response(headers: &mut HeaderMap) {
     for name in named {
         headers.remove(name);
     }
-    for name in HOP_BY_HOP
-        .iter()
-        .chain(&["proxy-connection", "transfer-encoding"])
-    {
-        headers.remove(*name);
+    for name in HOP_BY_HOP.iter().chain(&HOP_BY_HOP_ANSWER) {
+        headers.remove(name);
     }
 }
 
