@@ -24,10 +24,14 @@ use std::fmt;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 
 /// The header's name.
 pub const TRACEPARENT: &str = "traceparent";
+
+/// The header's name, as a [`HeaderName`]: looking a header up by its
+/// text parses the text first.
+pub const TRACEPARENT_HEADER: HeaderName = HeaderName::from_static(TRACEPARENT);
 
 /// A trace's id: 16 bytes, never all zero; shown as 32 lowercase hex digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -88,7 +92,7 @@ impl TraceParent {
 
     /// The valid `traceparent` of `headers`, if there is exactly one.
     pub fn from_headers(headers: &HeaderMap) -> Option<Self> {
-        let mut values = headers.get_all(TRACEPARENT).iter();
+        let mut values = headers.get_all(TRACEPARENT_HEADER).iter();
         let value = values.next()?;
         if values.next().is_some() {
             return None;
@@ -140,17 +144,24 @@ impl TraceParent {
 
     /// As a header value (version `00`).
     pub fn to_header_value(&self) -> HeaderValue {
-        HeaderValue::from_str(&self.to_string()).expect("hex digits and dashes")
+        HeaderValue::from_bytes(&self.text()).expect("hex digits and dashes")
+    }
+
+    /// The header's text: `00-{trace id}-{parent id}-{flags}`, written
+    /// straight into place (it is made for every request).
+    fn text(&self) -> [u8; 55] {
+        let mut text = [b'-'; 55];
+        text[..2].copy_from_slice(b"00");
+        hex_into(&self.trace_id.0, &mut text[3..35]);
+        hex_into(&self.parent_id.0, &mut text[36..52]);
+        hex_into(&[self.flags], &mut text[53..55]);
+        text
     }
 }
 
 impl fmt::Display for TraceParent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "00-{}-{}-{:02x}",
-            self.trace_id, self.parent_id, self.flags
-        )
+        f.write_str(std::str::from_utf8(&self.text()).map_err(|_| fmt::Error)?)
     }
 }
 
@@ -169,13 +180,18 @@ impl fmt::Display for SpanId {
 /// `bytes` as `N` lowercase hex digits, in one write (the trace id is in
 /// every exchange's log line).
 fn write_hex<const N: usize>(bytes: &[u8], f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = [0u8; N];
-    for (pair, b) in text.chunks_exact_mut(2).zip(bytes) {
+    hex_into(bytes, &mut text);
+    f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+}
+
+/// Writes `bytes` as lowercase hex digits into `out` (twice as long).
+fn hex_into(bytes: &[u8], out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, b) in out.chunks_exact_mut(2).zip(bytes) {
         pair[0] = DIGITS[usize::from(b >> 4)];
         pair[1] = DIGITS[usize::from(b & 0xf)];
     }
-    f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
 }
 
 /// Two lowercase hex digits.
@@ -216,6 +232,7 @@ mod tests {
     fn the_specs_example_reads_and_writes_back() {
         let parent = TraceParent::parse(EXAMPLE.as_bytes()).unwrap();
         assert_eq!(parent.to_string(), EXAMPLE);
+        assert_eq!(parent.to_header_value(), EXAMPLE);
         assert_eq!(
             parent.trace_id().to_string(),
             "4bf92f3577b34da6a3ce929d0e0e4736"

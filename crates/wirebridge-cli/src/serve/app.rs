@@ -4,20 +4,20 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{header, HeaderMap, HeaderValue, Method, Request, Response, Uri};
+use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri};
 use http_body_util::BodyExt;
-use tower::util::BoxCloneService;
+use tower::util::{BoxCloneService, BoxCloneSyncService};
 use tower::{Layer, Service, ServiceExt};
 use wirebridge_convert::seal::Sealer;
 use wirebridge_store::ResponseStore;
-use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT};
+use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT_HEADER};
 use wirebridge_tower::{
     BackgroundRuns, Budget, ChatToResponsesLayer, Exchange, MessagesToResponsesLayer, Observer,
     RequestBody, ResponseBody, ResponsesToChatLayer, Shutdown, StatefulResponsesLayer,
     WebSocketSettings,
 };
 
-use crate::admin::Admin;
+use crate::admin::{Admin, Endpoint};
 use crate::config::{Config, UpstreamApi};
 use crate::logging::log_exchange;
 use crate::metrics::{CountedBody, Metrics, OpenGauge};
@@ -114,7 +114,7 @@ pub fn app(
             .map_request(|request: Request<RequestBody<RequestBody<ClientBody>>>| {
                 request.map(RequestBody::flatten)
             });
-    let (translated, messages, endpoint): (App, App, &'static str) = match config.upstream_api {
+    let (translated, messages, endpoint): (Shared, Shared, &str) = match config.upstream_api {
         UpstreamApi::Chat => {
             let layer = responses_clients!(
                 ResponsesToChatLayer::new(),
@@ -168,48 +168,123 @@ pub fn app(
         }
     };
     // Whether `/metrics` is answered on the main listener.
-    let metrics_here = config.metrics.listen.is_none();
-    let open_streams = metrics.open_streams();
+    // One count to clone: the server clones the app for every request.
+    let routes = Arc::new(Routes {
+        open_streams: metrics.open_streams(),
+        translated,
+        messages,
+        admin,
+        metrics,
+        endpoint,
+        metrics_here: config.metrics.listen.is_none(),
+    });
     let service = tower::service_fn(move |mut request: Request<ClientBody>| {
-        let (translated, messages) = (translated.clone(), messages.clone());
-        let (admin, metrics, open_streams) = (admin.clone(), metrics.clone(), open_streams.clone());
+        // Routed before the future is made, so that it holds (and each
+        // request clones) only the service that answers it.
+        let routes = &*routes;
+        let route = match Admin::endpoint(request.uri().path(), routes.metrics_here) {
+            Some(endpoint) => Route::Admin(routes.admin.clone(), endpoint),
+            None => {
+                let trace = continue_trace(request.headers_mut());
+                let (method, path) = (request.method(), request.uri().path());
+                if is_messages(method, path, request.headers()) {
+                    Route::Messages(routes.messages.clone())
+                } else {
+                    // The layer reports what it translates (compaction
+                    // included); the rest is logged here.
+                    let translated = is_translated(method, path, routes.endpoint);
+                    let forwarded = (!translated).then(|| Forwarded {
+                        method: method.clone(),
+                        path: tracing::enabled!(tracing::Level::INFO).then(|| path.to_owned()),
+                        trace,
+                        metrics: Arc::clone(&routes.metrics),
+                    });
+                    Route::Translated(routes.translated.clone(), forwarded)
+                }
+            }
+        };
+        let open_streams = routes.open_streams.clone();
         async move {
-            if let Some(endpoint) = Admin::endpoint(request.uri().path(), metrics_here) {
-                return Ok(admin.answer(endpoint).await);
+            match route {
+                Route::Admin(admin, endpoint) => Ok(admin.answer(endpoint).await),
+                Route::Messages(messages) => {
+                    let response = messages.oneshot(request).await?;
+                    Ok(counted(response, &open_streams))
+                }
+                Route::Translated(translated, forwarded) => {
+                    let started = Instant::now();
+                    let response = translated.oneshot(request).await?;
+                    if let Some(forwarded) = forwarded {
+                        forwarded.report(response.status(), started);
+                    }
+                    Ok(counted(response, &open_streams))
+                }
             }
-            let trace = continue_trace(request.headers_mut());
-            let path = request.uri().path().to_owned();
-            if is_messages(request.method(), &path, request.headers()) {
-                let response = messages.clone().oneshot(request).await?;
-                return Ok(counted(response, &open_streams));
-            }
-            // The layer reports what it translates (compaction included).
-            let is_translated = request.method() == Method::POST && {
-                let path = path.trim_end_matches('/');
-                endpoint.split('|').any(|e| path.ends_with(e))
-                    || (endpoint == "/responses" && path.ends_with("/responses/compact"))
-                    || (endpoint.contains("/responses")
-                        && path.ends_with("/responses/input_tokens"))
-            };
-            let method = request.method().clone();
-            let started = Instant::now();
-            let response = translated.oneshot(request).await?;
-            if !is_translated {
-                let status = response.status().as_u16();
-                metrics.forwarded(status);
-                tracing::info!(
-                    %method,
-                    %path,
-                    status,
-                    total_us = started.elapsed().as_micros() as u64,
-                    trace_id = %trace.trace_id(),
-                    "request"
-                );
-            }
-            Ok(counted(response, &open_streams))
         }
     });
     BoxCloneService::new(service)
+}
+
+/// A service of [`Routes`]: shared by every clone of the app.
+type Shared =
+    BoxCloneSyncService<Request<ClientBody>, Response<crate::server::ResponseBody>, Infallible>;
+
+/// The services that answer requests, and what routing them needs.
+struct Routes {
+    translated: Shared,
+    messages: Shared,
+    admin: Admin,
+    metrics: Arc<Metrics>,
+    open_streams: OpenGauge,
+    /// The endpoints the layer translates, `|`-separated.
+    endpoint: &'static str,
+    /// Whether `/metrics` is answered on the main listener.
+    metrics_here: bool,
+}
+
+/// Which service answers a request.
+enum Route {
+    /// A health check, or the metrics.
+    Admin(Admin, Endpoint),
+    /// A Messages client's request.
+    Messages(Shared),
+    /// Anything else: translated, or passed through and reported here.
+    Translated(Shared, Option<Forwarded>),
+}
+
+/// A request passed through: what its log line and counter need.
+struct Forwarded {
+    method: Method,
+    /// Kept only when the line is logged.
+    path: Option<String>,
+    trace: TraceParent,
+    metrics: Arc<Metrics>,
+}
+
+impl Forwarded {
+    fn report(self, status: http::StatusCode, started: Instant) {
+        let status = status.as_u16();
+        self.metrics.forwarded(status);
+        tracing::info!(
+            method = %self.method,
+            path = %self.path.as_deref().unwrap_or_default(),
+            status,
+            total_us = started.elapsed().as_micros() as u64,
+            trace_id = %self.trace.trace_id(),
+            "request"
+        );
+    }
+}
+
+/// Whether the layer translates (and reports) a request: a `POST` to one
+/// of the translated `endpoint`s (`|`-separated), or to compaction or
+/// input-token counting beside the Responses endpoint.
+fn is_translated(method: &Method, path: &str, endpoint: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    method == Method::POST
+        && (endpoint.split('|').any(|e| path.ends_with(e))
+            || (endpoint == "/responses" && path.ends_with("/responses/compact"))
+            || (endpoint.contains("/responses") && path.ends_with("/responses/input_tokens")))
 }
 
 /// Whether a request is for Anthropic's Messages API: `POST …/messages`
@@ -231,6 +306,9 @@ fn is_messages(method: &Method, path: &str, headers: &HeaderMap) -> bool {
     }
 }
 
+/// The vendors' part of a trace's context.
+const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+
 /// Continues the client's trace with a span of this hop, or starts one,
 /// in the `traceparent` sent upstream. A `tracestate` without a valid
 /// `traceparent` belongs to no trace here, and is dropped.
@@ -238,11 +316,11 @@ fn continue_trace(headers: &mut HeaderMap) -> TraceParent {
     let trace = match TraceParent::from_headers(headers) {
         Some(parent) => parent.child(),
         None => {
-            headers.remove("tracestate");
+            headers.remove(TRACESTATE);
             TraceParent::start()
         }
     };
-    headers.insert(TRACEPARENT, trace.to_header_value());
+    headers.insert(TRACEPARENT_HEADER, trace.to_header_value());
     trace
 }
 
@@ -263,7 +341,7 @@ fn counted(
     response.map(|body| CountedBody::new(body, opened).boxed_unsync())
 }
 
-fn boxed<S>(service: S) -> App
+fn boxed<S>(service: S) -> Shared
 where
     S: Service<
             Request<ClientBody>,
@@ -271,19 +349,23 @@ where
             Error = Infallible,
         > + Clone
         + Send
+        + Sync
         + 'static,
     S::Future: Send + 'static,
 {
-    BoxCloneService::new(service.map_response(|response| response.map(|body| body.boxed_unsync())))
+    BoxCloneSyncService::new(
+        service.map_response(|response| response.map(|body| body.boxed_unsync())),
+    )
 }
 
 /// [`boxed`], for a service two layers deep (a Messages layer over the
 /// bridge's Responses side).
-fn boxed_twice<S, B>(service: S) -> App
+fn boxed_twice<S, B>(service: S) -> Shared
 where
     S: Service<Request<ClientBody>, Response = Response<ResponseBody<B>>, Error = Infallible>
         + Clone
         + Send
+        + Sync
         + 'static,
     S::Future: Send + 'static,
     B: http_body::Body<Data = bytes::Bytes, Error = wirebridge_tower::BoxError> + Send + 'static,
