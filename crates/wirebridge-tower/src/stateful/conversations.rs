@@ -47,8 +47,14 @@ impl Route {
 /// path ends with `/conversations` and up to three segments after it.
 pub(crate) fn route(method: &Method, path: &str) -> Option<Route> {
     let path = path.trim_end_matches('/');
-    let at = path.rfind("/conversations")?;
-    let rest = &path[at + "/conversations".len()..];
+    // Searched byte by byte: a `str` pattern search sets up more than
+    // these short paths cost to scan, and this runs for every request.
+    const MARKER: &[u8] = b"/conversations";
+    let at = (0..=path.len().checked_sub(MARKER.len())?)
+        .rev()
+        .find(|&at| path.as_bytes()[at..].starts_with(MARKER))?;
+    // After ASCII: a character boundary.
+    let rest = &path[at + MARKER.len()..];
     if !(rest.is_empty() || rest.starts_with('/')) {
         return None;
     }
