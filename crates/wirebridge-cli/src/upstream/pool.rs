@@ -10,13 +10,15 @@
 //! holds no byte and no close ([`Transport::unread`]). Anything else, an
 //! answer nobody asked for above all, closes the connection.
 //!
-//! Between exchanges a kept-alive connection waits here, watched by a small
-//! task that drops it as soon as the upstream closes it or sends anything.
+//! Between exchanges a kept-alive connection waits here. One task per pool
+//! looks at the idle connections every [`SWEEP_EVERY`] and drops those the
+//! upstream closed, or that hold anything, so that they do not linger; the
+//! look at checkout is what keeps a request off them. (A task of its own
+//! for each connection parked saw a close at once, but cost every exchange
+//! a task spawned and woken, often on the other worker thread.)
 
 use std::future::poll_fn;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use http::{Request, Response, Uri};
@@ -30,6 +32,10 @@ use super::Outgoing;
 
 /// Idle connections kept, at most.
 pub const MAX_IDLE: usize = 256;
+
+/// How often idle connections are looked at, to drop those the upstream
+/// closed.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// Why a request could not be exchanged with the upstream.
 #[derive(Debug, thiserror::Error)]
@@ -88,7 +94,7 @@ where
         Self {
             connector,
             shared: Arc::new(Shared {
-                idle: Mutex::new(Vec::new()),
+                idle: Mutex::new(IdleList::default()),
                 keep_idle,
                 max_idle,
             }),
@@ -143,22 +149,18 @@ where
     /// still open, if there is one; the most recently used first.
     fn checkout(&self, partition: Partition) -> Option<C::Response> {
         loop {
-            let idle = {
+            let mut idle = {
                 let mut idle = lock(&self.shared.idle);
-                let at = idle.iter().rposition(|i| i.partition == partition)?;
-                idle.remove(at)
-            };
-            let Some(mut transport) = idle.parked.take() else {
-                continue; // its watcher saw it close
+                let at = idle.list.iter().rposition(|i| i.partition == partition)?;
+                idle.list.remove(at)
             };
             if idle.since.elapsed() >= self.shared.keep_idle {
                 continue;
             }
-            // The watcher reads what the runtime has seen arrive; the
-            // socket is asked itself here, just before a request goes down
+            // The socket is asked itself, just before a request goes down
             // the connection.
-            match transport.unread() {
-                Unread::Nothing => return Some(transport),
+            match idle.transport.unread() {
+                Unread::Nothing => return Some(idle.transport),
                 unread => {
                     tracing::debug!(?unread, "an idle upstream connection is closed, not reused");
                 }
@@ -177,13 +179,10 @@ where
             .map_err(|e| Error::Connect(e.into()))
     }
 
-    /// Idle connections still open (for tests).
+    /// Idle connections kept (for tests).
     #[cfg(test)]
     pub fn idle(&self) -> usize {
-        lock(&self.shared.idle)
-            .iter()
-            .filter(|i| lock(&i.parked.transport).is_some())
-            .count()
+        lock(&self.shared.idle).list.len()
     }
 }
 
@@ -230,12 +229,27 @@ fn replay(request: &Request<Outgoing>) -> Option<Request<Outgoing>> {
 }
 
 struct Shared<T> {
-    /// The most recently idle last.
-    idle: Mutex<Vec<Idle<T>>>,
+    idle: Mutex<IdleList<T>>,
     /// How long an idle connection is kept.
     keep_idle: Duration,
     /// How many are kept, at most.
     max_idle: usize,
+}
+
+/// The idle connections, and whether a task is sweeping them.
+struct IdleList<T> {
+    /// The most recently idle last.
+    list: Vec<Idle<T>>,
+    swept: bool,
+}
+
+impl<T> Default for IdleList<T> {
+    fn default() -> Self {
+        Self {
+            list: Vec::new(),
+            swept: false,
+        }
+    }
 }
 
 /// Which client's connections a request may use: a hash of its
@@ -252,88 +266,80 @@ struct Home<T> {
 
 impl<T: Transport> Checkin<T> for Home<T> {
     fn checkin(&self, transport: T) {
-        self.shared.checkin(transport, self.partition);
+        Shared::checkin(&self.shared, transport, self.partition);
     }
 }
 
 impl<T: Transport> Shared<T> {
-    fn checkin(&self, transport: T, partition: Partition) {
-        let mut idle = lock(&self.idle);
-        if idle.len() >= self.max_idle {
+    fn checkin(this: &Arc<Self>, transport: T, partition: Partition) {
+        let parked = Idle {
+            transport,
+            since: Instant::now(),
+            partition,
+        };
+        let mut idle = lock(&this.idle);
+        let mut gone = Vec::new();
+        if idle.list.len() >= this.max_idle {
             // Connections the upstream closed, or kept too long, leave
             // their places to this one.
-            idle.retain(|i| {
-                i.since.elapsed() < self.keep_idle && lock(&i.parked.transport).is_some()
-            });
-            if idle.len() >= self.max_idle {
+            gone = this.expired(&mut idle.list);
+        }
+        let sweep = if idle.list.len() < this.max_idle {
+            idle.list.push(parked);
+            !std::mem::replace(&mut idle.swept, true)
+        } else {
+            gone.push(parked);
+            false
+        };
+        drop(idle);
+        // Closed outside the lock.
+        drop(gone);
+        if sweep {
+            tokio::spawn(Self::sweep(Arc::downgrade(this)));
+        }
+    }
+
+    /// Takes out the connections kept too long, and those the upstream
+    /// closed or sent anything on.
+    fn expired(&self, list: &mut Vec<Idle<T>>) -> Vec<Idle<T>> {
+        list.extract_if(.., |i| {
+            i.since.elapsed() >= self.keep_idle || i.transport.unread() != Unread::Nothing
+        })
+        .collect()
+    }
+
+    /// Drops expired connections every [`SWEEP_EVERY`] while any is idle
+    /// (the next to be kept starts the task again), or until the pool is
+    /// gone.
+    async fn sweep(shared: Weak<Self>) {
+        loop {
+            tokio::time::sleep(SWEEP_EVERY).await;
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            let mut idle = lock(&shared.idle);
+            let gone = shared.expired(&mut idle.list);
+            let done = idle.list.is_empty();
+            idle.swept = !done;
+            drop(idle);
+            if !gone.is_empty() {
+                tracing::debug!(
+                    closed = gone.len(),
+                    "idle upstream connections closed or kept too long; dropped"
+                );
+            }
+            if done {
                 return;
             }
         }
-        let parked = Arc::new(Parked {
-            transport: Mutex::new(Some(transport)),
-            watcher: Mutex::new(None),
-        });
-        idle.push(Idle {
-            parked: Arc::clone(&parked),
-            since: Instant::now(),
-            partition,
-        });
-        drop(idle);
-        tokio::spawn(parked.watch());
     }
 }
 
 /// A kept-alive connection waiting for its next request.
 struct Idle<T> {
-    parked: Arc<Parked<T>>,
+    transport: T,
     since: Instant,
     partition: Partition,
-}
-
-/// An idle transport, watched meanwhile by a small task, so that a close
-/// from the upstream (or anything it sends) is seen at once, and the
-/// connection dropped, rather than when a request is on its way down it.
-struct Parked<T> {
-    transport: Mutex<Option<T>>,
-    /// The watching task, woken to end when the transport is taken.
-    watcher: Mutex<Option<Waker>>,
-}
-
-impl<T: Transport> Parked<T> {
-    /// Takes the transport, if it is still there, and lets its watcher end.
-    fn take(&self) -> Option<T> {
-        let transport = lock(&self.transport).take();
-        if let Some(watcher) = lock(&self.watcher).take() {
-            watcher.wake();
-        }
-        transport
-    }
-
-    /// Reads the parked transport until it is taken, or it yields anything
-    /// at all: a byte (nobody asked for it), its end, or an error. Then it
-    /// is dropped.
-    async fn watch(self: Arc<Self>) {
-        poll_fn(|cx| {
-            let mut slot = lock(&self.transport);
-            let Some(transport) = slot.as_mut() else {
-                return Poll::Ready(());
-            };
-            *lock(&self.watcher) = Some(cx.waker().clone());
-            let mut byte = [0];
-            let mut buf = hyper::rt::ReadBuf::new(&mut byte);
-            match hyper::rt::Read::poll_read(Pin::new(transport), cx, buf.unfilled()) {
-                Poll::Pending => Poll::Pending,
-                Poll::Ready(_) => {
-                    tracing::debug!(
-                        "an idle upstream connection was closed or sent unasked bytes; dropped"
-                    );
-                    *slot = None;
-                    Poll::Ready(())
-                }
-            }
-        })
-        .await
-    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

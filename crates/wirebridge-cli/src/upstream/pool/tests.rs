@@ -149,21 +149,34 @@ async fn an_idle_connection_the_upstream_closed_is_not_used_again() {
     assert_eq!(upstream.requests(), ["m1", "m2"]);
 }
 
-#[tokio::test]
-async fn the_watcher_drops_an_idle_connection_the_upstream_closes() {
+#[tokio::test(start_paused = true)]
+async fn the_sweep_drops_an_idle_connection_the_upstream_closes() {
     let upstream = Upstream::echo();
     let pool = pool(&upstream);
     assert_eq!(send(&pool, "m1").await, "m1");
     assert_eq!(pool.idle(), 1);
     upstream.close(0).await;
-    let dropped = async {
-        while pool.idle() > 0 {
-            tokio::task::yield_now().await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(5), dropped)
-        .await
-        .expect("the watcher drops it");
+    assert_eq!(pool.idle(), 1, "kept until the next sweep");
+    tokio::time::sleep(SWEEP_EVERY + Duration::from_millis(10)).await;
+    assert_eq!(pool.idle(), 0, "the sweep drops it");
+    // The sweep has ended with nothing left to look at; the next
+    // connection kept starts it again.
+    assert_eq!(send(&pool, "m2").await, "m2");
+    assert_eq!(pool.idle(), 1);
+    upstream.close(1).await;
+    tokio::time::sleep(SWEEP_EVERY + Duration::from_millis(10)).await;
+    assert_eq!(pool.idle(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_sweep_keeps_a_connection_still_open() {
+    let upstream = Upstream::echo();
+    let pool = pool(&upstream);
+    assert_eq!(send(&pool, "m1").await, "m1");
+    tokio::time::sleep(3 * SWEEP_EVERY).await;
+    assert_eq!(pool.idle(), 1);
+    assert_eq!(send(&pool, "m2").await, "m2");
+    assert_eq!(upstream.connections(), 1);
 }
 
 #[tokio::test]

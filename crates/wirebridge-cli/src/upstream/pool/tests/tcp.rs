@@ -114,7 +114,7 @@ async fn a_connection_the_upstream_closed_while_idle_is_not_used_again() {
     let pool = pool();
     for _ in 0..3 {
         assert_eq!(send(&pool, &server.url).await, "#1");
-        // Time for the close to arrive; the watcher drops the connection.
+        // Time for the close to arrive: the look at checkout finds it.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(server.accepted.load(Ordering::SeqCst), 3);
