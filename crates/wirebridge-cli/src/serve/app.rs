@@ -167,7 +167,6 @@ pub fn app(
             }
         }
     };
-    // Whether `/metrics` is answered on the main listener.
     // One count to clone: the server clones the app for every request.
     let routes = Arc::new(Routes {
         open_streams: metrics.open_streams(),

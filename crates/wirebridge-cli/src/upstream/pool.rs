@@ -280,9 +280,9 @@ impl<T: Transport> Shared<T> {
         let mut idle = lock(&this.idle);
         let mut gone = Vec::new();
         if idle.list.len() >= this.max_idle {
-            // Connections the upstream closed, or kept too long, leave
-            // their places to this one.
-            gone = this.expired(&mut idle.list);
+            // Connections kept too long leave their places to this one
+            // (the sockets are asked by the sweep, not on this path).
+            gone = this.expired(&mut idle.list, false);
         }
         let sweep = if idle.list.len() < this.max_idle {
             idle.list.push(parked);
@@ -299,11 +299,11 @@ impl<T: Transport> Shared<T> {
         }
     }
 
-    /// Takes out the connections kept too long, and those the upstream
-    /// closed or sent anything on.
-    fn expired(&self, list: &mut Vec<Idle<T>>) -> Vec<Idle<T>> {
+    /// Takes out the connections kept too long, and, when `ask` (a system
+    /// call each), those the upstream closed or sent anything on.
+    fn expired(&self, list: &mut Vec<Idle<T>>, ask: bool) -> Vec<Idle<T>> {
         list.extract_if(.., |i| {
-            i.since.elapsed() >= self.keep_idle || i.transport.unread() != Unread::Nothing
+            i.since.elapsed() >= self.keep_idle || (ask && i.transport.unread() != Unread::Nothing)
         })
         .collect()
     }
@@ -318,7 +318,7 @@ impl<T: Transport> Shared<T> {
                 return;
             };
             let mut idle = lock(&shared.idle);
-            let gone = shared.expired(&mut idle.list);
+            let gone = shared.expired(&mut idle.list, true);
             let done = idle.list.is_empty();
             idle.swept = !done;
             drop(idle);
