@@ -177,12 +177,12 @@ impl Cases<'_> {
         let current: Vec<_> = current
             .turns
             .iter()
-            .map(|t| (&t.input, &t.output))
+            .map(|t| (&*t.input, &*t.output))
             .collect();
         let previous: Vec<_> = previous
             .records
             .iter()
-            .map(|r| (&r.input, &r.output))
+            .map(|r| (r.input.as_str(), r.output.as_str()))
             .collect();
         assert_eq!(current.len(), depth);
         assert_eq!(current, previous, "the two shapes read different turns");

@@ -47,6 +47,7 @@ pub use tenant::{tenant_key, ANONYMOUS_TENANT};
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 /// A boxed future, as the store methods return them (the trait is used as a
 /// trait object).
@@ -102,23 +103,27 @@ impl StoredResponse {
     /// The part of the record a continuation reads.
     pub fn turn(&self) -> StoredTurn {
         StoredTurn {
-            id: self.id.clone(),
-            input: self.input.clone(),
-            output: self.output.clone(),
+            id: self.id.as_str().into(),
+            input: self.input.as_str().into(),
+            output: self.output.as_str().into(),
         }
     }
 }
 
 /// One turn of a conversation: the items of a stored response, which is all
 /// a continuation needs of it (not its envelope).
+///
+/// Shared text: every turn that continues a conversation reads all the
+/// turns before it, and a store that keeps them in memory hands each out
+/// as a count, not a copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredTurn {
     /// The response id.
-    pub id: String,
+    pub id: Arc<str>,
     /// Its turn's input items, a JSON array.
-    pub input: String,
+    pub input: Arc<str>,
     /// Its output items, a JSON array.
-    pub output: String,
+    pub output: Arc<str>,
 }
 
 /// A stored conversation, as [`ResponseStore::chain`] finds it.
@@ -264,9 +269,9 @@ mod tests {
 
     fn turn(id: &str) -> StoredTurn {
         StoredTurn {
-            id: id.to_owned(),
-            input: "[]".to_owned(),
-            output: "[]".to_owned(),
+            id: id.into(),
+            input: "[]".into(),
+            output: "[]".into(),
         }
     }
 

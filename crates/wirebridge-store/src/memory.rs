@@ -95,7 +95,7 @@ type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 /// store.save(&tenant, second).await?;
 ///
 /// let chain = store.chain(&tenant, "resp_2").await?.expect("saved");
-/// assert_eq!(chain.turns.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
+/// assert_eq!(chain.turns.iter().map(|t| &*t.id).collect::<Vec<_>>(), ["resp_1", "resp_2"]);
 /// assert!(chain.is_complete());
 /// // Another credential sees nothing.
 /// assert!(store.get(&tenant_key(Some(b"Bearer sk-other")), "resp_2").await?.is_none());

@@ -195,7 +195,7 @@ impl Conversation {
         while let Some(slot) = at {
             ids.push(slot.id.clone());
             match (&slot.kept, &missing) {
-                (Some(kept), None) => turns.push(kept.turn(&slot.id)),
+                (Some(kept), None) => turns.push(kept.turn()),
                 (None, None) => missing = Some(slot.id.clone()),
                 _ => {}
             }
@@ -236,19 +236,21 @@ struct Slot {
 #[derive(Debug)]
 struct Kept {
     created_at: u64,
-    input: String,
-    output: String,
+    // Shared with every chain that reads the turn.
+    id: Arc<str>,
+    input: Arc<str>,
+    output: Arc<str>,
     response: String,
     /// [`StoredResponse::size`] of the record.
     size: usize,
 }
 
 impl Kept {
-    fn turn(&self, id: &str) -> StoredTurn {
+    fn turn(&self) -> StoredTurn {
         StoredTurn {
-            id: id.to_owned(),
-            input: self.input.clone(),
-            output: self.output.clone(),
+            id: Arc::clone(&self.id),
+            input: Arc::clone(&self.input),
+            output: Arc::clone(&self.output),
         }
     }
 }
@@ -330,8 +332,9 @@ impl Table {
             parent_slot: parent.map(|place| place.slot),
             kept: Some(Box::new(Kept {
                 created_at: record.created_at,
-                input: record.input,
-                output: record.output,
+                id: record.id.as_str().into(),
+                input: record.input.into(),
+                output: record.output.into(),
                 response: record.response,
                 size,
             })),
@@ -399,8 +402,9 @@ impl Table {
         let old = kept.size;
         **kept = Kept {
             created_at: record.created_at,
-            input: record.input.clone(),
-            output: record.output.clone(),
+            id: record.id.as_str().into(),
+            input: record.input.as_str().into(),
+            output: record.output.as_str().into(),
             response: record.response.clone(),
             size,
         };
@@ -473,8 +477,8 @@ impl Table {
             id: slot.id.clone(),
             parent: slot.parent.clone(),
             created_at: kept.created_at,
-            input: kept.input.clone(),
-            output: kept.output.clone(),
+            input: kept.input.to_string(),
+            output: kept.output.to_string(),
             response: kept.response.clone(),
         })
     }
@@ -482,7 +486,7 @@ impl Table {
     /// The turn of a record, unless absent or expired.
     pub(crate) fn turn(&self, tenant: &str, id: &str, now: Instant) -> Option<StoredTurn> {
         let (_, _, kept) = self.tenants.get(tenant)?.live(id, now)?;
-        Some(kept.turn(id))
+        Some(kept.turn())
     }
 
     /// The conversation ending at `id`, unless it is absent or expired.

@@ -105,27 +105,33 @@ pub(super) fn decode(id: &str, envelope: &[u8], turn: &[u8]) -> Result<StoredRes
             envelope.id
         )));
     }
-    let StoredTurn { input, output, .. } = decode_turn(id, turn)?;
+    let turn = read_turn(id, turn)?;
     Ok(StoredResponse {
         id: envelope.id,
         parent: envelope.parent,
         created_at: envelope.created_at,
-        input,
-        output,
+        input: turn.input.get().to_owned(),
+        output: turn.output.get().to_owned(),
         response: envelope.response.get().to_owned(),
     })
 }
 
 /// The turn of response `id` from its value.
 pub(super) fn decode_turn(id: &str, value: &[u8]) -> Result<StoredTurn, StoreError> {
-    let turn: TurnIn<'_> = serde_json::from_slice(value)
+    let turn = read_turn(id, value)?;
+    Ok(StoredTurn {
+        id: id.into(),
+        input: turn.input.get().into(),
+        output: turn.output.get().into(),
+    })
+}
+
+/// The turn's value, read and its version checked.
+fn read_turn<'v>(id: &str, value: &'v [u8]) -> Result<TurnIn<'v>, StoreError> {
+    let turn: TurnIn<'v> = serde_json::from_slice(value)
         .map_err(|e| StoreError::Corrupt(format!("the turn of response {id}: {e}")))?;
     check_version(id, turn.v)?;
-    Ok(StoredTurn {
-        id: id.to_owned(),
-        input: turn.input.get().to_owned(),
-        output: turn.output.get().to_owned(),
-    })
+    Ok(turn)
 }
 
 fn check_version(id: &str, version: u32) -> Result<(), StoreError> {

@@ -101,7 +101,7 @@ async fn chain_ids(
     id: &str,
 ) -> Option<(Vec<String>, Option<String>)> {
     let chain = store.chain(tenant, id).await.expect("chain")?;
-    let ids = chain.turns.iter().map(|t| t.id.clone()).collect();
+    let ids = chain.turns.iter().map(|t| t.id.to_string()).collect();
     Some((ids, chain.missing))
 }
 
@@ -149,7 +149,7 @@ pub async fn saving_again_replaces_and_duplicates_nothing(store: &dyn ResponseSt
     save(store, &t, second.clone()).await;
     assert_eq!(store.get(&t, "resp_r").await.expect("get"), Some(second));
     let chain = store.chain(&t, "resp_c").await.expect("chain").unwrap();
-    assert_eq!(chain.turns[0].output, "[]", "the chain reads the new turn");
+    assert_eq!(&*chain.turns[0].output, "[]", "the chain reads the new turn");
 }
 
 pub async fn delete(store: &dyn ResponseStore) {
@@ -234,7 +234,7 @@ pub async fn a_chain_500_deep_is_whole_and_in_order(store: &dyn ResponseStore) {
     assert_eq!(chain.missing, None);
     assert_eq!(chain.turns.len(), 500);
     for (n, turn) in chain.turns.iter().enumerate() {
-        assert_eq!(turn.id, ids[n]);
+        assert_eq!(*turn.id, ids[n]);
         assert!(
             turn.input.contains(&format!("question of {}", ids[n])),
             "turn {n}: {}",
@@ -246,8 +246,8 @@ pub async fn a_chain_500_deep_is_whole_and_in_order(store: &dyn ResponseStore) {
     save(store, &t, turn("resp_fork", &refs[..250])).await;
     let fork = store.chain(&t, "resp_fork").await.expect("chain").unwrap();
     assert_eq!(fork.turns.len(), 251);
-    assert_eq!(fork.turns[249].id, "resp_249");
-    assert_eq!(fork.turns[250].id, "resp_fork");
+    assert_eq!(&*fork.turns[249].id, "resp_249");
+    assert_eq!(&*fork.turns[250].id, "resp_fork");
 }
 
 pub async fn turns_are_read_by_id(store: &dyn ResponseStore) {
@@ -420,7 +420,7 @@ pub async fn interleaved_branches_each_see_their_own(store: &dyn ResponseStore) 
         let chain = store.chain(&t, last).await.expect("chain").unwrap();
         assert!(chain.is_complete());
         assert_eq!(&chain.ids, branch);
-        let turns: Vec<&str> = chain.turns.iter().map(|t| t.id.as_str()).collect();
+        let turns: Vec<&str> = chain.turns.iter().map(|t| &*t.id).collect();
         assert_eq!(turns, *branch);
     }
     // The middle of a branch too.
@@ -482,7 +482,7 @@ pub async fn a_conversation_10_000_deep_is_whole(store: &dyn ResponseStore) {
     assert_eq!(chain.ids, ids);
     assert_eq!(chain.turns.len(), DEPTH);
     for (n, turn) in chain.turns.iter().enumerate() {
-        assert_eq!(turn.id, ids[n]);
+        assert_eq!(*turn.id, ids[n]);
         assert!(turn.output.contains(&format!("answer of {}", ids[n])));
     }
     let mut fork = turn("resp_fork", &[]);

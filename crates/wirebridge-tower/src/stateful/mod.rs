@@ -289,7 +289,7 @@ mod tests {
         assert_eq!(resolved.missing(), None);
         let chain = resolved.chain().unwrap();
         assert_eq!(chain.turns.len(), 10_000);
-        assert_eq!(chain.turns[0].id, format!("resp_{:032x}", 0));
+        assert_eq!(*chain.turns[0].id, format!("resp_{:032x}", 0));
     }
 
     /// A connection continuing a conversation another one stored: the
@@ -319,7 +319,7 @@ mod tests {
         let chain = resolved.chain().unwrap();
         assert!(chain.is_complete());
         assert_eq!(chain.ids, ids);
-        let turns: Vec<&str> = chain.turns.iter().map(|t| t.id.as_str()).collect();
+        let turns: Vec<&str> = chain.turns.iter().map(|t| &*t.id).collect();
         assert_eq!(turns, ids);
         // What neither has is named missing.
         assert!(here.store().unwrap().delete("t", &ids[0]).await.unwrap());

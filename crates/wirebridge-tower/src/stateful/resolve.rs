@@ -44,7 +44,7 @@ impl Resolved {
                 let history = History::new(id, chain.turns.iter().flat_map(turn_arrays));
                 match &self.translated {
                     Some((cache, tenant)) => {
-                        let ids = chain.turns.iter().map(|turn| turn.id.as_str());
+                        let ids = chain.turns.iter().map(|turn| &*turn.id);
                         history.with_cache(cache, tenant, ids)
                     }
                     None => history,
@@ -91,7 +91,7 @@ impl Resolved {
 
 /// A turn's input items, then its output items.
 fn turn_arrays(turn: &StoredTurn) -> [&str; 2] {
-    [turn.input.as_str(), turn.output.as_str()]
+    [&turn.input, &turn.output]
 }
 
 impl Stateful {
@@ -113,7 +113,7 @@ impl Stateful {
             resolved.translated = Some((Arc::clone(&self.translated), tenant.to_owned()));
         }
         if !references.is_empty() {
-            let in_chain = |id: &String| resolved.chain_turns().any(|turn| &turn.id == id);
+            let in_chain = |id: &String| resolved.chain_turns().any(|turn| *turn.id == **id);
             let mut responses: Vec<String> = Vec::new();
             for response in references
                 .iter()
@@ -180,7 +180,7 @@ impl Stateful {
                 "Previous response with id '{id}' cannot be continued: its conversation is \
                  missing the earlier response '{missing}' (expired, evicted or deleted)."
             ))),
-            Ok(Some(chain)) if chain.turns.last().is_some_and(|t| t.output == RUNNING) => {
+            Ok(Some(chain)) if chain.turns.last().is_some_and(|t| &*t.output == RUNNING) => {
                 Err(Refused::new(
                     StatusCode::BAD_REQUEST,
                     ApiError {

@@ -30,7 +30,7 @@ const LIMITS: Limits = Limits {
 };
 
 fn ids(chain: &Chain) -> Vec<&str> {
-    chain.turns.iter().map(|turn| turn.id.as_str()).collect()
+    chain.turns.iter().map(|turn| &*turn.id).collect()
 }
 
 #[test]
