@@ -149,7 +149,10 @@ pub async fn saving_again_replaces_and_duplicates_nothing(store: &dyn ResponseSt
     save(store, &t, second.clone()).await;
     assert_eq!(store.get(&t, "resp_r").await.expect("get"), Some(second));
     let chain = store.chain(&t, "resp_c").await.expect("chain").unwrap();
-    assert_eq!(&*chain.turns[0].output, "[]", "the chain reads the new turn");
+    assert_eq!(
+        &*chain.turns[0].output, "[]",
+        "the chain reads the new turn"
+    );
 }
 
 pub async fn delete(store: &dyn ResponseStore) {
