@@ -75,6 +75,7 @@ mod messages_models;
 pub mod observer;
 #[cfg(feature = "websocket")]
 mod open_sockets;
+mod paths;
 mod replies;
 mod request_body;
 mod service;

@@ -35,7 +35,7 @@ pub(crate) fn route(
     endpoint: &str,
 ) -> Option<Result<Route, Refused>> {
     let path = path.trim_end_matches('/');
-    let rest = crate::service::after_endpoint(path, endpoint)?;
+    let rest = crate::paths::after_endpoint(path, endpoint)?;
     match (method, rest.split_once('/')) {
         (&Method::POST, Some((id, "cancel"))) if !id.is_empty() => {
             Some(Ok(Route::Cancel(id.to_owned())))

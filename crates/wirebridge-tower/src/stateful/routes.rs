@@ -24,7 +24,7 @@ pub(crate) enum Route {
 /// `GET|DELETE …/responses/{id}` and `GET …/responses/{id}/input_items`.
 pub(crate) fn route(method: &Method, path: &str, endpoint: &str) -> Option<Route> {
     let path = path.trim_end_matches('/');
-    let rest = crate::service::after_endpoint(path, endpoint)?;
+    let rest = crate::paths::after_endpoint(path, endpoint)?;
     let (id, tail) = match rest.split_once('/') {
         Some((id, tail)) => (id, Some(tail)),
         None => (rest, None),
