@@ -56,6 +56,10 @@ impl TranslatedBody {
     }
 }
 
+/// A `Response`'s own keys and values around its output and echo: id,
+/// status, timestamps, model, usage (with room to spare).
+const RESPONSE_ENVELOPE: usize = 512;
+
 /// Translates a `chat.completion` body into a `Response`.
 pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedBody, ConvertError> {
     let completion: ChatCompletion<'_> = serde_json::from_slice(body).map_err(|e| {
@@ -157,8 +161,19 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
         usage: usage.as_ref().map(super::reply::token_usage),
         tool_calls,
     };
+    // Sized for the whole `Response` at once: it repeats the request's
+    // tools and instructions, and grown from empty it was copied six times
+    // or more on its way there.
+    let size = ctx.echo.size_hint()
+        + output
+            .iter()
+            .map(|item| item.get().len() + 1)
+            .sum::<usize>()
+        + RESPONSE_ENVELOPE;
+    let mut body = Vec::with_capacity(size);
+    serde_json::to_writer(&mut body, &response).expect("responses always serialize");
     Ok(TranslatedBody {
-        body: serde_json::to_vec(&response).expect("responses always serialize"),
+        body,
         response_id,
         status,
         created_at,

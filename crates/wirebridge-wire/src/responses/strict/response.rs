@@ -157,6 +157,31 @@ fn raw(json: &str) -> Box<RawValue> {
 }
 
 impl ResponseEcho {
+    /// About how many bytes the echo takes written: the text of its values,
+    /// and a fixed allowance for its keys, numbers and the rest. For
+    /// sizing a buffer before a `Response` is written into it.
+    pub fn size_hint(&self) -> usize {
+        /// The keys, the numbers and the flags, with room to spare.
+        const FIXED: usize = 640;
+        let raw = |value: &RawValue| value.get().len();
+        let text = |value: &Option<String>| value.as_ref().map_or(0, |v| v.len() + 2);
+        FIXED
+            + self.instructions.as_deref().map_or(0, raw)
+            + self.reasoning.as_deref().map_or(0, raw)
+            + raw(&self.text)
+            + raw(&self.tool_choice)
+            + raw(&self.tools)
+            + raw(&self.truncation)
+            + raw(&self.metadata)
+            + text(&self.previous_response_id)
+            + text(&self.prompt_cache_key)
+            + text(&self.safety_identifier)
+            + text(&self.user)
+            + self.service_tier.len()
+            + self.conversation.as_ref().map_or(0, |c| c.id.len() + 10)
+            + self.input_transformations.len() * 96
+    }
+
     /// The default `temperature` and `top_p` of the Responses API.
     pub const DEFAULT_SAMPLING: f64 = 1.0;
     /// The `service_tier` written when the request named none.
@@ -277,4 +302,54 @@ pub struct InputTokensDetails {
 pub struct OutputTokensDetails {
     /// Tokens spent reasoning.
     pub reasoning_tokens: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The echo at its longest in what is not text: every optional value
+    /// set, numbers at their widest.
+    fn widest() -> ResponseEcho {
+        ResponseEcho {
+            background: true,
+            frequency_penalty: -0.300_000_000_000_000_04,
+            instructions: Some(raw(r#""Answer in French.\nBe brief.""#)),
+            max_output_tokens: Some(u64::MAX),
+            max_tool_calls: Some(u64::MAX),
+            presence_penalty: -0.300_000_000_000_000_04,
+            previous_response_id: Some("resp_0123456789abcdef0123456789abcdef".into()),
+            prompt_cache_key: Some("a \"quoted\" key".into()),
+            conversation: Some(ConversationRef {
+                id: "conv_0123456789abcdef0123456789abcdef".into(),
+            }),
+            reasoning: Some(raw(r#"{"effort":"high","summary":"auto"}"#)),
+            safety_identifier: Some("user-123".into()),
+            service_tier: "flex".into(),
+            temperature: 0.300_000_000_000_000_04,
+            top_logprobs: u32::MAX,
+            top_p: 0.300_000_000_000_000_04,
+            user: Some("user-123".into()),
+            tools: raw(r#"[{"type":"function","name":"f","parameters":{}}]"#),
+            input_transformations: vec![InputTransformation::removed_reasoning(
+                "rs_0123456789abcdef0123456789abcdef",
+                WithheldReason::OrganizationMismatch,
+            )],
+            ..ResponseEcho::default()
+        }
+    }
+
+    #[test]
+    fn the_size_hint_covers_the_echo_written() {
+        for echo in [ResponseEcho::default(), widest()] {
+            let written = serde_json::to_vec(&echo).unwrap().len();
+            let hint = echo.size_hint();
+            assert!(written <= hint, "{written} bytes written, {hint} hinted");
+            // Close enough to size a buffer by: not twice what is needed.
+            assert!(
+                hint < 2 * written + 640,
+                "{written} bytes written, {hint} hinted"
+            );
+        }
+    }
 }
