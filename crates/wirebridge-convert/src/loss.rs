@@ -207,7 +207,14 @@ impl LossReport {
     /// how many items a request has: the first [`LISTED_PATHS`] paths (each
     /// cut at [`LISTED_PATH_BYTES`]), then `+N more`.
     pub fn paths(&self) -> String {
-        let mut out = String::new();
+        // Sized at once: this is written for every exchange that lost
+        // anything.
+        let listed = self.losses.iter().take(LISTED_PATHS);
+        let size = listed
+            .map(|l| l.path.len().min(LISTED_PATH_BYTES) + 2)
+            .sum::<usize>()
+            + 16;
+        let mut out = String::with_capacity(size);
         for (i, loss) in self.losses.iter().take(LISTED_PATHS).enumerate() {
             if i > 0 {
                 out.push_str(", ");

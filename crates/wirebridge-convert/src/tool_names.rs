@@ -103,6 +103,13 @@ impl ToolNameMap {
 }
 
 fn sanitize(name: &str) -> String {
+    // Most names need nothing replaced: one copy, not a character at a time.
+    if name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return name.to_owned();
+    }
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
@@ -115,12 +122,45 @@ fn sanitize(name: &str) -> String {
 }
 
 fn truncate(s: &str, max: usize) -> String {
+    // No more bytes than `max`: no more characters either.
+    if s.len() <= max {
+        return s.to_owned();
+    }
     s.chars().take(max).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_copied_whole_are_what_the_character_walk_gives() {
+        let walk = |name: &str| -> String {
+            name.chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+                    _ => '_',
+                })
+                .collect()
+        };
+        let long = "a".repeat(70);
+        let names = [
+            "get_weather",
+            "exec-command",
+            "ns.v1",
+            "café",
+            "a b",
+            "",
+            &long,
+        ];
+        for name in names {
+            assert_eq!(sanitize(name), walk(name), "{name}");
+            for max in [0, 3, 5, 64] {
+                let expected: String = name.chars().take(max).collect();
+                assert_eq!(truncate(name, max), expected, "{name} at {max}");
+            }
+        }
+    }
 
     fn origin(name: &str, ns: Option<&str>, custom: bool) -> ToolOrigin {
         ToolOrigin {
