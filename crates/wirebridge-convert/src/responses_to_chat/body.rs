@@ -170,10 +170,10 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
             .map(|item| item.get().len() + 1)
             .sum::<usize>()
         + RESPONSE_ENVELOPE;
-    let mut body = Vec::with_capacity(size);
-    serde_json::to_writer(&mut body, &response).expect("responses always serialize");
+    let mut json = Vec::with_capacity(size);
+    serde_json::to_writer(&mut json, &response).expect("responses always serialize");
     Ok(TranslatedBody {
-        body,
+        body: json,
         response_id,
         status,
         created_at,
