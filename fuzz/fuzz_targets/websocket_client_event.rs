@@ -110,9 +110,14 @@ fuzz_target!(|data: &[u8]| {
                     if json == Json::Not {
                         assert_eq!(error["code"], "invalid_json", "{event:?}");
                     }
-                    // A lane is echoed as the client wrote it, or not at all.
+                    // A lane is echoed as the client wrote it, or not at all
+                    // (compared when the message's keys are unique: with a
+                    // key written twice, which value the map keeps is not
+                    // which the bridge reads).
                     if let Some(echoed) = event.get("stream_id") {
-                        assert_eq!(echoed.as_str(), lane, "{text}");
+                        if message.is_some() {
+                            assert_eq!(echoed.as_str(), lane, "{text}");
+                        }
                     } else if kind == Some(&Value::from("response.create")) {
                         assert!(lane.is_none(), "the lane was not echoed: {text}");
                     }
