@@ -54,7 +54,6 @@ pub mod conversation;
 pub mod error;
 pub mod frames;
 pub mod ids;
-mod json_cursor;
 pub mod loss;
 pub mod messages_to_responses;
 pub mod profile;

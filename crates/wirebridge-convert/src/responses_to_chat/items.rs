@@ -101,10 +101,9 @@ impl<'a> Builder<'a, '_> {
             }
             None => return Err(ConvertError::MissingField(format!("{path}.role"))),
         };
-        let raw = item
-            .content
-            .ok_or_else(|| ConvertError::MissingField(format!("{path}.content")))?;
-        let content = Content::from_raw(raw)
+        let content = item
+            .parse_content()
+            .ok_or_else(|| ConvertError::MissingField(format!("{path}.content")))?
             .map_err(|e| ConvertError::from_parse_at(&format!("{path}.content"), e))?;
         let content_path = ItemPath {
             index: path.index,
@@ -144,11 +143,11 @@ impl<'a> Builder<'a, '_> {
             field: ".content",
         };
         // Without content it says nothing: nothing to send, nothing lost.
-        let Some(raw) = item.content else {
+        let Some(content) = item.parse_content() else {
             return Ok(());
         };
-        let content = Content::from_raw(raw)
-            .map_err(|e| ConvertError::from_parse_at(&content_path.to_string(), e))?;
+        let content =
+            content.map_err(|e| ConvertError::from_parse_at(&content_path.to_string(), e))?;
         let content = self.content(content, Role::User, &content_path, losses)?;
         if !is_empty(&content) {
             self.push(ChatMessage::new(Role::User, content));

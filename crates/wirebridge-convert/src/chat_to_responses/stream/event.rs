@@ -17,7 +17,7 @@
 
 use wirebridge_wire::responses::lenient::StreamEvent;
 
-use crate::json_cursor::{JsonCursor, SeenFields};
+use wirebridge_wire::cursor::{JsonCursor, SeenFields};
 
 /// Reads an event of the common shape, or `None` for serde to parse it.
 pub(crate) fn read_event(data: &str) -> Option<StreamEvent<'_>> {

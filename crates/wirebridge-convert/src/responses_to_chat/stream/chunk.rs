@@ -26,7 +26,7 @@ use wirebridge_wire::chat::lenient::ChatCompletion;
 use wirebridge_wire::chat::lenient::{Choice, ChoiceMessage};
 use wirebridge_wire::raw::JsonStr;
 
-use crate::json_cursor::{JsonCursor, SeenFields};
+use wirebridge_wire::cursor::{JsonCursor, SeenFields};
 
 /// What a chunk read by [`read_chunk`] holds.
 #[derive(Debug, Default)]

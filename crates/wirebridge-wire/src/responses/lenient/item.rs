@@ -28,6 +28,15 @@ impl<'a> InputItems<'a> {
         })
     }
 
+    /// Items read by [`CreateResponse::read`](super::CreateResponse::read)
+    /// from the array `raw`, each with its own text ([`InputItem::raw`]).
+    pub(super) fn read(items: Vec<InputItem<'a>>, raw: &'a RawValue) -> Self {
+        Self {
+            items,
+            raw: Some(raw),
+        }
+    }
+
     /// Items built here, with no JSON text behind them.
     pub fn from_items(items: Vec<InputItem<'a>>) -> Self {
         Self { items, raw: None }
@@ -38,12 +47,15 @@ impl<'a> InputItems<'a> {
         self.raw
     }
 
-    /// Each item's JSON text, in order: one more scan over the array, for
-    /// the callers that need it.
+    /// Each item's JSON text, in order: kept by the single-pass reader,
+    /// or found by one more scan over the array.
     pub fn raw_items(&self) -> Result<Vec<&'a RawValue>, serde_json::Error> {
-        match self.raw {
-            Some(raw) => serde_json::from_str(raw.get()),
-            None => Ok(Vec::new()),
+        let Some(raw) = self.raw else {
+            return Ok(Vec::new());
+        };
+        match self.items.iter().map(|item| item.raw).collect() {
+            Some(kept) => Ok(kept),
+            None => serde_json::from_str(raw.get()),
         }
     }
 
@@ -113,6 +125,16 @@ pub struct InputItem<'a> {
     /// Who runs a tool search (`client` or `server`).
     #[serde(borrow)]
     pub execution: Option<Str<'a>>,
+    /// The item's JSON text, as sent, when the single-pass reader
+    /// ([`CreateResponse::read`](super::CreateResponse::read)) kept it
+    /// (serde leaves it `None`).
+    #[serde(skip)]
+    pub raw: Option<&'a RawValue>,
+    /// `content` as parts, when it is an array the single-pass reader read
+    /// (serde leaves it `None`); [`Self::parse_content`] gives these when
+    /// they are here.
+    #[serde(skip)]
+    pub parsed_content: Option<Vec<ContentPart<'a>>>,
 }
 
 /// What an [`InputItem`] is.
@@ -159,7 +181,16 @@ pub enum ItemKind {
     Other,
 }
 
-impl InputItem<'_> {
+impl<'a> InputItem<'a> {
+    /// Parses `content` (`None` when absent); parts already read
+    /// ([`Self::parsed_content`]) are copied, not parsed again.
+    pub fn parse_content(&self) -> Option<Result<Content<'a>, serde_json::Error>> {
+        if let Some(parts) = &self.parsed_content {
+            return Some(Ok(Content::Parts(parts.clone())));
+        }
+        self.content.map(Content::from_raw)
+    }
+
     /// Classifies the item.
     pub fn classify(&self) -> ItemKind {
         match self.kind.as_deref() {
@@ -219,7 +250,7 @@ impl<'a> Content<'a> {
 
 /// One content part: `input_text`, `output_text`, `input_image`, `input_file`,
 /// `input_audio`, `refusal`, `summary_text`, `reasoning_text`, ...
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct ContentPart<'a> {
     /// Part type.
     #[serde(rename = "type", borrow)]

@@ -7,10 +7,12 @@
 //! borrow the input ([`Str`](crate::Str), [`JsonStr`](crate::JsonStr)).
 
 mod item;
+mod read;
 mod reply;
 mod request;
 
 pub use item::{Content, ContentPart, InputItem, InputItems, ItemKind};
+pub use read::ReadRequest;
 pub use reply::{
     IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,
 };

@@ -107,12 +107,21 @@ pub struct CreateResponse<'a> {
     /// Client-side metadata some clients (Codex) attach.
     #[serde(borrow)]
     pub client_metadata: Option<&'a RawValue>,
+    /// `tools`, parsed in the same pass by [`CreateResponse::read`]
+    /// (serde leaves it `None`); [`Self::parse_tools`] gives these when
+    /// they are here.
+    #[serde(skip)]
+    pub parsed_tools: Option<Vec<Tool<'a>>>,
 }
 
 impl<'a> CreateResponse<'a> {
-    /// Parses `tools`; `null` or absent gives an empty list.
+    /// Parses `tools`; `null` or absent gives an empty list. Tools
+    /// already read ([`Self::parsed_tools`]) are copied, not parsed again.
     pub fn parse_tools(&self) -> Result<Vec<Tool<'a>>, serde_json::Error> {
-        parse_or_default(self.tools)
+        match &self.parsed_tools {
+            Some(tools) => Ok(tools.clone()),
+            None => parse_or_default(self.tools),
+        }
     }
 
     /// Parses `text`.
@@ -160,7 +169,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
 }
 
 /// One entry of `tools`: function, custom, namespace or a hosted tool.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Tool<'a> {
     /// Tool type.
     #[serde(rename = "type", borrow)]
