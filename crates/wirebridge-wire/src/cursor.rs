@@ -412,7 +412,7 @@ fn raw_unchecked(json: &str) -> &RawValue {
 
 /// The index of the first quote, backslash or control character at or
 /// after `i`, eight bytes at a time while a word holds none: string
-/// content is most of a chunk's bytes.
+/// content is most of a document's bytes.
 fn skip_plain(bytes: &[u8], mut i: usize) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
@@ -558,5 +558,32 @@ mod tests {
         let long = format!("\"{}\"", "x".repeat(37));
         assert_eq!(JsonCursor::new(&long).plain_str().map(str::len), Some(37));
         assert_eq!(JsonCursor::new("18446744073709551616").u64(), None);
+    }
+
+    #[test]
+    fn skips_plain_bytes_as_a_byte_walk_does() {
+        // Every stop byte at every offset of a word, after plain ASCII and
+        // after bytes that are not ASCII (whose high bit the word test
+        // must not take for a match).
+        let walk = |bytes: &[u8], i: usize| {
+            (i..bytes.len())
+                .find(|&j| matches!(bytes[j], b'"' | b'\\' | 0..=0x1f))
+                .unwrap_or(bytes.len())
+        };
+        for filler in [b'a', 0xc3, 0x7f, 0x20, 0x5b, 0x5d, 0xff] {
+            for stop in [b'"', b'\\', 0x00, 0x0a, 0x1f] {
+                for len in 0..40 {
+                    for at in 0..=len {
+                        let mut bytes = vec![filler; len];
+                        if at < len {
+                            bytes[at] = stop;
+                        }
+                        for from in [0, 1.min(len), 3.min(len)] {
+                            assert_eq!(skip_plain(&bytes, from), walk(&bytes, from));
+                        }
+                    }
+                }
+            }
+        }
     }
 }

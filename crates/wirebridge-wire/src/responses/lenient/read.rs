@@ -73,6 +73,21 @@ fn set<'a, T>(
     Some(())
 }
 
+/// An array of objects, each read by `read` into a default value pushed
+/// first: the values (a few hundred bytes each) are built where they are
+/// kept, not moved there.
+fn list<'a, T: Default>(
+    c: &mut JsonCursor<'a>,
+    read: impl Fn(&mut JsonCursor<'a>, &mut T) -> Option<()>,
+) -> Option<Vec<T>> {
+    let mut list = Vec::new();
+    c.array(|c| {
+        list.push(T::default());
+        read(c, list.last_mut()?)
+    })?;
+    Some(list)
+}
+
 /// A count that fits a `u32`.
 fn u32(c: &mut JsonCursor<'_>) -> Option<u32> {
     c.u64()?.try_into().ok()
@@ -144,11 +159,7 @@ fn input<'a>(c: &mut JsonCursor<'a>) -> Option<Input<'a>> {
         b'"' => c.json_str().map(Input::Text),
         b'[' => {
             let start = c.value_start()?;
-            let mut items = Vec::new();
-            c.array(|c| {
-                items.push(item(c)?);
-                Some(())
-            })?;
+            let items = list(c, item)?;
             Some(Input::Items(InputItems::read(items, c.raw_since(start))))
         }
         _ => None,
@@ -193,16 +204,10 @@ fn raw_and_parsed<'a, T>(
 }
 
 fn tool_list<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<Tool<'a>>> {
-    let mut list = Vec::new();
-    c.array(|c| {
-        list.push(tool(c)?);
-        Some(())
-    })?;
-    Some(list)
+    list(c, tool)
 }
 
-fn tool<'a>(c: &mut JsonCursor<'a>) -> Option<Tool<'a>> {
-    let mut t = Tool::default();
+fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -240,15 +245,13 @@ fn tool<'a>(c: &mut JsonCursor<'a>) -> Option<Tool<'a>> {
             .once(11)
             .and_then(|()| set(&mut t.execution, c, JsonCursor::str)),
         _ => c.skip_value(),
-    })?;
-    Some(t)
+    })
 }
 
 /// One input item, with its text and, when its content is an array of
 /// parts, the parts.
-fn item<'a>(c: &mut JsonCursor<'a>) -> Option<InputItem<'a>> {
+fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
     let start = c.value_start()?;
-    let mut it = InputItem::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -257,7 +260,7 @@ fn item<'a>(c: &mut JsonCursor<'a>) -> Option<InputItem<'a>> {
         "role" => seen
             .once(1)
             .and_then(|()| set(&mut it.role, c, JsonCursor::str)),
-        "content" => seen.once(2).and_then(|()| content(c, &mut it)),
+        "content" => seen.once(2).and_then(|()| content(c, it)),
         "id" => seen
             .once(3)
             .and_then(|()| set(&mut it.id, c, JsonCursor::str)),
@@ -300,7 +303,7 @@ fn item<'a>(c: &mut JsonCursor<'a>) -> Option<InputItem<'a>> {
         _ => c.skip_value(),
     })?;
     it.raw = Some(c.raw_since(start));
-    Some(it)
+    Some(())
 }
 
 /// An item's `content`: kept raw, and read into parts when it is an array
@@ -320,16 +323,10 @@ fn content<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
 }
 
 fn parts<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<ContentPart<'a>>> {
-    let mut list = Vec::new();
-    c.array(|c| {
-        list.push(part(c)?);
-        Some(())
-    })?;
-    Some(list)
+    list(c, part)
 }
 
-fn part<'a>(c: &mut JsonCursor<'a>) -> Option<ContentPart<'a>> {
-    let mut p = ContentPart::default();
+fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -375,8 +372,7 @@ fn part<'a>(c: &mut JsonCursor<'a>) -> Option<ContentPart<'a>> {
             .once(13)
             .and_then(|()| set(&mut p.logprobs, c, JsonCursor::raw)),
         _ => c.skip_value(),
-    })?;
-    Some(p)
+    })
 }
 
 #[cfg(test)]
