@@ -12,6 +12,9 @@ mod reply;
 mod request;
 
 pub use item::{Content, ContentPart, InputItem, InputItems, ItemKind};
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use read::check as read_check;
 pub use read::ReadRequest;
 pub use reply::{
     IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,

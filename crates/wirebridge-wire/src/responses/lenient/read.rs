@@ -375,5 +375,7 @@ fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>) -> Option<()> {
     })
 }
 
+#[cfg(any(test, fuzzing))]
+pub mod check;
 #[cfg(test)]
 mod tests;

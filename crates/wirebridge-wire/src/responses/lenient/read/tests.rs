@@ -1,13 +1,13 @@
 //! The single-pass reader against serde: whatever it reads, serde reads
 //! the same, and its kept forms are what serde parses from the kept text.
 
-use serde_json::value::RawValue;
 use serde_json::Value;
 use wirebridge_testkit::fixtures::codex_requests;
 use wirebridge_testkit::mutate::{edit, mutate, Rng};
 
-use crate::depth::{survey, MAX_DEPTH};
-use crate::responses::lenient::{Content, CreateResponse, Input, InputItem, Tool};
+use super::check::read_as_serde;
+use crate::depth::MAX_DEPTH;
+use crate::responses::lenient::{CreateResponse, Input};
 
 /// Every field the reader reads, in both of the shapes where a field has
 /// two, with escapes, numbers and whitespace.
@@ -42,54 +42,6 @@ const EVERY_FIELD: &str = r#"{"model":"gpt-5","instructions":"Be \"brief\".\n","
 "conversation":{"id":"conv_1"},"background":false,"max_tool_calls":8,"prompt":{"id":"p"},
 "context_management":[{"type":"compaction"}],"moderation":null,"prompt_cache_options":{},
 "client_metadata":{"x-codex":"1"},"zzz_unknown":[1,{"a":"b"}]}"#;
-
-/// The request, its kept forms checked against serde's parse of the text
-/// they were kept beside and then set aside, as text to compare.
-fn settle(mut request: CreateResponse<'_>) -> String {
-    if let Some(tools) = request.parsed_tools.take() {
-        let parsed: Vec<Tool<'_>> = serde_json::from_str(request.tools.unwrap().get()).unwrap();
-        assert_eq!(format!("{tools:?}"), format!("{parsed:?}"));
-    }
-    let items = match request.input.take() {
-        Some(Input::Items(items)) => {
-            let array = items.raw().expect("items read from an array keep it");
-            let kept = items.raw_items().unwrap();
-            let scanned: Vec<&RawValue> = serde_json::from_str(array.get()).unwrap();
-            assert_eq!(format!("{kept:?}"), format!("{scanned:?}"));
-            let items: Vec<String> = items.into_vec().into_iter().map(settle_item).collect();
-            format!("items {} {items:?}", array.get())
-        }
-        Some(Input::Text(text)) => format!("text {text:?}"),
-        None => "none".into(),
-    };
-    format!("{items} {request:?}")
-}
-
-fn settle_item(mut item: InputItem<'_>) -> String {
-    if let Some(parts) = item.parsed_content.take() {
-        let Ok(Content::Parts(parsed)) = Content::from_raw(item.content.unwrap()) else {
-            panic!("serde reads kept parts as parts");
-        };
-        assert_eq!(format!("{parts:?}"), format!("{parsed:?}"));
-    }
-    item.raw = None;
-    format!("{item:?}")
-}
-
-/// Whether the reader read `body`; when it did, serde must read it the same.
-fn read_as_serde(body: &[u8]) -> bool {
-    let Some(read) = CreateResponse::read(body) else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(body);
-    let parsed: CreateResponse<'_> = serde_json::from_slice(body)
-        .unwrap_or_else(|e| panic!("the reader read what serde refuses ({e}): {text}"));
-    let found = survey(body, MAX_DEPTH);
-    assert_eq!(found.too_deep, None, "{text}");
-    assert_eq!(read.compact, found.compact, "{text}");
-    assert_eq!(settle(read.request), settle(parsed), "{text}");
-    true
-}
 
 fn compact(json: &str) -> String {
     serde_json::to_string(&serde_json::from_str::<Value>(json).unwrap()).unwrap()
