@@ -24,12 +24,7 @@
 //!     .object(|c, key| match key {
 //!         "n" => c.u64().map(|v| n = Some(v)),
 //!         "s" => c.str_literal().map(|v| s = Some(v)),
-//!         _ => {
-//!             let start = c.value_start()?;
-//!             c.skip_value()?;
-//!             x = Some(c.raw_since(start).get());
-//!             Some(())
-//!         }
+//!         _ => c.raw().map(|v| x = Some(v.get())),
 //!     })
 //!     .unwrap();
 //! assert!(cursor.end().is_some());
@@ -274,16 +269,18 @@ impl<'a> JsonCursor<'a> {
 
     /// Where the next value starts, after whitespace: with
     /// [`raw_since`](Self::raw_since), the text of the value read next.
-    pub fn value_start(&mut self) -> Option<usize> {
+    pub(crate) fn value_start(&mut self) -> Option<usize> {
         self.peek()?;
         Some(self.pos)
     }
 
     /// The text from `start` (a [`value_start`](Self::value_start)) to the
     /// position, as serde_json's raw value, borrowed, with no second look
-    /// at it: the cursor read it through, so it is one whole JSON value
-    /// with no whitespace around it.
-    pub fn raw_since(&self, start: usize) -> &'a RawValue {
+    /// at it. The caller must have read exactly one value since `start`,
+    /// which is then one whole JSON value with no whitespace around it, as
+    /// a raw value promises; so this stays inside the crate, where every
+    /// caller reads one value with the cursor's own methods in between.
+    pub(crate) fn raw_since(&self, start: usize) -> &'a RawValue {
         raw_unchecked(&self.text[start..self.pos])
     }
 
@@ -394,7 +391,8 @@ impl SeenFields {
 /// twice, which is what it exists to stop. `RawValue` is
 /// `#[repr(transparent)]` over `str` (serde_json makes its own borrowed
 /// values with this very cast), and every caller passes a value the cursor
-/// has just read through whole, which is all a `RawValue` promises.
+/// has just read through whole, which is all a `RawValue` promises (so
+/// [`JsonCursor::raw_since`], which calls it, is not public).
 ///
 /// Measured (`wirebridge-bench --filter responses_to_chat/request`,
 /// alternating builds, medians of 21): with serde_json's own scan here
