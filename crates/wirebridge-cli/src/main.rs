@@ -67,12 +67,6 @@ enum Command {
     Keygen,
 }
 
-/// mimalloc rather than the system's: a translated request allocates often,
-/// and across worker threads (see docs/performance.md for what it saves, and
-/// what it costs in memory).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
