@@ -165,36 +165,46 @@ impl<'a> JsonCursor<'a> {
     pub fn plain_str(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.pos;
-        let end = self.string_end(false)?;
+        let (end, _) = self.string_end(false)?;
         Some(&self.text[start..end - 1])
     }
 
     /// Reads a string, escapes included: its literal, quotes and escapes
     /// intact, as serde_json's raw values keep it.
     pub fn str_literal(&mut self) -> Option<&'a str> {
+        self.escaped_literal().map(|(literal, _)| literal)
+    }
+
+    /// [`str_literal`](Self::str_literal), and whether it holds an escape.
+    fn escaped_literal(&mut self) -> Option<(&'a str, bool)> {
         self.peek()?;
         let start = self.pos;
         self.eat(b'"')?;
-        let end = self.string_end(true)?;
-        Some(&self.text[start..end])
+        let (end, escaped) = self.string_end(true)?;
+        Some((&self.text[start..end], escaped))
     }
 
     /// Consumes a string's content and closing quote (the opening one is
-    /// consumed), returning the position after the closing quote. Gives
-    /// up on raw control characters, which JSON forbids, on escapes unless
-    /// `escapes`, and on `\u` escapes of surrogates, which serde_json
-    /// checks in some positions and not others.
-    fn string_end(&mut self, escapes: bool) -> Option<usize> {
+    /// consumed), returning the position after the closing quote and
+    /// whether an escape was met. Gives up on raw control characters,
+    /// which JSON forbids, on escapes unless `escapes`, and on `\u`
+    /// escapes of surrogates, which serde_json checks in some positions and
+    /// not others.
+    fn string_end(&mut self, escapes: bool) -> Option<(usize, bool)> {
         let bytes = self.bytes();
         let mut i = self.pos;
+        let mut escaped = false;
         loop {
             i = skip_plain(bytes, i);
             match *bytes.get(i)? {
                 b'"' => {
                     self.pos = i + 1;
-                    return Some(self.pos);
+                    return Some((self.pos, escaped));
                 }
-                b'\\' if escapes => i = escape_end(bytes, i + 1)?,
+                b'\\' if escapes => {
+                    escaped = true;
+                    i = escape_end(bytes, i + 1)?;
+                }
                 _ => return None,
             }
         }
@@ -301,10 +311,9 @@ impl<'a> JsonCursor<'a> {
     /// Reads a string as [`Str`]: borrowed when it holds no escape, and
     /// decoded by serde_json when it does.
     pub fn str(&mut self) -> Option<Str<'a>> {
-        let literal = self.str_literal()?;
-        let content = &literal[1..literal.len() - 1];
-        if !content.contains('\\') {
-            return Some(Str::from(content));
+        let (literal, escaped) = self.escaped_literal()?;
+        if !escaped {
+            return Some(Str::from(&literal[1..literal.len() - 1]));
         }
         serde_json::from_str::<String>(literal).ok().map(Str::from)
     }
@@ -409,19 +418,21 @@ fn raw_unchecked(json: &str) -> &RawValue {
 }
 
 /// The index of the first quote, backslash or control character at or
-/// after `i`, eight bytes at a time while a word holds none: string
-/// content is most of a document's bytes.
+/// after `i`, eight bytes at a time while eight are left: string content
+/// is most of a document's bytes.
 fn skip_plain(bytes: &[u8], mut i: usize) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    // High bit set in every byte of `word` below `n` (n <= 0x80); borrows
-    // can mark bytes above a marked one, never a word with none.
+    // High bit set in every byte of `word` below `n` (n <= 0x80). A borrow
+    // can mark a byte above a marked one, never below it: the lowest mark
+    // is exact, so the first byte to stop at is found in the word.
     let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGH;
     let equal = |word: u64, b: u8| below(word ^ (ONES * u64::from(b)), 1);
     while let Some(chunk) = bytes.get(i..i + 8) {
-        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
-        if below(word, 0x20) | equal(word, b'"') | equal(word, b'\\') != 0 {
-            break;
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let stops = below(word, 0x20) | equal(word, b'"') | equal(word, b'\\');
+        if stops != 0 {
+            return i + (stops.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
