@@ -1,6 +1,7 @@
 //! Responses `tools` and `tool_choice` → Chat.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -28,11 +29,32 @@ pub(super) struct TranslatedTools<'a> {
 /// One list of tools the client declared, and where it is.
 pub(super) struct ToolList<'a> {
     /// `tools`, or `input[3].tools`.
-    pub(super) path: String,
+    pub(super) path: Cow<'static, str>,
     pub(super) tools: Vec<Tool<'a>>,
     /// Loaded by the client's tool search (a `tool_search_output` item):
     /// its deferred tools are offered.
     pub(super) loaded: bool,
+}
+
+/// Where a tool sits in the request (`tools[2]`, `input[3].tools[0]`,
+/// `tools[1].tools[4]` inside a namespace): written out only when an error
+/// or a loss names it, not for every tool of every turn.
+#[derive(Clone, Copy)]
+struct ToolPath<'p> {
+    list: &'p str,
+    index: usize,
+    /// The tool's place in its namespace.
+    inner: Option<usize>,
+}
+
+impl fmt::Display for ToolPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.list, self.index)?;
+        match self.inner {
+            Some(j) => write!(f, ".tools[{j}]"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Every tool list of a request: `tools`, then those of `additional_tools`
@@ -43,7 +65,7 @@ pub(super) fn tool_lists<'a>(
     items: &[InputItem<'a>],
 ) -> Result<Vec<ToolList<'a>>, ConvertError> {
     let mut lists = vec![ToolList {
-        path: "tools".into(),
+        path: Cow::Borrowed("tools"),
         tools: request
             .parse_tools()
             .map_err(|e| ConvertError::from_parse_at("tools", e))?,
@@ -63,7 +85,7 @@ pub(super) fn tool_lists<'a>(
             None => return Err(ConvertError::MissingField(path)),
         };
         lists.push(ToolList {
-            path,
+            path: Cow::Owned(path),
             tools,
             loaded,
         });
@@ -93,8 +115,12 @@ pub(super) fn translate_tools<'a>(
     for list in lists {
         let offer_deferred = list.loaded || !client_search;
         for (i, tool) in list.tools.iter().enumerate() {
-            let path = format!("{}[{i}]", list.path);
-            out.tool(tool, &path, offer_deferred, profile, losses)?;
+            let path = ToolPath {
+                list: &list.path,
+                index: i,
+                inner: None,
+            };
+            out.tool(tool, path, offer_deferred, profile, losses)?;
         }
     }
     if let Some(raw) = tool_choice.filter(|r| r.get() != "null") {
@@ -107,7 +133,7 @@ impl<'a> TranslatedTools<'a> {
     fn tool(
         &mut self,
         tool: &Tool<'a>,
-        path: &str,
+        path: ToolPath<'_>,
         offer_deferred: bool,
         profile: &BackendProfile,
         losses: &mut LossRecorder<'_>,
@@ -120,18 +146,21 @@ impl<'a> TranslatedTools<'a> {
                     .as_deref()
                     .ok_or_else(|| ConvertError::MissingField(format!("{path}.name")))?;
                 for (j, inner) in tool.tools.iter().flatten().enumerate() {
-                    let inner_path = format!("{path}.tools[{j}]");
+                    let inner_path = ToolPath {
+                        inner: Some(j),
+                        ..path
+                    };
                     match inner.kind() {
                         "function" | "custom" => self.function(
                             inner,
                             Some(namespace),
-                            &inner_path,
+                            inner_path,
                             offer_deferred,
                             losses,
                         )?,
                         other => losses.record(
                             LossKind::HostedTool,
-                            inner_path,
+                            inner_path.to_string(),
                             format!("'{other}' tools inside a namespace cannot be offered to a Chat backend"),
                         )?,
                     }
@@ -164,12 +193,12 @@ impl<'a> TranslatedTools<'a> {
             "" => Err(ConvertError::MissingField(format!("{path}.type"))),
             "tool_search" => losses.record(
                 LossKind::HostedTool,
-                path,
+                path.to_string(),
                 "a tool search run by the server cannot run on this backend; deferred tools are offered directly",
             ),
             other => losses.record(
                 LossKind::HostedTool,
-                path,
+                path.to_string(),
                 format!("'{other}' is a hosted tool this backend cannot run"),
             ),
         }
@@ -179,7 +208,7 @@ impl<'a> TranslatedTools<'a> {
         &mut self,
         tool: &Tool<'a>,
         namespace: Option<&str>,
-        path: &str,
+        path: ToolPath<'_>,
         offer_deferred: bool,
         losses: &mut LossRecorder<'_>,
     ) -> Result<(), ConvertError> {
@@ -259,7 +288,7 @@ fn chat_user_location(raw: &RawValue) -> Option<UserLocation<'_>> {
 fn function<'a>(
     tool: &Tool<'a>,
     namespace: Option<&str>,
-    path: &str,
+    path: ToolPath<'_>,
     names: &mut ToolNameMap,
     losses: &mut LossRecorder<'_>,
 ) -> Result<ChatTool<'a>, ConvertError> {
@@ -311,7 +340,7 @@ fn function<'a>(
 /// parameter's description for the model to follow.
 fn custom_parameters(
     format: Option<&RawValue>,
-    path: &str,
+    path: ToolPath<'_>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Box<RawValue>, ConvertError> {
     #[derive(Deserialize, Default)]
