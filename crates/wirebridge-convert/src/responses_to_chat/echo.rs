@@ -24,20 +24,17 @@ pub(crate) fn echo(
     compact: bool,
     withheld: Vec<InputTransformation>,
 ) -> ResponseEcho {
-    let defaults = ResponseEcho::default();
+    // Each default is built only where the request left its field out.
+    let default = ResponseEcho::default_raw;
     let owned = |raw| owned(raw, compact);
     ResponseEcho {
         background: false,
-        frequency_penalty: request
-            .frequency_penalty
-            .unwrap_or(defaults.frequency_penalty),
+        frequency_penalty: request.frequency_penalty.unwrap_or(0.0),
         instructions: request.instructions.map(|i| i.raw().to_owned()),
         max_output_tokens: request.max_output_tokens,
         max_tool_calls: request.max_tool_calls,
         parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
-        presence_penalty: request
-            .presence_penalty
-            .unwrap_or(defaults.presence_penalty),
+        presence_penalty: request.presence_penalty.unwrap_or(0.0),
         previous_response_id: request.previous_response_id.as_deref().map(str::to_owned),
         prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
         conversation: conversation_id(request)
@@ -54,15 +51,22 @@ pub(crate) fn echo(
             .unwrap_or(ResponseEcho::DEFAULT_SERVICE_TIER)
             .to_owned(),
         store: request.store.unwrap_or(true),
-        temperature: request.temperature.unwrap_or(defaults.temperature),
-        text: echoed_text(request.text, compact).unwrap_or(defaults.text),
-        tool_choice: owned(request.tool_choice).unwrap_or(defaults.tool_choice),
-        tools: echoed_tools(request.tools, tools, compact).unwrap_or(defaults.tools),
-        top_logprobs: request.top_logprobs.unwrap_or(defaults.top_logprobs),
-        top_p: request.top_p.unwrap_or(defaults.top_p),
-        truncation: owned(request.truncation).unwrap_or(defaults.truncation),
+        temperature: request
+            .temperature
+            .unwrap_or(ResponseEcho::DEFAULT_SAMPLING),
+        text: echoed_text(request.text, compact)
+            .unwrap_or_else(|| default(ResponseEcho::DEFAULT_TEXT)),
+        tool_choice: owned(request.tool_choice)
+            .unwrap_or_else(|| default(ResponseEcho::DEFAULT_TOOL_CHOICE)),
+        tools: echoed_tools(request.tools, tools, compact)
+            .unwrap_or_else(|| default(ResponseEcho::DEFAULT_TOOLS)),
+        top_logprobs: request.top_logprobs.unwrap_or(0),
+        top_p: request.top_p.unwrap_or(ResponseEcho::DEFAULT_SAMPLING),
+        truncation: owned(request.truncation)
+            .unwrap_or_else(|| default(ResponseEcho::DEFAULT_TRUNCATION)),
         user: request.user.as_deref().map(str::to_owned),
-        metadata: owned(request.metadata).unwrap_or(defaults.metadata),
+        metadata: owned(request.metadata)
+            .unwrap_or_else(|| default(ResponseEcho::DEFAULT_METADATA)),
         input_transformations: withheld,
     }
 }

@@ -186,6 +186,22 @@ impl ResponseEcho {
     pub const DEFAULT_SAMPLING: f64 = 1.0;
     /// The `service_tier` written when the request named none.
     pub const DEFAULT_SERVICE_TIER: &'static str = "default";
+    /// The `text` written when the request gave none.
+    pub const DEFAULT_TEXT: &'static str = r#"{"format":{"type":"text"}}"#;
+    /// The `tool_choice` written when the request gave none.
+    pub const DEFAULT_TOOL_CHOICE: &'static str = r#""auto""#;
+    /// The `tools` written when the request gave none.
+    pub const DEFAULT_TOOLS: &'static str = "[]";
+    /// The `truncation` written when the request gave none.
+    pub const DEFAULT_TRUNCATION: &'static str = r#""disabled""#;
+    /// The `metadata` written when the request gave none.
+    pub const DEFAULT_METADATA: &'static str = "{}";
+
+    /// One of the `DEFAULT_…` JSON texts above, as the raw value of its
+    /// field.
+    pub fn default_raw(json: &'static str) -> Box<RawValue> {
+        raw(json)
+    }
 }
 
 impl Default for ResponseEcho {
@@ -206,14 +222,14 @@ impl Default for ResponseEcho {
             service_tier: Self::DEFAULT_SERVICE_TIER.to_owned(),
             store: true,
             temperature: Self::DEFAULT_SAMPLING,
-            text: raw(r#"{"format":{"type":"text"}}"#),
-            tool_choice: raw(r#""auto""#),
-            tools: raw("[]"),
+            text: raw(Self::DEFAULT_TEXT),
+            tool_choice: raw(Self::DEFAULT_TOOL_CHOICE),
+            tools: raw(Self::DEFAULT_TOOLS),
             top_logprobs: 0,
             top_p: Self::DEFAULT_SAMPLING,
-            truncation: raw(r#""disabled""#),
+            truncation: raw(Self::DEFAULT_TRUNCATION),
             user: None,
-            metadata: raw("{}"),
+            metadata: raw(Self::DEFAULT_METADATA),
             input_transformations: Vec::new(),
         }
     }
