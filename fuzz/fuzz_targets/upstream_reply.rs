@@ -15,7 +15,9 @@
 //! (as the stream targets' split byte). The status is 100 to 599; header
 //! lines that are no valid header are left out.
 //!
-//! Checks, beyond not panicking and not hanging: the client gets a final
+//! Checks, beyond not panicking and not hanging: that whatever the
+//! one-pass completion reader reads of the body, serde reads the same
+//! (`read_as_serde`); and that the client gets a final
 //! status (no 1xx), a body that ends without an error, a `content-length`
 //! only when it is the body's, and, in its own dialect, either a stream
 //! that passes the strict grammar with exactly one terminal event (for the
@@ -40,6 +42,7 @@ use tower::{service_fn, Layer, Service, ServiceExt};
 use wirebridge_fuzz::{pieces, unreadable_copy, Json};
 use wirebridge_testkit::{chat_grammar, messages_grammar, parse_sse, responses_grammar, SseFrame};
 use wirebridge_tower::store::MemoryStore;
+use wirebridge_wire::chat::lenient::read_check::read_as_serde;
 use wirebridge_tower::{
     ChatToResponsesLayer, MessagesToResponsesLayer, RequestBody, ResponsesToChatLayer,
     StatefulResponsesLayer,
@@ -316,6 +319,7 @@ fuzz_target!(|data: &[u8]| {
     let reply = std::sync::Arc::new(Reply::parse(rest, options >> 3));
     let stream = options & 4 != 0;
     let upstream_body: Vec<u8> = reply.frames.concat();
+    read_as_serde(&upstream_body);
     let backend = {
         let reply = reply.clone();
         service_fn(move |_: Request<RequestBody<Full<Bytes>>>| {

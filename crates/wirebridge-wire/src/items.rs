@@ -47,6 +47,14 @@ impl<T> Items<T> {
         }
     }
 
+    /// Adds an element at the end, as reading the array does.
+    pub(crate) fn push(&mut self, item: T) {
+        match self.first {
+            None => self.first = Some(item),
+            Some(_) => self.rest.push(item),
+        }
+    }
+
     /// The elements in order.
     pub fn iter(&self) -> std::iter::Chain<std::option::Iter<'_, T>, std::slice::Iter<'_, T>> {
         self.first.iter().chain(self.rest.iter())

@@ -62,9 +62,13 @@ const RESPONSE_ENVELOPE: usize = 512;
 
 /// Translates a `chat.completion` body into a `Response`.
 pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedBody, ConvertError> {
-    let completion: ChatCompletion<'_> = serde_json::from_slice(body).map_err(|e| {
-        ConvertError::InvalidUpstream(format!("the Chat Completions body is not valid: {e}"))
-    })?;
+    let completion = match ChatCompletion::read(body) {
+        Some(completion) => completion,
+        // What the one-pass reader leaves, serde reads or names the error of.
+        None => serde_json::from_slice(body).map_err(|e| {
+            ConvertError::InvalidUpstream(format!("the Chat Completions body is not valid: {e}"))
+        })?,
+    };
     let ids = &ctx.ids;
     let response_id = ids.response();
     let mut losses = LossReport::default();

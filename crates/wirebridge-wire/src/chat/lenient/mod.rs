@@ -6,6 +6,7 @@
 //! [`JsonStr`](crate::JsonStr)).
 
 mod message;
+mod read;
 mod reply;
 mod request;
 mod tools;
@@ -13,6 +14,9 @@ mod tools;
 pub use message::{
     Content, ContentPart, CustomCall, FileRef, FunctionCall, ImageUrl, Message, ToolCall,
 };
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use read::check as read_check;
 pub use reply::{
     ChatCompletion, Choice, ChoiceLogprobs, ChoiceMessage, CompletionTokensDetails,
     PromptTokensDetails, Usage,

@@ -1,0 +1,262 @@
+//! `chat.completion` bodies read in one pass.
+//!
+//! serde reads a completion through its derived visitors: every key is
+//! matched by a generated function, every optional field goes through a
+//! visitor of its own, and each value is moved out to its parent. For the
+//! few hundred bytes a reply body holds, that costs more than reading the
+//! request it answers. [`ChatCompletion::read`] reads the same body with
+//! the [`JsonCursor`] into the same types.
+//!
+//! It gives up on anything serde might read differently or reject (an
+//! escaped key, a field written twice, a count written as a float or a
+//! negative number, a value of the wrong type, invalid JSON): the caller
+//! then parses with serde as before, which gives the same result or names
+//! the error. The tests mutate real bodies and check that whatever this
+//! reads, serde reads the same.
+
+use super::{
+    ChatCompletion, Choice, ChoiceLogprobs, ChoiceMessage, CompletionTokensDetails, CustomCall,
+    FunctionCall, PromptTokensDetails, ToolCall, Usage,
+};
+use crate::cursor::{JsonCursor, SeenFields};
+use crate::items::Items;
+
+impl<'a> ChatCompletion<'a> {
+    /// Reads a `chat.completion` body (or a chunk) in one pass; `None`
+    /// when it holds anything the reader does not handle, to be parsed
+    /// with serde instead.
+    ///
+    /// ```
+    /// use wirebridge_wire::chat::lenient::ChatCompletion;
+    ///
+    /// let body = br#"{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
+    /// let completion = ChatCompletion::read(body).unwrap();
+    /// let message = completion.choices.unwrap()[0].message.as_ref().unwrap().content.unwrap();
+    /// assert_eq!(message.get(), r#""hi""#);
+    ///
+    /// // A count written as a float: serde's to read.
+    /// assert!(ChatCompletion::read(br#"{"created":1.0}"#).is_none());
+    /// ```
+    pub fn read(body: &'a [u8]) -> Option<Self> {
+        let mut c = JsonCursor::new(std::str::from_utf8(body).ok()?);
+        let mut out = ChatCompletion::default();
+        let mut seen = SeenFields::default();
+        c.object(|c, key| match key {
+            "id" => once(&mut seen, 0, c, |c| set(&mut out.id, c, JsonCursor::str)),
+            "created" => once(&mut seen, 1, c, |c| {
+                set(&mut out.created, c, JsonCursor::u64)
+            }),
+            "model" => once(&mut seen, 2, c, |c| set(&mut out.model, c, JsonCursor::str)),
+            "choices" => once(&mut seen, 3, c, |c| {
+                set(&mut out.choices, c, |c| items(c, choice))
+            }),
+            "usage" => once(&mut seen, 4, c, |c| set(&mut out.usage, c, usage)),
+            "error" => once(&mut seen, 5, c, |c| set(&mut out.error, c, JsonCursor::raw)),
+            _ => c.skip_value(),
+        })?;
+        c.end()?;
+        Some(out)
+    }
+}
+
+/// Reads a known field's value with `read`, giving up when the field came
+/// before: serde rejects a duplicate.
+fn once<'a>(
+    seen: &mut SeenFields,
+    bit: u8,
+    c: &mut JsonCursor<'a>,
+    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<()>,
+) -> Option<()> {
+    seen.once(bit)?;
+    read(c)
+}
+
+/// Reads `null` into `slot` as serde does (absent), or a value with `read`.
+fn set<'a, T>(
+    slot: &mut Option<T>,
+    c: &mut JsonCursor<'a>,
+    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<T>,
+) -> Option<()> {
+    *slot = c.nullable(read)?;
+    Some(())
+}
+
+/// An index that fits a `u32`, as serde reads one.
+fn u32(c: &mut JsonCursor<'_>) -> Option<u32> {
+    c.u64()?.try_into().ok()
+}
+
+fn items<'a, T>(
+    c: &mut JsonCursor<'a>,
+    read: impl Fn(&mut JsonCursor<'a>) -> Option<T>,
+) -> Option<Items<T>> {
+    let mut items = Items::default();
+    c.array(|c| {
+        items.push(read(c)?);
+        Some(())
+    })?;
+    Some(items)
+}
+
+fn choice<'a>(c: &mut JsonCursor<'a>) -> Option<Choice<'a>> {
+    let mut out = Choice::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "index" => once(&mut seen, 0, c, |c| set(&mut out.index, c, u32)),
+        "message" => once(&mut seen, 1, c, |c| set(&mut out.message, c, message)),
+        "delta" => once(&mut seen, 2, c, |c| set(&mut out.delta, c, message)),
+        "finish_reason" => once(&mut seen, 3, c, |c| {
+            set(&mut out.finish_reason, c, JsonCursor::str)
+        }),
+        "logprobs" => once(&mut seen, 4, c, |c| set(&mut out.logprobs, c, logprobs)),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn logprobs<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceLogprobs<'a>> {
+    let mut out = ChoiceLogprobs::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "content" => once(&mut seen, 0, c, |c| {
+            set(&mut out.content, c, JsonCursor::raw)
+        }),
+        "refusal" => once(&mut seen, 1, c, |c| {
+            set(&mut out.refusal, c, JsonCursor::raw)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn message<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
+    let mut out = ChoiceMessage::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "role" => once(&mut seen, 0, c, |c| set(&mut out.role, c, JsonCursor::str)),
+        "content" => once(&mut seen, 1, c, |c| {
+            set(&mut out.content, c, JsonCursor::raw)
+        }),
+        "refusal" => once(&mut seen, 2, c, |c| {
+            set(&mut out.refusal, c, JsonCursor::json_str)
+        }),
+        "reasoning_content" => once(&mut seen, 3, c, |c| {
+            set(&mut out.reasoning_content, c, JsonCursor::json_str)
+        }),
+        "reasoning" => once(&mut seen, 4, c, |c| {
+            set(&mut out.reasoning, c, JsonCursor::raw)
+        }),
+        "tool_calls" => once(&mut seen, 5, c, |c| {
+            set(&mut out.tool_calls, c, |c| items(c, tool_call))
+        }),
+        "function_call" => once(&mut seen, 6, c, |c| {
+            set(&mut out.function_call, c, function_call)
+        }),
+        "annotations" => once(&mut seen, 7, c, |c| {
+            set(&mut out.annotations, c, JsonCursor::raw)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn tool_call<'a>(c: &mut JsonCursor<'a>) -> Option<ToolCall<'a>> {
+    let mut out = ToolCall::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "index" => once(&mut seen, 0, c, |c| set(&mut out.index, c, u32)),
+        "id" => once(&mut seen, 1, c, |c| set(&mut out.id, c, JsonCursor::str)),
+        "type" => once(&mut seen, 2, c, |c| set(&mut out.kind, c, JsonCursor::str)),
+        "function" => once(&mut seen, 3, c, |c| {
+            set(&mut out.function, c, function_call)
+        }),
+        "custom" => once(&mut seen, 4, c, |c| set(&mut out.custom, c, custom_call)),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn function_call<'a>(c: &mut JsonCursor<'a>) -> Option<FunctionCall<'a>> {
+    let mut out = FunctionCall::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "name" => once(&mut seen, 0, c, |c| set(&mut out.name, c, JsonCursor::str)),
+        "arguments" => once(&mut seen, 1, c, |c| {
+            set(&mut out.arguments, c, JsonCursor::raw)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn custom_call<'a>(c: &mut JsonCursor<'a>) -> Option<CustomCall<'a>> {
+    let mut out = CustomCall::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "name" => once(&mut seen, 0, c, |c| set(&mut out.name, c, JsonCursor::str)),
+        "input" => once(&mut seen, 1, c, |c| {
+            set(&mut out.input, c, JsonCursor::json_str)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn usage(c: &mut JsonCursor<'_>) -> Option<Usage> {
+    let mut out = Usage::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "prompt_tokens" => once(&mut seen, 0, c, |c| {
+            set(&mut out.prompt_tokens, c, JsonCursor::u64)
+        }),
+        "completion_tokens" => once(&mut seen, 1, c, |c| {
+            set(&mut out.completion_tokens, c, JsonCursor::u64)
+        }),
+        "total_tokens" => once(&mut seen, 2, c, |c| {
+            set(&mut out.total_tokens, c, JsonCursor::u64)
+        }),
+        "prompt_tokens_details" => once(&mut seen, 3, c, |c| {
+            set(&mut out.prompt_tokens_details, c, prompt_details)
+        }),
+        "completion_tokens_details" => once(&mut seen, 4, c, |c| {
+            set(&mut out.completion_tokens_details, c, completion_details)
+        }),
+        "reasoning_tokens" => once(&mut seen, 5, c, |c| {
+            set(&mut out.reasoning_tokens, c, JsonCursor::u64)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn prompt_details(c: &mut JsonCursor<'_>) -> Option<PromptTokensDetails> {
+    let mut out = PromptTokensDetails::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "cached_tokens" => once(&mut seen, 0, c, |c| {
+            set(&mut out.cached_tokens, c, JsonCursor::u64)
+        }),
+        "cache_write_tokens" => once(&mut seen, 1, c, |c| {
+            set(&mut out.cache_write_tokens, c, JsonCursor::u64)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+fn completion_details(c: &mut JsonCursor<'_>) -> Option<CompletionTokensDetails> {
+    let mut out = CompletionTokensDetails::default();
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "reasoning_tokens" => once(&mut seen, 0, c, |c| {
+            set(&mut out.reasoning_tokens, c, JsonCursor::u64)
+        }),
+        _ => c.skip_value(),
+    })?;
+    Some(out)
+}
+
+#[cfg(any(test, fuzzing))]
+pub mod check;
+#[cfg(test)]
+mod tests;
