@@ -55,33 +55,33 @@ impl ResponseIds {
 
     /// `resp_…`.
     pub fn response(&self) -> String {
-        format!("resp_{}", self.stem)
+        self.compose("resp_", "", "", None)
     }
 
     /// `conv_…`: the id of a conversation made with these ids.
     pub fn conversation(&self) -> String {
-        format!("conv_{}", self.stem)
+        self.compose("conv_", "", "", None)
     }
 
     /// `msg_…`: the id of a Messages `message`.
     pub fn message(&self) -> String {
-        format!("msg_{}", self.stem)
+        self.compose("msg_", "", "", None)
     }
 
     /// `chatcmpl-…`.
     pub fn chat_completion(&self) -> String {
-        format!("chatcmpl-{}", self.stem)
+        self.compose("chatcmpl-", "", "", None)
     }
 
     /// An item id: `msg_…`, `fc_…`, `ctc_…`, `rs_…`, unique per output index.
     pub fn item(&self, prefix: &str, output_index: usize) -> String {
-        format!("{prefix}_{}{output_index:04x}", self.stem)
+        self.compose(prefix, "_", "", Some(output_index))
     }
 
     /// The id of the `n`th input item of the request, for one sent without
     /// an id: distinct from every output item's.
     pub fn input_item(&self, prefix: &str, n: usize) -> String {
-        format!("{prefix}_{}in{n:04x}", self.stem)
+        self.compose(prefix, "_", "in", Some(n))
     }
 
     /// The response an item id of these ids belongs to: `resp_` and the
@@ -97,7 +97,29 @@ impl ResponseIds {
 
     /// A call id for a tool call that arrived without one.
     pub fn call(&self, index: usize) -> String {
-        format!("call_{}{index:04x}", self.stem)
+        self.compose("call_", "", "", Some(index))
+    }
+
+    /// `head`, `sep`, the stem, `infix`, and `n` in four hex digits or
+    /// more: written by hand, as `format!` took about a thousand
+    /// instructions an id, and every reply makes several.
+    fn compose(&self, head: &str, sep: &str, infix: &str, n: Option<usize>) -> String {
+        let mut id = String::with_capacity(head.len() + sep.len() + STEM_LEN + infix.len() + 16);
+        id.push_str(head);
+        id.push_str(sep);
+        id.push_str(&self.stem);
+        id.push_str(infix);
+        if let Some(n) = n {
+            let digits = usize::BITS
+                .saturating_sub(n.leading_zeros())
+                .div_ceil(4)
+                .max(4);
+            for shift in (0..digits).rev() {
+                let nibble = (n >> (shift * 4)) & 0xf;
+                id.push(char::from_digit(nibble as u32, 16).expect("a nibble"));
+            }
+        }
+        id
     }
 }
 
@@ -122,6 +144,21 @@ mod tests {
         assert_ne!(a.item("msg", 0), a.item("msg", 1));
         assert!(a.chat_completion().starts_with("chatcmpl-"));
         assert_ne!(a.input_item("msg", 0), a.item("msg", 0));
+    }
+
+    #[test]
+    fn ids_read_as_their_format() {
+        let ids = ResponseIds::new();
+        let stem = &ids.stem;
+        assert_eq!(ids.response(), format!("resp_{stem}"));
+        assert_eq!(ids.conversation(), format!("conv_{stem}"));
+        assert_eq!(ids.message(), format!("msg_{stem}"));
+        assert_eq!(ids.chat_completion(), format!("chatcmpl-{stem}"));
+        for n in [0, 7, 0xab, 0xffff, 0x1_0000, 0xabc_def0, usize::MAX] {
+            assert_eq!(ids.item("fc", n), format!("fc_{stem}{n:04x}"));
+            assert_eq!(ids.input_item("msg", n), format!("msg_{stem}in{n:04x}"));
+            assert_eq!(ids.call(n), format!("call_{stem}{n:04x}"));
+        }
     }
 
     #[test]
