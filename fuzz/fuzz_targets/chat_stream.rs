@@ -7,7 +7,8 @@
 //! `response.failed`), with exactly one terminal event, and the translator
 //! says it is finished. A value the upstream sent that is JSON only by the
 //! grammar is copied as sent and stops the checker there (see
-//! [`unreadable_copy`]).
+//! [`unreadable_copy`]). And that whatever the one-pass completion reader
+//! reads of an upstream event, serde reads the same (`read_as_serde`).
 //!
 //! The options byte chooses the context: bits 0–1 how reasoning is shown
 //! (auto, text, summary), bits 2–3 `<think>` tags (off, tags, starts
@@ -24,6 +25,7 @@ use wirebridge_convert::responses_to_chat::{
 use wirebridge_convert::SseTranslator;
 use wirebridge_fuzz::{unreadable_copy, StreamInput, TOOLS_REQUEST};
 use wirebridge_testkit::{parse_sse, responses_grammar};
+use wirebridge_wire::chat::lenient::read_check::read_as_serde;
 
 const TERMINALS: [&str; 3] = [
     "response.completed",
@@ -55,6 +57,9 @@ fn context(options: u8) -> ResponsesContext {
 
 fuzz_target!(|data: &[u8]| {
     let input = StreamInput::parse(data);
+    for frame in parse_sse(input.stream) {
+        read_as_serde(frame.data.as_bytes());
+    }
     let translator = StreamTranslator::new(context(input.options));
     let mut stream = if input.options & 0x20 != 0 {
         SseTranslator::with_max_event_size(translator, 512)
