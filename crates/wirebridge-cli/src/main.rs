@@ -10,6 +10,7 @@ mod demo;
 mod idle_body;
 mod logging;
 mod metrics;
+mod own_wakes;
 mod readiness;
 mod serve;
 mod server;

@@ -1,6 +1,7 @@
 //! Driving one connection to its end: served until the client closes it,
 //! its watchdog fires, or the server shuts down.
 
+use std::future::{poll_fn, Future};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use tokio::time::Instant;
 use super::io::WatchedIo;
 use super::service::ConnectionService;
 use super::watchdog::{Activity, Expired};
+use crate::own_wakes::OwnWakes;
 
 /// A connection as hyper-util's automatic builder serves it.
 pub type Connection = auto::UpgradeableConnection<
@@ -40,11 +42,15 @@ pub async fn drive(
     peer: SocketAddr,
 ) {
     tokio::pin!(connection);
+    // The connection's own wakes (its request body asking hyper for data,
+    // an upstream connection polled by the exchange) are answered in the
+    // poll: see `OwnWakes`.
+    let own = OwnWakes::new();
     let mut closing_by: Option<Instant> = None;
     let mut stopping = false;
     loop {
         tokio::select! {
-            result = connection.as_mut() => {
+            result = poll_fn(|cx| own.poll(cx, |cx| connection.as_mut().poll(cx))) => {
                 if let Err(e) = result {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 }

@@ -28,6 +28,7 @@ use hyper::client::conn::http1;
 
 use super::transport::{Tracked, Transport};
 use super::Outgoing;
+use crate::own_wakes::OwnWakes;
 
 /// Where a transport goes when its exchange has ended cleanly.
 pub trait Checkin<T>: Send + Sync + 'static {
@@ -87,20 +88,27 @@ pub async fn send<T: Transport>(
     let mut response = pin!(sender.try_send_request(request));
     let mut driven = Some(Driven { sender, connection });
     let mut wrote = false;
+    let own = OwnWakes::new();
     let result = poll_fn(|cx| {
-        // The connection first: it writes the request and reads the head
-        // the response future is waiting for.
-        if driven.as_mut().is_some_and(|d| d.drive(cx)) {
-            // Dropped as soon as it ends: a request still queued for it is
-            // failed, and handed back, only when the connection is gone.
-            let ended = driven.take().expect("driven");
-            wrote = ended.connection.into_parts().io.wrote();
-        }
-        response.as_mut().poll(cx)
+        own.poll(cx, |cx| {
+            // The connection first: it writes the request and reads the
+            // head the response future is waiting for.
+            if driven.as_mut().is_some_and(|d| d.drive(cx)) {
+                // Dropped as soon as it ends: a request still queued for it
+                // is failed, and handed back, only when the connection is
+                // gone.
+                let ended = driven.take().expect("driven");
+                wrote = ended.connection.into_parts().io.wrote();
+            }
+            response.as_mut().poll(cx)
+        })
     })
     .await;
     match result {
-        Ok(response) => Ok(response.map(|body| DrivenBody { body, driven, home })),
+        Ok(response) => Ok(response.map(|body| DrivenBody {
+            rest: Rest { body, driven, home },
+            own,
+        })),
         Err(mut e) => {
             let unsent = e.take_message();
             // A connection that failed while still running (hyper gave up
@@ -121,12 +129,18 @@ pub async fn send<T: Transport>(
 /// home once the body has ended on a connection kept alive. A body dropped
 /// before its end, or one that fails, closes its connection.
 pub struct DrivenBody<T: Transport> {
+    rest: Rest<T>,
+    own: OwnWakes,
+}
+
+/// What is left of the exchange once the head has arrived.
+struct Rest<T: Transport> {
     body: Incoming,
     driven: Option<Driven<T>>,
     home: Arc<dyn Checkin<T>>,
 }
 
-impl<T: Transport> DrivenBody<T> {
+impl<T: Transport> Rest<T> {
     /// The body ended: a connection that can carry another request goes
     /// home; any other is closed.
     fn release(&mut self, cx: &mut Context<'_>) {
@@ -155,17 +169,13 @@ impl<T: Transport> DrivenBody<T> {
         }
         self.home.checkin(parts.io.into_inner());
     }
-}
 
-impl<T: Transport> Body for DrivenBody<T> {
-    type Data = Bytes;
-    type Error = hyper::Error;
-
+    /// The body's next frame, the connection driven meanwhile.
     fn poll_frame(
-        mut self: Pin<&mut Self>,
+        &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
-        let this = &mut *self;
+        let this = self;
         // The body first: asking for data is what lets the connection read
         // it. Then the connection, then the body again for what it read.
         for _ in 0..2 {
@@ -197,12 +207,25 @@ impl<T: Transport> Body for DrivenBody<T> {
         }
         Poll::Pending
     }
+}
+
+impl<T: Transport> Body for DrivenBody<T> {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let DrivenBody { rest, own } = &mut *self;
+        own.poll(cx, |cx| rest.poll_frame(cx))
+    }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.rest.body.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        self.rest.body.size_hint()
     }
 }
