@@ -42,11 +42,11 @@ use tower::{service_fn, Layer, Service, ServiceExt};
 use wirebridge_fuzz::{pieces, unreadable_copy, Json};
 use wirebridge_testkit::{chat_grammar, messages_grammar, parse_sse, responses_grammar, SseFrame};
 use wirebridge_tower::store::MemoryStore;
-use wirebridge_wire::chat::lenient::read_check::read_as_serde;
 use wirebridge_tower::{
     ChatToResponsesLayer, MessagesToResponsesLayer, RequestBody, ResponsesToChatLayer,
     StatefulResponsesLayer,
 };
+use wirebridge_wire::chat::lenient::read_check::read_as_serde;
 
 /// The client's API.
 #[derive(Debug, Clone, Copy, PartialEq)]
