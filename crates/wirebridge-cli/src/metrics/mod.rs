@@ -11,6 +11,7 @@ mod models;
 mod open;
 mod store;
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use prometheus_client::metrics::counter::Counter;
@@ -19,13 +20,14 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::{Registry, Unit};
+use wirebridge_tower::observer::Direction;
 use wirebridge_tower::{Budget, Exchange};
 
 use labels::{
     endpoint, outcome, ExchangeLabels, ForwardedLabels, KindLabels, LossLabels, OperationLabels,
     StoreLabels, TimingLabels, TokenLabels,
 };
-use models::ModelNames;
+use models::{ModelNames, TOKEN_SLOTS};
 
 pub use open::{CountedBody, OpenGauge, Opened};
 pub use store::MeteredStore;
@@ -59,6 +61,46 @@ fn store_buckets() -> Histogram {
     ])
 }
 
+/// How many (direction, streamed or not) pairs the timing histograms have.
+const TIMING_SLOTS: usize = 8;
+
+/// The slot of a direction, from 0 to 3.
+fn direction_slot(direction: Direction) -> usize {
+    match direction {
+        Direction::ResponsesToChat => 0,
+        Direction::ChatToResponses => 1,
+        Direction::ResponsesToResponses => 2,
+        Direction::MessagesToResponses => 3,
+    }
+}
+
+/// The token kinds counted, in the order of their slots.
+const TOKEN_KINDS: [&str; 4] = ["input", "output", "cached_input", "reasoning"];
+
+const _: () = assert!(TOKEN_SLOTS == 4 * TOKEN_KINDS.len());
+
+/// One series of a timing histogram, kept once looked up: a family's
+/// lookup hashes its label set, and every exchange observes three.
+#[derive(Default)]
+struct TimingSeries([OnceLock<Histogram>; TIMING_SLOTS]);
+
+impl TimingSeries {
+    fn get(
+        &self,
+        family: &Histograms<TimingLabels>,
+        direction: Direction,
+        stream: bool,
+    ) -> &Histogram {
+        let slot = direction_slot(direction) * 2 + usize::from(stream);
+        self.0[slot].get_or_init(|| {
+            family.get_or_create_owned(&TimingLabels {
+                direction: direction.as_str(),
+                stream,
+            })
+        })
+    }
+}
+
 /// The bridge's metrics: cheap to update from any task, rendered on scrape.
 pub struct Metrics {
     registry: Registry,
@@ -67,6 +109,9 @@ pub struct Metrics {
     duration: Histograms<TimingLabels>,
     time_to_first_byte: Histograms<TimingLabels>,
     translation: Histograms<TimingLabels>,
+    duration_series: TimingSeries,
+    time_to_first_byte_series: TimingSeries,
+    translation_series: TimingSeries,
     tokens: Family<TokenLabels, Counter>,
     losses: Family<LossLabels, Counter>,
     forwarded: Family<ForwardedLabels, Counter>,
@@ -87,6 +132,9 @@ impl Metrics {
             duration: Family::new_with_constructor(exchange_buckets),
             time_to_first_byte: Family::new_with_constructor(exchange_buckets),
             translation: Family::new_with_constructor(translation_buckets),
+            duration_series: TimingSeries::default(),
+            time_to_first_byte_series: TimingSeries::default(),
+            translation_series: TimingSeries::default(),
             tokens: Family::default(),
             losses: Family::default(),
             forwarded: Family::default(),
@@ -195,43 +243,38 @@ impl Metrics {
                 endpoint: endpoint(&e.path),
                 transport: e.transport.as_str(),
                 direction,
-                model: model.clone(),
+                model: model.label().to_owned(),
                 stream: e.stream,
                 status: e.status,
                 outcome: outcome(e.status, e.reply.outcome.as_deref()),
             })
             .inc();
-        let timing = TimingLabels {
-            direction,
-            stream: e.stream,
-        };
-        self.duration
-            .get_or_create(&timing)
+        self.duration_series
+            .get(&self.duration, e.direction, e.stream)
             .observe(e.total_time.as_secs_f64());
         if let Some(ttfb) = e.time_to_first_byte {
-            self.time_to_first_byte
-                .get_or_create(&timing)
+            self.time_to_first_byte_series
+                .get(&self.time_to_first_byte, e.direction, e.stream)
                 .observe(ttfb.as_secs_f64());
         }
-        self.translation
-            .get_or_create(&timing)
+        self.translation_series
+            .get(&self.translation, e.direction, e.stream)
             .observe(e.translation_time.as_secs_f64());
         // The inner leg of a composed translation reports the same tokens
         // as the outer exchange: counted once, there.
         if let Some(usage) = e.reply.usage.filter(|_| e.via.is_none()) {
-            for (kind, count) in [
-                ("input", usage.input),
-                ("output", usage.output),
-                ("cached_input", usage.cached),
-                ("reasoning", usage.reasoning),
-            ] {
+            let counts = [usage.input, usage.output, usage.cached, usage.reasoning];
+            for (index, (kind, count)) in TOKEN_KINDS.into_iter().zip(counts).enumerate() {
                 if count > 0 {
-                    let labels = TokenLabels {
-                        direction,
-                        model: model.clone(),
-                        kind,
-                    };
-                    self.tokens.get_or_create(&labels).inc_by(count);
+                    let slot = direction_slot(e.direction) * TOKEN_KINDS.len() + index;
+                    let counter = model.tokens(slot, || {
+                        self.tokens.get_or_create_owned(&TokenLabels {
+                            direction,
+                            model: model.label().to_owned(),
+                            kind,
+                        })
+                    });
+                    counter.inc_by(count);
                 }
             }
         }
