@@ -47,5 +47,7 @@ pub(crate) fn queued(ids: &ResponseIds, model: &str, echo: &ResponseEcho) -> Vec
         usage: None,
         echo,
     };
-    serde_json::to_vec(&response).expect("a response always serializes")
+    let mut body = Vec::new();
+    response.write_json(&mut body);
+    body
 }

@@ -175,7 +175,7 @@ pub fn translate_body(body: &[u8], ctx: &ResponsesContext) -> Result<TranslatedB
             .sum::<usize>()
         + RESPONSE_ENVELOPE;
     let mut json = Vec::with_capacity(size);
-    serde_json::to_writer(&mut json, &response).expect("responses always serialize");
+    response.write_json(&mut json);
     Ok(TranslatedBody {
         body: json,
         response_id,

@@ -375,10 +375,10 @@ fn translate_with<'a>(
     let mut body = Vec::with_capacity(input_len + input_len / 4);
     match &spliced {
         None => {
-            serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+            chat.write_json(&mut body);
             if truncate::fit(&mut chat, &body, truncation, &mut losses)? {
                 body.clear();
-                serde_json::to_writer(&mut body, &chat).expect("chat requests always serialize");
+                chat.write_json(&mut body);
             }
         }
         // Fitting a window weighs every message: left to the whole.

@@ -247,7 +247,7 @@ impl Spliced<'_> {
     /// Writes `chat`, which has no messages, with these messages into
     /// `body`; false if its JSON does not start as a Chat request's does.
     pub(super) fn write_body(&self, chat: &ChatRequest<'_>, body: &mut Vec<u8>) -> bool {
-        serde_json::to_writer(&mut *body, chat).expect("chat requests always serialize");
+        chat.write_json(body);
         // `{"model":…,"messages":[]…`: the model and the messages are the
         // first two fields, and the messages go between the brackets.
         let mut prefix = br#"{"model":"#.to_vec();
@@ -272,7 +272,7 @@ impl Spliced<'_> {
         };
         for message in &self.head {
             comma(out);
-            serde_json::to_writer(&mut *out, message).expect("chat messages always serialize");
+            message.write_json(out);
         }
         for turn in self.turns.iter().filter(|t| t.message_count > 0) {
             comma(out);
@@ -280,7 +280,7 @@ impl Spliced<'_> {
         }
         for message in &self.live {
             comma(out);
-            serde_json::to_writer(&mut *out, message).expect("chat messages always serialize");
+            message.write_json(out);
         }
     }
 }
@@ -325,7 +325,7 @@ fn translate_turn(
         if !messages.is_empty() {
             messages.push(b',');
         }
-        serde_json::to_writer(&mut messages, message).expect("chat messages always serialize");
+        message.write_json(&mut messages);
     }
     let call_ids = items
         .iter()

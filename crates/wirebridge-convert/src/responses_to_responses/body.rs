@@ -87,7 +87,8 @@ pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody
         usage: usage.as_ref(),
         echo: &ctx.echo,
     };
-    let body = serde_json::to_vec(&written).expect("responses always serialize");
+    let mut body = Vec::new();
+    written.write_json(&mut body);
     let summary = ReplySummary {
         outcome: Some(status.as_str().to_owned()),
         usage: usage.as_ref().map(token_usage),

@@ -63,7 +63,8 @@ impl SummaryRequest {
             usage: summary.usage.as_ref(),
             echo: &self.context.echo,
         };
-        let body = serde_json::to_vec(&response).expect("responses always serialize");
+        let mut body = Vec::new();
+        response.write_json(&mut body);
         TranslatedBody {
             body,
             response_id,

@@ -4,6 +4,7 @@
 mod call;
 mod reply;
 mod request;
+mod write;
 
 pub use call::{CustomCall, FunctionCall, ToolCall};
 pub use reply::{

@@ -6,6 +6,7 @@ mod event;
 mod item;
 mod request;
 mod response;
+mod write;
 
 pub use event::{
     ArgumentsEvent, ContentPartEvent, CustomInputEvent, ErrorEvent, ErrorPayload, Event, ItemEvent,
