@@ -32,22 +32,37 @@ pub(crate) fn upstream_request<B>(
     body: Vec<u8>,
     stream: bool,
 ) -> Request<RequestBody<B>> {
-    let path_and_query = match parts.uri.query() {
-        Some(query) => format!("{prefix}{endpoint}?{query}"),
-        None => format!("{prefix}{endpoint}"),
-    };
+    let query = parts.uri.query();
+    let mut path_and_query =
+        String::with_capacity(prefix.len() + endpoint.len() + query.map_or(0, |q| q.len() + 1));
+    path_and_query.push_str(prefix);
+    path_and_query.push_str(endpoint);
+    if let Some(query) = query {
+        path_and_query.push('?');
+        path_and_query.push_str(query);
+    }
     let mut uri = parts.uri.clone().into_parts();
     uri.path_and_query = path_and_query.parse().ok();
     let uri = Uri::from_parts(uri).unwrap_or_else(|_| parts.uri.clone());
 
-    let mut headers = parts.headers.clone();
-    for name in [
-        header::CONTENT_LENGTH,
-        header::TRANSFER_ENCODING,
-        header::CONTENT_ENCODING,
-        header::HOST,
-    ] {
-        headers.remove(name);
+    // The client's headers but those written here, copied into a map
+    // sized for all of them: a clone of the client's map, then the
+    // headers below inserted, grew the map on every request.
+    let mut headers = HeaderMap::with_capacity(parts.headers.len() + 5);
+    for (name, value) in &parts.headers {
+        let replaced = [
+            &header::CONTENT_LENGTH,
+            &header::TRANSFER_ENCODING,
+            &header::CONTENT_ENCODING,
+            &header::HOST,
+            &header::CONTENT_TYPE,
+            &header::ACCEPT_ENCODING,
+            &header::ACCEPT,
+        ]
+        .contains(&name);
+        if !replaced {
+            headers.append(name.clone(), value.clone());
+        }
     }
     headers.insert(
         header::CONTENT_TYPE,
@@ -123,5 +138,77 @@ pub(crate) fn insert_reasoning_included(headers: &mut HeaderMap) {
 pub(crate) fn insert_dropped(headers: &mut HeaderMap, losses: &LossReport) {
     if let Ok(value) = HeaderValue::from_str(&losses.paths()) {
         headers.insert(DROPPED_HEADER, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client_parts(uri: &str, headers: &[(&str, &str)]) -> http::request::Parts {
+        let mut request = Request::post(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    fn values<'h>(headers: &'h HeaderMap, name: &str) -> Vec<&'h str> {
+        headers
+            .get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_upstream_request_keeps_the_clients_headers_but_those_of_the_body() {
+        let parts = client_parts(
+            "/v1/responses?api-version=2",
+            &[
+                ("authorization", "Bearer k"),
+                ("x-tag", "one"),
+                ("content-type", "application/json; charset=utf-8"),
+                ("content-length", "999"),
+                ("transfer-encoding", "chunked"),
+                ("content-encoding", "gzip"),
+                ("accept-encoding", "gzip, br"),
+                ("accept", "*/*"),
+                ("x-tag", "two"),
+                ("host", "bridge.example"),
+                ("user-agent", "codex"),
+            ],
+        );
+        let request =
+            upstream_request::<()>(&parts, "/v1", "/chat/completions", vec![b'x'; 12], true);
+        assert_eq!(request.method(), Method::POST);
+        assert_eq!(request.uri(), "/v1/chat/completions?api-version=2");
+        let headers = request.headers();
+        assert_eq!(values(headers, "authorization"), ["Bearer k"]);
+        assert_eq!(values(headers, "x-tag"), ["one", "two"]);
+        assert_eq!(values(headers, "user-agent"), ["codex"]);
+        assert_eq!(values(headers, "content-type"), ["application/json"]);
+        assert_eq!(values(headers, "content-length"), ["12"]);
+        assert_eq!(values(headers, "transfer-encoding"), Vec::<&str>::new());
+        assert_eq!(values(headers, "content-encoding"), Vec::<&str>::new());
+        assert_eq!(values(headers, "accept-encoding"), ["identity"]);
+        assert_eq!(values(headers, "accept"), ["text/event-stream"]);
+        // An origin-form URI: the client's host goes with it.
+        assert_eq!(values(headers, "host"), ["bridge.example"]);
+        assert_eq!(headers.len(), 9);
+    }
+
+    #[test]
+    fn an_absolute_uri_carries_the_host_and_a_body_reply_is_asked_for() {
+        let parts = client_parts(
+            "http://upstream.example/v1/responses",
+            &[("host", "bridge.example")],
+        );
+        let request = upstream_request::<()>(&parts, "/v1", "/chat/completions", Vec::new(), false);
+        assert_eq!(request.uri(), "http://upstream.example/v1/chat/completions");
+        let headers = request.headers();
+        assert_eq!(values(headers, "host"), Vec::<&str>::new());
+        assert_eq!(values(headers, "accept"), ["application/json"]);
+        assert_eq!(values(headers, "content-length"), ["0"]);
     }
 }
