@@ -6,7 +6,7 @@
 # CPU-only and static, and lands in the user's cache directory, outside any
 # clone, so that a second run on the same machine prints the path at once:
 #
-#   ${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}/llama-server-VERSION/
+#   ${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}/llama-server-VERSION-BUILD/
 #     llama-server     the binary
 #     templates/       the chat templates the live suite uses
 #
@@ -22,7 +22,14 @@ templates="meta-llama-Llama-3.1-8B-Instruct.jinja meetkai-functionary-medium-v3.
            fireworks-ai-llama-3-firefunction-v2.jinja"
 
 cache="${WIREBRIDGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/wirebridge}"
-home="$cache/llama-server-$version"
+# Built for the processor it runs on, but without its AMX tile
+# instructions: on a virtual machine whose processor listed them, the
+# server crashed in them (SIGSEGV on `ldtilecfg`) on its first matrix
+# product. The directory names the build, so that a build made otherwise
+# is not reused.
+build=noamx
+amx_off="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+home="$cache/llama-server-$version-$build"
 
 log() { echo "llama_server.sh: $*" >&2; }
 
@@ -79,6 +86,7 @@ fetch_sources
 log "building llama-server (about 7 minutes on 2 cores)"
 start=$(date +%s)
 cmake -S "$source_dir" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS="$amx_off" -DCMAKE_CXX_FLAGS="$amx_off" \
     -DBUILD_SHARED_LIBS=OFF -DGGML_NATIVE=ON -DLLAMA_OPENSSL=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
     -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF >"$work/configure.log" 2>&1 ||

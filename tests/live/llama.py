@@ -21,6 +21,8 @@ from pathlib import Path
 import harness
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+# The build scripts/llama_server.sh makes (see its `build`).
+LLAMA_SERVER_BUILD = "noamx"
 STARTUP_TIMEOUT = 60.0
 
 
@@ -34,7 +36,7 @@ def cache_dir() -> Path:
 
 
 def server_home() -> Path:
-    return cache_dir() / f"llama-server-{LLAMA_CPP_PYTHON_VERSION}"
+    return cache_dir() / f"llama-server-{LLAMA_CPP_PYTHON_VERSION}-{LLAMA_SERVER_BUILD}"
 
 
 def model_path() -> Path:
