@@ -136,7 +136,7 @@ pub fn translate_request(
 
     // The translation is about as long as the request: one allocation.
     let mut body = Vec::with_capacity(request_len + request_len / 4);
-    serde_json::to_writer(&mut body, &out).expect("responses requests always serialize");
+    out.write_json(&mut body);
     let context = ChatContext {
         model: model.into_owned(),
         stream,

@@ -148,7 +148,7 @@ pub fn translate_request_with_betas(
     };
 
     let mut body = Vec::with_capacity(request_len + request_len / 4);
-    serde_json::to_writer(&mut body, &out).expect("responses requests always serialize");
+    out.write_json(&mut body);
     let context = MessagesContext {
         model: model.into_owned(),
         stream,

@@ -7,6 +7,7 @@ mod item;
 mod request;
 mod response;
 mod write;
+mod write_request;
 
 pub use event::{
     ArgumentsEvent, ContentPartEvent, CustomInputEvent, ErrorEvent, ErrorPayload, Event, ItemEvent,
