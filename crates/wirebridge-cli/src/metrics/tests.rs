@@ -117,6 +117,41 @@ fn refused_requests_and_unknown_outcomes_stay_in_bounds() {
 }
 
 #[test]
+fn kept_series_stay_with_their_model_direction_and_kind_of_reply() {
+    // The token counters and timing histograms are looked up once and
+    // kept: each model, direction and kind of reply keeps its own.
+    let metrics = Metrics::new(2);
+    let mut body = exchange("b", 200, Some("completed"));
+    body.stream = false;
+    let mut other_way = exchange("a", 200, Some("stop"));
+    other_way.direction = Direction::ChatToResponses;
+    for e in [
+        exchange("a", 200, Some("completed")),
+        exchange("a", 200, Some("completed")),
+        body,
+        other_way,
+        exchange("past_the_cap", 200, Some("completed")),
+    ] {
+        metrics.exchange(&e);
+    }
+    let text = metrics.render();
+    let lines = lines(&text);
+    for expected in [
+        "wirebridge_tokens_total{direction=\"responses_to_chat\",model=\"a\",kind=\"input\"} 24",
+        "wirebridge_tokens_total{direction=\"responses_to_chat\",model=\"b\",kind=\"input\"} 12",
+        "wirebridge_tokens_total{direction=\"chat_to_responses\",model=\"a\",kind=\"output\"} 30",
+        "wirebridge_tokens_total{direction=\"responses_to_chat\",model=\"other\",kind=\"reasoning\"} 7",
+        "wirebridge_exchange_duration_seconds_count{direction=\"responses_to_chat\",stream=\"true\"} 3",
+        "wirebridge_exchange_duration_seconds_count{direction=\"responses_to_chat\",stream=\"false\"} 1",
+        "wirebridge_exchange_duration_seconds_count{direction=\"chat_to_responses\",stream=\"true\"} 1",
+        "wirebridge_exchange_translation_seconds_count{direction=\"responses_to_chat\",stream=\"false\"} 1",
+        "wirebridge_exchange_time_to_first_byte_seconds_count{direction=\"chat_to_responses\",stream=\"true\"} 1",
+    ] {
+        assert!(lines.contains(&expected), "missing {expected}\n{text}");
+    }
+}
+
+#[test]
 fn gauges_count_what_is_open() {
     let metrics = Metrics::new(1);
     let streams = metrics.open_streams();
