@@ -20,6 +20,7 @@ use wirebridge_wire::responses::strict::{
 };
 
 use super::content::{input_parts, parse_content, required_text, set_breakpoint};
+use super::path::{indexed, member, position_id};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
@@ -31,7 +32,7 @@ pub(super) fn translate_messages<'a>(
 ) -> Result<Vec<InputItem<'a>>, ConvertError> {
     let mut items = Vec::with_capacity(messages.len() + messages.len() / 2);
     for (i, message) in messages.iter().enumerate() {
-        let path = format!("messages[{i}]");
+        let path = indexed("messages", "", i);
         match message.role.as_deref() {
             Some("user") => user(message, &path, losses, &mut items)?,
             Some("assistant") => {
@@ -74,7 +75,7 @@ pub(super) fn mark_last_breakpoint(items: &mut [InputItem<'_>]) {
 }
 
 fn content<'a>(message: &Message<'a>, path: &str) -> Result<Content<'a>, ConvertError> {
-    let content_path = format!("{path}.content");
+    let content_path = member(path, "content");
     let raw = message
         .content
         .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
@@ -113,7 +114,7 @@ fn user<'a>(
         }
     };
     for (j, block) in blocks.iter().enumerate() {
-        let block_path = format!("{path}.content[{j}]");
+        let block_path = indexed(path, ".content", j);
         match block.kind() {
             "text" | "image" | "document" => input_parts(block, &block_path, losses, &mut parts)?,
             "tool_result" => {
@@ -149,7 +150,7 @@ fn system<'a>(
         Content::Blocks(blocks) => {
             let mut parts = Vec::with_capacity(blocks.len());
             for (j, block) in blocks.iter().enumerate() {
-                let block_path = format!("{path}.content[{j}]");
+                let block_path = indexed(path, ".content", j);
                 match block.kind() {
                     "text" => input_parts(block, &block_path, losses, &mut parts)?,
                     "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
@@ -205,7 +206,7 @@ fn tool_result<'a>(
             "Responses tool outputs have no error flag; the result's content is sent as it is",
         )?;
     }
-    let content_path = format!("{path}.content");
+    let content_path = member(path, "content");
     let mut parts = Vec::new();
     match block.content.map(|raw| parse_content(raw, &content_path)) {
         None | Some(Ok(None)) => {}
@@ -216,7 +217,7 @@ fn tool_result<'a>(
         }),
         Some(Ok(Some(Content::Blocks(blocks)))) => {
             for (k, inner) in blocks.iter().enumerate() {
-                let inner_path = format!("{content_path}[{k}]");
+                let inner_path = indexed(&content_path, "", k);
                 match inner.kind() {
                     "text" | "image" | "document" => {
                         input_parts(inner, &inner_path, losses, &mut parts)?
@@ -262,7 +263,7 @@ fn assistant<'a>(
     let blocks = match content(message, path)? {
         Content::Text(text) => {
             if !text.is_empty() {
-                let id = Cow::Owned(format!("msg_{i}_0"));
+                let id = Cow::Owned(position_id("msg_", i, 0));
                 let parts = vec![OutputPart::text(text.into())];
                 items.push(InputItem::Message(InputMessage::assistant(id, parts)));
                 prefill(path, last, losses)?;
@@ -276,7 +277,7 @@ fn assistant<'a>(
     let mut run_start = 0;
     let flush = |run: &mut Vec<OutputPart<'a>>, start: usize, items: &mut Vec<InputItem<'a>>| {
         if !run.is_empty() {
-            let id = Cow::Owned(format!("msg_{i}_{start}"));
+            let id = Cow::Owned(position_id("msg_", i, start));
             items.push(InputItem::Message(InputMessage::assistant(
                 id,
                 std::mem::take(run),
@@ -285,7 +286,7 @@ fn assistant<'a>(
     };
     let mut said = false;
     for (j, block) in blocks.iter().enumerate() {
-        let block_path = format!("{path}.content[{j}]");
+        let block_path = indexed(path, ".content", j);
         if block.kind() != "text" {
             flush(&mut run, run_start, items);
         }
@@ -303,7 +304,7 @@ fn assistant<'a>(
             }
             "tool_use" => items.push(tool_use(block, &block_path)?),
             "thinking" => items.push(InputItem::Reasoning(ReasoningInput {
-                id: Cow::Owned(format!("rs_{i}_{j}")),
+                id: Cow::Owned(position_id("rs_", i, j)),
                 summary: vec![ReasoningPart {
                     kind: "summary_text",
                     text: required_text(block.thinking, &block_path, "thinking")?,
@@ -314,7 +315,7 @@ fn assistant<'a>(
                     .map(JsonText::from),
             })),
             "redacted_thinking" => items.push(InputItem::Reasoning(ReasoningInput {
-                id: Cow::Owned(format!("rs_{i}_{j}")),
+                id: Cow::Owned(position_id("rs_", i, j)),
                 summary: Vec::new(),
                 encrypted_content: Some(required_text(block.data, &block_path, "data")?),
             })),

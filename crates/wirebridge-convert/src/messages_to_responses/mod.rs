@@ -54,6 +54,7 @@ mod content;
 mod error;
 mod items;
 mod models;
+mod path;
 mod reply;
 mod request;
 mod stream;

@@ -36,7 +36,7 @@ pub(super) fn translate_tools<'a>(
     let mut declared = Vec::with_capacity(given.len());
     let mut hosted: Vec<&str> = Vec::new();
     for (i, tool) in given.iter().enumerate() {
-        let path = format!("tools[{i}]");
+        let path = super::path::indexed("tools", "", i);
         match tool.kind() {
             "custom" => {
                 if tool.defer_loading == Some(true) {
