@@ -27,9 +27,9 @@ impl<'o> Object<'o> {
 
     /// Writes the key of the next member and hands back the output for its
     /// value. `key` is written as it is: it must need no escaping.
-    // Inlined, a literal key's length is known where it is copied, and the
-    // copy is a few moves rather than a call to `memcpy` (measured: the
-    // calls cost more than serde's escaping saved).
+    // Inlined, so that a literal key's length is known where it is copied
+    // and the copy can be a few moves rather than a call to `memcpy`: a
+    // request has about a hundred keys.
     #[inline(always)]
     pub(crate) fn key(&mut self, key: &'static str) -> &mut Vec<u8> {
         debug_assert!(
