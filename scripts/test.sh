@@ -6,6 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# A full run builds every test binary of the workspace once, from scratch on
+# a fresh machine. Incremental caches and full debug info would take the
+# target directory to about 11 GB, and a linker that runs out of disk dies
+# with a bus error; without them it stays near a third of that. Backtraces
+# keep their file and line. Either setting can be overridden from outside.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+
 # System packages the tests use: Python's venv module (schema checks, the
 # official SDK), a real redis-server with redis-cli (response store tests,
 # over TLS and as a Cluster), openssl (their test certificates), and Node.js
