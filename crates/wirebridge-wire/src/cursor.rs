@@ -36,6 +36,9 @@ use serde_json::value::RawValue;
 use crate::depth::MAX_DEPTH;
 use crate::{JsonStr, Str};
 
+mod fill;
+mod skip;
+
 /// A position in a JSON text, moved forward by reading values.
 #[derive(Debug, Clone)]
 pub struct JsonCursor<'a> {
@@ -185,29 +188,11 @@ impl<'a> JsonCursor<'a> {
     }
 
     /// Consumes a string's content and closing quote (the opening one is
-    /// consumed), returning the position after the closing quote and
-    /// whether an escape was met. Gives up on raw control characters,
-    /// which JSON forbids, on escapes unless `escapes`, and on `\u`
-    /// escapes of surrogates, which serde_json checks in some positions and
-    /// not others.
+    /// consumed), as [`string_close`] reads them.
     fn string_end(&mut self, escapes: bool) -> Option<(usize, bool)> {
-        let bytes = self.bytes();
-        let mut i = self.pos;
-        let mut escaped = false;
-        loop {
-            i = skip_plain(bytes, i);
-            match *bytes.get(i)? {
-                b'"' => {
-                    self.pos = i + 1;
-                    return Some((self.pos, escaped));
-                }
-                b'\\' if escapes => {
-                    escaped = true;
-                    i = escape_end(bytes, i + 1)?;
-                }
-                _ => return None,
-            }
-        }
+        let (end, escaped) = string_close(self.bytes(), self.pos, escapes)?;
+        self.pos = end;
+        Some((end, escaped))
     }
 
     /// Reads a non-negative integer written as plain digits.
@@ -264,16 +249,6 @@ impl<'a> JsonCursor<'a> {
             b'n' => self.literal("null"),
             b'-' | b'0'..=b'9' => self.number(),
             _ => None,
-        }
-    }
-
-    /// Steps over any value, arrays and objects included, as deep as
-    /// [`MAX_DEPTH`] allows.
-    pub fn skip_value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'{' => self.object(|c, _| c.skip_value()),
-            b'[' => self.array(Self::skip_value),
-            _ => self.skip_scalar(),
         }
     }
 
@@ -340,34 +315,7 @@ impl<'a> JsonCursor<'a> {
 
     /// Steps over a number, as JSON's grammar has it.
     fn number(&mut self) -> Option<()> {
-        let bytes = self.bytes();
-        let mut i = self.pos;
-        if bytes.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let digits = |from: usize| {
-            let count = bytes[from..]
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            (count > 0).then_some(from + count)
-        };
-        let int_end = digits(i)?;
-        if bytes[i] == b'0' && int_end > i + 1 {
-            return None;
-        }
-        i = int_end;
-        if bytes.get(i) == Some(&b'.') {
-            i = digits(i + 1)?;
-        }
-        if matches!(bytes.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(bytes.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            i = digits(i)?;
-        }
-        self.pos = i;
+        self.pos = number_end(self.bytes(), self.pos)?;
         Some(())
     }
 
@@ -415,6 +363,57 @@ fn raw_unchecked(json: &str) -> &RawValue {
     // (a single well-formed JSON value, no surrounding whitespace) holds
     // for the text of a value the cursor read.
     unsafe { &*(json as *const str as *const RawValue) }
+}
+
+/// The index after the closing quote of a string whose content starts at
+/// `i`, and whether an escape was met. Gives up on raw control characters,
+/// which JSON forbids, on escapes unless `escapes`, and on `\u` escapes of
+/// surrogates, which serde_json checks in some positions and not others.
+#[inline(always)]
+fn string_close(bytes: &[u8], mut i: usize, escapes: bool) -> Option<(usize, bool)> {
+    let mut escaped = false;
+    loop {
+        i = skip_plain(bytes, i);
+        match *bytes.get(i)? {
+            b'"' => return Some((i + 1, escaped)),
+            b'\\' if escapes => {
+                escaped = true;
+                i = escape_end(bytes, i + 1)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The index after a number starting at `i`, as JSON's grammar has it.
+fn number_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    if bytes.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    let digits = |from: usize| {
+        let count = bytes
+            .get(from..)?
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        (count > 0).then_some(from + count)
+    };
+    let int_end = digits(i)?;
+    if bytes[i] == b'0' && int_end > i + 1 {
+        return None;
+    }
+    i = int_end;
+    if bytes.get(i) == Some(&b'.') {
+        i = digits(i + 1)?;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(i)?;
+    }
+    Some(i)
 }
 
 /// The index of the first quote, backslash or control character at or

@@ -42,16 +42,16 @@ impl<'a> ChatCompletion<'a> {
         let mut out = ChatCompletion::default();
         let mut seen = SeenFields::default();
         c.object(|c, key| match key {
-            "id" => once(&mut seen, 0, c, |c| set(&mut out.id, c, JsonCursor::str)),
+            "id" => once(&mut seen, 0, c, |c| c.set(&mut out.id, JsonCursor::str)),
             "created" => once(&mut seen, 1, c, |c| {
-                set(&mut out.created, c, JsonCursor::u64)
+                c.set(&mut out.created, JsonCursor::u64)
             }),
-            "model" => once(&mut seen, 2, c, |c| set(&mut out.model, c, JsonCursor::str)),
+            "model" => once(&mut seen, 2, c, |c| c.set(&mut out.model, JsonCursor::str)),
             "choices" => once(&mut seen, 3, c, |c| {
-                set(&mut out.choices, c, |c| items(c, choice))
+                c.set(&mut out.choices, |c| items(c, choice))
             }),
-            "usage" => once(&mut seen, 4, c, |c| set(&mut out.usage, c, usage)),
-            "error" => once(&mut seen, 5, c, |c| set(&mut out.error, c, JsonCursor::raw)),
+            "usage" => once(&mut seen, 4, c, |c| c.set(&mut out.usage, usage)),
+            "error" => once(&mut seen, 5, c, |c| c.set(&mut out.error, JsonCursor::raw)),
             _ => c.skip_value(),
         })?;
         c.end()?;
@@ -69,16 +69,6 @@ fn once<'a>(
 ) -> Option<()> {
     seen.once(bit)?;
     read(c)
-}
-
-/// Reads `null` into `slot` as serde does (absent), or a value with `read`.
-fn set<'a, T>(
-    slot: &mut Option<T>,
-    c: &mut JsonCursor<'a>,
-    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<T>,
-) -> Option<()> {
-    *slot = c.nullable(read)?;
-    Some(())
 }
 
 /// An index that fits a `u32`, as serde reads one.
@@ -102,13 +92,13 @@ fn choice<'a>(c: &mut JsonCursor<'a>) -> Option<Choice<'a>> {
     let mut out = Choice::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "index" => once(&mut seen, 0, c, |c| set(&mut out.index, c, u32)),
-        "message" => once(&mut seen, 1, c, |c| set(&mut out.message, c, message)),
-        "delta" => once(&mut seen, 2, c, |c| set(&mut out.delta, c, message)),
+        "index" => once(&mut seen, 0, c, |c| c.set(&mut out.index, u32)),
+        "message" => once(&mut seen, 1, c, |c| c.set(&mut out.message, message)),
+        "delta" => once(&mut seen, 2, c, |c| c.set(&mut out.delta, message)),
         "finish_reason" => once(&mut seen, 3, c, |c| {
-            set(&mut out.finish_reason, c, JsonCursor::str)
+            c.set(&mut out.finish_reason, JsonCursor::str)
         }),
-        "logprobs" => once(&mut seen, 4, c, |c| set(&mut out.logprobs, c, logprobs)),
+        "logprobs" => once(&mut seen, 4, c, |c| c.set(&mut out.logprobs, logprobs)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -119,10 +109,10 @@ fn logprobs<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceLogprobs<'a>> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "content" => once(&mut seen, 0, c, |c| {
-            set(&mut out.content, c, JsonCursor::raw)
+            c.set(&mut out.content, JsonCursor::raw)
         }),
         "refusal" => once(&mut seen, 1, c, |c| {
-            set(&mut out.refusal, c, JsonCursor::raw)
+            c.set(&mut out.refusal, JsonCursor::raw)
         }),
         _ => c.skip_value(),
     })?;
@@ -133,27 +123,27 @@ fn message<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
     let mut out = ChoiceMessage::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "role" => once(&mut seen, 0, c, |c| set(&mut out.role, c, JsonCursor::str)),
+        "role" => once(&mut seen, 0, c, |c| c.set(&mut out.role, JsonCursor::str)),
         "content" => once(&mut seen, 1, c, |c| {
-            set(&mut out.content, c, JsonCursor::raw)
+            c.set(&mut out.content, JsonCursor::raw)
         }),
         "refusal" => once(&mut seen, 2, c, |c| {
-            set(&mut out.refusal, c, JsonCursor::json_str)
+            c.set(&mut out.refusal, JsonCursor::json_str)
         }),
         "reasoning_content" => once(&mut seen, 3, c, |c| {
-            set(&mut out.reasoning_content, c, JsonCursor::json_str)
+            c.set(&mut out.reasoning_content, JsonCursor::json_str)
         }),
         "reasoning" => once(&mut seen, 4, c, |c| {
-            set(&mut out.reasoning, c, JsonCursor::raw)
+            c.set(&mut out.reasoning, JsonCursor::raw)
         }),
         "tool_calls" => once(&mut seen, 5, c, |c| {
-            set(&mut out.tool_calls, c, |c| items(c, tool_call))
+            c.set(&mut out.tool_calls, |c| items(c, tool_call))
         }),
         "function_call" => once(&mut seen, 6, c, |c| {
-            set(&mut out.function_call, c, function_call)
+            c.set(&mut out.function_call, function_call)
         }),
         "annotations" => once(&mut seen, 7, c, |c| {
-            set(&mut out.annotations, c, JsonCursor::raw)
+            c.set(&mut out.annotations, JsonCursor::raw)
         }),
         _ => c.skip_value(),
     })?;
@@ -164,13 +154,11 @@ fn tool_call<'a>(c: &mut JsonCursor<'a>) -> Option<ToolCall<'a>> {
     let mut out = ToolCall::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "index" => once(&mut seen, 0, c, |c| set(&mut out.index, c, u32)),
-        "id" => once(&mut seen, 1, c, |c| set(&mut out.id, c, JsonCursor::str)),
-        "type" => once(&mut seen, 2, c, |c| set(&mut out.kind, c, JsonCursor::str)),
-        "function" => once(&mut seen, 3, c, |c| {
-            set(&mut out.function, c, function_call)
-        }),
-        "custom" => once(&mut seen, 4, c, |c| set(&mut out.custom, c, custom_call)),
+        "index" => once(&mut seen, 0, c, |c| c.set(&mut out.index, u32)),
+        "id" => once(&mut seen, 1, c, |c| c.set(&mut out.id, JsonCursor::str)),
+        "type" => once(&mut seen, 2, c, |c| c.set(&mut out.kind, JsonCursor::str)),
+        "function" => once(&mut seen, 3, c, |c| c.set(&mut out.function, function_call)),
+        "custom" => once(&mut seen, 4, c, |c| c.set(&mut out.custom, custom_call)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -180,9 +168,9 @@ fn function_call<'a>(c: &mut JsonCursor<'a>) -> Option<FunctionCall<'a>> {
     let mut out = FunctionCall::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "name" => once(&mut seen, 0, c, |c| set(&mut out.name, c, JsonCursor::str)),
+        "name" => once(&mut seen, 0, c, |c| c.set(&mut out.name, JsonCursor::str)),
         "arguments" => once(&mut seen, 1, c, |c| {
-            set(&mut out.arguments, c, JsonCursor::raw)
+            c.set(&mut out.arguments, JsonCursor::raw)
         }),
         _ => c.skip_value(),
     })?;
@@ -193,9 +181,9 @@ fn custom_call<'a>(c: &mut JsonCursor<'a>) -> Option<CustomCall<'a>> {
     let mut out = CustomCall::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "name" => once(&mut seen, 0, c, |c| set(&mut out.name, c, JsonCursor::str)),
+        "name" => once(&mut seen, 0, c, |c| c.set(&mut out.name, JsonCursor::str)),
         "input" => once(&mut seen, 1, c, |c| {
-            set(&mut out.input, c, JsonCursor::json_str)
+            c.set(&mut out.input, JsonCursor::json_str)
         }),
         _ => c.skip_value(),
     })?;
@@ -207,22 +195,22 @@ fn usage(c: &mut JsonCursor<'_>) -> Option<Usage> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "prompt_tokens" => once(&mut seen, 0, c, |c| {
-            set(&mut out.prompt_tokens, c, JsonCursor::u64)
+            c.set(&mut out.prompt_tokens, JsonCursor::u64)
         }),
         "completion_tokens" => once(&mut seen, 1, c, |c| {
-            set(&mut out.completion_tokens, c, JsonCursor::u64)
+            c.set(&mut out.completion_tokens, JsonCursor::u64)
         }),
         "total_tokens" => once(&mut seen, 2, c, |c| {
-            set(&mut out.total_tokens, c, JsonCursor::u64)
+            c.set(&mut out.total_tokens, JsonCursor::u64)
         }),
         "prompt_tokens_details" => once(&mut seen, 3, c, |c| {
-            set(&mut out.prompt_tokens_details, c, prompt_details)
+            c.set(&mut out.prompt_tokens_details, prompt_details)
         }),
         "completion_tokens_details" => once(&mut seen, 4, c, |c| {
-            set(&mut out.completion_tokens_details, c, completion_details)
+            c.set(&mut out.completion_tokens_details, completion_details)
         }),
         "reasoning_tokens" => once(&mut seen, 5, c, |c| {
-            set(&mut out.reasoning_tokens, c, JsonCursor::u64)
+            c.set(&mut out.reasoning_tokens, JsonCursor::u64)
         }),
         _ => c.skip_value(),
     })?;
@@ -234,10 +222,10 @@ fn prompt_details(c: &mut JsonCursor<'_>) -> Option<PromptTokensDetails> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "cached_tokens" => once(&mut seen, 0, c, |c| {
-            set(&mut out.cached_tokens, c, JsonCursor::u64)
+            c.set(&mut out.cached_tokens, JsonCursor::u64)
         }),
         "cache_write_tokens" => once(&mut seen, 1, c, |c| {
-            set(&mut out.cache_write_tokens, c, JsonCursor::u64)
+            c.set(&mut out.cache_write_tokens, JsonCursor::u64)
         }),
         _ => c.skip_value(),
     })?;
@@ -249,7 +237,7 @@ fn completion_details(c: &mut JsonCursor<'_>) -> Option<CompletionTokensDetails>
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "reasoning_tokens" => once(&mut seen, 0, c, |c| {
-            set(&mut out.reasoning_tokens, c, JsonCursor::u64)
+            c.set(&mut out.reasoning_tokens, JsonCursor::u64)
         }),
         _ => c.skip_value(),
     })?;

@@ -63,31 +63,6 @@ impl<'a> CreateResponse<'a> {
     }
 }
 
-/// Reads `null` into `slot` as serde does (absent), or a value with `read`.
-fn set<'a, T>(
-    slot: &mut Option<T>,
-    c: &mut JsonCursor<'a>,
-    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<T>,
-) -> Option<()> {
-    *slot = c.nullable(read)?;
-    Some(())
-}
-
-/// An array of objects, each read by `read` into a default value pushed
-/// first: the values (a few hundred bytes each) are built where they are
-/// kept, not moved there.
-fn list<'a, T: Default>(
-    c: &mut JsonCursor<'a>,
-    read: impl Fn(&mut JsonCursor<'a>, &mut T) -> Option<()>,
-) -> Option<Vec<T>> {
-    let mut list = Vec::new();
-    c.array(|c| {
-        list.push(T::default());
-        read(c, list.last_mut()?)
-    })?;
-    Some(list)
-}
-
 /// A count that fits a `u32`.
 fn u32(c: &mut JsonCursor<'_>) -> Option<u32> {
     c.u64()?.try_into().ok()
@@ -103,50 +78,48 @@ fn request_field<'a>(
     seen: &mut SeenFields,
 ) -> Option<()> {
     let (bit, read): (u8, ReadField<'a>) = match key {
-        "model" => (0, |c, r| set(&mut r.model, c, JsonCursor::str)),
-        "input" => (1, |c, r| set(&mut r.input, c, input)),
-        "instructions" => (2, |c, r| set(&mut r.instructions, c, JsonCursor::json_str)),
+        "model" => (0, |c, r| c.set(&mut r.model, JsonCursor::str)),
+        "input" => (1, |c, r| c.set(&mut r.input, input)),
+        "instructions" => (2, |c, r| c.set(&mut r.instructions, JsonCursor::json_str)),
         "tools" => (3, tools_field),
-        "tool_choice" => (4, |c, r| set(&mut r.tool_choice, c, JsonCursor::raw)),
+        "tool_choice" => (4, |c, r| c.set(&mut r.tool_choice, JsonCursor::raw)),
         "parallel_tool_calls" => (5, |c, r| {
-            set(&mut r.parallel_tool_calls, c, JsonCursor::bool)
+            c.set(&mut r.parallel_tool_calls, JsonCursor::bool)
         }),
-        "text" => (6, |c, r| set(&mut r.text, c, JsonCursor::raw)),
-        "max_output_tokens" => (7, |c, r| set(&mut r.max_output_tokens, c, JsonCursor::u64)),
-        "temperature" => (8, |c, r| set(&mut r.temperature, c, JsonCursor::f64)),
-        "top_p" => (9, |c, r| set(&mut r.top_p, c, JsonCursor::f64)),
-        "top_logprobs" => (10, |c, r| set(&mut r.top_logprobs, c, u32)),
-        "presence_penalty" => (11, |c, r| set(&mut r.presence_penalty, c, JsonCursor::f64)),
-        "frequency_penalty" => (12, |c, r| set(&mut r.frequency_penalty, c, JsonCursor::f64)),
-        "reasoning" => (13, |c, r| set(&mut r.reasoning, c, JsonCursor::raw)),
-        "user" => (14, |c, r| set(&mut r.user, c, JsonCursor::str)),
-        "safety_identifier" => (15, |c, r| set(&mut r.safety_identifier, c, JsonCursor::str)),
-        "stream" => (16, |c, r| set(&mut r.stream, c, JsonCursor::bool)),
-        "stream_options" => (17, |c, r| set(&mut r.stream_options, c, JsonCursor::raw)),
-        "store" => (18, |c, r| set(&mut r.store, c, JsonCursor::bool)),
-        "metadata" => (19, |c, r| set(&mut r.metadata, c, JsonCursor::raw)),
-        "include" => (20, |c, r| set(&mut r.include, c, include)),
-        "prompt_cache_key" => (21, |c, r| set(&mut r.prompt_cache_key, c, JsonCursor::str)),
+        "text" => (6, |c, r| c.set(&mut r.text, JsonCursor::raw)),
+        "max_output_tokens" => (7, |c, r| c.set(&mut r.max_output_tokens, JsonCursor::u64)),
+        "temperature" => (8, |c, r| c.set(&mut r.temperature, JsonCursor::f64)),
+        "top_p" => (9, |c, r| c.set(&mut r.top_p, JsonCursor::f64)),
+        "top_logprobs" => (10, |c, r| c.set(&mut r.top_logprobs, u32)),
+        "presence_penalty" => (11, |c, r| c.set(&mut r.presence_penalty, JsonCursor::f64)),
+        "frequency_penalty" => (12, |c, r| c.set(&mut r.frequency_penalty, JsonCursor::f64)),
+        "reasoning" => (13, |c, r| c.set(&mut r.reasoning, JsonCursor::raw)),
+        "user" => (14, |c, r| c.set(&mut r.user, JsonCursor::str)),
+        "safety_identifier" => (15, |c, r| c.set(&mut r.safety_identifier, JsonCursor::str)),
+        "stream" => (16, |c, r| c.set(&mut r.stream, JsonCursor::bool)),
+        "stream_options" => (17, |c, r| c.set(&mut r.stream_options, JsonCursor::raw)),
+        "store" => (18, |c, r| c.set(&mut r.store, JsonCursor::bool)),
+        "metadata" => (19, |c, r| c.set(&mut r.metadata, JsonCursor::raw)),
+        "include" => (20, |c, r| c.set(&mut r.include, include)),
+        "prompt_cache_key" => (21, |c, r| c.set(&mut r.prompt_cache_key, JsonCursor::str)),
         "prompt_cache_retention" => (22, |c, r| {
-            set(&mut r.prompt_cache_retention, c, JsonCursor::raw)
+            c.set(&mut r.prompt_cache_retention, JsonCursor::raw)
         }),
-        "service_tier" => (23, |c, r| set(&mut r.service_tier, c, JsonCursor::str)),
-        "truncation" => (24, |c, r| set(&mut r.truncation, c, JsonCursor::raw)),
+        "service_tier" => (23, |c, r| c.set(&mut r.service_tier, JsonCursor::str)),
+        "truncation" => (24, |c, r| c.set(&mut r.truncation, JsonCursor::raw)),
         "previous_response_id" => (25, |c, r| {
-            set(&mut r.previous_response_id, c, JsonCursor::str)
+            c.set(&mut r.previous_response_id, JsonCursor::str)
         }),
-        "conversation" => (26, |c, r| set(&mut r.conversation, c, JsonCursor::raw)),
-        "background" => (27, |c, r| set(&mut r.background, c, JsonCursor::raw)),
-        "max_tool_calls" => (28, |c, r| set(&mut r.max_tool_calls, c, JsonCursor::u64)),
-        "prompt" => (29, |c, r| set(&mut r.prompt, c, JsonCursor::raw)),
-        "context_management" => (30, |c, r| {
-            set(&mut r.context_management, c, JsonCursor::raw)
-        }),
-        "moderation" => (31, |c, r| set(&mut r.moderation, c, JsonCursor::raw)),
+        "conversation" => (26, |c, r| c.set(&mut r.conversation, JsonCursor::raw)),
+        "background" => (27, |c, r| c.set(&mut r.background, JsonCursor::raw)),
+        "max_tool_calls" => (28, |c, r| c.set(&mut r.max_tool_calls, JsonCursor::u64)),
+        "prompt" => (29, |c, r| c.set(&mut r.prompt, JsonCursor::raw)),
+        "context_management" => (30, |c, r| c.set(&mut r.context_management, JsonCursor::raw)),
+        "moderation" => (31, |c, r| c.set(&mut r.moderation, JsonCursor::raw)),
         "prompt_cache_options" => (32, |c, r| {
-            set(&mut r.prompt_cache_options, c, JsonCursor::raw)
+            c.set(&mut r.prompt_cache_options, JsonCursor::raw)
         }),
-        "client_metadata" => (33, |c, r| set(&mut r.client_metadata, c, JsonCursor::raw)),
+        "client_metadata" => (33, |c, r| c.set(&mut r.client_metadata, JsonCursor::raw)),
         _ => return c.skip_value(),
     };
     seen.once(bit)?;
@@ -159,7 +132,7 @@ fn input<'a>(c: &mut JsonCursor<'a>) -> Option<Input<'a>> {
         b'"' => c.json_str().map(Input::Text),
         b'[' => {
             let start = c.value_start()?;
-            let items = list(c, item)?;
+            let items = c.list(item)?;
             Some(Input::Items(InputItems::read(items, c.raw_since(start))))
         }
         _ => None,
@@ -181,30 +154,14 @@ fn tools_field<'a>(c: &mut JsonCursor<'a>, r: &mut CreateResponse<'a>) -> Option
     if c.null()? {
         return Some(());
     }
-    let (raw, parsed) = raw_and_parsed(c, tool_list)?;
+    let (raw, parsed) = c.raw_and_parsed(tool_list)?;
     r.tools = Some(raw);
     r.parsed_tools = parsed;
     Some(())
 }
 
-/// A value's text, and its parsed form when `read` reads it; when it does
-/// not (a field of a type serde would refuse), the value is stepped over
-/// and left for serde to parse, and to report.
-fn raw_and_parsed<'a, T>(
-    c: &mut JsonCursor<'a>,
-    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<T>,
-) -> Option<(&'a serde_json::value::RawValue, Option<T>)> {
-    let start = c.value_start()?;
-    let before = c.clone();
-    if let Some(parsed) = read(c) {
-        return Some((c.raw_since(start), Some(parsed)));
-    }
-    *c = before;
-    Some((c.raw()?, None))
-}
-
 fn tool_list<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<Tool<'a>>> {
-    list(c, tool)
+    c.list(tool)
 }
 
 fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
@@ -212,38 +169,38 @@ fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
     c.object(|c, key| match key {
         "type" => seen
             .once(0)
-            .and_then(|()| set(&mut t.kind, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut t.kind, JsonCursor::str)),
         "name" => seen
             .once(1)
-            .and_then(|()| set(&mut t.name, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut t.name, JsonCursor::str)),
         "description" => seen
             .once(2)
-            .and_then(|()| set(&mut t.description, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut t.description, JsonCursor::json_str)),
         "parameters" => seen
             .once(3)
-            .and_then(|()| set(&mut t.parameters, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut t.parameters, JsonCursor::raw)),
         "strict" => seen
             .once(4)
-            .and_then(|()| set(&mut t.strict, c, JsonCursor::bool)),
-        "tools" => seen.once(5).and_then(|()| set(&mut t.tools, c, tool_list)),
+            .and_then(|()| c.set(&mut t.strict, JsonCursor::bool)),
+        "tools" => seen.once(5).and_then(|()| c.set(&mut t.tools, tool_list)),
         "format" => seen
             .once(6)
-            .and_then(|()| set(&mut t.format, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut t.format, JsonCursor::raw)),
         "user_location" => seen
             .once(7)
-            .and_then(|()| set(&mut t.user_location, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut t.user_location, JsonCursor::raw)),
         "search_context_size" => seen
             .once(8)
-            .and_then(|()| set(&mut t.search_context_size, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut t.search_context_size, JsonCursor::raw)),
         "external_web_access" => seen
             .once(9)
-            .and_then(|()| set(&mut t.external_web_access, c, JsonCursor::bool)),
+            .and_then(|()| c.set(&mut t.external_web_access, JsonCursor::bool)),
         "defer_loading" => seen
             .once(10)
-            .and_then(|()| set(&mut t.defer_loading, c, JsonCursor::bool)),
+            .and_then(|()| c.set(&mut t.defer_loading, JsonCursor::bool)),
         "execution" => seen
             .once(11)
-            .and_then(|()| set(&mut t.execution, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut t.execution, JsonCursor::str)),
         _ => c.skip_value(),
     })
 }
@@ -256,50 +213,50 @@ fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
     c.object(|c, key| match key {
         "type" => seen
             .once(0)
-            .and_then(|()| set(&mut it.kind, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.kind, JsonCursor::str)),
         "role" => seen
             .once(1)
-            .and_then(|()| set(&mut it.role, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.role, JsonCursor::str)),
         "content" => seen.once(2).and_then(|()| content(c, it)),
         "id" => seen
             .once(3)
-            .and_then(|()| set(&mut it.id, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.id, JsonCursor::str)),
         "status" => seen
             .once(4)
-            .and_then(|()| set(&mut it.status, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.status, JsonCursor::str)),
         "call_id" => seen
             .once(5)
-            .and_then(|()| set(&mut it.call_id, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.call_id, JsonCursor::str)),
         "name" => seen
             .once(6)
-            .and_then(|()| set(&mut it.name, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.name, JsonCursor::str)),
         "namespace" => seen
             .once(7)
-            .and_then(|()| set(&mut it.namespace, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.namespace, JsonCursor::str)),
         "arguments" => seen
             .once(8)
-            .and_then(|()| set(&mut it.arguments, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut it.arguments, JsonCursor::raw)),
         "output" => seen
             .once(9)
-            .and_then(|()| set(&mut it.output, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut it.output, JsonCursor::raw)),
         "input" => seen
             .once(10)
-            .and_then(|()| set(&mut it.input, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut it.input, JsonCursor::raw)),
         "summary" => seen
             .once(11)
-            .and_then(|()| set(&mut it.summary, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut it.summary, JsonCursor::raw)),
         "encrypted_content" => seen
             .once(12)
-            .and_then(|()| set(&mut it.encrypted_content, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut it.encrypted_content, JsonCursor::raw)),
         "phase" => seen
             .once(13)
-            .and_then(|()| set(&mut it.phase, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.phase, JsonCursor::str)),
         "tools" => seen
             .once(14)
-            .and_then(|()| set(&mut it.tools, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut it.tools, JsonCursor::raw)),
         "execution" => seen
             .once(15)
-            .and_then(|()| set(&mut it.execution, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut it.execution, JsonCursor::str)),
         _ => c.skip_value(),
     })?;
     it.raw = Some(c.raw_since(start));
@@ -316,14 +273,14 @@ fn content<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
         it.content = Some(c.raw()?);
         return Some(());
     }
-    let (raw, parsed) = raw_and_parsed(c, parts)?;
+    let (raw, parsed) = c.raw_and_parsed(parts)?;
     it.content = Some(raw);
     it.parsed_content = parsed;
     Some(())
 }
 
 fn parts<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<ContentPart<'a>>> {
-    list(c, part)
+    c.list(part)
 }
 
 fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>) -> Option<()> {
@@ -331,46 +288,46 @@ fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>) -> Option<()> {
     c.object(|c, key| match key {
         "type" => seen
             .once(0)
-            .and_then(|()| set(&mut p.kind, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut p.kind, JsonCursor::str)),
         "text" => seen
             .once(1)
-            .and_then(|()| set(&mut p.text, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.text, JsonCursor::json_str)),
         "refusal" => seen
             .once(2)
-            .and_then(|()| set(&mut p.refusal, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.refusal, JsonCursor::json_str)),
         "image_url" => seen
             .once(3)
-            .and_then(|()| set(&mut p.image_url, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut p.image_url, JsonCursor::raw)),
         "file_id" => seen
             .once(4)
-            .and_then(|()| set(&mut p.file_id, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.file_id, JsonCursor::json_str)),
         "detail" => seen
             .once(5)
-            .and_then(|()| set(&mut p.detail, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut p.detail, JsonCursor::str)),
         "file_data" => seen
             .once(6)
-            .and_then(|()| set(&mut p.file_data, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.file_data, JsonCursor::json_str)),
         "file_url" => seen
             .once(7)
-            .and_then(|()| set(&mut p.file_url, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.file_url, JsonCursor::json_str)),
         "filename" => seen
             .once(8)
-            .and_then(|()| set(&mut p.filename, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.filename, JsonCursor::json_str)),
         "input_audio" => seen
             .once(9)
-            .and_then(|()| set(&mut p.input_audio, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut p.input_audio, JsonCursor::raw)),
         "data" => seen
             .once(10)
-            .and_then(|()| set(&mut p.data, c, JsonCursor::json_str)),
+            .and_then(|()| c.set(&mut p.data, JsonCursor::json_str)),
         "format" => seen
             .once(11)
-            .and_then(|()| set(&mut p.format, c, JsonCursor::str)),
+            .and_then(|()| c.set(&mut p.format, JsonCursor::str)),
         "annotations" => seen
             .once(12)
-            .and_then(|()| set(&mut p.annotations, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut p.annotations, JsonCursor::raw)),
         "logprobs" => seen
             .once(13)
-            .and_then(|()| set(&mut p.logprobs, c, JsonCursor::raw)),
+            .and_then(|()| c.set(&mut p.logprobs, JsonCursor::raw)),
         _ => c.skip_value(),
     })
 }
