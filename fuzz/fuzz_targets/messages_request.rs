@@ -9,7 +9,9 @@
 //! * the strict policy refuses exactly the requests that lose something:
 //!   it translates a request the default policy translates without a loss,
 //!   to the same body, and refuses one the default policy translates with
-//!   losses by the first of them.
+//!   losses by the first of them;
+//! * whatever the single-pass request reader reads, serde reads the same
+//!   (`read_as_serde`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -19,6 +21,7 @@ use wirebridge_convert::messages_to_responses::{
 use wirebridge_convert::responses_to_chat::ParsedRequest;
 use wirebridge_convert::{ConvertError, LossPolicy};
 use wirebridge_fuzz::{check_request, Json};
+use wirebridge_wire::messages::lenient::read_check::read_as_serde;
 
 fn check(data: &[u8], translated: &Result<TranslatedRequest, ConvertError>) {
     check_request(data, translated.as_ref().map(|t| t.body.as_slice()));
@@ -52,6 +55,7 @@ fn check(data: &[u8], translated: &Result<TranslatedRequest, ConvertError>) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    read_as_serde(data);
     let default = translate_request(data, &Options::default());
     check(data, &default);
     let strict = Options {

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
-use wirebridge_wire::messages::lenient::{Block, Content, Source};
+use wirebridge_wire::messages::lenient::{Block, BlockSource, Content, Source};
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::strict::InputPart;
 
@@ -104,10 +104,14 @@ pub(super) fn set_breakpoint(part: &mut InputPart<'_>) {
 }
 
 fn source<'b, 'a>(block: &'b Block<'a>, path: &str) -> Result<&'b Source<'a>, ConvertError> {
-    block
-        .source
-        .as_ref()
-        .ok_or_else(|| ConvertError::MissingField(format!("{path}.source")))
+    match &block.source {
+        Some(BlockSource::Object(source)) => Ok(source),
+        Some(BlockSource::Url(_)) => Err(ConvertError::invalid(
+            format!("{path}.source"),
+            "an image's or a document's source is an object with a type, not a string",
+        )),
+        None => Err(ConvertError::MissingField(format!("{path}.source"))),
+    }
 }
 
 /// `data:{media_type};base64,{data}`, from the block's escaped text.

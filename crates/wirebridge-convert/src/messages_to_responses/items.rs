@@ -25,18 +25,20 @@ use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
 
-/// Translates the conversation into input items.
+/// Translates the conversation into input items. Content the request
+/// reader kept parsed is taken from the messages, not parsed again.
 pub(super) fn translate_messages<'a>(
-    messages: &[Message<'a>],
+    messages: &mut [Message<'a>],
     losses: &mut LossRecorder<'_>,
 ) -> Result<Vec<InputItem<'a>>, ConvertError> {
     let mut items = Vec::with_capacity(messages.len() + messages.len() / 2);
-    for (i, message) in messages.iter().enumerate() {
+    let count = messages.len();
+    for (i, message) in messages.iter_mut().enumerate() {
         let path = indexed("messages", "", i);
         match message.role.as_deref() {
             Some("user") => user(message, &path, losses, &mut items)?,
             Some("assistant") => {
-                let last = i + 1 == messages.len();
+                let last = i + 1 == count;
                 assistant(message, i, &path, last, losses, &mut items)?
             }
             Some("system") => system(message, &path, losses, &mut items)?,
@@ -74,7 +76,10 @@ pub(super) fn mark_last_breakpoint(items: &mut [InputItem<'_>]) {
     }
 }
 
-fn content<'a>(message: &Message<'a>, path: &str) -> Result<Content<'a>, ConvertError> {
+fn content<'a>(message: &mut Message<'a>, path: &str) -> Result<Content<'a>, ConvertError> {
+    if let Some(parsed) = message.parsed_content.take() {
+        return Ok(parsed);
+    }
     let content_path = member(path, "content");
     let raw = message
         .content
@@ -83,7 +88,7 @@ fn content<'a>(message: &Message<'a>, path: &str) -> Result<Content<'a>, Convert
 }
 
 fn user<'a>(
-    message: &Message<'a>,
+    message: &mut Message<'a>,
     path: &str,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
@@ -94,7 +99,7 @@ fn user<'a>(
             "a user message must have content; this one is empty",
         )
     };
-    let blocks = match content(message, path)? {
+    let mut blocks = match content(message, path)? {
         Content::Text(text) if text.is_empty() => return Err(empty()),
         Content::Text(text) => {
             items.push(InputItem::Message(InputMessage::input(
@@ -113,7 +118,7 @@ fn user<'a>(
             items.push(InputItem::Message(InputMessage::input(Role::User, content)));
         }
     };
-    for (j, block) in blocks.iter().enumerate() {
+    for (j, block) in blocks.iter_mut().enumerate() {
         let block_path = indexed(path, ".content", j);
         match block.kind() {
             "text" | "image" | "document" => input_parts(block, &block_path, losses, &mut parts)?,
@@ -139,7 +144,7 @@ fn user<'a>(
 /// `cache_control` a breakpoint, as on a user's). One with no text says
 /// nothing and is left out, as an empty top-level `system` is.
 fn system<'a>(
-    message: &Message<'a>,
+    message: &mut Message<'a>,
     path: &str,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
@@ -191,7 +196,7 @@ fn unsupported_block(
 /// the `call_id`. One text is sent as a string, several blocks (or any
 /// image or document, or a cache breakpoint) as parts.
 fn tool_result<'a>(
-    block: &Block<'a>,
+    block: &mut Block<'a>,
     path: &str,
     losses: &mut LossRecorder<'_>,
 ) -> Result<InputItem<'a>, ConvertError> {
@@ -208,7 +213,11 @@ fn tool_result<'a>(
     }
     let content_path = member(path, "content");
     let mut parts = Vec::new();
-    match block.content.map(|raw| parse_content(raw, &content_path)) {
+    let content = match block.parsed_content.take() {
+        Some(parsed) => Some(Ok(Some(parsed))),
+        None => block.content.map(|raw| parse_content(raw, &content_path)),
+    };
+    match content {
         None | Some(Ok(None)) => {}
         Some(Err(e)) => return Err(e),
         Some(Ok(Some(Content::Text(text)))) => parts.push(InputPart::InputText {
@@ -253,7 +262,7 @@ fn tool_result<'a>(
 }
 
 fn assistant<'a>(
-    message: &Message<'a>,
+    message: &mut Message<'a>,
     i: usize,
     path: &str,
     last: bool,

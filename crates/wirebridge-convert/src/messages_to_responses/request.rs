@@ -85,9 +85,14 @@ pub fn translate_request_with_betas(
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
     let request_len = body.len();
-    ConvertError::check_depth(body)?;
-    let request: CreateMessage<'_> = serde_json::from_slice(body)
-        .map_err(|e| ConvertError::from_parse::<CreateMessage<'_>>(body, e))?;
+    let mut request = match CreateMessage::read(body) {
+        Some(request) => request,
+        None => {
+            ConvertError::check_depth(body)?;
+            serde_json::from_slice(body)
+                .map_err(|e| ConvertError::from_parse::<CreateMessage<'_>>(body, e))?
+        }
+    };
     let mut losses = LossRecorder::new(&options.policy);
 
     let model = request
@@ -97,9 +102,9 @@ pub fn translate_request_with_betas(
     let max_tokens = request
         .max_tokens
         .ok_or_else(|| ConvertError::MissingField("max_tokens".into()))?;
-    let messages = request
+    let mut messages = request
         .messages
-        .as_deref()
+        .take()
         .ok_or_else(|| ConvertError::MissingField("messages".into()))?;
     if messages.is_empty() {
         return Err(ConvertError::invalid(
@@ -111,7 +116,7 @@ pub fn translate_request_with_betas(
     let betas = super::betas::plan(betas, &mut losses)?;
     unsupported(&request, &mut losses)?;
     let tools = translate_tools(&request, &mut losses)?;
-    let mut input = translate_messages(messages, &mut losses)?;
+    let mut input = translate_messages(&mut messages, &mut losses)?;
     if request.cache_control.is_some_and(|c| c.get() != "null") {
         mark_last_breakpoint(&mut input);
     }
@@ -126,7 +131,7 @@ pub fn translate_request_with_betas(
     let out = ResponsesRequest {
         model: model.clone().into_cow(),
         input,
-        instructions: instructions(request.system)?,
+        instructions: instructions(request.system, request.parsed_system.take())?,
         tools: (!tools.tools.is_empty()).then_some(tools.tools),
         tool_choice: tools.choice,
         parallel_tool_calls: tools.parallel,
@@ -164,14 +169,18 @@ pub fn translate_request_with_betas(
 }
 
 /// `system`, a string or text blocks, as `instructions`: blocks joined by
-/// a blank line.
-fn instructions(
-    raw: Option<&serde_json::value::RawValue>,
-) -> Result<Option<JsonText<'_>>, ConvertError> {
-    let Some(raw) = raw else {
-        return Ok(None);
+/// a blank line. `parsed` is the content the request reader parsed, if it
+/// did.
+fn instructions<'a>(
+    raw: Option<&'a serde_json::value::RawValue>,
+    parsed: Option<Content<'a>>,
+) -> Result<Option<JsonText<'a>>, ConvertError> {
+    let content = match (parsed, raw) {
+        (Some(parsed), _) => Some(parsed),
+        (None, Some(raw)) => parse_content(raw, "system")?,
+        (None, None) => None,
     };
-    let texts: Vec<JsonStr<'_>> = match parse_content(raw, "system")? {
+    let texts: Vec<JsonStr<'_>> = match content {
         None => return Ok(None),
         Some(Content::Text(text)) => vec![text],
         Some(Content::Blocks(blocks)) => blocks

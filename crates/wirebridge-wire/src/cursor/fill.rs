@@ -17,6 +17,16 @@ impl<'a> JsonCursor<'a> {
         Some(())
     }
 
+    /// A record read by `read` into a default value.
+    pub(crate) fn record<T: Default>(
+        &mut self,
+        read: impl FnOnce(&mut Self, &mut T) -> Option<()>,
+    ) -> Option<T> {
+        let mut record = T::default();
+        read(self, &mut record)?;
+        Some(record)
+    }
+
     /// An array of records, each read by `read` into a default value pushed
     /// first: the records (a few hundred bytes each) are built where they
     /// are kept, not moved there.

@@ -49,9 +49,10 @@ pub struct Block<'a> {
     /// Text of a `text` block.
     #[serde(borrow)]
     pub text: Option<JsonStr<'a>>,
-    /// Where an `image` or `document` comes from.
+    /// Where an `image` or `document` comes from, or a `search_result`'s
+    /// URL.
     #[serde(borrow)]
-    pub source: Option<Source<'a>>,
+    pub source: Option<BlockSource<'a>>,
     /// A document's title.
     #[serde(borrow)]
     pub title: Option<JsonStr<'a>>,
@@ -76,6 +77,11 @@ pub struct Block<'a> {
     /// A `tool_result`'s content: a string or blocks.
     #[serde(borrow)]
     pub content: Option<&'a RawValue>,
+    /// `content` parsed, when
+    /// [`CreateMessage::read`](super::CreateMessage::read) read it: what
+    /// [`Content::from_raw`] gives for the raw text.
+    #[serde(skip)]
+    pub parsed_content: Option<Content<'a>>,
     /// Whether a `tool_result` reports a failure.
     pub is_error: Option<bool>,
     /// The text of a `thinking` block.
@@ -101,6 +107,28 @@ impl Block<'_> {
     /// Whether the block carries a `cache_control` other than `null`.
     pub fn is_cache_breakpoint(&self) -> bool {
         self.cache_control.is_some_and(|c| c.get() != "null")
+    }
+}
+
+/// A block's `source`: an object for an image or a document, a string
+/// (the URL it came from) for a `search_result`.
+#[derive(Debug)]
+pub enum BlockSource<'a> {
+    /// An image's or a document's source.
+    Object(Source<'a>),
+    /// A search result's URL.
+    Url(JsonStr<'a>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for BlockSource<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(deserializer)?;
+        if let Some(url) = JsonStr::new(raw) {
+            return Ok(BlockSource::Url(url));
+        }
+        serde_json::from_str(raw.get())
+            .map(BlockSource::Object)
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -147,18 +175,23 @@ mod tests {
                 {"type":"tool_use","id":"toolu_1","name":"f","input":{"x":1}},
                 {"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"ok"}],"is_error":true},
                 {"type":"thinking","thinking":"hm","signature":"sig"},
-                {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}]"#,
+                {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}},
+                {"type":"search_result","source":"https://example.com/a","title":"A","content":[]}]"#,
         )
         .unwrap();
         let Some(Content::Blocks(blocks)) = Content::from_raw(raw).unwrap() else {
             panic!("blocks expected");
         };
         assert!(blocks[0].is_cache_breakpoint());
-        assert_eq!(blocks[1].source.as_ref().unwrap().kind(), "base64");
+        let Some(BlockSource::Object(source)) = &blocks[1].source else {
+            panic!("an image's source is an object");
+        };
+        assert_eq!(source.kind(), "base64");
         assert_eq!(blocks[2].input.unwrap().get(), r#"{"x":1}"#);
         assert_eq!(blocks[3].is_error, Some(true));
         assert_eq!(blocks[4].signature.unwrap().escaped(), "sig");
         assert_eq!(blocks[5].kind(), "server_tool_use");
+        assert!(matches!(blocks[6].source, Some(BlockSource::Url(_))));
         let text: &RawValue = serde_json::from_str(r#""Hello""#).unwrap();
         assert!(matches!(
             Content::from_raw(text),

@@ -8,9 +8,13 @@
 //! a block or tool type this crate has never heard of still parses.
 
 mod block;
+mod read;
 mod request;
 
-pub use block::{Block, Content, Source};
+pub use block::{Block, BlockSource, Content, Source};
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use read::check as read_check;
 pub use request::{
     ContextEdit, ContextManagement, CreateMessage, Message, Metadata, OutputConfig, OutputFormat,
     Thinking, Tool, ToolChoice,

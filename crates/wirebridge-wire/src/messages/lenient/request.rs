@@ -3,11 +3,9 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::Content;
 use crate::raw::JsonStr;
 use crate::Str;
-
-#[cfg(doc)]
-use super::Content;
 
 /// A `POST /v1/messages` body.
 ///
@@ -36,6 +34,10 @@ pub struct CreateMessage<'a> {
     /// [`Content::from_raw`]).
     #[serde(borrow)]
     pub system: Option<&'a RawValue>,
+    /// `system` parsed, when [`CreateMessage::read`] read it: what
+    /// [`Content::from_raw`] gives for the raw text.
+    #[serde(skip)]
+    pub parsed_system: Option<Content<'a>>,
     /// Tools the model may call: custom tools, and tools Anthropic defines.
     #[serde(borrow)]
     pub tools: Option<Vec<Tool<'a>>>,
@@ -96,6 +98,10 @@ pub struct Message<'a> {
     /// A string or blocks (raw; see [`Content::from_raw`]).
     #[serde(borrow)]
     pub content: Option<&'a RawValue>,
+    /// `content` parsed, when [`CreateMessage::read`] read it: what
+    /// [`Content::from_raw`] gives for the raw text.
+    #[serde(skip)]
+    pub parsed_content: Option<Content<'a>>,
 }
 
 /// One entry of `tools`: a custom tool (no `type`, or `custom`), or a tool
