@@ -37,8 +37,9 @@ pub(super) fn required_text<'a>(
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.{field}")))
 }
 
-/// A text, image or document block as input parts (a `content` document
-/// gives one part per block it holds); other blocks are the caller's.
+/// A text, image, document or search result block as input parts (a
+/// `content` document and a search result give one part per block they
+/// hold); other blocks are the caller's.
 pub(super) fn input_parts<'a>(
     block: &Block<'a>,
     path: &str,
@@ -69,6 +70,7 @@ pub(super) fn input_parts<'a>(
             }
         }
         "document" => document(block, path, losses, out)?,
+        "search_result" => search_result(block, path, losses, out)?,
         other => unreachable_kind(other, path)?,
     }
     if block.is_cache_breakpoint() && out.len() > start {
@@ -80,7 +82,7 @@ pub(super) fn input_parts<'a>(
 fn unreachable_kind(kind: &str, path: &str) -> Result<(), ConvertError> {
     Err(ConvertError::invalid(
         format!("{path}.type"),
-        format!("'{kind}' is not a text, image or document block"),
+        format!("'{kind}' is not a text, image, document or search result block"),
     ))
 }
 
@@ -183,7 +185,7 @@ fn document<'a>(
     out: &mut Vec<InputPart<'a>>,
 ) -> Result<(), ConvertError> {
     let source = source(block, path)?;
-    if block.citations.is_some_and(|c| c.get() != "null") {
+    if asks_for_citations(block) {
         losses.record(
             LossKind::UnsupportedContent,
             format!("{path}.citations"),
@@ -260,4 +262,77 @@ fn document<'a>(
         }
     }
     Ok(())
+}
+
+/// A search result (what a tool or the client found, to be cited) as its
+/// text blocks. Responses input has no search results: where the text came
+/// from, its title and the citations asked of it are reported, as a text
+/// document's title is.
+fn search_result<'a>(
+    block: &Block<'a>,
+    path: &str,
+    losses: &mut LossRecorder<'_>,
+    out: &mut Vec<InputPart<'a>>,
+) -> Result<(), ConvertError> {
+    losses.record(
+        LossKind::UnsupportedContent,
+        format!("{path}.source"),
+        "a search result is sent as its text, without its source and title",
+    )?;
+    if asks_for_citations(block) {
+        losses.record(
+            LossKind::UnsupportedContent,
+            format!("{path}.citations"),
+            "Responses cannot cite the search results it is given",
+        )?;
+    }
+    let content_path = format!("{path}.content");
+    let parsed;
+    let content = match (&block.parsed_content, block.content) {
+        (Some(content), _) => content,
+        (None, Some(raw)) => {
+            parsed = parse_content(raw, &content_path)?
+                .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
+            &parsed
+        }
+        (None, None) => return Err(ConvertError::MissingField(content_path)),
+    };
+    match content {
+        Content::Text(text) => out.push(InputPart::InputText {
+            text: (*text).into(),
+            prompt_cache_breakpoint: None,
+        }),
+        Content::Blocks(blocks) => {
+            for (k, inner) in blocks.iter().enumerate() {
+                let inner_path = format!("{content_path}[{k}]");
+                match inner.kind() {
+                    "text" => input_parts(inner, &inner_path, losses, out)?,
+                    "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),
+                    other => {
+                        return Err(ConvertError::invalid(
+                            format!("{inner_path}.type"),
+                            format!("a search result holds text blocks only, not '{other}'"),
+                        ))
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a document or a search result asks to be cited: its
+/// `citations` is `{"enabled": true}`, or a shape the bridge does not know
+/// (reported rather than dropped unseen). Citations are off by default.
+fn asks_for_citations(block: &Block<'_>) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Citations {
+        enabled: Option<bool>,
+    }
+    match block.citations.map(|raw| raw.get()) {
+        None | Some("null") => false,
+        Some(raw) => {
+            serde_json::from_str::<Citations>(raw).map_or(true, |c| c.enabled == Some(true))
+        }
+    }
 }

@@ -121,7 +121,9 @@ fn user<'a>(
     for (j, block) in blocks.iter_mut().enumerate() {
         let block_path = indexed(path, ".content", j);
         match block.kind() {
-            "text" | "image" | "document" => input_parts(block, &block_path, losses, &mut parts)?,
+            "text" | "image" | "document" | "search_result" => {
+                input_parts(block, &block_path, losses, &mut parts)?
+            }
             "tool_result" => {
                 flush(&mut parts, items);
                 items.push(tool_result(block, &block_path, losses)?);
@@ -228,7 +230,7 @@ fn tool_result<'a>(
             for (k, inner) in blocks.iter().enumerate() {
                 let inner_path = indexed(&content_path, "", k);
                 match inner.kind() {
-                    "text" | "image" | "document" => {
+                    "text" | "image" | "document" | "search_result" => {
                         input_parts(inner, &inner_path, losses, &mut parts)?
                     }
                     "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),
