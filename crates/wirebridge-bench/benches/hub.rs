@@ -4,8 +4,9 @@
 //! the single translation a Responses client gets.
 //!
 //! - `hub/request`: a Claude Code-like request (12 tools, system blocks,
-//!   thinking), as `wirebridge serve` translates it, against the Responses
-//!   request it becomes, translated to Chat.
+//!   thinking), compact as Claude Code sends it, as `wirebridge serve`
+//!   translates it, against the Responses request it becomes, translated
+//!   to Chat.
 //! - `hub/stream_500`: a recorded Chat stream of 500 chunks through both
 //!   stream translators, against the first alone (SSE decoding and encoding
 //!   included). `composed` hands the Messages leg the Responses leg's events
@@ -18,6 +19,7 @@
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use serde_json::value::RawValue;
 use wirebridge_convert::messages_to_responses::{self as m2r, MessagesContext, ThinkingDisplay};
 use wirebridge_convert::responses_to_chat::{self as r2c, StreamTranslator};
 use wirebridge_convert::{Frames, Framing, SseTranslator};
@@ -32,7 +34,12 @@ const CLAUDE_CODE_REQUEST: &str = concat!(
 const CHAT_STREAM: &str = "vercel-ai/chat/openai-text.chunks.txt";
 
 fn requests(c: &mut Criterion) {
-    let messages = std::fs::read(CLAUDE_CODE_REQUEST).expect("the Claude Code-like request");
+    // The file is pretty-printed for review; Claude Code sends compact
+    // JSON, whose raw values need no compacting on the way.
+    let pretty =
+        std::fs::read_to_string(CLAUDE_CODE_REQUEST).expect("the Claude Code-like request");
+    let pretty: &RawValue = serde_json::from_str(&pretty).expect("JSON");
+    let messages = wirebridge_wire::compact(pretty).get().as_bytes().to_vec();
     let responses = m2r::translate_request(&messages, &m2r::Options::default())
         .expect("it translates")
         .body;
