@@ -280,9 +280,7 @@ impl StreamTranslator {
     }
 
     fn emit(&self, out: &mut Frames, event: &Event<'_>) {
-        out.event(Some(event.name()), |out| {
-            serde_json::to_writer(out, event).expect("events always serialize")
-        });
+        out.event(Some(event.name()), |out| event.write_json(out));
     }
 
     fn complete(&mut self, raw: Option<&RawValue>, out: &mut Frames) {

@@ -5,6 +5,7 @@
 mod error;
 mod event;
 mod message;
+mod write;
 
 pub use error::{ErrorBody, ErrorObject};
 pub use event::{Delta, Event, MessageDelta};
