@@ -226,19 +226,6 @@ impl<'a> JsonCursor<'a> {
         read(self).map(Some)
     }
 
-    /// Reads a value with `read`, returning serde_json's raw value of it,
-    /// borrowed. Wrapping the text checks it once more, so this is for
-    /// short values (a fragment of text, an empty array).
-    pub fn raw_value(
-        &mut self,
-        read: impl FnOnce(&mut Self) -> Option<()>,
-    ) -> Option<&'a RawValue> {
-        self.peek()?;
-        let start = self.pos;
-        read(self)?;
-        serde_json::from_str(&self.text[start..self.pos]).ok()
-    }
-
     /// Steps over a string, number, `true`, `false` or `null`; gives up on
     /// objects and arrays.
     pub fn skip_scalar(&mut self) -> Option<()> {
@@ -273,6 +260,14 @@ impl<'a> JsonCursor<'a> {
     pub fn raw(&mut self) -> Option<&'a RawValue> {
         let start = self.value_start()?;
         self.skip_value()?;
+        Some(self.raw_since(start))
+    }
+
+    /// Reads an empty array (whitespace inside it included), returning its
+    /// text as a raw value; gives up on an array with elements.
+    pub fn empty_array(&mut self) -> Option<&'a RawValue> {
+        let start = self.value_start()?;
+        self.array(|_| None)?;
         Some(self.raw_since(start))
     }
 
@@ -369,7 +364,6 @@ fn raw_unchecked(json: &str) -> &RawValue {
 /// `i`, and whether an escape was met. Gives up on raw control characters,
 /// which JSON forbids, on escapes unless `escapes`, and on `\u` escapes of
 /// surrogates, which serde_json checks in some positions and not others.
-#[inline(always)]
 fn string_close(bytes: &[u8], mut i: usize, escapes: bool) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
@@ -566,6 +560,21 @@ mod tests {
         let long = format!("\"{}\"", "x".repeat(37));
         assert_eq!(JsonCursor::new(&long).plain_str().map(str::len), Some(37));
         assert_eq!(JsonCursor::new("18446744073709551616").u64(), None);
+    }
+
+    #[test]
+    fn reads_empty_arrays_only() {
+        assert_eq!(
+            JsonCursor::new("[]").empty_array().map(RawValue::get),
+            Some("[]")
+        );
+        assert_eq!(
+            JsonCursor::new(" [ \n] ").empty_array().map(RawValue::get),
+            Some("[ \n]")
+        );
+        for text in ["[1]", "[", "{}", "[,]", "null"] {
+            assert!(JsonCursor::new(text).empty_array().is_none(), "{text}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@
 use wirebridge_wire::responses::lenient::StreamEvent;
 
 use wirebridge_wire::cursor::{JsonCursor, SeenFields};
+use wirebridge_wire::JsonStr;
 
 /// Reads an event of the common shape, or `None` for serde to parse it.
 pub(crate) fn read_event(data: &str) -> Option<StreamEvent<'_>> {
@@ -53,13 +54,13 @@ pub(crate) fn read_event(data: &str) -> Option<StreamEvent<'_>> {
             }
             "delta" => {
                 seen.once(6)?;
-                event.delta = c.nullable(|c| c.raw_value(|c| c.str_literal().map(drop)))?;
+                event.delta = c.nullable(|c| c.json_str().map(JsonStr::raw))?;
             }
             "logprobs" => {
                 seen.once(7)?;
                 // An empty array, as every delta has unless logprobs were
                 // asked for.
-                event.logprobs = c.nullable(|c| c.raw_value(|c| c.array(|_| None)))?;
+                event.logprobs = c.nullable(JsonCursor::empty_array)?;
             }
             // The other fields of an event: serde's to read.
             "response" | "item" | "text" | "refusal" | "arguments" | "name" | "input"

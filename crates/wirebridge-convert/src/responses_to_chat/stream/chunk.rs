@@ -130,12 +130,12 @@ fn read_delta<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
         }
         "refusal" => {
             seen.once(2)?;
-            delta.refusal = c.nullable(json_str)?;
+            delta.refusal = c.nullable(JsonCursor::json_str)?;
             Some(())
         }
         "reasoning_content" => {
             seen.once(3)?;
-            delta.reasoning_content = c.nullable(json_str)?;
+            delta.reasoning_content = c.nullable(JsonCursor::json_str)?;
             Some(())
         }
         "reasoning" => {
@@ -159,11 +159,7 @@ fn read_delta<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
 
 /// A string, as serde_json's raw value of it.
 fn raw_str<'a>(c: &mut JsonCursor<'a>) -> Option<&'a RawValue> {
-    c.raw_value(|c| c.str_literal().map(drop))
-}
-
-fn json_str<'a>(c: &mut JsonCursor<'a>) -> Option<JsonStr<'a>> {
-    JsonStr::new(raw_str(c)?)
+    c.json_str().map(JsonStr::raw)
 }
 
 #[cfg(test)]
