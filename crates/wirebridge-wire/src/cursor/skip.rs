@@ -105,6 +105,9 @@ fn blank_end(bytes: &[u8], mut i: usize, padded: &mut bool) -> usize {
 
 /// The index after a key free of escapes, its colon and the whitespace
 /// around it, the key's opening quote at `i`.
+// Inlined into the loop, with the innermost bracket's kind kept apart from
+// the bit stack: Claude Code's request translated to Chat took 167.4 K
+// instructions with both, 168.9 K without (callgrind).
 #[inline(always)]
 fn key_end(bytes: &[u8], i: usize, padded: &mut bool) -> Option<usize> {
     if *bytes.get(i)? != b'"' {
