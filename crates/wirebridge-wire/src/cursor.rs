@@ -166,10 +166,17 @@ impl<'a> JsonCursor<'a> {
 
     /// Reads a string without escapes: its content, borrowed.
     pub fn plain_str(&mut self) -> Option<&'a str> {
+        // Keys are most of what is read this way: the quote is looked for
+        // directly, with no escape handling to set up. On a recorded Chat
+        // stream this took 1% off each leg (callgrind).
         self.eat(b'"')?;
         let start = self.pos;
-        let (end, _) = self.string_end(false)?;
-        Some(&self.text[start..end - 1])
+        let end = skip_plain(self.bytes(), start);
+        if *self.bytes().get(end)? != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        self.text.get(start..end)
     }
 
     /// Reads a string, escapes included: its literal, quotes and escapes
@@ -183,16 +190,9 @@ impl<'a> JsonCursor<'a> {
         self.peek()?;
         let start = self.pos;
         self.eat(b'"')?;
-        let (end, escaped) = self.string_end(true)?;
-        Some((&self.text[start..end], escaped))
-    }
-
-    /// Consumes a string's content and closing quote (the opening one is
-    /// consumed), as [`string_close`] reads them.
-    fn string_end(&mut self, escapes: bool) -> Option<(usize, bool)> {
-        let (end, escaped) = string_close(self.bytes(), self.pos, escapes)?;
+        let (end, escaped) = string_close(self.bytes(), self.pos, true)?;
         self.pos = end;
-        Some((end, escaped))
+        Some((&self.text[start..end], escaped))
     }
 
     /// Reads a non-negative integer written as plain digits.
