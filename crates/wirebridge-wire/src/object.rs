@@ -62,6 +62,19 @@ impl<'a> RawObject<'a> {
         Some(RawObject { fields })
     }
 
+    /// An empty object with room for `fields` fields.
+    pub(crate) fn with_capacity(fields: usize) -> Self {
+        RawObject {
+            fields: Vec::with_capacity(fields),
+        }
+    }
+
+    /// Appends `key` without looking for an earlier one: for a reader that
+    /// keeps every field as it comes, as [`RawObject::parse`] does.
+    pub(crate) fn push(&mut self, key: &'a str, value: &'a RawValue) {
+        self.fields.push((Str::from(key), Cow::Borrowed(value)));
+    }
+
     /// The raw value of `key` (the first, if the key is repeated).
     pub fn get(&self, key: &str) -> Option<&RawValue> {
         self.fields
@@ -140,10 +153,78 @@ impl<'a> RawObject<'a> {
         self.fields.retain(|(k, _)| k != key);
     }
 
+    /// Writes the object as JSON text, as serde_json writes it (values as
+    /// they are, no whitespace between fields).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write_fields(out, None);
+    }
+
+    /// [`write_json`](Self::write_json) with `key` written as `json`: in the
+    /// place of its first occurrence (repeats left out), or last when the
+    /// object has none. `json` is written as it is, not read: the caller
+    /// vouches that it is one JSON value (a body the bridge has just
+    /// assembled from values it read whole), which debug builds check.
+    ///
+    /// ```
+    /// use wirebridge_wire::RawObject;
+    ///
+    /// let raw = serde_json::from_str(r#"{"model":"m","input":"hi","n":1}"#).unwrap();
+    /// let request = RawObject::parse(raw).unwrap();
+    /// let mut body = Vec::new();
+    /// request.write_with(&mut body, "input", r#"[{"role":"user","content":"hi"}]"#);
+    /// assert_eq!(body, br#"{"model":"m","input":[{"role":"user","content":"hi"}],"n":1}"#);
+    /// ```
+    pub fn write_with(&self, out: &mut Vec<u8>, key: &str, json: &str) {
+        debug_assert!(
+            serde_json::from_str::<&RawValue>(json).is_ok(),
+            "not one JSON value: {json}"
+        );
+        self.write_fields(out, Some((key, json)));
+    }
+
+    fn write_fields(&self, out: &mut Vec<u8>, replaced: Option<(&str, &str)>) {
+        out.push(b'{');
+        let mut pending = replaced;
+        for (key, value) in &self.fields {
+            let value = match replaced {
+                Some((name, _)) if key == name => match pending.take() {
+                    Some((_, json)) => json,
+                    None => continue,
+                },
+                _ => value.get(),
+            };
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            write_key(out, key.as_str());
+            out.extend_from_slice(value.as_bytes());
+        }
+        if let Some((key, json)) = pending {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            write_key(out, key);
+            out.extend_from_slice(json.as_bytes());
+        }
+        out.push(b'}');
+    }
+
     /// The object as JSON text.
     pub fn to_raw(&self) -> Box<RawValue> {
         serde_json::value::to_raw_value(self).expect("raw objects always serialize")
     }
+}
+
+/// `"key":`, escaped as serde_json escapes it.
+fn write_key(out: &mut Vec<u8>, key: &str) {
+    if key.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        serde_json::to_writer(&mut *out, key).expect("strings serialize");
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'"');
+    }
+    out.push(b':');
 }
 
 impl Serialize for RawObject<'_> {
@@ -268,6 +349,32 @@ mod tests {
             read += 1;
         }
         assert!(read > 2_000, "{read}");
+    }
+
+    #[test]
+    fn writes_what_serde_writes() {
+        for json in [
+            "{}",
+            r#"{ "b" : [1, 2], "a\"k": {"x": "y\n"}, "\u0001": null, "n": null }"#,
+            r#"{"input":1,"x":2,"input":3}"#,
+        ] {
+            let o = object(json);
+            let mut written = Vec::new();
+            o.write_json(&mut written);
+            assert_eq!(written, serde_json::to_vec(&o).unwrap(), "{json}");
+        }
+        // The value written in place of a key is its only one, where the
+        // first was, or last.
+        let o = object(r#"{"input":1,"x":2,"input":3}"#);
+        let mut written = Vec::new();
+        o.write_with(&mut written, "input", "[true]");
+        assert_eq!(written, br#"{"input":[true],"x":2}"#);
+        written.clear();
+        o.write_with(&mut written, "y", "\"z\"");
+        assert_eq!(written, br#"{"input":1,"x":2,"input":3,"y":"z"}"#);
+        written.clear();
+        object("{}").write_with(&mut written, "y", "0");
+        assert_eq!(written, br#"{"y":0}"#);
     }
 
     #[test]

@@ -23,6 +23,10 @@ use crate::ids::ResponseIds;
 
 /// The conversation a request continues, as a response store keeps it.
 ///
+/// Its arrays must be JSON, as a store hands them back having checked them
+/// where it read them: a Responses backend is sent them as they are, joined
+/// with the request's own items, not read again on every turn.
+///
 /// ```
 /// use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest};
 ///

@@ -1,8 +1,6 @@
 //! A stateless backend's `Response` body, re-sent as the bridge's.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use wirebridge_wire::responses::lenient::ResponseBody;
+use wirebridge_wire::responses::lenient::ResponseShell;
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, IncompleteReason, Response, ResponseError, ResponseStatus,
 };
@@ -21,18 +19,11 @@ use crate::summary::ReplySummary;
 /// Re-sends a backend's `Response` body under the bridge's ids, with the
 /// request's fields repeated as the client sent them.
 pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody, ConvertError> {
-    #[derive(Deserialize)]
-    struct Listed<'a> {
-        #[serde(borrow, default)]
-        output: Option<Vec<&'a RawValue>>,
-    }
-    let invalid = |e: serde_json::Error| {
+    let response = ResponseShell::parse(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the upstream's response is not a Response: {e}"))
-    };
-    let response: ResponseBody<'_> = serde_json::from_slice(body).map_err(invalid)?;
-    let listed: Listed<'_> = serde_json::from_slice(body).map_err(invalid)?;
+    })?;
     let mut output = ctx.leading.clone();
-    for item in listed.output.unwrap_or_default() {
+    for item in response.output.iter().flatten().copied() {
         let at = output.len();
         output.push(items::rewrite(item, ctx, at, true).map_err(ConvertError::InvalidUpstream)?);
     }

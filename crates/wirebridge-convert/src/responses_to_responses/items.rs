@@ -135,6 +135,11 @@ fn part_texts(parts: Option<&RawValue>, kind: &str) -> Option<String> {
 
 /// The tool call an item is, for the reply's summary.
 pub(super) fn tool_call(raw: &RawValue) -> Option<ToolCallSummary> {
+    // Most items are no call: their type, read in one pass, says so.
+    let kind = RawObject::parse(raw).ok()?;
+    if !matches!(kind.str("type"), Some("function_call" | "custom_tool_call")) {
+        return None;
+    }
     let item: OutputItem<'_> = serde_json::from_str(raw.get()).ok()?;
     let argument_bytes = match item.kind() {
         "function_call" => item.arguments.map(|a| a.get().len()).unwrap_or_default(),

@@ -110,6 +110,7 @@ fn translate<'a>(
         body,
         compact,
         len,
+        members,
     } = parsed;
     let mut losses = LossRecorder::new(&options.policy);
     let model = request
@@ -132,10 +133,13 @@ fn translate<'a>(
     });
     report_stateful(&request, history, background, &mut losses)?;
 
-    let raw: &RawValue = serde_json::from_slice(body)
-        .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
-    let mut upstream =
-        RawObject::parse(raw).map_err(|e| ConvertError::invalid("", e.to_string()))?;
+    // The reader kept the body's fields as it read them; a body serde
+    // parsed is read again for them.
+    let mut upstream = match members {
+        Some(members) => members,
+        None => serde_json::from_slice::<RawObject<'_>>(body)
+            .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?,
+    };
     for field in STATEFUL_FIELDS {
         upstream.remove(field);
     }
@@ -147,17 +151,16 @@ fn translate<'a>(
     }
     let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
     let input = compacted::read(input, &own_input, options.seal.as_ref(), mode, &mut losses)?;
-    upstream.set_raw(
-        "input",
-        RawValue::from_string(input).map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?,
-    );
+    // `input` is joined from arrays read whole (the stored turns, and the
+    // items just written from the request), so it is written as it is.
     let mut out = Vec::with_capacity(len + history.text_len() + 64);
-    serde_json::to_writer(&mut out, &upstream).expect("raw objects always serialize");
+    upstream.write_with(&mut out, "input", &input);
     let auto = request.truncation.is_some_and(|t| t.get() == r#""auto""#);
     if let Some(window) = options.context_window(&model).filter(|_| auto) {
         let reserve = request.max_output_tokens.unwrap_or(0);
-        if let Some(fitted) = truncate::fit(&mut upstream, &out, window, reserve, &mut losses)? {
-            out = fitted;
+        if let Some(kept) = truncate::fit(&input, &out, window, reserve, &mut losses)? {
+            out.clear();
+            upstream.write_with(&mut out, "input", kept.get());
         }
     }
 
@@ -217,6 +220,7 @@ fn translate<'a>(
 fn name_the_choice_as_required(upstream: &mut RawObject<'_>) {
     let named = upstream
         .get("tool_choice")
+        .filter(|choice| choice.get().starts_with('{'))
         .and_then(|choice| RawObject::parse(choice).ok())
         .filter(|choice| choice.str("type") == Some("function"))
         .and_then(|choice| choice.str("name").map(str::to_owned));
@@ -381,7 +385,7 @@ mod tests {
     use super::*;
 
     fn translate(body: &str, history: &History<'_>) -> (serde_json::Value, TranslatedRequest) {
-        let parsed = ParsedRequest::parse(body.as_bytes()).unwrap();
+        let parsed = ParsedRequest::parse_to_forward(body.as_bytes()).unwrap();
         let options = Options {
             store: true,
             ..Options::default()
@@ -410,6 +414,41 @@ mod tests {
         // The stored turn and the sent input name the same items.
         let stored: serde_json::Value = serde_json::from_str(&turn.input).unwrap();
         assert_eq!(stored, upstream["input"]);
+    }
+
+    #[test]
+    fn a_body_left_to_serde_is_sent_as_one_read_in_one_pass() {
+        // An escaped key is serde's to read, as is a body parsed without
+        // its fields kept: the fields reach the backend the same, in the
+        // same order, and `input` where it was.
+        let plain = r#"{"model":"m","input":"Hi","x_vendor":{"a":[1,2]},"store":true,"top_p":0.5}"#;
+        let escaped = plain.replace(r#""x_vendor""#, r#""x_v\u0065ndor""#);
+        let kept = |body: &str| {
+            ParsedRequest::parse_to_forward(body.as_bytes())
+                .unwrap()
+                .members
+                .is_some()
+        };
+        assert!(kept(plain));
+        assert!(!kept(&escaped));
+        let unkept = ParsedRequest::parse(plain.as_bytes()).unwrap();
+        assert!(unkept.members.is_none());
+        let unkept = translate_request(unkept, &History::default(), &Options::default()).unwrap();
+        let mut unkept: serde_json::Value = serde_json::from_slice(&unkept.body).unwrap();
+        let (mut one_pass, _) = translate(plain, &History::default());
+        let (mut serde, translated) = translate(&escaped, &History::default());
+        // Each turn's item ids are its own.
+        for body in [&mut one_pass, &mut serde, &mut unkept] {
+            body["input"][0]["id"].take();
+        }
+        assert_eq!(one_pass, serde);
+        assert_eq!(one_pass, unkept);
+        let body = String::from_utf8(translated.body).unwrap();
+        assert!(body.starts_with(r#"{"model":"m","input":[{"#), "{body}");
+        assert!(
+            body.ends_with(r#""x_vendor":{"a":[1,2]},"top_p":0.5}"#),
+            "{body}"
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use slot::{Slot, SummaryPart};
 
 use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_wire::responses::lenient::ResponseBody;
+use wirebridge_wire::responses::lenient::ResponseShell;
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
 };
@@ -190,7 +190,7 @@ impl StreamTranslator {
 
     /// What the backend's first lifecycle event says of the response.
     fn note(&mut self, response: Option<&RawValue>) {
-        let Some(body) = response.and_then(|r| serde_json::from_str::<ResponseBody>(r.get()).ok())
+        let Some(body) = response.and_then(|r| ResponseShell::parse(r.get().as_bytes()).ok())
         else {
             return;
         };

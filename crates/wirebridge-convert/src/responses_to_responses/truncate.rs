@@ -6,23 +6,22 @@
 
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{InputItem, ItemKind};
-use wirebridge_wire::RawObject;
 
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
 use crate::truncation::{estimate, plan, Entry, BYTES_PER_TOKEN};
 
-/// `upstream`, serialized as `body`, with the oldest items of its `input`
-/// left out when it is over `window` tokens with `reserve` kept for the
-/// answer: the new body, or `None` when nothing was left out.
+/// The `input` of `body` with its oldest items left out when the body is
+/// over `window` tokens with `reserve` kept for the answer: the items
+/// kept, or `None` when nothing was left out.
 pub(super) fn fit(
-    upstream: &mut RawObject<'_>,
+    input: &str,
     body: &[u8],
     window: u64,
     reserve: u64,
     losses: &mut LossRecorder<'_>,
-) -> Result<Option<Vec<u8>>, ConvertError> {
+) -> Result<Option<Box<RawValue>>, ConvertError> {
     let tokens = estimate(body);
     let Some(over) = (tokens + reserve)
         .checked_sub(window)
@@ -30,11 +29,8 @@ pub(super) fn fit(
     else {
         return Ok(None);
     };
-    let Some(input) = upstream.get("input") else {
-        return Ok(None);
-    };
-    let items: Vec<&RawValue> = serde_json::from_str(input.get())
-        .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
+    let items: Vec<&RawValue> =
+        serde_json::from_str(input).map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
     let entries: Vec<(Entry, usize)> = items
         .iter()
         .map(|raw| (entry(raw), raw.get().len() + 1))
@@ -71,11 +67,9 @@ pub(super) fn fit(
             items.len()
         ),
     )?;
-    let kept = serde_json::value::to_raw_value(&kept).expect("raw items serialize");
-    upstream.set_raw("input", kept);
-    let mut out = Vec::with_capacity(body.len());
-    serde_json::to_writer(&mut out, &upstream).expect("raw objects always serialize");
-    Ok(Some(out))
+    Ok(Some(
+        serde_json::value::to_raw_value(&kept).expect("raw items serialize"),
+    ))
 }
 
 fn entry(raw: &RawValue) -> Entry {

@@ -110,9 +110,15 @@ fn read_page(id: &str, reply: Vec<Vec<u8>>) -> Result<Lookup<ItemPage>, StoreErr
         let item = values
             .next()
             .ok_or_else(|| corrupt("an id without its item"))?;
+        let item = String::from_utf8(item).map_err(|_| corrupt("an item is not UTF-8"))?;
+        // What the store hands back is sent to backends as it is, joined
+        // into one array: an item that is not JSON stops here.
+        if serde_json::from_str::<&serde_json::value::RawValue>(&item).is_err() {
+            return Err(corrupt("an item is not JSON"));
+        }
         items.push(StoredItem {
             id: String::from_utf8(item_id).map_err(|_| corrupt("an item id is not UTF-8"))?,
-            item: String::from_utf8(item).map_err(|_| corrupt("an item is not UTF-8"))?,
+            item,
         });
     }
     Ok(Lookup::Found(ItemPage { items, has_more }))
@@ -361,7 +367,13 @@ mod tests {
                 has_more: true,
             }))
         );
-        for corrupt in [reply(&[]), reply(&["x"]), reply(&["e", "a"])] {
+        for corrupt in [
+            reply(&[]),
+            reply(&["x"]),
+            reply(&["e", "a"]),
+            reply(&["e", "a", "{\"type\":"]),
+            reply(&["e", "a", ""]),
+        ] {
             let read = read_page("c", corrupt);
             assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
         }

@@ -2,10 +2,9 @@
 //! terminal event, the backend's outcome in the bridge's `Response`.
 
 use crate::frames::Frames;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::error::UpstreamError;
-use wirebridge_wire::responses::lenient::{self, ResponseBody};
+use wirebridge_wire::responses::lenient::{self, ResponseShell};
 use wirebridge_wire::responses::strict::{
     ErrorEvent, ErrorPayload, IncompleteDetails, IncompleteReason, InputTokensDetails,
     OutputTokensDetails, ResponseError, ResponseStatus, Usage,
@@ -82,7 +81,7 @@ impl StreamTranslator {
         out: &mut Frames,
     ) -> Result<(), String> {
         let raw = response.ok_or_else(|| format!("the upstream sent {kind} without a response"))?;
-        let body: ResponseBody<'_> = serde_json::from_str(raw.get())
+        let body = ResponseShell::parse(raw.get().as_bytes())
             .map_err(|e| format!("the upstream's {kind} does not hold a response: {e}"))?;
         if let Some(model) = body.model.as_deref().filter(|m| !m.is_empty()) {
             self.model = model.to_owned();
@@ -90,7 +89,7 @@ impl StreamTranslator {
         if let Some(u) = body.usage {
             self.usage = Some(add_usage(usage(&u), self.ctx.prior_usage));
         }
-        self.take_listed(raw, out)?;
+        self.take_listed(body.output.as_deref().unwrap_or_default(), out)?;
         let status = match kind {
             "response.completed" => ResponseStatus::Completed,
             "response.incomplete" => ResponseStatus::Incomplete,
@@ -131,17 +130,9 @@ impl StreamTranslator {
 
     /// Items in the backend's final response that were never finished in
     /// its stream: finished now, as it lists them.
-    fn take_listed(&mut self, raw: &RawValue, out: &mut Frames) -> Result<(), String> {
-        #[derive(Deserialize)]
-        struct Listed<'a> {
-            #[serde(borrow, default)]
-            output: Option<Vec<&'a RawValue>>,
-        }
-        let listed: Listed<'_> = serde_json::from_str(raw.get()).map_err(|e| {
-            format!("the upstream's final response lists its output in no array: {e}")
-        })?;
+    fn take_listed(&mut self, listed: &[&RawValue], out: &mut Frames) -> Result<(), String> {
         let first = self.leading;
-        for (n, item) in listed.output.unwrap_or_default().into_iter().enumerate() {
+        for (n, &item) in listed.iter().enumerate() {
             let fields = RawObject::parse(item).map_err(|_| {
                 format!("the upstream sent an output item that is not an object: {item}")
             })?;

@@ -10,6 +10,7 @@ mod item;
 mod read;
 mod reply;
 mod request;
+mod shell;
 
 pub use item::{Content, ContentPart, InputItem, InputItems, ItemKind};
 #[cfg(fuzzing)]
@@ -20,3 +21,4 @@ pub use reply::{
     IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,
 };
 pub use request::{CreateResponse, Input, Reasoning, TextFormat, TextParam, Tool};
+pub use shell::ResponseShell;

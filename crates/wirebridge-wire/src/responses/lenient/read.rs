@@ -18,6 +18,7 @@
 
 use super::{ContentPart, CreateResponse, Input, InputItem, InputItems, Tool};
 use crate::cursor::{JsonCursor, SeenFields};
+use crate::RawObject;
 
 /// A request body read by [`CreateResponse::read`].
 #[derive(Debug)]
@@ -29,6 +30,11 @@ pub struct ReadRequest<'a> {
     /// [`survey`](crate::depth::survey) tells), so that its raw values are
     /// compact as they are.
     pub compact: bool,
+    /// The body's own fields, each as its raw text, in the order written
+    /// (unknown ones and repeats included), when asked for
+    /// ([`CreateResponse::read_with_members`]): what a backend that reads
+    /// the same API gets, patched, without the body being read again.
+    pub members: Option<RawObject<'a>>,
 }
 
 impl<'a> CreateResponse<'a> {
@@ -50,15 +56,35 @@ impl<'a> CreateResponse<'a> {
     /// assert!(CreateResponse::read(br#"{"model":"m","model":"n"}"#).is_none());
     /// ```
     pub fn read(body: &'a [u8]) -> Option<ReadRequest<'a>> {
+        Self::read_keeping(body, None)
+    }
+
+    /// [`read`](Self::read), keeping the body's fields as raw text as well
+    /// ([`ReadRequest::members`]), for a backend that reads the same API.
+    /// Only when asked: keeping them costs a translation to Chat, which has
+    /// no use for them, 0.5% of a 3 KB turn's instructions.
+    pub fn read_with_members(body: &'a [u8]) -> Option<ReadRequest<'a>> {
+        Self::read_keeping(body, Some(RawObject::with_capacity(16)))
+    }
+
+    fn read_keeping(body: &'a [u8], mut members: Option<RawObject<'a>>) -> Option<ReadRequest<'a>> {
         let text = std::str::from_utf8(body).ok()?;
         let mut cursor = JsonCursor::new(text);
         let mut request = CreateResponse::default();
         let mut seen = SeenFields::default();
-        cursor.object(|c, key| request_field(c, key, &mut request, &mut seen))?;
+        cursor.object(|c, key| {
+            let start = c.value_start()?;
+            request_field(c, key, &mut request, &mut seen)?;
+            if let Some(members) = &mut members {
+                members.push(key, c.raw_since(start));
+            }
+            Some(())
+        })?;
         cursor.end()?;
         Some(ReadRequest {
             request,
             compact: !cursor.padded(),
+            members,
         })
     }
 }

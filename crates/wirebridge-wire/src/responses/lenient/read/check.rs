@@ -5,22 +5,49 @@
 use serde_json::value::RawValue;
 
 use crate::depth::{survey, MAX_DEPTH};
-use crate::responses::lenient::{Content, CreateResponse, Input, InputItem, Tool};
+use crate::responses::lenient::{Content, CreateResponse, Input, InputItem, ResponseShell, Tool};
+use crate::RawObject;
 
 /// Whether [`CreateResponse::read`] read `body`; when it did, panics unless
 /// serde reads it the same (and the depth survey agrees on its
-/// compactness).
+/// compactness, and serde's [`RawObject`] on its members).
 pub fn read_as_serde(body: &[u8]) -> bool {
-    let Some(read) = CreateResponse::read(body) else {
+    let Some(read) = CreateResponse::read_with_members(body) else {
         return false;
     };
+    let plain = CreateResponse::read(body).expect("read with or without members alike");
+    assert!(plain.members.is_none());
+    assert_eq!(
+        format!("{:?}", plain.request),
+        format!("{:?}", read.request)
+    );
     let text = String::from_utf8_lossy(body);
     let parsed: CreateResponse<'_> = serde_json::from_slice(body)
         .unwrap_or_else(|e| panic!("the reader read what serde refuses ({e}): {text}"));
     let found = survey(body, MAX_DEPTH);
     assert_eq!(found.too_deep, None, "{text}");
     assert_eq!(read.compact, found.compact, "{text}");
+    let members: RawObject<'_> = serde_json::from_slice(body).expect("an object serde read");
+    let kept = read.members.expect("members asked for");
+    assert_eq!(
+        format!("{:?}", kept.fields().collect::<Vec<_>>()),
+        format!("{:?}", members.fields().collect::<Vec<_>>()),
+        "{text}"
+    );
     assert_eq!(settle(read.request), settle(parsed), "{text}");
+    true
+}
+
+/// Whether the one-pass read of a `Response` ([`ResponseShell::parse`])
+/// took `body`; when it did, panics unless serde reads it the same.
+pub fn shell_as_serde(body: &[u8]) -> bool {
+    let Some(read) = std::str::from_utf8(body).ok().and_then(ResponseShell::read) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(body);
+    let parsed: ResponseShell<'_> = serde_json::from_slice(body)
+        .unwrap_or_else(|e| panic!("the reader read what serde refuses ({e}): {text}"));
+    assert_eq!(format!("{read:?}"), format!("{parsed:?}"), "{text}");
     true
 }
 
