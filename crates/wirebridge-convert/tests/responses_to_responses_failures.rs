@@ -387,3 +387,33 @@ fn an_event_for_an_item_never_announced_fails_clearly() {
         .unwrap()
         .contains("never announced"));
 }
+
+#[test]
+fn an_event_that_is_no_json_object_fails_the_stream_saying_which() {
+    for (event, says) in [
+        (
+            r#"{"type":"response.output_text.delta","delta":"#,
+            "not JSON",
+        ),
+        (r#"["response.output_text.delta"]"#, "not an object"),
+        (r#"{"type":"response.output_text.delta"} x"#, "not JSON"),
+    ] {
+        let upstream = sse(&[
+            r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+            r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"m","delta":"Kept"}"#,
+            event,
+        ]);
+        let (out, _) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &upstream,
+            0,
+        );
+        let transcript = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+        assert_eq!(transcript.status, "failed", "{event}");
+        assert_eq!(transcript.text, "Kept", "{event}");
+        let message = transcript.error.unwrap()["message"].to_string();
+        assert!(message.contains(says), "{event}: {message}");
+    }
+}

@@ -249,3 +249,76 @@ mod sealing {
         assert_eq!(losses, 0);
     }
 }
+
+#[test]
+fn lifecycle_events_are_read_whatever_their_field_order() {
+    // Servers write `type` first, and the translator reads such an event
+    // in one pass with its response; any other order is read the long
+    // way, to the same result.
+    let completed = r#"{"id":"x","status":"completed","model":"served-model","created_at":1700000000,"output":[{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hi","annotations":[]}]}],"usage":{"input_tokens":3,"output_tokens":1,"total_tokens":4}}"#;
+    // The message is streamed, and finished by the final response.
+    let message = [
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"Hi"}"#,
+    ];
+    let type_first = [
+        r#"{"type":"response.created","response":{"id":"x","status":"in_progress","created_at":1700000000}}"#.to_owned(),
+        format!(r#"{{"type":"response.completed","response":{completed}}}"#),
+    ];
+    let type_last = [
+        r#"{"response":{"id":"x","status":"in_progress","created_at":1700000000},"type":"response.created"}"#.to_owned(),
+        format!(r#"{{"response":{completed},"sequence_number":1,"type":"response.completed"}}"#),
+    ];
+    let mut transcripts = Vec::new();
+    for [created, completed] in [type_first, type_last] {
+        let mut events = vec![created.as_str()];
+        events.extend(message);
+        events.push(&completed);
+        let (out, _) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &sse(&events),
+            0,
+        );
+        let frames = parse_sse(&out);
+        let t = responses_grammar::check(&frames).expect("grammar");
+        assert_eq!(t.status, "completed");
+        assert_eq!(t.text, "Hi");
+        assert_eq!(t.usage.as_ref().unwrap()["total_tokens"], 4);
+        let last: Value = serde_json::from_str(&frames.last().unwrap().data).unwrap();
+        assert_eq!(last["response"]["model"], "served-model");
+        assert_eq!(last["response"]["created_at"], 1_700_000_000);
+        transcripts.push((t.text.clone(), t.output.clone(), t.usage.clone()));
+    }
+    assert_eq!(transcripts[0].2, transcripts[1].2);
+    assert_eq!(transcripts[0].1.len(), transcripts[1].1.len());
+}
+
+#[test]
+fn a_progress_event_after_the_start_is_not_read() {
+    // The bridge writes its own `response.in_progress`: the backend's,
+    // once the response has begun, is neither read nor passed on, so one
+    // that is cut short costs nothing.
+    let events = [
+        r#"{"type":"response.created","response":{"id":"x","status":"in_progress"}}"#,
+        r#"{"type":"response.in_progress","response":{"id":"x","status":"in_pro"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"Hi"}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hi","annotations":[]}]}}"#,
+        r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#,
+    ];
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &sse(&events),
+        0,
+    );
+    let frames = parse_sse(&out);
+    let t = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(t.status, "completed");
+    let progress = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("response.in_progress"))
+        .count();
+    assert_eq!(progress, 1);
+}

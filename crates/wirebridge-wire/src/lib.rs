@@ -8,7 +8,7 @@
 //! | Chat request | [`chat::lenient::CreateChatCompletion`] | [`chat::strict::ChatRequest`] |
 //! | Chat reply | [`chat::lenient::ChatCompletion`] (bodies and chunks) | [`chat::strict::CompletionBody`], [`chat::strict::ChatChunk`] |
 //! | Responses request | [`responses::lenient::CreateResponse`] | [`responses::strict::ResponsesRequest`] |
-//! | Responses reply | [`responses::lenient::ResponseBody`], [`responses::lenient::StreamEvent`] | [`responses::strict::Response`], [`responses::strict::Event`] |
+//! | Responses reply | [`responses::lenient::ResponseBody`] ([`responses::lenient::ResponseShell`] with its items raw), [`responses::lenient::StreamEvent`] | [`responses::strict::Response`], [`responses::strict::Event`] |
 //! | Messages request | [`messages::lenient::CreateMessage`] | — |
 //! | Messages reply | — | [`messages::strict::MessageBody`], [`messages::strict::Event`], [`messages::strict::ErrorBody`] |
 //!

@@ -45,6 +45,16 @@ impl<'a> RawObject<'a> {
         }
     }
 
+    /// Reads an object from JSON text not yet known to be JSON; anything
+    /// else is an error, serde's (a syntax error, or a value of another
+    /// type).
+    pub fn parse_str(text: &'a str) -> Result<Self, serde_json::Error> {
+        match Self::read(text) {
+            Some(object) => Ok(object),
+            None => serde_json::from_str(text),
+        }
+    }
+
     /// Reads an object in one pass with the [`JsonCursor`], its values
     /// stepped over rather than parsed; `None` for serde to read (a key with
     /// an escape, nesting past the limit, anything but an object). A

@@ -16,7 +16,7 @@ use slot::{Slot, SummaryPart};
 
 use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_wire::responses::lenient::ResponseShell;
+use wirebridge_wire::responses::lenient::{LifecycleEvent, ResponseShell};
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,
 };
@@ -130,32 +130,42 @@ impl StreamTranslator {
         self.failure.as_ref()
     }
 
-    fn event(&mut self, raw: &RawValue, out: &mut Frames) -> Result<(), String> {
-        let event = RawObject::parse(raw)
-            .map_err(|_| format!("the upstream sent an event that is not an object: {raw}"))?;
+    fn event(&mut self, data: &str, out: &mut Frames) -> Result<(), String> {
+        // Lifecycle events are the stream's largest (servers echo the
+        // request in them): one the bridge has no use for is not read, and
+        // the others are read once, with the response they carry.
+        if let Some(kind) = lifecycle_kind(data) {
+            let ignored = BEGINNINGS.contains(&kind) && self.state != State::Waiting;
+            if ignored && self.failure.is_none() {
+                return Ok(());
+            }
+            if let Some(event) = LifecycleEvent::read(data) {
+                return self.lifecycle(kind, || Ok(event.response), out);
+            }
+        }
+        let event = RawObject::parse_str(data).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => {
+                format!("the upstream sent an event that is not an object: {data}")
+            }
+            _ => format!("the upstream sent an event that is not JSON: {data}"),
+        })?;
         let kind = event.str("type").unwrap_or_default().to_owned();
-        // After the backend's `error`, only its `response.failed` is read
-        // (for the items it lists); anything else ends the stream at once.
-        if self.failure.is_some() && kind != "response.failed" {
-            let failure = self.failure.take().expect("checked");
-            self.fail_with(failure, out);
-            return Ok(());
+        if BEGINNINGS.contains(&kind.as_str()) || ENDINGS.contains(&kind.as_str()) {
+            let response = || {
+                let raw = event.get("response");
+                raw.map(|raw| ResponseShell::parse(raw.get().as_bytes()))
+                    .transpose()
+                    .map_err(|e| e.to_string())
+            };
+            return self.lifecycle(&kind, response, out);
+        }
+        if self.failure.is_some() {
+            return self.after_failure(out);
         }
         match kind.as_str() {
-            "response.created" | "response.in_progress" | "response.queued" => {
-                if self.state == State::Waiting {
-                    self.note(event.get("response"));
-                    self.begin(out);
-                }
-                Ok(())
-            }
-            "response.completed" | "response.incomplete" | "response.failed" => {
-                self.begin(out);
-                self.terminal(&kind, event.get("response"), out)
-            }
             "error" => {
                 self.begin(out);
-                self.upstream_error(raw);
+                self.upstream_error(data);
                 Ok(())
             }
             "response.output_item.added" => {
@@ -177,10 +187,10 @@ impl StreamTranslator {
             // llama.cpp's server fails a stream with a bare error object.
             "" if event.get("error").is_some() => {
                 self.begin(out);
-                self.upstream_error(raw);
+                self.upstream_error(data);
                 Ok(())
             }
-            "" => Err(format!("the upstream sent an event without a type: {raw}")),
+            "" => Err(format!("the upstream sent an event without a type: {data}")),
             _ => {
                 self.begin(out);
                 self.item_event(&kind, event, out)
@@ -188,10 +198,41 @@ impl StreamTranslator {
         }
     }
 
+    /// A lifecycle event of type `kind`, with the response it carries
+    /// (read only when it is needed: `None` if the event has none, an
+    /// error if it is no `Response`).
+    fn lifecycle<'r>(
+        &mut self,
+        kind: &str,
+        response: impl FnOnce() -> Result<Option<ResponseShell<'r>>, String>,
+        out: &mut Frames,
+    ) -> Result<(), String> {
+        if self.failure.is_some() && kind != "response.failed" {
+            return self.after_failure(out);
+        }
+        if BEGINNINGS.contains(&kind) {
+            if self.state == State::Waiting {
+                self.note(response().ok().flatten());
+                self.begin(out);
+            }
+            return Ok(());
+        }
+        self.begin(out);
+        self.terminal(kind, response(), out)
+    }
+
+    /// After the backend's `error`, only its `response.failed` is read
+    /// (for the items it lists); anything else ends the stream at once.
+    fn after_failure(&mut self, out: &mut Frames) -> Result<(), String> {
+        if let Some(failure) = self.failure.take() {
+            self.fail_with(failure, out);
+        }
+        Ok(())
+    }
+
     /// What the backend's first lifecycle event says of the response.
-    fn note(&mut self, response: Option<&RawValue>) {
-        let Some(body) = response.and_then(|r| ResponseShell::parse(r.get().as_bytes()).ok())
-        else {
+    fn note(&mut self, response: Option<ResponseShell<'_>>) {
+        let Some(body) = response else {
             return;
         };
         if let Some(created_at) = body.created_at {
@@ -400,13 +441,9 @@ impl crate::stream::StreamTranslate for StreamTranslator {
         if data.is_empty() || data == "[DONE]" {
             return;
         }
-        let result = match serde_json::from_str::<&RawValue>(data) {
-            Ok(raw) => self.event(raw, out),
-            Err(_) => Err(format!(
-                "the upstream sent an event that is not JSON: {data}"
-            )),
-        };
-        if let Err(message) = result {
+        // The event is read once, into its fields: its text is not
+        // checked as JSON beforehand.
+        if let Err(message) = self.event(data, out) {
             self.fail_with(Failure::server(message), out);
         }
     }
@@ -436,6 +473,32 @@ impl crate::stream::StreamTranslate for StreamTranslator {
     fn losses(&self) -> &LossReport {
         &self.losses
     }
+}
+
+/// The lifecycle events that open a response.
+const BEGINNINGS: [&str; 3] = [
+    "response.created",
+    "response.in_progress",
+    "response.queued",
+];
+
+/// The lifecycle events that end one.
+const ENDINGS: [&str; 3] = [
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+];
+
+/// The type of a lifecycle event written with its type first, as servers
+/// write them, found without reading the event; `None` for any other.
+fn lifecycle_kind(data: &str) -> Option<&'static str> {
+    let rest = data.strip_prefix(r#"{"type":""#)?;
+    let kind = &rest[..rest.find('"')?];
+    BEGINNINGS
+        .iter()
+        .chain(&ENDINGS)
+        .copied()
+        .find(|k| *k == kind)
 }
 
 /// An event's position field, when it is a number.

@@ -77,12 +77,12 @@ impl StreamTranslator {
     pub(super) fn terminal(
         &mut self,
         kind: &str,
-        response: Option<&RawValue>,
+        response: Result<Option<ResponseShell<'_>>, String>,
         out: &mut Frames,
     ) -> Result<(), String> {
-        let raw = response.ok_or_else(|| format!("the upstream sent {kind} without a response"))?;
-        let body = ResponseShell::parse(raw.get().as_bytes())
-            .map_err(|e| format!("the upstream's {kind} does not hold a response: {e}"))?;
+        let body = response
+            .map_err(|e| format!("the upstream's {kind} does not hold a response: {e}"))?
+            .ok_or_else(|| format!("the upstream sent {kind} without a response"))?;
         if let Some(model) = body.model.as_deref().filter(|m| !m.is_empty()) {
             self.model = model.to_owned();
         }
@@ -158,8 +158,13 @@ impl StreamTranslator {
     /// event. The grammar has `error` followed at once by `response.failed`,
     /// and the items still open must be closed before either: sending it
     /// now would put their closing events between the two.
-    pub(super) fn upstream_error(&mut self, raw: &RawValue) {
-        self.failure = Some(Failure::upstream(raw));
+    pub(super) fn upstream_error(&mut self, event: &str) {
+        // An event read as an object is JSON: the raw value is made only
+        // here, on the rare event that fails a stream.
+        self.failure = Some(match serde_json::from_str::<&RawValue>(event) {
+            Ok(raw) => Failure::upstream(raw),
+            Err(_) => Failure::server(format!("the upstream reported an error: {event}")),
+        });
     }
 
     fn send_error(&mut self, failure: &Failure, out: &mut Frames) {

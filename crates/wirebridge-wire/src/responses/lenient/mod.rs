@@ -21,4 +21,4 @@ pub use reply::{
     IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,
 };
 pub use request::{CreateResponse, Input, Reasoning, TextFormat, TextParam, Tool};
-pub use shell::ResponseShell;
+pub use shell::{LifecycleEvent, ResponseShell};

@@ -70,6 +70,12 @@ impl<'a> ResponseShell<'a> {
     /// count written as a float, invalid JSON).
     pub(crate) fn read(text: &'a str) -> Option<Self> {
         let mut cursor = JsonCursor::new(text);
+        let shell = Self::read_from(&mut cursor)?;
+        cursor.end()?;
+        Some(shell)
+    }
+
+    fn read_from(cursor: &mut JsonCursor<'a>) -> Option<Self> {
         let mut shell = ResponseShell::default();
         let mut seen = SeenFields::default();
         cursor.object(|c, key| {
@@ -90,8 +96,55 @@ impl<'a> ResponseShell<'a> {
             seen.once(bit)?;
             read(c, r)
         })?;
-        cursor.end()?;
         Some(shell)
+    }
+}
+
+/// A lifecycle event (`response.created`, `response.completed`, …) read
+/// for the `Response` it carries: its type, and that response's
+/// [`ResponseShell`], in one pass over the event. Servers echo the whole
+/// request in these (its tools, its instructions), so they are the
+/// largest events of a stream, and reading the event and then its
+/// response would read them twice.
+///
+/// ```
+/// use wirebridge_wire::responses::lenient::LifecycleEvent;
+///
+/// let event = LifecycleEvent::read(r#"{"type":"response.completed","sequence_number":9,"response":{"status":"completed","output":[]}}"#).unwrap();
+/// assert_eq!(event.kind.as_deref(), Some("response.completed"));
+/// assert_eq!(event.response.unwrap().status.as_deref(), Some("completed"));
+/// ```
+#[derive(Debug, Default, Deserialize)]
+pub struct LifecycleEvent<'a> {
+    /// The event's type.
+    #[serde(borrow, rename = "type")]
+    pub kind: Option<Str<'a>>,
+    /// The response it carries.
+    #[serde(borrow)]
+    pub response: Option<ResponseShell<'a>>,
+}
+
+impl<'a> LifecycleEvent<'a> {
+    /// Reads an event in one pass with the [`JsonCursor`]; `None` when the
+    /// cursor does not read it (as for [`ResponseShell::parse`]), for the
+    /// caller to read it another way, which also names what is wrong.
+    pub fn read(text: &'a str) -> Option<Self> {
+        let mut cursor = JsonCursor::new(text);
+        let mut event = LifecycleEvent::default();
+        let mut seen = SeenFields::default();
+        cursor.object(|c, key| match key {
+            "type" => {
+                seen.once(0)?;
+                c.set(&mut event.kind, JsonCursor::str)
+            }
+            "response" => {
+                seen.once(1)?;
+                c.set(&mut event.response, ResponseShell::read_from)
+            }
+            _ => c.skip_value(),
+        })?;
+        cursor.end()?;
+        Some(event)
     }
 }
 
@@ -232,6 +285,59 @@ mod tests {
         );
         let err = ResponseShell::parse(br#"{"output":{}}"#).unwrap_err();
         assert!(err.to_string().contains("sequence"), "{err}");
+    }
+
+    #[test]
+    fn reads_a_lifecycle_event_as_serde_does() {
+        let event =
+            format!(r#"{{"type":"response.completed","sequence_number":12,"response":{REPLY}}}"#);
+        let read = LifecycleEvent::read(&event).unwrap();
+        assert_eq!(
+            read.response
+                .as_ref()
+                .unwrap()
+                .output
+                .as_ref()
+                .map(Vec::len),
+            Some(2)
+        );
+        let serde: LifecycleEvent<'_> = serde_json::from_str(&event).unwrap();
+        assert_eq!(format!("{read:?}"), format!("{serde:?}"));
+        for given_up in [
+            r#"{"type":"response.created","response":{"created_at":1.5}}"#,
+            r#"{"type":"a","type":"b"}"#,
+            r#"{"response":[]}"#,
+            r#"{"type":"response.created"} x"#,
+        ] {
+            let read = LifecycleEvent::read(given_up);
+            let serde = serde_json::from_str::<LifecycleEvent<'_>>(given_up);
+            match (read, serde) {
+                (Some(read), Ok(serde)) => assert_eq!(format!("{read:?}"), format!("{serde:?}")),
+                (Some(read), Err(e)) => panic!("read what serde refuses ({e}): {read:?}"),
+                (None, _) => {}
+            }
+        }
+        let mut rng = wirebridge_testkit::mutate::Rng(0x2545_f491_4f6c_dd1d);
+        let mut read = 0;
+        for _ in 0..10_000 {
+            let bytes = wirebridge_testkit::mutate::edit(
+                event.as_bytes(),
+                b"{}[]\":,\\ 019.etfnul",
+                1 + rng.below(3),
+                &mut rng,
+            );
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            let Some(fast) = LifecycleEvent::read(text) else {
+                continue;
+            };
+            let serde: LifecycleEvent<'_> = serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("read what serde refuses ({e}): {text}"));
+            assert_eq!(format!("{fast:?}"), format!("{serde:?}"), "{text}");
+            read += 1;
+        }
+        assert!(read > 1_000, "{read}");
     }
 
     #[test]
