@@ -322,3 +322,88 @@ fn a_progress_event_after_the_start_is_not_read() {
         .count();
     assert_eq!(progress, 1);
 }
+
+/// What the client reads of one item a backend sent whole: as
+/// `response.output_item.done` only, or only listed in its final response.
+fn whole_item(item: &str, listed_only: bool, summary: bool) -> ResponsesTranscript {
+    let created = r#"{"type":"response.created","response":{"id":"x","status":"in_progress"}}"#;
+    let done = format!(r#"{{"type":"response.output_item.done","item":{item}}}"#);
+    let completed = format!(
+        r#"{{"type":"response.completed","response":{{"id":"x","status":"completed","output":[{item}]}}}}"#
+    );
+    let mut events = vec![created];
+    if !listed_only {
+        events.push(&done);
+    }
+    events.push(&completed);
+    let ctx = NativeContext {
+        summary,
+        ..NativeContext::default()
+    };
+    let (out, _) = drive(StreamTranslator::new(ctx), &sse(&events), 0);
+    responses_grammar::check(&parse_sse(&out))
+        .unwrap_or_else(|v| panic!("{item} (listed only: {listed_only}, summary: {summary}): {v}"))
+}
+
+#[test]
+fn an_item_sent_whole_is_streamed_by_the_bridge() {
+    // The grammar wants an item's content streamed before the item is
+    // done; a backend that sends it whole leaves that to the bridge.
+    let call = r#"{"type":"function_call","id":"f","call_id":"c","name":"get","arguments":"{\"a\":1}","status":"completed"}"#;
+    let custom = r#"{"type":"custom_tool_call","id":"f","call_id":"c","name":"run","input":"ls -a","status":"completed"}"#;
+    let message = r#"{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Line\nnext","annotations":[{"type":"url_citation","url":"https://example.com","title":"t","start_index":0,"end_index":4}]},{"type":"refusal","refusal":"No."}]}"#;
+    let reasoning = r#"{"type":"reasoning","id":"r","summary":[{"type":"summary_text","text":"Short."}],"content":[{"type":"reasoning_text","text":"Long thought."}]}"#;
+    let unsummarized = r#"{"type":"reasoning","id":"r","summary":[],"content":[{"type":"reasoning_text","text":"Long thought."}]}"#;
+    for listed_only in [false, true] {
+        for summary in [false, true] {
+            let t = whole_item(call, listed_only, summary);
+            assert_eq!(calls(&t), [("get".into(), "c".into(), r#"{"a":1}"#.into())]);
+            let t = whole_item(custom, listed_only, summary);
+            assert_eq!(t.output[0]["input"], "ls -a");
+
+            let t = whole_item(message, listed_only, summary);
+            assert_eq!(t.text, "Line\nnext");
+            assert_eq!(t.refusal, "No.");
+            let annotations = &t.output[0]["content"][0]["annotations"];
+            assert_eq!(annotations[0]["url"], "https://example.com");
+
+            // Shown as a summary, an item's own summary is what the client
+            // reads; otherwise both, as the backend wrote them.
+            let t = whole_item(reasoning, listed_only, summary);
+            let expected = if summary {
+                "Short."
+            } else {
+                "Short.Long thought."
+            };
+            assert_eq!(t.reasoning, expected, "summary: {summary}");
+            let t = whole_item(unsummarized, listed_only, summary);
+            assert_eq!(t.reasoning, "Long thought.");
+        }
+    }
+}
+
+#[test]
+fn an_item_partly_streamed_is_not_streamed_again() {
+    // The backend streamed the text: the bridge only closes what is open.
+    let events = [
+        r#"{"type":"response.created","response":{"id":"x","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"Once"}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Once","annotations":[]}]}}"#,
+        r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#,
+    ];
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &sse(&events),
+        0,
+    );
+    let frames = parse_sse(&out);
+    let t = responses_grammar::check(&frames).expect("grammar");
+    assert_eq!(t.text, "Once");
+    let deltas = frames
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("response.output_text.delta"))
+        .count();
+    assert_eq!(deltas, 1);
+}

@@ -11,6 +11,7 @@ mod content;
 mod end;
 mod slot;
 mod summary;
+mod whole;
 
 use slot::{Slot, SummaryPart};
 
@@ -327,6 +328,7 @@ impl StreamTranslator {
                 self.slots[slot].kind
             ));
         }
+        self.stream_unstreamed(slot, item, out)?;
         self.close_parts(slot, out);
         let done = items::rewrite(item, &self.ctx, slot, true)?;
         self.finish_item(slot, done, out);

@@ -28,6 +28,7 @@ impl StreamTranslator {
                 "the upstream sent {kind} for an item it never announced"
             ));
         };
+        self.slots[slot].content_seen = true;
         if self.ctx.summary
             && self.slots[slot].kind == "reasoning"
             && self.as_summary(kind, &event, slot, out)

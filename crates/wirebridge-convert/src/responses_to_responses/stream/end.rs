@@ -146,6 +146,7 @@ impl StreamTranslator {
                 Some(slot) => slot,
                 None => self.announce(item, out)?,
             };
+            self.stream_unstreamed(slot, item, out)?;
             self.close_parts(slot, out);
             let done = items::rewrite(item, &self.ctx, slot, true)?;
             self.finish_item(slot, done, out);

@@ -15,6 +15,9 @@ pub(super) struct Slot {
     /// The item as announced, rewritten.
     pub(super) added: Box<RawValue>,
     pub(super) done: bool,
+    /// Whether any event about its content came: an item finished
+    /// without one has its content streamed by the bridge.
+    pub(super) content_seen: bool,
     /// The text of the open content part.
     pub(super) text: String,
     pub(super) part_open: bool,
@@ -58,6 +61,7 @@ impl Slot {
             kind: kind.to_owned(),
             added,
             done: false,
+            content_seen: false,
             text: String::new(),
             part_open: false,
             part_kind: PartKind::OutputText,
