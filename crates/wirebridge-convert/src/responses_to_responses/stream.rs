@@ -70,7 +70,7 @@ pub struct StreamTranslator {
     usage: Option<Usage>,
     outcome: Option<ResponseStatus>,
     /// The `Response` of the terminal event, once sent.
-    finished: Option<Box<RawValue>>,
+    finished: Option<String>,
     /// Why the stream fails: the backend's `error` event, until the stream
     /// ends; then why it failed, the backend's reason or the bridge's.
     failure: Option<Failure>,
@@ -122,7 +122,7 @@ impl StreamTranslator {
             created_at: self.created_at,
             status: self.outcome?,
             output: &self.output,
-            response: self.finished.as_deref()?.get(),
+            response: self.finished.as_deref()?,
         })
     }
 
@@ -255,9 +255,7 @@ impl StreamTranslator {
         }
         let created = self.response(ResponseStatus::InProgress, None, None, &[]);
         for kind in ["response.created", "response.in_progress"] {
-            let mut event = RawObject::default();
-            event.set_borrowed("response", &created);
-            self.send(kind, event, out);
+            self.send_lifecycle(kind, &created, out);
         }
         let leading = std::mem::take(&mut self.ctx.leading);
         self.leading = leading.len();
@@ -374,6 +372,22 @@ impl StreamTranslator {
         self.output.insert(at, item);
     }
 
+    /// Writes a lifecycle event: its type, the `Response` (JSON text the
+    /// bridge wrote), its place in the stream.
+    fn send_lifecycle(&mut self, kind: &str, response: &str, out: &mut Frames) {
+        let seq = self.seq;
+        self.seq += 1;
+        out.event(Some(kind), |out| {
+            out.extend_from_slice(b"{\"type\":\"");
+            out.extend_from_slice(kind.as_bytes());
+            out.extend_from_slice(b"\",\"response\":");
+            out.extend_from_slice(response.as_bytes());
+            out.extend_from_slice(b",\"sequence_number\":");
+            out.extend_from_slice(seq.to_string().as_bytes());
+            out.push(b'}');
+        });
+    }
+
     /// Writes one event: its type first, then its fields as they are, then
     /// its place in the stream.
     fn send(&mut self, kind: &str, event: RawObject<'_>, out: &mut Frames) {
@@ -403,7 +417,7 @@ impl StreamTranslator {
         error: Option<ResponseError<'_>>,
         incomplete: Option<IncompleteDetails>,
         output: &[Box<RawValue>],
-    ) -> Box<RawValue> {
+    ) -> String {
         let response = Response {
             id: &self.response_id,
             object: "response",
@@ -417,7 +431,11 @@ impl StreamTranslator {
             usage: self.usage.as_ref(),
             echo: &self.ctx.echo,
         };
-        serde_json::value::to_raw_value(&response).expect("responses always serialize")
+        let mut json = Vec::with_capacity(1024);
+        response.write_json(&mut json);
+        // Written from strings: always UTF-8.
+        String::from_utf8(json)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
     /// Outcome, usage and tool calls so far.

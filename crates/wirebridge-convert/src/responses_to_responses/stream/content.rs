@@ -5,7 +5,7 @@ use crate::frames::Frames;
 use wirebridge_wire::RawObject;
 
 use super::end::PartKind;
-use super::{index, item_id, json_string, string, StreamTranslator};
+use super::{index, json_string, string, StreamTranslator};
 
 impl StreamTranslator {
     /// An event about one item's content.
@@ -114,8 +114,7 @@ impl StreamTranslator {
             }
             _ => {}
         }
-        let item_id = item_id(&self.slots[slot].added);
-        event.set("item_id", &item_id);
+        event.set("item_id", &self.slots[slot].item_id);
         event.set("output_index", &slot.to_string());
         if has_content_index(kind) {
             event.set_if_absent("content_index", "0");
@@ -127,7 +126,7 @@ impl StreamTranslator {
     /// An event about the item in `slot`: its id and position.
     pub(super) fn place(&self, slot: usize) -> RawObject<'static> {
         let mut event = RawObject::default();
-        event.set("item_id", &item_id(&self.slots[slot].added));
+        event.set("item_id", &self.slots[slot].item_id);
         event.set("output_index", &slot.to_string());
         event
     }

@@ -115,13 +115,11 @@ impl StreamTranslator {
             },
         });
         let response = self.response(status, None, incomplete, &self.output);
-        let mut event = RawObject::default();
-        event.set_borrowed("response", &response);
         let kind = match status {
             ResponseStatus::Incomplete => "response.incomplete",
             _ => "response.completed",
         };
-        self.send(kind, event, out);
+        self.send_lifecycle(kind, &response, out);
         self.finished = Some(response);
         self.outcome = Some(status);
         self.state = State::Finished;
@@ -204,9 +202,7 @@ impl StreamTranslator {
             message: &failure.message,
         };
         let response = self.response(ResponseStatus::Failed, Some(error), None, &self.output);
-        let mut event = RawObject::default();
-        event.set_borrowed("response", &response);
-        self.send("response.failed", event, out);
+        self.send_lifecycle("response.failed", &response, out);
         self.finished = Some(response);
         self.failure = Some(failure);
         self.outcome = Some(ResponseStatus::Failed);

@@ -4,6 +4,7 @@
 use serde_json::value::RawValue;
 
 use super::end::PartKind;
+use super::item_id;
 use super::summary::NativeSummary;
 
 /// One output item: where the backend had it, and where the client has it.
@@ -14,6 +15,8 @@ pub(super) struct Slot {
     pub(super) kind: String,
     /// The item as announced, rewritten.
     pub(super) added: Box<RawValue>,
+    /// Its id, as the JSON string every event about it names it by.
+    pub(super) item_id: String,
     pub(super) done: bool,
     /// Whether any event about its content came: an item finished
     /// without one has its content streamed by the bridge.
@@ -59,6 +62,7 @@ impl Slot {
             upstream_id,
             upstream_index,
             kind: kind.to_owned(),
+            item_id: item_id(&added),
             added,
             done: false,
             content_seen: false,
