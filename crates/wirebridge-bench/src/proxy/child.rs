@@ -29,6 +29,7 @@ impl Proxy {
         binary: &Path,
         demo_url: &str,
         upstream_api: &str,
+        profile: Option<&str>,
         log: &str,
         extra: &[String],
     ) -> Result<Self, String> {
@@ -43,13 +44,8 @@ impl Proxy {
             ])
             .arg("--upstream")
             .arg(format!("{demo_url}/v1"));
-        // In front of a Responses upstream, the bridge keeps the state of
-        // one that keeps none, and re-sends its replies: under a profile
-        // that says the upstream keeps its own, a Responses request passes
-        // through as it is, so `passthrough` measures forwarding, and
-        // `translated` the Chat client's translation alone.
-        if upstream_api == "responses" {
-            command.args(["--profile", "openai"]);
+        if let Some(profile) = profile {
+            command.args(["--profile", profile]);
         }
         command
             .args(extra)

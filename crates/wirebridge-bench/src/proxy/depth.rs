@@ -124,6 +124,7 @@ pub(super) async fn measure(
             binary,
             &demo.url,
             "chat",
+            None,
             log,
             &["--store".to_owned(), store_arg],
         )?;

@@ -126,7 +126,8 @@ impl LiteLlm {
 fn config_text(demo_url: &str, direction: Direction) -> String {
     let model = match direction {
         Direction::ResponsesToChat => "custom_openai/*",
-        Direction::ChatToResponses => "openai/responses/*",
+        // (The stateful engine is not measured against LiteLLM.)
+        Direction::ChatToResponses | Direction::ResponsesToResponses => "openai/responses/*",
     };
     format!(
         "model_list:\n\

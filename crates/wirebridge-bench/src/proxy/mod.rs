@@ -115,6 +115,9 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
         let Some(translated) = case.routes.iter().find(|r| r.name == "translated").cloned() else {
             continue;
         };
+        if !case.direction.has_peers() {
+            continue;
+        }
         if settings.litellm.is_some() {
             case.routes.push(Route {
                 name: "litellm",
@@ -197,12 +200,18 @@ async fn measure(
         .map_err(|e| format!("cannot start the demo upstream: {e}"))?;
     let demo_url = demo.url();
     let mut proxies: Vec<(Direction, Proxy)> = Vec::new();
+    // The stateful engine's `passthrough` is the Chat clients' proxy.
+    let forwards = cases
+        .iter()
+        .any(|case| case.routes.iter().any(|r| r.via == Via::Forwarding));
     for direction in Direction::ALL {
-        if cases.iter().any(|case| case.direction == direction) {
+        let used = cases.iter().any(|case| case.direction == direction);
+        if used || (forwards && direction == Direction::ChatToResponses) {
             let proxy = Proxy::start(
                 binary,
                 &demo_url,
                 direction.upstream_api(),
+                direction.profile(),
                 &settings.log,
                 &settings.args,
             )?;
@@ -214,7 +223,7 @@ async fn measure(
         .build_http();
     let mut litellms: Vec<(Direction, LiteLlm)> = Vec::new();
     if let Some(executable) = &settings.litellm {
-        for &(direction, _) in &proxies {
+        for &(direction, _) in proxies.iter().filter(|(d, _)| d.has_peers()) {
             let litellm = LiteLlm::start(executable, &demo_url, direction, &client).await?;
             litellms.push((direction, litellm));
         }
@@ -227,7 +236,7 @@ async fn measure(
     .await
     .map_err(|e| format!("{e} (build it with `cargo build --release -p wirebridge-bench`)"))?;
     let mut gateways: Vec<(Direction, usize, Gateway)> = Vec::new();
-    for &(direction, _) in &proxies {
+    for &(direction, _) in proxies.iter().filter(|(d, _)| d.has_peers()) {
         for (n, spec) in settings.gateways.iter().enumerate() {
             gateways.push((
                 direction,
@@ -259,6 +268,14 @@ async fn measure(
                 let (base, cpu) = match route.via {
                     Via::Demo => (&demo_url, None),
                     Via::Proxy => (&proxy.url, Some((proxy.pid(), &clock))),
+                    Via::Forwarding => {
+                        let forwarding = proxies
+                            .iter()
+                            .find(|(direction, _)| *direction == Direction::ChatToResponses)
+                            .map(|(_, proxy)| proxy)
+                            .expect("the forwarding proxy started");
+                        (&forwarding.url, Some((forwarding.pid(), &clock)))
+                    }
                     Via::LiteLlm => {
                         let litellm = litellms
                             .iter()

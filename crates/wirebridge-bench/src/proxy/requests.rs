@@ -11,7 +11,9 @@ use std::path::Path;
 use bytes::Bytes;
 use serde_json::{json, Value};
 use wirebridge_bench::cases;
-use wirebridge_convert::{chat_to_responses as c2r, responses_to_chat as r2c};
+use wirebridge_convert::{
+    chat_to_responses as c2r, responses_to_chat as r2c, responses_to_responses as r2r,
+};
 
 /// Words in the user message of the streaming case: the demo streams one
 /// word per chunk, so the reply has about this many chunks.
@@ -27,18 +29,28 @@ pub(super) enum Direction {
     /// A Responses client over a Chat upstream (`serve --upstream-api chat`).
     ResponsesToChat,
     /// A Chat client over a Responses upstream (`serve --upstream-api
-    /// responses`).
+    /// responses --profile openai`: an upstream that keeps its own state).
     ChatToResponses,
+    /// A Responses client over a Responses upstream that keeps no state
+    /// (`serve --upstream-api responses`, the default profile): the
+    /// bridge's stateful engine, which completes the request and re-sends
+    /// the reply under its own ids.
+    ResponsesToResponses,
 }
 
 impl Direction {
-    pub(super) const ALL: [Direction; 2] = [Direction::ResponsesToChat, Direction::ChatToResponses];
+    pub(super) const ALL: [Direction; 3] = [
+        Direction::ResponsesToChat,
+        Direction::ChatToResponses,
+        Direction::ResponsesToResponses,
+    ];
 
     /// The name in case names, as the translation cases name it.
     pub(super) fn as_str(self) -> &'static str {
         match self {
             Direction::ResponsesToChat => "responses_to_chat",
             Direction::ChatToResponses => "chat_to_responses",
+            Direction::ResponsesToResponses => "responses_to_responses",
         }
     }
 
@@ -46,13 +58,31 @@ impl Direction {
     pub(super) fn upstream_api(self) -> &'static str {
         match self {
             Direction::ResponsesToChat => "chat",
-            Direction::ChatToResponses => "responses",
+            Direction::ChatToResponses | Direction::ResponsesToResponses => "responses",
         }
+    }
+
+    /// The proxy's `--profile`, when not the default. In front of a
+    /// Responses upstream, a profile that says the upstream keeps its own
+    /// state makes a Responses request pass through as it is: the Chat
+    /// clients' proxy then measures their translation alone, and is the
+    /// stateful engine's `passthrough`.
+    pub(super) fn profile(self) -> Option<&'static str> {
+        match self {
+            Direction::ChatToResponses => Some("openai"),
+            Direction::ResponsesToChat | Direction::ResponsesToResponses => None,
+        }
+    }
+
+    /// Whether LiteLLM and other gateways are measured beside it: not for
+    /// the stateful engine, which they do not have.
+    pub(super) fn has_peers(self) -> bool {
+        self != Direction::ResponsesToResponses
     }
 
     fn client_path(self) -> &'static str {
         match self {
-            Direction::ResponsesToChat => "/v1/responses",
+            Direction::ResponsesToChat | Direction::ResponsesToResponses => "/v1/responses",
             Direction::ChatToResponses => "/v1/chat/completions",
         }
     }
@@ -60,7 +90,7 @@ impl Direction {
     fn upstream_path(self) -> &'static str {
         match self {
             Direction::ResponsesToChat => "/v1/chat/completions",
-            Direction::ChatToResponses => "/v1/responses",
+            Direction::ChatToResponses | Direction::ResponsesToResponses => "/v1/responses",
         }
     }
 }
@@ -72,6 +102,9 @@ pub(super) enum Via {
     Demo,
     /// Through the proxy of the case's direction.
     Proxy,
+    /// Through the proxy that passes a Responses request through as it is
+    /// (the Chat clients', see [`Direction::profile`]).
+    Forwarding,
     /// Through the LiteLLM proxy of the case's direction (`--litellm`).
     LiteLlm,
     /// Through the minimal hyper proxy, which forwards without translating.
@@ -112,7 +145,10 @@ pub(super) struct Case {
 /// upstream request through the minimal hyper proxy (`minimal`: what
 /// forwarding alone costs); the upstream request through the proxy, which
 /// forwards it as it is (`passthrough`); and the client's request through
-/// the proxy, which translates it (`translated`).
+/// the proxy, which translates it (`translated`). For the stateful engine,
+/// `translated` is the client's request completed and its reply re-sent,
+/// with the conversation kept (the demo keeps nothing), and `passthrough`
+/// the same request through a proxy that forwards it.
 pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let turn = responses_with(&cases::codex_turn(shared)?, &[("stream", false.into())])?;
     let prose = cases::codex_prose(shared)?;
@@ -139,6 +175,14 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
                     "messages": [{"role": "user", "content": text}],
                 })),
             ),
+            Direction::ResponsesToResponses => (
+                turn.clone(),
+                to_bytes(&json!({
+                    "model": "wirebridge-demo",
+                    "stream": true,
+                    "input": [{"role": "user", "content": [{"type": "input_text", "text": text}]}],
+                })),
+            ),
         };
         for (kind, streaming, client) in [
             ("request_3k", false, plain),
@@ -147,6 +191,11 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
             let upstream = match direction {
                 Direction::ResponsesToChat => responses_to_chat(&client)?,
                 Direction::ChatToResponses => chat_to_responses(&client)?,
+                Direction::ResponsesToResponses => responses_completed(&client)?,
+            };
+            let forwarder = match direction {
+                Direction::ResponsesToResponses => Via::Forwarding,
+                _ => Via::Proxy,
             };
             for concurrency in [1, 32] {
                 let route = |name, via, path, body: &Bytes| Route {
@@ -173,7 +222,7 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
                         ),
                         route(
                             "passthrough",
-                            Via::Proxy,
+                            forwarder,
                             direction.upstream_path(),
                             &upstream,
                         ),
@@ -250,6 +299,16 @@ fn responses_to_chat(body: &[u8]) -> Result<Bytes, String> {
     r2c::translate_request(body, &r2c::Options::default())
         .map(|t| Bytes::from(t.body))
         .map_err(|e| format!("the benchmark's Responses request does not translate: {e}"))
+}
+
+/// The request the stateful engine sends a Responses upstream that keeps
+/// no state, for a request that continues nothing.
+fn responses_completed(body: &[u8]) -> Result<Bytes, String> {
+    let parsed = r2c::ParsedRequest::parse(body)
+        .map_err(|e| format!("the benchmark's Responses request does not parse: {e}"))?;
+    r2r::translate_request(parsed, &r2c::History::default(), &r2c::Options::default())
+        .map(|t| Bytes::from(t.body))
+        .map_err(|e| format!("the benchmark's Responses request does not complete: {e}"))
 }
 
 fn chat_to_responses(body: &[u8]) -> Result<Bytes, String> {

@@ -4,9 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
-use wirebridge_wire::responses::lenient::{
-    CreateResponse, Input, ItemKind, ReadRequest, TextParam,
-};
+use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
 use wirebridge_wire::responses::strict::ResponseEcho;
 use wirebridge_wire::RawObject;
 
@@ -70,39 +68,22 @@ pub struct ParsedRequest<'a> {
     /// values are then echoed as they are, with no compacting.
     pub(crate) compact: bool,
     /// The body's fields as raw text, when the one-pass reader read it:
-    /// what a backend of the same API is sent, patched.
+    /// what a Responses backend is sent, patched, rather than read again.
     pub(crate) members: Option<RawObject<'a>>,
 }
 
 impl<'a> ParsedRequest<'a> {
     /// Parses a request body; an invalid one is an error naming the field.
     pub fn parse(body: &'a [u8]) -> Result<Self, ConvertError> {
-        Self::parse_with(body, CreateResponse::read)
-    }
-
-    /// [`parse`](Self::parse) for a request to be sent on to a Responses
-    /// backend: the body's fields are kept as they were read, for
-    /// [`responses_to_responses::translate_request`] to patch rather than
-    /// read them again.
-    ///
-    /// [`responses_to_responses::translate_request`]: crate::responses_to_responses::translate_request
-    pub fn parse_to_forward(body: &'a [u8]) -> Result<Self, ConvertError> {
-        Self::parse_with(body, CreateResponse::read_with_members)
-    }
-
-    fn parse_with(
-        body: &'a [u8],
-        read: fn(&'a [u8]) -> Option<ReadRequest<'a>>,
-    ) -> Result<Self, ConvertError> {
         // One pass for the bodies clients send; serde's layers, which also
         // name what is wrong, for the rest.
-        if let Some(read) = read(body) {
+        if let Some(read) = CreateResponse::read(body) {
             return Ok(Self {
                 request: read.request,
                 body,
                 len: body.len(),
                 compact: read.compact,
-                members: read.members,
+                members: Some(read.members),
             });
         }
         let compact = ConvertError::check_depth_and_compactness(body)?;

@@ -30,7 +30,7 @@
 //! let history = History::new("resp_1", [earlier_input, earlier_output]);
 //!
 //! let body = br#"{"model":"m","previous_response_id":"resp_1","input":"What is my name?"}"#;
-//! let request = ParsedRequest::parse_to_forward(body).unwrap();
+//! let request = ParsedRequest::parse(body).unwrap();
 //! let translated = translate_request(request, &history, &Options::default()).unwrap();
 //! let upstream: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
 //! assert!(upstream.get("previous_response_id").is_none());

@@ -25,7 +25,7 @@ impl sealed::Direction for ResponsesOverResponses {
         _head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        responses_to_chat::ParsedRequest::parse_to_forward(body)
+        responses_to_chat::ParsedRequest::parse(body)
     }
 
     fn translate<'a>(
