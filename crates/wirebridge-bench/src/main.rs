@@ -54,7 +54,8 @@ struct Flags {
     store: bool,
     /// With --proxy: measure a stored conversation's turn as it grows
     /// instead: the proxy's, the backend's and Redis's CPU time per turn
-    /// at each depth, with the memory store and a Redis store.
+    /// at each depth, over a Chat and a Responses backend, with the memory
+    /// store and a Redis store.
     #[arg(long, requires = "proxy", conflicts_with_all = ["store", "litellm", "gateways"])]
     depth: bool,
     /// With --depth: the depths, comma-separated.

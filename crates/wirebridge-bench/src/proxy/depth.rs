@@ -1,11 +1,13 @@
 //! `wirebridge-bench --proxy --depth`: what one turn of a stored
 //! conversation costs as the conversation grows, per process.
 //!
-//! A Responses client on a Chat backend continues its conversation with
-//! `previous_response_id`: the bridge reads the stored turns, translates
-//! the whole history and sends it to a backend that keeps nothing. Here the
-//! backend is `wirebridge demo --api chat` and the proxy `wirebridge serve`,
-//! each a process of its own, with the memory store and, when
+//! A Responses client continues its conversation with
+//! `previous_response_id`: the bridge reads the stored turns and sends the
+//! whole history to a backend that keeps nothing, translated for a Chat
+//! backend, as it is for a Responses one (the stateful engine). Here the
+//! backend is `wirebridge demo --api chat`, then `--api responses`, and the
+//! proxy `wirebridge serve`, each a process of its own, with the memory
+//! store and, when
 //! `redis-server` can be run, a Redis store (a third process). A chain of
 //! turns is built through the proxy (untimed), and at each depth `d` turns
 //! continuing the response at depth `d - 1` (each a branch of the same
@@ -40,6 +42,8 @@ const MIN_TURNS: usize = 5;
 /// One depth's result.
 #[derive(Debug, Serialize)]
 pub(super) struct DepthRow {
+    /// The backend's API: `chat` or `responses`.
+    upstream: &'static str,
     store: &'static str,
     depth: usize,
     turns: usize,
@@ -61,9 +65,9 @@ struct Demo {
 }
 
 impl Demo {
-    fn start(binary: &Path) -> Result<Self, String> {
+    fn start(binary: &Path, api: &str) -> Result<Self, String> {
         let mut child = Command::new(binary)
-            .args(["demo", "--listen", "127.0.0.1:0", "--api", "chat"])
+            .args(["demo", "--listen", "127.0.0.1:0", "--api", api])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -92,7 +96,8 @@ impl Drop for Demo {
     }
 }
 
-/// Measures every depth over each store there is; the rows in order.
+/// Measures every depth over each backend API and each store there is;
+/// the rows in order.
 pub(super) async fn measure(
     binary: &Path,
     depths: &[usize],
@@ -107,7 +112,10 @@ pub(super) async fn measure(
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
             .build_http();
     let mut rows = Vec::new();
-    for store in ["memory", "redis"] {
+    for (upstream, store) in ["chat", "responses"]
+        .into_iter()
+        .flat_map(|api| [(api, "memory"), (api, "redis")])
+    {
         let redis = match store {
             "redis" => match RedisServer::start() {
                 Ok(redis) => Some(redis),
@@ -118,12 +126,12 @@ pub(super) async fn measure(
             },
             _ => None,
         };
-        let demo = Demo::start(binary)?;
+        let demo = Demo::start(binary, upstream)?;
         let store_arg = redis.as_ref().map_or("memory".to_owned(), RedisServer::url);
         let proxy = Proxy::start(
             binary,
             &demo.url,
-            "chat",
+            upstream,
             None,
             log,
             &["--store".to_owned(), store_arg],
@@ -145,6 +153,7 @@ pub(super) async fn measure(
             let parent = depth.checked_sub(2).map(|at| chain[at].as_str());
             let row = timed(&client, &url, parent, run_time, &processes).await?;
             rows.push(DepthRow {
+                upstream,
                 store,
                 depth,
                 ..row
@@ -203,6 +212,7 @@ async fn timed(
     let per_turn = |at: usize| (after[at] - before[at]).as_secs_f64() * 1e3 / turns as f64;
     latencies.sort_by(f64::total_cmp);
     Ok(DepthRow {
+        upstream: "",
         store: "",
         depth: 0,
         turns,
@@ -271,15 +281,24 @@ async fn turn(
 /// Prints the rows as a table.
 pub(super) fn print(rows: &[DepthRow]) {
     println!(
-        "{:<7} {:>6} {:>6} {:>9} {:>11} {:>13} {:>10} {:>12}",
-        "store", "depth", "turns", "p50 ms", "proxy ms", "upstream ms", "redis ms", "input tokens"
+        "{:<10} {:<7} {:>6} {:>6} {:>9} {:>11} {:>13} {:>10} {:>12}",
+        "upstream",
+        "store",
+        "depth",
+        "turns",
+        "p50 ms",
+        "proxy ms",
+        "upstream ms",
+        "redis ms",
+        "input tokens"
     );
     for row in rows {
         let redis = row
             .redis_cpu_ms_per_turn
             .map_or("-".to_owned(), |ms| format!("{ms:.3}"));
         println!(
-            "{:<7} {:>6} {:>6} {:>9.3} {:>11.3} {:>13.3} {:>10} {:>12}",
+            "{:<10} {:<7} {:>6} {:>6} {:>9.3} {:>11.3} {:>13.3} {:>10} {:>12}",
+            row.upstream,
             row.store,
             row.depth,
             row.turns,
