@@ -256,31 +256,65 @@ fn whole_input(
     seal: Option<&Seal>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<String, ConvertError> {
-    let mut input = String::with_capacity(history.text_len() + own.len().max(len / 2) + 2);
-    input.push('[');
-    let arrays = history.arrays().len();
-    for (n, array) in history.arrays().iter().copied().chain([own]).enumerate() {
-        let path = match n < arrays {
+    let capacity = history.text_len() + own.len().max(len / 2) + 2;
+    let arrays = || history.arrays().iter().copied().chain([own]);
+    // Most conversations hold nothing the bridge sealed: one look over the
+    // joined text says so. Looking into each array of a long history, and
+    // trimming each, cost 16% of a turn's instructions at depth 500
+    // (callgrind: 1,282 K a turn before, 1,079 K after).
+    let joined = join(arrays(), capacity);
+    if !joined.contains(PREFIX) {
+        return Ok(joined);
+    }
+    let stored = history.arrays().len();
+    let mut opened = Vec::with_capacity(stored + 1);
+    for (n, array) in arrays().enumerate() {
+        let path = match n < stored {
             true => "previous_response_id",
             false => "input",
         };
-        let opened = open_sealed(array, seal, path, losses)?;
-        let items = opened.trim();
-        let inner = items
-            .strip_prefix('[')
-            .and_then(|s| s.strip_suffix(']'))
-            .unwrap_or(items)
-            .trim();
+        opened.push(open_sealed(array, seal, path, losses)?);
+    }
+    Ok(join(opened.iter().map(|array| array.as_ref()), capacity))
+}
+
+/// JSON arrays joined into one.
+fn join<'s>(arrays: impl Iterator<Item = &'s str>, capacity: usize) -> String {
+    let mut joined = String::with_capacity(capacity);
+    joined.push('[');
+    for array in arrays {
+        let inner = array_items(array);
         if inner.is_empty() {
             continue;
         }
-        if input.len() > 1 {
-            input.push(',');
+        if joined.len() > 1 {
+            joined.push(',');
         }
-        input.push_str(inner);
+        joined.push_str(inner);
     }
-    input.push(']');
-    Ok(input)
+    joined.push(']');
+    joined
+}
+
+/// An array's items, as text: without its brackets and the whitespace
+/// around them. Arrays the bridge stored are compact, their brackets the
+/// first and last bytes; anything else is trimmed first.
+fn array_items(array: &str) -> &str {
+    let inner = match array.as_bytes() {
+        [b'[', .., b']'] => &array[1..array.len() - 1],
+        _ => {
+            let trimmed = array.trim();
+            trimmed
+                .strip_prefix('[')
+                .and_then(|s| s.strip_suffix(']'))
+                .unwrap_or(trimmed)
+        }
+    };
+    let padded = |byte: Option<&u8>| byte.is_some_and(u8::is_ascii_whitespace);
+    match padded(inner.as_bytes().first()) || padded(inner.as_bytes().last()) {
+        true => inner.trim(),
+        false => inner,
+    }
 }
 
 /// An array of items with every reasoning item the bridge sealed opened:
@@ -443,6 +477,53 @@ mod tests {
             body.ends_with(r#""x_vendor":{"a":[1,2]},"top_p":0.5}"#),
             "{body}"
         );
+    }
+
+    #[test]
+    fn reasoning_the_bridge_sealed_is_opened_anywhere_in_the_history() {
+        use crate::seal::{SealKey, Sealer};
+        use wirebridge_wire::raw::JsonText;
+        let seal = Seal {
+            sealer: std::sync::Arc::new(Sealer::new(SealKey::generate(), Vec::new())),
+            scope: "tenant".into(),
+        };
+        let sealed = seal.reasoning(&JsonText::from_text("Thought it over."));
+        let reasoning = format!(
+            r#"[{{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"{sealed}"}}]"#
+        );
+        let first = r#"[{"type":"message","id":"m1","role":"user","content":"a"}]"#;
+        let history = History::new("resp_2", [first, "[]", "[]", reasoning.as_str()]);
+        let options = Options {
+            seal: Some(seal),
+            ..Options::default()
+        };
+        let body = br#"{"model":"m","previous_response_id":"resp_2","input":"next"}"#;
+        let parsed = ParsedRequest::parse(body).unwrap();
+        let translated = translate_request(parsed, &history, &options).unwrap();
+        let upstream: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
+        let input = upstream["input"].as_array().unwrap();
+        assert_eq!(input.len(), 3);
+        assert_eq!(input[0]["id"], "m1");
+        assert!(input[1].get("encrypted_content").is_none());
+        assert_eq!(input[1]["content"][0]["text"], "Thought it over.");
+        assert_eq!(input[2]["content"][0]["text"], "next");
+    }
+
+    #[test]
+    fn arrays_are_joined_as_their_items() {
+        for (array, items) in [
+            (r#"[{"a":1},{"b":2}]"#, r#"{"a":1},{"b":2}"#),
+            (" [ {\"a\":1} ]\n", r#"{"a":1}"#),
+            ("[]", ""),
+            ("[ ]", ""),
+            ("", ""),
+            (r#"{"a":1}"#, r#"{"a":1}"#),
+        ] {
+            assert_eq!(array_items(array), items, "{array:?}");
+        }
+        let joined = join(["[1,2]", "[]", " [3] ", "[4]"].into_iter(), 0);
+        assert_eq!(joined, "[1,2,3,4]");
+        assert_eq!(join(["[]", ""].into_iter(), 0), "[]");
     }
 
     #[test]
