@@ -49,6 +49,7 @@
 
 mod body;
 mod compacted;
+mod input;
 mod items;
 mod request;
 mod stream;
