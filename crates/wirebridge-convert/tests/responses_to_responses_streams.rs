@@ -407,3 +407,123 @@ fn an_item_partly_streamed_is_not_streamed_again() {
         .count();
     assert_eq!(deltas, 1);
 }
+
+/// The transcript of a reasoning item streamed by `events` (its content
+/// events, between its added and done events), with reasoning shown as a
+/// summary, over several splits of the bytes.
+fn summarized(events: &[&str], done_item: &str) -> ResponsesTranscript {
+    let created = r#"{"type":"response.created","response":{"id":"x","status":"in_progress"}}"#;
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[],"content":[]}}"#;
+    let done =
+        format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{done_item}}}"#);
+    let completed =
+        r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#;
+    let mut all = vec![created, added];
+    all.extend_from_slice(events);
+    all.push(&done);
+    all.push(completed);
+    let ctx = NativeContext {
+        summary: true,
+        ..NativeContext::default()
+    };
+    let mut seen = None;
+    for seed in [0, 1, 5] {
+        let (out, _) = drive(StreamTranslator::new(ctx.clone()), &sse(&all), seed);
+        let t = responses_grammar::check(&parse_sse(&out))
+            .unwrap_or_else(|v| panic!("seed {seed}: grammar violation: {v}"));
+        if let Some(first) = &seen {
+            assert_eq!(&t.output, first, "seed {seed}");
+        }
+        seen = Some(t.output.clone());
+        if seed == 5 {
+            return t;
+        }
+    }
+    unreachable!()
+}
+
+fn summary_texts(t: &ResponsesTranscript) -> Vec<&str> {
+    t.output[0]["summary"]
+        .as_array()
+        .expect("a summary")
+        .iter()
+        .map(|p| p["text"].as_str().expect("a text"))
+        .collect()
+}
+
+const TEXT_PART: &str = r#"{"type":"response.content_part.added","item_id":"rs","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":""}}"#;
+const TEXT_DELTA: &str = r#"{"type":"response.reasoning_text.delta","item_id":"rs","output_index":0,"content_index":0,"delta":"Long "}"#;
+const TEXT_DONE: &str = r#"{"type":"response.reasoning_text.done","item_id":"rs","output_index":0,"content_index":0,"text":"Long thought."}"#;
+const TEXT_PART_DONE: &str = r#"{"type":"response.content_part.done","item_id":"rs","output_index":0,"content_index":0,"part":{"type":"reasoning_text","text":"Long thought."}}"#;
+const SUMMARY_EVENTS: [&str; 4] = [
+    r#"{"type":"response.reasoning_summary_part.added","item_id":"rs","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+    r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs","output_index":0,"summary_index":0,"delta":"Short."}"#,
+    r#"{"type":"response.reasoning_summary_text.done","item_id":"rs","output_index":0,"summary_index":0,"text":"Short."}"#,
+    r#"{"type":"response.reasoning_summary_part.done","item_id":"rs","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":"Short."}}"#,
+];
+const BOTH: &str = r#"{"type":"reasoning","id":"rs","summary":[{"type":"summary_text","text":"Short."}],"content":[{"type":"reasoning_text","text":"Long thought."}]}"#;
+
+#[test]
+fn reasoning_text_and_a_summary_of_its_own_are_both_shown_in_the_order_they_came() {
+    // A client shown reasoning as a summary has been sent the text as a
+    // summary part by the time the backend's own summary comes: both stay,
+    // numbered in order, and the finished item lists what was streamed.
+    let text_first = [TEXT_PART, TEXT_DELTA, TEXT_DONE, TEXT_PART_DONE];
+    let events: Vec<&str> = text_first.iter().chain(&SUMMARY_EVENTS).copied().collect();
+    let t = summarized(&events, BOTH);
+    assert_eq!(summary_texts(&t), ["Long thought.", "Short."]);
+    assert_eq!(t.reasoning, "Long thought.Short.");
+
+    let events: Vec<&str> = SUMMARY_EVENTS.iter().chain(&text_first).copied().collect();
+    let t = summarized(&events, BOTH);
+    assert_eq!(summary_texts(&t), ["Short.", "Long thought."]);
+    assert!(t.output[0].get("content").is_none());
+}
+
+#[test]
+fn reasoning_text_sent_only_as_done_is_shown_whole() {
+    // No deltas: the done event's text is the summary's, sent as one delta.
+    let t = summarized(
+        &[TEXT_PART, TEXT_DONE, TEXT_PART_DONE],
+        r#"{"type":"reasoning","id":"rs","summary":[],"content":[{"type":"reasoning_text","text":"Long thought."}]}"#,
+    );
+    assert_eq!(summary_texts(&t), ["Long thought."]);
+    assert_eq!(t.reasoning, "Long thought.");
+}
+
+#[test]
+fn several_reasoning_text_parts_are_one_summary_part() {
+    // As the finished item's text parts are joined into one summary part.
+    let second_part = TEXT_PART.replace("\"content_index\":0", "\"content_index\":1");
+    let second_delta = r#"{"type":"response.reasoning_text.delta","item_id":"rs","output_index":0,"content_index":1,"delta":" More."}"#;
+    let t = summarized(
+        &[
+            TEXT_PART,
+            TEXT_DELTA,
+            TEXT_DONE,
+            TEXT_PART_DONE,
+            &second_part,
+            second_delta,
+        ],
+        r#"{"type":"reasoning","id":"rs","summary":[],"content":[{"type":"reasoning_text","text":"Long thought."},{"type":"reasoning_text","text":" More."}]}"#,
+    );
+    assert_eq!(summary_texts(&t), ["Long thought. More."]);
+}
+
+#[test]
+fn reasoning_text_inside_a_summary_part_fails_the_stream_well_formed() {
+    let events = [SUMMARY_EVENTS[0], SUMMARY_EVENTS[1], TEXT_DELTA];
+    let created = r#"{"type":"response.created","response":{"id":"x","status":"in_progress"}}"#;
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[],"content":[]}}"#;
+    let mut all = vec![created, added];
+    all.extend_from_slice(&events);
+    let ctx = NativeContext {
+        summary: true,
+        ..NativeContext::default()
+    };
+    let (out, _) = drive(StreamTranslator::new(ctx), &sse(&all), 0);
+    let t = responses_grammar::check(&parse_sse(&out)).expect("grammar");
+    assert_eq!(t.status, "failed");
+    // What the backend had said of its summary is kept.
+    assert_eq!(t.reasoning, "Short.");
+}

@@ -13,7 +13,7 @@ mod slot;
 mod summary;
 mod whole;
 
-use slot::{Slot, SummaryPart};
+use slot::Slot;
 
 use crate::frames::Frames;
 use serde_json::value::RawValue;
@@ -328,7 +328,17 @@ impl StreamTranslator {
         }
         self.stream_unstreamed(slot, item, out)?;
         self.close_parts(slot, out);
-        let done = items::rewrite(item, &self.ctx, slot, true)?;
+        let mut done = items::rewrite(item, &self.ctx, slot, true)?;
+        if let Some(summary) = self.slots[slot]
+            .summary_parts()
+            .filter(|_| self.slots[slot].text_summaries > 0)
+        {
+            // Reasoning text was shown as a summary: the finished item's
+            // summary is the parts the client was streamed.
+            let mut item = RawObject::parse(&done).expect("items are objects");
+            item.set("summary", &summary);
+            done = item.to_raw();
+        }
         self.finish_item(slot, done, out);
         Ok(())
     }

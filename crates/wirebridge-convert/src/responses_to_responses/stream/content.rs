@@ -29,11 +29,15 @@ impl StreamTranslator {
             ));
         };
         self.slots[slot].content_seen = true;
-        if self.ctx.summary
-            && self.slots[slot].kind == "reasoning"
-            && self.as_summary(kind, &event, slot, out)
-        {
-            return Ok(());
+        if self.ctx.summary && self.slots[slot].kind == "reasoning" {
+            if self.as_summary(kind, &event, slot, out)? {
+                return Ok(());
+            }
+            if kind == "response.reasoning_summary_part.added" {
+                // The backend's own part comes after the one its text
+                // was being shown as.
+                self.close_summary(slot, out);
+            }
         }
         self.slots[slot].track_native_summary(kind, &mut event)?;
         let state = &mut self.slots[slot];

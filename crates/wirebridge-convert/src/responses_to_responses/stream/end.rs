@@ -11,7 +11,7 @@ use wirebridge_wire::responses::strict::{
 };
 use wirebridge_wire::RawObject;
 
-use super::{items, State, StreamTranslator, SummaryPart};
+use super::{items, State, StreamTranslator};
 use crate::responses_to_chat::add_usage;
 
 /// `Response.error.code` must be one of the spec's codes; any other code
@@ -213,9 +213,7 @@ impl StreamTranslator {
     /// the text that arrived (its `output_text.done`, unless the backend
     /// sent that already).
     pub(super) fn close_parts(&mut self, slot: usize, out: &mut Frames) {
-        if self.slots[slot].summary == SummaryPart::Open {
-            self.close_summary(slot, out);
-        }
+        self.close_summary(slot, out);
         self.close_native_summary(slot, out);
         if !self.slots[slot].part_open {
             return;

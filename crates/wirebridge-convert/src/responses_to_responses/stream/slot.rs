@@ -35,20 +35,18 @@ pub(super) struct Slot {
     pub(super) arguments: String,
     /// Whether the call's arguments (or input) done event was sent.
     pub(super) arguments_done: bool,
-    /// Reasoning shown as a summary: the part's state and text.
-    pub(super) summary: SummaryPart,
+    /// Reasoning shown as a summary: whether its summary part is open
+    /// (its text is `text`).
+    pub(super) summary_open: bool,
+    /// How many summary parts reasoning text became.
+    pub(super) text_summaries: usize,
+    /// Where in `text` the reasoning text part being streamed began.
+    pub(super) reasoning_part_from: usize,
     /// The backend's own summary part still open, passed on as it came.
     pub(super) native_summary: Option<NativeSummary>,
-    /// The texts of the backend's summary parts closed so far.
+    /// The texts of the summary parts closed so far, the backend's and
+    /// those reasoning text became, in the order they were sent.
     pub(super) summaries: Vec<String>,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) enum SummaryPart {
-    #[default]
-    None,
-    Open,
-    Closed,
 }
 
 impl Slot {
@@ -75,7 +73,9 @@ impl Slot {
             summaries: Vec::new(),
             arguments: String::new(),
             arguments_done: false,
-            summary: SummaryPart::None,
+            summary_open: false,
+            reasoning_part_from: 0,
+            text_summaries: 0,
         }
     }
 }

@@ -5,16 +5,15 @@
 //! one still closes it.
 
 use crate::frames::Frames;
-use serde_json::value::RawValue;
 use wirebridge_wire::RawObject;
 
-use super::{string, Slot, StreamTranslator, SummaryPart};
+use super::{index, string, Slot, StreamTranslator};
 
 /// A summary part of the backend's, open.
 #[derive(Debug)]
 pub(super) struct NativeSummary {
-    /// Its `summary_index`, as the backend wrote it.
-    index: Box<RawValue>,
+    /// Its place among the item's summary parts as the client has them.
+    index: usize,
     text: String,
     /// Whether its `reasoning_summary_text.done` was passed on.
     text_done: bool,
@@ -23,6 +22,7 @@ pub(super) struct NativeSummary {
 impl Slot {
     /// Follows the backend's summary part events, and names the part on
     /// those that do not (the API requires `summary_index` on each). A
+    /// part reasoning text became before it moves its place on by one. A
     /// part opened inside another is a broken stream.
     pub(super) fn track_native_summary(
         &mut self,
@@ -34,22 +34,23 @@ impl Slot {
                 "the upstream opened a summary part while another was still open".to_owned(),
             );
         }
-        if kind.starts_with("response.reasoning_summary_") && event.get("summary_index").is_none() {
-            let index = match (&self.native_summary, kind) {
-                (Some(part), _) => part.index.get().to_owned(),
-                (None, "response.reasoning_summary_part.added") => self.summaries.len().to_string(),
-                (None, _) => self.summaries.len().saturating_sub(1).to_string(),
-            };
-            event.set("summary_index", &index);
+        if !kind.starts_with("response.reasoning_summary_") {
+            return Ok(());
+        }
+        let given = event.get("summary_index").and_then(index);
+        let place = match (given, &self.native_summary, kind) {
+            (Some(given), _, _) => given as usize + self.text_summaries,
+            (None, Some(part), _) => part.index,
+            (None, None, "response.reasoning_summary_part.added") => self.summaries.len(),
+            (None, None, _) => self.summaries.len().saturating_sub(1),
+        };
+        if given.is_none() || self.text_summaries > 0 {
+            event.set("summary_index", &place.to_string());
         }
         match kind {
             "response.reasoning_summary_part.added" => {
-                let index = event
-                    .get("summary_index")
-                    .map(ToOwned::to_owned)
-                    .unwrap_or_else(|| RawValue::from_string("0".into()).expect("a number"));
                 self.native_summary = Some(NativeSummary {
-                    index,
+                    index: place,
                     text: String::new(),
                     text_done: false,
                 });
@@ -85,57 +86,92 @@ impl Slot {
 
 impl StreamTranslator {
     /// Reasoning text events, sent as the summary part they stand for;
-    /// `false` for an event that is not one.
+    /// `false` for an event that is not one. The text of every
+    /// `reasoning_text` part in a row goes into one summary part, as the
+    /// finished item's parts are joined into one; the part closes when the
+    /// item ends or the backend opens a summary part of its own.
     pub(super) fn as_summary(
         &mut self,
         kind: &str,
         event: &RawObject<'_>,
         slot: usize,
         out: &mut Frames,
-    ) -> bool {
+    ) -> Result<bool, String> {
         match kind {
             "response.content_part.added" | "response.content_part.done" => {
                 let part = event.get("part").and_then(|p| RawObject::parse(p).ok());
                 // Reasoning text parts become the summary part.
-                part.is_some_and(|p| p.str("type") == Some("reasoning_text"))
+                let text_part = part.is_some_and(|p| p.str("type") == Some("reasoning_text"));
+                if text_part && kind == "response.content_part.added" {
+                    let state = &mut self.slots[slot];
+                    state.reasoning_part_from = if state.summary_open {
+                        state.text.len()
+                    } else {
+                        0
+                    };
+                }
+                Ok(text_part)
             }
             "response.reasoning_text.delta" => {
                 let delta = string(event.get("delta")).unwrap_or_default();
-                self.open_summary(slot, out);
-                self.slots[slot].text.push_str(&delta);
-                let mut summary = self.summary_event(slot);
-                summary.set(
-                    "delta",
-                    &serde_json::to_string(&delta).expect("strings serialize"),
-                );
-                self.send("response.reasoning_summary_text.delta", summary, out);
-                true
+                self.open_summary(slot, out)?;
+                self.summary_delta(slot, delta, out);
+                Ok(true)
             }
             "response.reasoning_text.done" => {
-                self.open_summary(slot, out);
-                self.close_summary(slot, out);
-                true
+                self.open_summary(slot, out)?;
+                let state = &self.slots[slot];
+                let sent = &state.text[state.reasoning_part_from..];
+                // What the deltas left out, when they said less than the
+                // whole text (or nothing at all).
+                let rest = string(event.get("text"))
+                    .and_then(|text| text.strip_prefix(sent).map(str::to_owned))
+                    .filter(|rest| !rest.is_empty());
+                if let Some(rest) = rest {
+                    self.summary_delta(slot, rest, out);
+                }
+                let state = &mut self.slots[slot];
+                state.reasoning_part_from = state.text.len();
+                Ok(true)
             }
-            _ => false,
+            _ => Ok(false),
         }
     }
 
-    fn open_summary(&mut self, slot: usize, out: &mut Frames) {
-        if self.slots[slot].summary != SummaryPart::None {
-            return;
+    fn summary_delta(&mut self, slot: usize, delta: String, out: &mut Frames) {
+        let mut summary = self.summary_event(slot);
+        summary.set(
+            "delta",
+            &serde_json::to_string(&delta).expect("strings serialize"),
+        );
+        self.slots[slot].text.push_str(&delta);
+        self.send("response.reasoning_summary_text.delta", summary, out);
+    }
+
+    fn open_summary(&mut self, slot: usize, out: &mut Frames) -> Result<(), String> {
+        let state = &mut self.slots[slot];
+        if state.summary_open {
+            return Ok(());
         }
-        self.slots[slot].summary = SummaryPart::Open;
-        self.slots[slot].text.clear();
+        if state.native_summary.is_some() {
+            return Err("the upstream sent reasoning text inside a summary part".to_owned());
+        }
+        state.summary_open = true;
+        state.text_summaries += 1;
+        state.text.clear();
+        state.reasoning_part_from = 0;
         let mut event = self.summary_event(slot);
         event.set("part", r#"{"type":"summary_text","text":""}"#);
         self.send("response.reasoning_summary_part.added", event, out);
+        Ok(())
     }
 
+    /// Closes the summary part reasoning text was being sent as, if one is
+    /// open, and keeps its text among the item's summary parts.
     pub(super) fn close_summary(&mut self, slot: usize, out: &mut Frames) {
-        if self.slots[slot].summary != SummaryPart::Open {
+        if !self.slots[slot].summary_open {
             return;
         }
-        self.slots[slot].summary = SummaryPart::Closed;
         let text = serde_json::to_string(&self.slots[slot].text).expect("strings serialize");
         let mut event = self.summary_event(slot);
         event.set("text", &text);
@@ -146,11 +182,20 @@ impl StreamTranslator {
             &format!(r#"{{"type":"summary_text","text":{text}}}"#),
         );
         self.send("response.reasoning_summary_part.done", event, out);
+        let state = &mut self.slots[slot];
+        state.summary_open = false;
+        let text = std::mem::take(&mut state.text);
+        state.summaries.push(text);
     }
 
+    /// An event about the summary part reasoning text is sent as: the
+    /// next of the item's parts.
     fn summary_event(&self, slot: usize) -> RawObject<'static> {
         let mut event = self.place(slot);
-        event.set("summary_index", "0");
+        event.set(
+            "summary_index",
+            &self.slots[slot].summaries.len().to_string(),
+        );
         event
     }
 }
@@ -163,7 +208,7 @@ impl StreamTranslator {
         };
         let text = serde_json::to_string(&part.text).expect("strings serialize");
         let mut event = self.place(slot);
-        event.set("summary_index", part.index.get());
+        event.set("summary_index", &part.index.to_string());
         if !part.text_done {
             let mut done = event.clone();
             done.set("text", &text);
@@ -180,17 +225,15 @@ impl StreamTranslator {
 
 impl Slot {
     /// The item's `summary` as the client was sent it, when it was sent
-    /// any: the backend's parts, or the one part reasoning text became.
+    /// any: the backend's parts and the parts reasoning text became, in
+    /// the order they were streamed.
     pub(super) fn summary_parts(&self) -> Option<String> {
-        let texts: Vec<&str> = if !self.summaries.is_empty() {
-            self.summaries.iter().map(String::as_str).collect()
-        } else if self.summary != SummaryPart::None {
-            vec![self.text.as_str()]
-        } else {
+        if self.summaries.is_empty() {
             return None;
-        };
-        let parts: Vec<String> = texts
-            .into_iter()
+        }
+        let parts: Vec<String> = self
+            .summaries
+            .iter()
             .map(|text| {
                 let text = serde_json::to_string(text).expect("strings serialize");
                 format!(r#"{{"type":"summary_text","text":{text}}}"#)
