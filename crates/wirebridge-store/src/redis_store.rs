@@ -8,8 +8,10 @@
 
 mod address;
 mod builder;
+mod chain_reply;
 mod connection;
 mod conversations;
+mod kept;
 mod keys;
 mod record;
 mod scripts;
@@ -26,6 +28,7 @@ use crate::{
 };
 pub use builder::RedisStoreBuilder;
 use connection::Connection;
+use kept::{KeptTurns, Known};
 use keys::TenantKeys;
 use scripts::Lua;
 
@@ -115,6 +118,8 @@ pub struct RedisStore {
     timeout: Duration,
     scripts: Arc<Scripts>,
     round_trips: Arc<AtomicU64>,
+    kept: Arc<KeptTurns>,
+    turns_read: Arc<AtomicU64>,
 }
 
 struct Scripts {
@@ -135,6 +140,10 @@ impl RedisStore {
     /// The default bound on connecting, on each server reply, and on each
     /// store operation as a whole: 2 seconds.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+    /// The default bound on the stored turns a store keeps in the process,
+    /// so that reading a conversation again fetches only what is new: 64
+    /// MiB (see [`RedisStoreBuilder::kept_turns`]).
+    pub const DEFAULT_KEPT_TURNS: usize = 64 << 20;
     /// The longest TTL written; longer ones are shortened to it.
     pub const MAX_TTL: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
@@ -191,6 +200,13 @@ impl RedisStore {
         self.round_trips.load(Ordering::Relaxed)
     }
 
+    /// The stored turns this store and its clones have read from Redis
+    /// while reading conversations: a turn the store keeps (see
+    /// [`RedisStoreBuilder::kept_turns`]) is not read again.
+    pub fn turns_read(&self) -> u64 {
+        self.turns_read.load(Ordering::Relaxed)
+    }
+
     /// Whether the server answers now: a `PING` within the timeout (on a
     /// cluster, to every node that serves slots, a dead one included).
     pub async fn ping(&self) -> Result<(), StoreError> {
@@ -212,6 +228,37 @@ impl RedisStore {
 
     fn keys(&self, tenant: &str) -> TenantKeys {
         TenantKeys::new(&self.prefix, tenant)
+    }
+
+    /// One run of the chain script for `id`, leaving out the slots the
+    /// store keeps (`known`).
+    async fn read_chain(
+        &self,
+        keys: &TenantKeys,
+        id: &str,
+        known: &[Known],
+    ) -> Result<Option<kept::ChainRead>, StoreError> {
+        let stem = keys.conversations();
+        let slots: Vec<String> = known.iter().map(|k| k.slots.to_string()).collect();
+        let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 3 * known.len());
+        args.extend([stem.as_bytes(), id.as_bytes()]);
+        for (known, slots) in known.iter().zip(&slots) {
+            args.extend([
+                known.conversation.as_bytes(),
+                known.generation.as_bytes(),
+                slots.as_bytes(),
+            ]);
+        }
+        let reply: Option<Vec<Option<Vec<u8>>>> = self
+            .run(&self.scripts.chain, &[keys.index()], &args)
+            .await?;
+        let Some(reply) = reply else {
+            return Ok(None);
+        };
+        let read = chain_reply::read(id, reply)?;
+        let turns = read.sent.iter().filter(|slot| slot.turn.is_some()).count();
+        self.turns_read.fetch_add(turns as u64, Ordering::Relaxed);
+        Ok(Some(read))
     }
 
     /// Runs `script`: by hash, and by source when the server does not have
@@ -307,16 +354,26 @@ impl ResponseStore for RedisStore {
                 None => "-".to_owned(),
             };
             let stem = keys.conversations();
-            let args: [&[u8]; 6] = [
+            let generation = kept::new_generation();
+            let args: [&[u8]; 7] = [
                 ttl.as_bytes(),
                 response.id.as_bytes(),
                 parent.as_bytes(),
                 &encoded.turn,
                 &encoded.envelope,
                 stem.as_bytes(),
+                generation.as_bytes(),
             ];
-            self.run::<()>(&self.scripts.save, &[keys.index()], &args)
-                .await
+            let (conversation, slot, generation): (String, usize, String) =
+                self.run(&self.scripts.save, &[keys.index()], &args).await?;
+            self.kept.saved(
+                &keys.index(),
+                &conversation,
+                &generation,
+                slot,
+                response.turn(),
+            );
+            Ok(())
         })
     }
 
@@ -356,11 +413,12 @@ impl ResponseStore for RedisStore {
         Box::pin(async move {
             let keys = self.keys(tenant);
             let stem = keys.conversations();
+            let generation = kept::new_generation();
             let removed: u64 = self
                 .run(
                     &self.scripts.delete,
                     &[keys.index()],
-                    &[id.as_bytes(), stem.as_bytes()],
+                    &[id.as_bytes(), stem.as_bytes(), generation.as_bytes()],
                 )
                 .await?;
             Ok(removed > 0)
@@ -374,15 +432,23 @@ impl ResponseStore for RedisStore {
     ) -> BoxFuture<'a, Result<Option<Chain>, StoreError>> {
         Box::pin(async move {
             let keys = self.keys(tenant);
-            let stem = keys.conversations();
-            let reply: Option<Vec<Vec<u8>>> = self
-                .run(
-                    &self.scripts.chain,
-                    &[keys.index()],
-                    &[stem.as_bytes(), id.as_bytes()],
-                )
-                .await?;
-            reply.map(|reply| read_chain(id, reply)).transpose()
+            let index = keys.index();
+            let known = self.kept.known(&index, id);
+            let Some(read) = self.read_chain(&keys, id, &known).await? else {
+                return Ok(None);
+            };
+            let left_out = read.left_out;
+            if let Some(chain) = self.kept.chain(&index, read) {
+                return Ok(Some(chain));
+            }
+            if left_out == 0 {
+                return Ok(None);
+            }
+            // What it left out is no longer kept here: read it all.
+            let Some(read) = self.read_chain(&keys, id, &[]).await? else {
+                return Ok(None);
+            };
+            Ok(self.kept.chain(&index, read))
         })
     }
 
@@ -423,39 +489,6 @@ impl ResponseStore for RedisStore {
     fn conversations(&self) -> Option<&dyn ConversationStore> {
         Some(self)
     }
-}
-
-/// The chain of `id` from the chain script's reply: the number of ids, the
-/// ids, then the turns after the nearest missing one.
-fn read_chain(id: &str, reply: Vec<Vec<u8>>) -> Result<Chain, StoreError> {
-    let corrupt =
-        |why: &str| StoreError::Corrupt(format!("the conversation of response {id}: {why}"));
-    let mut values = reply.into_iter();
-    let count = values
-        .next()
-        .and_then(|count| std::str::from_utf8(&count).ok()?.parse::<usize>().ok())
-        .ok_or_else(|| corrupt("no count of ids"))?;
-    let ids = values
-        .by_ref()
-        .take(count)
-        .map(|value| String::from_utf8(value).map_err(|_| corrupt("an id is not UTF-8")))
-        .collect::<Result<Vec<String>, _>>()?;
-    let turns: Vec<Vec<u8>> = values.collect();
-    if ids.len() != count || turns.is_empty() || turns.len() > count {
-        return Err(corrupt("the reply is cut short"));
-    }
-    let first = count - turns.len();
-    let turns = ids[first..]
-        .iter()
-        .zip(turns)
-        .map(|(id, value)| record::decode_turn(id, &value))
-        .collect::<Result<Vec<_>, _>>()?;
-    let missing = first.checked_sub(1).map(|at| ids[at].clone());
-    Ok(Chain {
-        ids,
-        turns,
-        missing,
-    })
 }
 
 fn ttl_seconds(ttl: Duration) -> u64 {

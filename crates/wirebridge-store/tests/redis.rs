@@ -251,7 +251,13 @@ async fn hset(connection: &mut MultiplexedConnection, key: &str, field: &str, va
 
 #[tokio::test]
 async fn unreadable_values_are_corrupt_not_panics() {
-    let (server, store) = fixture().await;
+    let server = RedisServer::start();
+    // Edits made beside the bridge do not change a conversation's
+    // generation: a store that keeps turns would not read them again.
+    let store = RedisStore::builder(&server.url())
+        .kept_turns(0)
+        .build()
+        .unwrap();
     let t = tenant("corrupt");
     store.save(&t, turn("resp_garbage", &[])).await.unwrap();
     store
@@ -411,7 +417,9 @@ async fn all_calls(connection: &mut MultiplexedConnection) -> u64 {
 }
 
 /// Reading a conversation is one round trip at any depth, and so is saving
-/// a turn: counted by the store and, for the scripts, by the server.
+/// a turn: counted by the store and, for the scripts, by the server. The
+/// turns a store keeps are not sent again: Redis's work for a conversation
+/// read again is flat in its depth.
 #[tokio::test]
 async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
     let (server, store) = fixture().await;
@@ -427,23 +435,44 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
         store.save(&t, turn(refs[n], &refs[..n])).await.unwrap();
         assert_eq!(store.round_trips() - before, 1, "saving turn {n}");
     }
-    for depth in [1, 50, 500] {
-        let (evalsha, hmget) = (
-            calls(&mut connection, "evalsha").await,
-            calls(&mut connection, "hmget").await,
-        );
-        let before = store.round_trips();
-        let chain = store.chain(&t, refs[depth - 1]).await.unwrap().unwrap();
-        assert_eq!(chain.turns.len(), depth);
-        assert_eq!(store.round_trips() - before, 1, "depth {depth}");
-        assert_eq!(
-            calls(&mut connection, "evalsha").await - evalsha,
-            1,
-            "depth {depth}"
-        );
-        // Inside the script: the ids of the one run, then their turns, 512
-        // at a time.
-        assert_eq!(calls(&mut connection, "hmget").await - hmget, 2);
+    // Another process, which has read nothing yet, then the one that saved
+    // every turn and keeps them.
+    let other = RedisStore::connect(&server.url()).await.unwrap();
+    for (reader, fresh) in [(&other, true), (&other, false), (&store, false)] {
+        for depth in [1, 50, 500] {
+            let (evalsha, hmget) = (
+                calls(&mut connection, "evalsha").await,
+                calls(&mut connection, "hmget").await,
+            );
+            let (before, read) = (reader.round_trips(), reader.turns_read());
+            let chain = reader.chain(&t, refs[depth - 1]).await.unwrap().unwrap();
+            assert_eq!(chain.turns.len(), depth);
+            assert_eq!(chain.ids, ids[..depth]);
+            assert_eq!(&*chain.turns[depth - 1].id, refs[depth - 1]);
+            assert_eq!(reader.round_trips() - before, 1, "depth {depth}");
+            assert_eq!(
+                calls(&mut connection, "evalsha").await - evalsha,
+                1,
+                "depth {depth}"
+            );
+            // Inside the script: the ids of the one run, then their turns,
+            // 512 at a time; only the turns not read before.
+            let read_before = match depth {
+                1 => 0,
+                50 => 1,
+                _ => 50,
+            };
+            let (hmgets, turns) = match fresh {
+                true => (2, depth - read_before),
+                false => (0, 0),
+            };
+            assert_eq!(
+                calls(&mut connection, "hmget").await - hmget,
+                hmgets,
+                "depth {depth}, fresh {fresh}"
+            );
+            assert_eq!(reader.turns_read() - read, turns as u64, "depth {depth}");
+        }
     }
 }
 
@@ -510,4 +539,64 @@ async fn a_deep_conversation_takes_memory_linear_in_its_depth() {
         whole < half * 5 / 2,
         "5,000 turns take {half} B, 10,000 take {whole} B"
     );
+}
+
+/// The outputs of a chain's turns, oldest first.
+fn outputs(chain: &wirebridge_store::Chain) -> Vec<String> {
+    chain.turns.iter().map(|t| t.output.to_string()).collect()
+}
+
+/// What one process keeps of a conversation is read again as soon as
+/// another changes it: a response saved again in place, one deleted, and
+/// the whole conversation gone and made again under the same number.
+#[tokio::test]
+async fn a_kept_turn_is_read_again_once_another_process_changes_it() {
+    let server = RedisServer::start();
+    let writer = RedisStore::connect(&server.url()).await.unwrap();
+    let reader = RedisStore::connect(&server.url()).await.unwrap();
+    let t = tenant("kept");
+    for (n, id) in ["resp_1", "resp_2", "resp_3"].iter().enumerate() {
+        let ancestors = ["resp_1", "resp_2"];
+        writer.save(&t, turn(id, &ancestors[..n])).await.unwrap();
+    }
+    let first = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    let read = reader.turns_read();
+    assert_eq!(read, 3);
+    // Read again unchanged: nothing is sent again.
+    assert_eq!(reader.chain(&t, "resp_3").await.unwrap(), Some(first));
+    assert_eq!(reader.turns_read(), read);
+
+    // Saved again in place, with another answer.
+    let mut again = turn("resp_2", &["resp_1"]);
+    again.output = r#"[{"type":"message","role":"assistant","content":"changed"}]"#.to_owned();
+    writer.save(&t, again).await.unwrap();
+    let chain = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    assert!(outputs(&chain)[1].contains("changed"), "{chain:?}");
+    assert_eq!(reader.turns_read(), read + 3, "read again in full");
+
+    // Deleted: the chain names it missing.
+    assert!(writer.delete(&t, "resp_1").await.unwrap());
+    let chain = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    assert_eq!(chain.missing.as_deref(), Some("resp_1"));
+    assert_eq!(chain.turns.len(), 2);
+
+    // Gone (as when it expires) and made again: the same ids, in a
+    // conversation of the same number, with other answers.
+    let mut connection = raw(&server).await;
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    for (n, id) in ["resp_1", "resp_2", "resp_3"].iter().enumerate() {
+        let ancestors = ["resp_1", "resp_2"];
+        let mut remade = turn(id, &ancestors[..n]);
+        remade.output =
+            format!(r#"[{{"type":"message","role":"assistant","content":"remade {id}"}}]"#);
+        writer.save(&t, remade).await.unwrap();
+    }
+    let chain = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    assert_eq!(chain.missing, None);
+    for (output, id) in outputs(&chain).iter().zip(["resp_1", "resp_2", "resp_3"]) {
+        assert!(output.contains(&format!("remade {id}")), "{output}");
+    }
 }

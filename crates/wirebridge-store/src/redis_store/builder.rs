@@ -15,6 +15,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use super::address::{self, Address};
 use super::connection::{Connection, Single};
 use super::conversations;
+use super::kept::KeptTurns;
 use super::scripts::Lua;
 use super::{RedisConfigError, RedisStore, Scripts};
 use crate::StoreError;
@@ -41,6 +42,7 @@ pub struct RedisStoreBuilder {
     timeout: Duration,
     ca: Option<Vec<u8>>,
     client: Option<(Vec<u8>, Vec<u8>)>,
+    kept_turns: usize,
 }
 
 impl RedisStoreBuilder {
@@ -50,6 +52,7 @@ impl RedisStoreBuilder {
             timeout: RedisStore::DEFAULT_TIMEOUT,
             ca: None,
             client: None,
+            kept_turns: RedisStore::DEFAULT_KEPT_TURNS,
         }
     }
 
@@ -57,6 +60,23 @@ impl RedisStoreBuilder {
     /// [default: [`RedisStore::DEFAULT_TIMEOUT`], 2 s].
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// Bounds the stored turns the store keeps in the process, in bytes
+    /// [default: [`RedisStore::DEFAULT_KEPT_TURNS`], 64 MiB]; the
+    /// conversations used longest ago go first. 0 keeps none.
+    ///
+    /// A turn the store has read or saved is kept with the generation of
+    /// its conversation, which Redis changes whenever a stored response is
+    /// saved again or deleted (by any process) but not when one is added.
+    /// Reading the conversation again then has Redis send only the turns
+    /// the store does not keep, if the generation is still the one they
+    /// were kept at, and all of them otherwise: without this, each turn of
+    /// a conversation has Redis send, and the store read, its whole
+    /// history.
+    pub fn kept_turns(mut self, max_bytes: usize) -> Self {
+        self.kept_turns = max_bytes;
         self
     }
 
@@ -135,6 +155,8 @@ impl RedisStoreBuilder {
                 conversations: conversations::Scripts::new(),
             }),
             round_trips: Arc::new(AtomicU64::new(0)),
+            kept: Arc::new(KeptTurns::new(self.kept_turns)),
+            turns_read: Arc::new(AtomicU64::new(0)),
         })
     }
 

@@ -12,7 +12,11 @@
 //!   the id saved in slot `<pos>`; `t:<pos>` → its turn and `r:<pos>` → its
 //!   envelope, both gone once the response is (deleted, or saved again
 //!   elsewhere); `n:<id>` → the place of `<id>`'s latest save, `"<pos>
-//!   <start> <up>"`.
+//!   <start> <up>"`; `g` → its generation, which changes whenever a slot
+//!   does (a response saved again or deleted) but not when one is added,
+//!   so that a reader that keeps slots knows they are still what Redis
+//!   has. Each generation is one the bridge made for the change, unique
+//!   (see `kept.rs`), so a hash made again after expiring has another.
 //!
 //! Slots `start..=pos` hold a response's latest ancestors and itself, in
 //! order (a run: each the parent of the next), and `up` is the parent of the
@@ -38,15 +42,23 @@
 
 use redis::{Cmd, Script};
 
-/// Saves a response, replacing an earlier save of its id.
+/// Saves a response, replacing an earlier save of its id. Answers where it
+/// went: its conversation's number, its slot, and the conversation's
+/// generation after the save.
 ///
 /// `KEYS`: the index. `ARGV`: the TTL in seconds, the id, the parent (`+`
 /// and its id, or `-`), the turn, the envelope, the tenant's conversation
-/// key stem.
+/// key stem, a new generation.
 const SAVE: &str = r"#!lua
 local index = KEYS[1]
 local ttl = tonumber(ARGV[1])
 local id, parent, turn, envelope, stem = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local generation = ARGV[7]
+
+-- A slot changed: what readers keep of the conversation is stale.
+local function changed(key)
+  redis.call('HSET', key, 'g', generation)
+end
 
 local function place(conversation, rid)
   local value = redis.call('HGET', stem .. conversation, 'n:' .. rid)
@@ -91,11 +103,13 @@ if oconversation then
     (not pconversation or (pconversation == oconversation and ppos == oparent_pos))
   if same then
     redis.call('HSET', okey, 't:' .. opos, turn, 'r:' .. opos, envelope)
+    changed(okey)
     renew(okey)
     renew(index)
-    return 1
+    return {oconversation, opos, redis.call('HGET', okey, 'g')}
   end
   redis.call('HDEL', okey, 't:' .. opos, 'r:' .. opos)
+  changed(okey)
   redis.call('HDEL', index, 'i:' .. id)
 end
 
@@ -118,6 +132,10 @@ else
   pos, start, up = 0, 0, parent
 end
 local key = stem .. conversation
+if redis.call('HEXISTS', key, 'g') == 0 then
+  -- A new conversation, or one saved before generations were kept.
+  changed(key)
+end
 redis.call('HSET', key, 'i:' .. pos, id, 't:' .. pos, turn, 'r:' .. pos, envelope,
   'n:' .. id, pos .. ' ' .. start .. ' ' .. up)
 redis.call('HSET', index, 'i:' .. id, conversation)
@@ -140,7 +158,7 @@ for i = 1, #fields, 2 do
   end
 end
 redis.call('HSET', index, '@', scan[1])
-return 1
+return {tostring(conversation), pos, redis.call('HGET', key, 'g')}
 ";
 
 /// Reads a response: nil if the tenant does not have it, else its envelope
@@ -159,7 +177,8 @@ return redis.call('HMGET', key, 'r:' .. pos, 't:' .. pos)
 
 /// Deletes a response: how many of its values were there (0: it was not).
 ///
-/// `KEYS`: the index. `ARGV`: the id, the conversation key stem.
+/// `KEYS`: the index. `ARGV`: the id, the conversation key stem, a new
+/// generation.
 const DELETE: &str = r"#!lua flags=allow-oom
 local conversation = redis.call('HGET', KEYS[1], 'i:' .. ARGV[1])
 if not conversation then return 0 end
@@ -168,7 +187,12 @@ local key = ARGV[2] .. conversation
 local place = redis.call('HGET', key, 'n:' .. ARGV[1])
 local pos = place and string.match(place, '^(%d+) ')
 if not pos then return 0 end
-return redis.call('HDEL', key, 't:' .. pos, 'r:' .. pos)
+local removed = redis.call('HDEL', key, 't:' .. pos, 'r:' .. pos)
+if removed > 0 then
+  -- Readers that keep this slot must read it again.
+  redis.call('HSET', key, 'g', ARGV[3])
+end
+return removed
 ";
 
 /// Reads the turns of responses by id, in order, nil for those the tenant
@@ -191,13 +215,19 @@ end
 return reply
 ";
 
-/// Reads a conversation: nil if the tenant does not have the response,
-/// else the number of ids (as text), the ids oldest first (the nearest
-/// missing one included), then the turns after the nearest missing one,
-/// oldest first, the response's own last. A place that cannot be read is a
-/// `CORRUPT` error.
+/// Reads a conversation: nil if the tenant does not have the response or
+/// its own turn, else the conversation's number and generation, how many
+/// of its first slots the reply leaves out (those the reader keeps, when
+/// the generation it kept them at is the conversation's: else none), the
+/// nearest ancestor kept elsewhere (or `''`), the number of runs of slots
+/// the chain goes through, each run's first and last slot (oldest run
+/// first), then the id of each slot of the chain not left out, oldest
+/// first, then the turn of each (false when gone). A place that cannot be
+/// read is a `CORRUPT` error.
 ///
-/// `KEYS`: the index. `ARGV`: the conversation key stem, the id.
+/// `KEYS`: the index. `ARGV`: the conversation key stem, the id, then for
+/// each conversation the reader keeps a part of, its number, generation,
+/// and how many of its first slots the reader keeps.
 const CHAIN: &str = r"#!lua flags=no-writes
 local index, stem, id = KEYS[1], ARGV[1], ARGV[2]
 local conversation = redis.call('HGET', index, 'i:' .. id)
@@ -205,6 +235,13 @@ if not conversation then return false end
 local key = stem .. conversation
 local own = redis.call('HGET', key, 'n:' .. id)
 if not own then return false end
+local generation = redis.call('HGET', key, 'g') or ''
+local kept = 0
+for i = 3, #ARGV - 2, 3 do
+  if generation ~= '' and ARGV[i] == conversation and ARGV[i + 1] == generation then
+    kept = tonumber(ARGV[i + 2]) or 0
+  end
+end
 
 local function place(value)
   local pos, start, up = string.match(value, '^(%d+) (%d+) (.*)$')
@@ -219,15 +256,16 @@ local function corrupt(at)
     ' cannot be read at response ' .. at)
 end
 
--- The runs of ancestors, newest first, each a first slot and its ids.
+-- The runs of ancestors, newest first: a first and last slot, and the ids
+-- of the slots not kept by the reader.
 local pos, start, up = place(own)
 if not pos then return corrupt(id) end
 local expected = id
 local runs = {}
-local lead = nil
+local lead = ''
 while true do
   local ids = {}
-  for first = start, pos, 512 do
+  for first = math.max(start, kept), pos, 512 do
     local fields = {}
     for p = first, math.min(first + 511, pos) do fields[#fields + 1] = 'i:' .. p end
     local got = redis.call('HMGET', key, unpack(fields))
@@ -236,8 +274,8 @@ while true do
       ids[#ids + 1] = got[j]
     end
   end
-  if ids[#ids] ~= expected then return corrupt(expected) end
-  runs[#runs + 1] = {start, ids}
+  if #ids > 0 and ids[#ids] ~= expected then return corrupt(expected) end
+  runs[#runs + 1] = {start, pos, ids}
   if up == '-' then break end
   local parent = string.sub(up, 2)
   local value = redis.call('HGET', key, 'n:' .. parent)
@@ -251,43 +289,24 @@ while true do
   pos, start, up, expected = ppos, pstart, pup, parent
 end
 
--- The ids oldest first, with the slot of each (none for a lead).
-local ids, slots = {}, {}
-if lead then ids[1] = lead; slots[1] = false end
+local reply = {conversation, generation, tostring(kept), lead, tostring(#runs)}
+local slots = {}
 for r = #runs, 1, -1 do
-  local first, run = runs[r][1], runs[r][2]
-  for j = 1, #run do
-    ids[#ids + 1] = run[j]
-    slots[#slots + 1] = first + j - 1
-  end
+  local first, last = runs[r][1], runs[r][2]
+  reply[#reply + 1] = tostring(first)
+  reply[#reply + 1] = tostring(last)
+  for p = math.max(first, kept), last do slots[#slots + 1] = p end
 end
-
--- Turns from the newest back, up to the nearest missing one.
-local turns = {}
-local i = #ids
-while i >= 1 do
-  local low = math.max(1, i - 511)
+for r = #runs, 1, -1 do
+  for _, rid in ipairs(runs[r][3]) do reply[#reply + 1] = rid end
+end
+for i = 1, #slots, 512 do
   local fields = {}
-  for j = i, low, -1 do
-    if not slots[j] then break end
-    fields[#fields + 1] = 't:' .. slots[j]
-  end
-  local values = {}
-  if #fields > 0 then values = redis.call('HMGET', key, unpack(fields)) end
-  local found = 0
-  for j = 1, #fields do
-    if not values[j] then break end
-    turns[#turns + 1] = values[j]
-    found = found + 1
-  end
-  if found < i - low + 1 then break end
-  i = low - 1
+  for j = i, math.min(i + 511, #slots) do fields[#fields + 1] = 't:' .. slots[j] end
+  local turns = redis.call('HMGET', key, unpack(fields))
+  for j = 1, #fields do reply[#reply + 1] = turns[j] end
 end
-if #turns == 0 then return false end
-
-local reply = {tostring(#ids)}
-for j = 1, #ids do reply[#reply + 1] = ids[j] end
-for j = #turns, 1, -1 do reply[#reply + 1] = turns[j] end
+if runs[1][2] >= kept and not reply[#reply] then return false end
 return reply
 ";
 

@@ -1,0 +1,186 @@
+//! The chain script's reply, read (its layout is the script's, in
+//! `scripts.rs`).
+
+use std::vec::IntoIter;
+
+use super::kept::{ChainRead, KeptSlot};
+use super::record;
+use crate::StoreError;
+
+/// The chain of `id` as the script sent it. A reply of the wrong shape is
+/// a corrupt conversation.
+pub(super) fn read(id: &str, reply: Vec<Option<Vec<u8>>>) -> Result<ChainRead, StoreError> {
+    let corrupt =
+        |why: &str| StoreError::Corrupt(format!("the conversation of response {id}: {why}"));
+    let mut values = Values {
+        values: reply.into_iter(),
+    };
+    let conversation = values.text().ok_or_else(|| corrupt("no conversation"))?;
+    let generation = values.text().ok_or_else(|| corrupt("no generation"))?;
+    let left_out = values.number().ok_or_else(|| corrupt("no count kept"))?;
+    let lead = values.text().ok_or_else(|| corrupt("no lead"))?;
+    let run_count = values.number().ok_or_else(|| corrupt("no count of runs"))?;
+    let mut runs = Vec::with_capacity(run_count.min(1024));
+    for _ in 0..run_count {
+        let first = values.number();
+        let last = values.number();
+        match (first, last) {
+            (Some(first), Some(last)) if first <= last => runs.push((first, last)),
+            _ => return Err(corrupt("a run cannot be read")),
+        }
+    }
+    let sent: usize = runs
+        .iter()
+        .map(|&(first, last)| (last + 1).saturating_sub(first.max(left_out)))
+        .sum();
+    let ids = (0..sent)
+        .map(|_| {
+            values
+                .text()
+                .ok_or_else(|| corrupt("an id is missing or not UTF-8"))
+        })
+        .collect::<Result<Vec<String>, _>>()?;
+    let mut slots = Vec::with_capacity(sent);
+    for id in ids {
+        let Some(value) = values.values.next() else {
+            return Err(corrupt("the reply is cut short"));
+        };
+        let turn = value
+            .map(|value| record::decode_turn(&id, &value))
+            .transpose()?;
+        slots.push(KeptSlot {
+            id: id.into(),
+            turn,
+        });
+    }
+    if values.values.next().is_some() {
+        return Err(corrupt("the reply is longer than its counts say"));
+    }
+    Ok(ChainRead {
+        conversation,
+        generation,
+        left_out,
+        lead: Some(lead).filter(|lead| !lead.is_empty()),
+        runs,
+        sent: slots,
+    })
+}
+
+struct Values {
+    values: IntoIter<Option<Vec<u8>>>,
+}
+
+impl Values {
+    fn text(&mut self) -> Option<String> {
+        String::from_utf8(self.values.next()??).ok()
+    }
+
+    fn number(&mut self) -> Option<usize> {
+        self.text()?.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(values: &[Option<&str>]) -> Vec<Option<Vec<u8>>> {
+        values
+            .iter()
+            .map(|v| v.map(|v| v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    const TURN: &str = r#"{"v":3,"input":[],"output":[]}"#;
+
+    #[test]
+    fn a_reply_is_read_by_its_counts() {
+        // Two runs, 0..=1 and 4..=5, the first two slots left out.
+        let read = read(
+            "resp_c",
+            reply(&[
+                Some("7"),
+                Some("1.2.3"),
+                Some("2"),
+                Some("resp_x"),
+                Some("2"),
+                Some("0"),
+                Some("1"),
+                Some("4"),
+                Some("5"),
+                Some("resp_b"),
+                Some("resp_c"),
+                None,
+                Some(TURN),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(read.conversation, "7");
+        assert_eq!(read.left_out, 2);
+        assert_eq!(read.lead.as_deref(), Some("resp_x"));
+        assert_eq!(read.runs, [(0, 1), (4, 5)]);
+        let sent: Vec<(&str, bool)> = read
+            .sent
+            .iter()
+            .map(|s| (&*s.id, s.turn.is_some()))
+            .collect();
+        assert_eq!(sent, [("resp_b", false), ("resp_c", true)]);
+    }
+
+    #[test]
+    fn a_reply_of_the_wrong_shape_is_corrupt() {
+        let head = [Some("7"), Some("g"), Some("0"), Some(""), Some("1")];
+        let cases: [&[Option<&str>]; 5] = [
+            &head[..3],
+            &[
+                Some("7"),
+                Some("g"),
+                Some("0"),
+                Some(""),
+                Some("1"),
+                Some("3"),
+                Some("1"),
+            ],
+            &[
+                Some("7"),
+                Some("g"),
+                Some("0"),
+                Some(""),
+                Some("1"),
+                Some("0"),
+                Some("0"),
+                Some("resp_a"),
+            ],
+            &[
+                Some("7"),
+                Some("g"),
+                Some("0"),
+                Some(""),
+                Some("1"),
+                Some("0"),
+                Some("0"),
+                Some("resp_a"),
+                Some(TURN),
+                Some("more"),
+            ],
+            &[
+                Some("7"),
+                Some("g"),
+                Some("0"),
+                Some(""),
+                Some("1"),
+                Some("0"),
+                Some("0"),
+                Some("resp_a"),
+                Some("{"),
+            ],
+        ];
+        for case in cases {
+            let got = read("resp_a", reply(case));
+            assert!(
+                matches!(got, Err(StoreError::Corrupt(_))),
+                "{case:?}: {got:?}"
+            );
+        }
+    }
+}
