@@ -89,7 +89,9 @@ pub async fn open(
 
 /// The Redis store of `setting`, not yet connected.
 fn redis_store(setting: &RedisSetting) -> Result<RedisStore, StoreSetupError> {
-    let mut builder = RedisStore::builder(&setting.url).timeout(setting.timeout);
+    let mut builder = RedisStore::builder(&setting.url)
+        .timeout(setting.timeout)
+        .kept_turns(setting.kept_turns_bytes);
     if let Some(path) = &setting.ca_file {
         builder = builder.ca_certificate(read("store_ca_file", path)?);
     }

@@ -79,6 +79,10 @@ settings! {
     /// How long Redis may take to connect, to answer, and to finish a store
     /// operation before the request gets a 503.
     store_timeout: Duration = "2s";
+    /// Bytes of stored turns a Redis store keeps in this process, so that
+    /// continuing a conversation has Redis send only what is new (0: none,
+    /// the whole history every turn).
+    store_kept_turns_bytes: Count<0, { usize::MAX }> as "BYTES" = "67108864";
     /// Responses the memory store keeps for one tenant.
     store_tenant_max_entries: Count<1, { usize::MAX }> = "25000";
     /// Bytes of responses the memory store keeps for one tenant.

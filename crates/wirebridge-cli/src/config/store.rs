@@ -47,6 +47,8 @@ pub struct RedisSetting {
     pub client_certificate: Option<ClientCertificate>,
     /// Bounds connecting, each reply, and each store operation.
     pub timeout: Duration,
+    /// Bytes of stored turns kept in the process.
+    pub kept_turns_bytes: usize,
 }
 
 impl RedisSetting {
@@ -64,6 +66,7 @@ impl fmt::Debug for RedisSetting {
             .field("ca_file", &self.ca_file)
             .field("client_certificate", &self.client_certificate)
             .field("timeout", &self.timeout)
+            .field("kept_turns_bytes", &self.kept_turns_bytes)
             .finish()
     }
 }
@@ -103,6 +106,7 @@ pub(super) fn load(s: &Settings) -> Result<StoreSetting, ConfigError> {
                 ca_file: s.store_ca_file.value.clone(),
                 client_certificate: client_certificate.clone(),
                 timeout: s.store_timeout.value,
+                kept_turns_bytes: s.store_kept_turns_bytes.value.0,
             })
         }
     };

@@ -108,6 +108,7 @@ fn defaults() {
             ca_file: None,
             client_certificate: None,
             timeout: wirebridge_store::RedisStore::DEFAULT_TIMEOUT,
+            kept_turns_bytes: wirebridge_store::RedisStore::DEFAULT_KEPT_TURNS,
         })
     );
     assert!(load(None, &["--store", "disk"], &[]).is_err());
@@ -381,7 +382,8 @@ fn redis_urls_tls_files_and_timeout() {
              store_ca_file = \"/etc/wb/ca.pem\"\n\
              store_client_cert_file = \"/etc/wb/client.pem\"\n\
              store_client_key_file = \"/etc/wb/client.key\"\n\
-             store_timeout = \"500ms\"\n",
+             store_timeout = \"500ms\"\n\
+             store_kept_turns_bytes = 0\n",
         ),
         &[],
         &[],
@@ -398,6 +400,7 @@ fn redis_urls_tls_files_and_timeout() {
         })
     );
     assert_eq!(r.timeout, Duration::from_millis(500));
+    assert_eq!(r.kept_turns_bytes, 0);
     // Logs and debug output never show the password.
     assert_eq!(r.shown(), "rediss://***@redis.internal:6380/0");
     assert!(!format!("{c:?}").contains("s3cret"));
