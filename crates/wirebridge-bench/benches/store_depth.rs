@@ -17,6 +17,12 @@
 //! - `read`: `ResponseStore::chain` of the response at depth `d`, with every
 //!   turn's items.
 //!
+//! Redis is measured twice: `redis`, a store that keeps no turn in the
+//! process, so that every read has Redis send the whole conversation (as
+//! another replica's first read does), and `redis_kept`, a store as it is
+//! made by default, which keeps the turns it read and is sent only what is
+//! new (nothing, here).
+//!
 //! Before the timings, the Redis commands one save runs (from `INFO
 //! commandstats`) are printed for each depth.
 //!
@@ -101,21 +107,34 @@ fn store_depth(c: &mut Criterion) {
 
     match RedisServer::start() {
         Ok(server) => {
-            let (redis, info) = runtime.block_on(async {
-                let redis = RedisStore::connect(&server.url()).await.expect("connect");
+            // A store that keeps no turn reads every turn from Redis, as
+            // another replica's first read does; the default store, which
+            // keeps the turns it read, is then sent only what is new.
+            let (redis, kept, info) = runtime.block_on(async {
+                let redis = RedisStore::builder(&server.url())
+                    .kept_turns(0)
+                    .connect()
+                    .await
+                    .expect("connect");
+                let kept = RedisStore::connect(&server.url()).await.expect("connect");
                 let client = redis::Client::open(server.url()).expect("a Redis URL");
                 let info = client
                     .get_multiplexed_async_connection()
                     .await
                     .expect("connect");
                 fill(&redis, &tenants, deepest).await;
-                (redis, info)
+                (redis, kept, info)
             });
             let cases = Cases {
                 store: &redis,
                 ..cases
             };
             cases.run(c, "redis", Some(info));
+            let cases = Cases {
+                store: &kept,
+                ..cases
+            };
+            cases.run(c, "redis_kept", None);
             drop(server);
         }
         Err(why) => println!("store_depth bench: the Redis cases are skipped: {why}"),

@@ -240,13 +240,14 @@ impl RedisStore {
     ) -> Result<Option<kept::ChainRead>, StoreError> {
         let stem = keys.conversations();
         let slots: Vec<String> = known.iter().map(|k| k.slots.to_string()).collect();
-        let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 3 * known.len());
+        let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 4 * known.len());
         args.extend([stem.as_bytes(), id.as_bytes()]);
         for (known, slots) in known.iter().zip(&slots) {
             args.extend([
                 known.conversation.as_bytes(),
                 known.generation.as_bytes(),
                 slots.as_bytes(),
+                known.last.as_bytes(),
             ]);
         }
         let reply: Option<Vec<Option<Vec<u8>>>> = self

@@ -600,3 +600,53 @@ async fn a_kept_turn_is_read_again_once_another_process_changes_it() {
         assert!(output.contains(&format!("remade {id}")), "{output}");
     }
 }
+
+/// A server that lost its latest writes (restarted from an older snapshot,
+/// or failed over to a replica behind) gives their slots out again, under
+/// the same generation: a store that kept what was there reads it again.
+#[tokio::test]
+async fn slots_given_out_again_after_lost_writes_are_read_again() {
+    let server = RedisServer::start();
+    let writer = RedisStore::connect(&server.url()).await.unwrap();
+    let reader = RedisStore::connect(&server.url()).await.unwrap();
+    let t = tenant("lost-writes");
+    let ancestors = ["resp_1", "resp_2"];
+    for (n, id) in ["resp_1", "resp_2", "resp_3"].iter().enumerate() {
+        writer.save(&t, turn(id, &ancestors[..n])).await.unwrap();
+    }
+    assert_eq!(
+        reader
+            .chain(&t, "resp_3")
+            .await
+            .unwrap()
+            .unwrap()
+            .turns
+            .len(),
+        3
+    );
+    // The save of resp_3 is lost, as a snapshot taken before it would have.
+    let mut connection = raw(&server).await;
+    let conversation = format!("wirebridge:resp:{{{t}}}:c:1");
+    let _: () = redis::cmd("HDEL")
+        .arg(&conversation)
+        .arg(&["i:2", "t:2", "r:2", "n:resp_3"])
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    hset(&mut connection, &conversation, "#", "2").await;
+    let _: () = redis::cmd("HDEL")
+        .arg(format!("wirebridge:resp:{{{t}}}:x"))
+        .arg("i:resp_3")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    // Another response takes its slot.
+    writer
+        .save(&t, turn("resp_other", &["resp_1", "resp_2"]))
+        .await
+        .unwrap();
+    let chain = reader.chain(&t, "resp_other").await.unwrap().unwrap();
+    assert_eq!(chain.ids, ["resp_1", "resp_2", "resp_other"]);
+    assert_eq!(&*chain.turns[2].id, "resp_other");
+    assert!(chain.turns[2].output.contains("answer of resp_other"));
+}

@@ -81,6 +81,8 @@ pub(super) struct Known {
     pub(super) conversation: String,
     pub(super) generation: String,
     pub(super) slots: usize,
+    /// The response in the last of them.
+    pub(super) last: Arc<str>,
 }
 
 /// Stored turns kept by conversation, bounded in bytes; the conversations
@@ -162,10 +164,12 @@ impl KeptTurns {
             .iter()
             .filter_map(|conversation| {
                 let held = kept.conversations.get(conversation)?;
-                (held.prefix > 0).then(|| Known {
+                let last = held.slots.get(held.prefix.checked_sub(1)?)?.as_ref()?;
+                Some(Known {
                     conversation: conversation.clone(),
                     generation: held.generation.clone(),
                     slots: held.prefix,
+                    last: last.id.clone(),
                 })
             })
             .collect()

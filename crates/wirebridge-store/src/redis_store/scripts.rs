@@ -227,7 +227,8 @@ return reply
 ///
 /// `KEYS`: the index. `ARGV`: the conversation key stem, the id, then for
 /// each conversation the reader keeps a part of, its number, generation,
-/// and how many of its first slots the reader keeps.
+/// how many of its first slots the reader keeps, and the id in the last of
+/// them.
 const CHAIN: &str = r"#!lua flags=no-writes
 local index, stem, id = KEYS[1], ARGV[1], ARGV[2]
 local conversation = redis.call('HGET', index, 'i:' .. id)
@@ -237,9 +238,15 @@ local own = redis.call('HGET', key, 'n:' .. id)
 if not own then return false end
 local generation = redis.call('HGET', key, 'g') or ''
 local kept = 0
-for i = 3, #ARGV - 2, 3 do
+for i = 3, #ARGV - 3, 4 do
   if generation ~= '' and ARGV[i] == conversation and ARGV[i + 1] == generation then
-    kept = tonumber(ARGV[i + 2]) or 0
+    local slots = tonumber(ARGV[i + 2]) or 0
+    -- Its last kept slot still holds the same response: a server that
+    -- lost writes (a restart, a failover) and gave the slots out again
+    -- holds another there, or none.
+    if slots > 0 and redis.call('HGET', key, 'i:' .. (slots - 1)) == ARGV[i + 3] then
+      kept = slots
+    end
   end
 end
 
