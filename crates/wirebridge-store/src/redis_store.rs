@@ -239,12 +239,15 @@ impl RedisStore {
         known: &[Known],
     ) -> Result<Option<kept::ChainRead>, StoreError> {
         let stem = keys.conversations();
-        let slots: Vec<String> = known.iter().map(|k| k.slots.to_string()).collect();
+        let numbers: Vec<(String, String)> = known
+            .iter()
+            .map(|k| (k.conversation.to_string(), k.slots.to_string()))
+            .collect();
         let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 4 * known.len());
         args.extend([stem.as_bytes(), id.as_bytes()]);
-        for (known, slots) in known.iter().zip(&slots) {
+        for (known, (conversation, slots)) in known.iter().zip(&numbers) {
             args.extend([
-                known.conversation.as_bytes(),
+                conversation.as_bytes(),
                 known.generation.as_bytes(),
                 slots.as_bytes(),
                 known.last.as_bytes(),
@@ -365,15 +368,23 @@ impl ResponseStore for RedisStore {
                 stem.as_bytes(),
                 generation.as_bytes(),
             ];
-            let (conversation, slot, generation): (String, usize, String) =
-                self.run(&self.scripts.save, &[keys.index()], &args).await?;
-            self.kept.saved(
-                &keys.index(),
-                &conversation,
-                &generation,
-                slot,
-                response.turn(),
-            );
+            let index = keys.index();
+            let place: String = self
+                .run(&self.scripts.save, std::slice::from_ref(&index), &args)
+                .await?;
+            let mut place = place.split(' ');
+            let conversation = place.next().and_then(|c| c.parse().ok());
+            let slot = place.next().and_then(|s| s.parse().ok());
+            let (Some(conversation), Some(slot), Some(generation)) =
+                (conversation, slot, place.next())
+            else {
+                return Err(StoreError::Corrupt(format!(
+                    "saving response {} answered no place",
+                    response.id
+                )));
+            };
+            self.kept
+                .saved(&index, conversation, generation, slot, response.turn());
             Ok(())
         })
     }

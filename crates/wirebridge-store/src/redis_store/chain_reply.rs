@@ -15,20 +15,27 @@ pub(super) fn read(id: &str, reply: Vec<Option<Vec<u8>>>) -> Result<ChainRead, S
     let mut values = Values {
         values: reply.into_iter(),
     };
-    let conversation = values.text().ok_or_else(|| corrupt("no conversation"))?;
-    let generation = values.text().ok_or_else(|| corrupt("no generation"))?;
-    let left_out = values.number().ok_or_else(|| corrupt("no count kept"))?;
-    let lead = values.text().ok_or_else(|| corrupt("no lead"))?;
-    let run_count = values.number().ok_or_else(|| corrupt("no count of runs"))?;
+    let head = values.text().ok_or_else(|| corrupt("no head"))?;
+    let mut head = head.split(' ');
+    let conversation = head.next().and_then(|c| c.parse().ok());
+    let generation = head.next().map(str::to_owned);
+    let (Some(conversation), Some(generation)) = (conversation, generation) else {
+        return Err(corrupt("no conversation"));
+    };
+    let mut number = || head.next().and_then(|n| n.parse::<usize>().ok());
+    let left_out = number().ok_or_else(|| corrupt("no count kept"))?;
+    let run_count = number().ok_or_else(|| corrupt("no count of runs"))?;
     let mut runs = Vec::with_capacity(run_count.min(1024));
     for _ in 0..run_count {
-        let first = values.number();
-        let last = values.number();
-        match (first, last) {
+        match (number(), number()) {
             (Some(first), Some(last)) if first <= last => runs.push((first, last)),
             _ => return Err(corrupt("a run cannot be read")),
         }
     }
+    if number().is_some() {
+        return Err(corrupt("the head is longer than its counts say"));
+    }
+    let lead = values.text().ok_or_else(|| corrupt("no lead"))?;
     let sent: usize = runs
         .iter()
         .map(|&(first, last)| (last + 1).saturating_sub(first.max(left_out)))
@@ -74,10 +81,6 @@ impl Values {
     fn text(&mut self) -> Option<String> {
         String::from_utf8(self.values.next()??).ok()
     }
-
-    fn number(&mut self) -> Option<usize> {
-        self.text()?.parse().ok()
-    }
 }
 
 #[cfg(test)]
@@ -99,15 +102,8 @@ mod tests {
         let read = read(
             "resp_c",
             reply(&[
-                Some("7"),
-                Some("1.2.3"),
-                Some("2"),
+                Some("7 1.2.3 2 2 0 1 4 5"),
                 Some("resp_x"),
-                Some("2"),
-                Some("0"),
-                Some("1"),
-                Some("4"),
-                Some("5"),
                 Some("resp_b"),
                 Some("resp_c"),
                 None,
@@ -115,7 +111,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(read.conversation, "7");
+        assert_eq!(read.conversation, 7);
         assert_eq!(read.left_out, 2);
         assert_eq!(read.lead.as_deref(), Some("resp_x"));
         assert_eq!(read.runs, [(0, 1), (4, 5)]);
@@ -129,51 +125,20 @@ mod tests {
 
     #[test]
     fn a_reply_of_the_wrong_shape_is_corrupt() {
-        let head = [Some("7"), Some("g"), Some("0"), Some(""), Some("1")];
-        let cases: [&[Option<&str>]; 5] = [
-            &head[..3],
+        let cases: [&[Option<&str>]; 7] = [
+            &[Some("7 g 0")],
+            &[Some("x g 0 1 0 0"), Some("")],
+            &[Some("7 g 0 1 3 1"), Some("")],
+            &[Some("7 g 0 1 0 0 9"), Some(""), Some("resp_a"), Some(TURN)],
+            &[Some("7 g 0 1 0 0"), Some(""), Some("resp_a")],
             &[
-                Some("7"),
-                Some("g"),
-                Some("0"),
+                Some("7 g 0 1 0 0"),
                 Some(""),
-                Some("1"),
-                Some("3"),
-                Some("1"),
-            ],
-            &[
-                Some("7"),
-                Some("g"),
-                Some("0"),
-                Some(""),
-                Some("1"),
-                Some("0"),
-                Some("0"),
-                Some("resp_a"),
-            ],
-            &[
-                Some("7"),
-                Some("g"),
-                Some("0"),
-                Some(""),
-                Some("1"),
-                Some("0"),
-                Some("0"),
                 Some("resp_a"),
                 Some(TURN),
                 Some("more"),
             ],
-            &[
-                Some("7"),
-                Some("g"),
-                Some("0"),
-                Some(""),
-                Some("1"),
-                Some("0"),
-                Some("0"),
-                Some("resp_a"),
-                Some("{"),
-            ],
+            &[Some("7 g 0 1 0 0"), Some(""), Some("resp_a"), Some("{")],
         ];
         for case in cases {
             let got = read("resp_a", reply(case));

@@ -17,6 +17,7 @@
 //! turn is what Redis has, whichever process wrote it.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -25,19 +26,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::{Chain, StoredTurn};
 
 /// A generation for a change to a conversation that no other change, by
-/// any process, at any time, has had: the time, a number drawn once per
-/// process from the system's randomness, and a count.
+/// any process, at any time, has had: the time the process first made one
+/// and a number drawn then from the system's randomness, and a count.
 pub(super) fn new_generation() -> String {
-    static PROCESS: OnceLock<u64> = OnceLock::new();
+    static PROCESS: OnceLock<String> = OnceLock::new();
     static COUNT: AtomicU64 = AtomicU64::new(0);
     let process = PROCESS.get_or_init(|| {
-        std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+        let random = std::collections::hash_map::RandomState::new().hash_one(std::process::id());
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        format!("{nanos:x}.{random:x}.")
     });
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
     let count = COUNT.fetch_add(1, Ordering::Relaxed);
-    format!("{nanos:x}.{process:x}.{count:x}")
+    let mut generation = String::with_capacity(process.len() + 16);
+    generation.push_str(process);
+    let _ = write!(generation, "{count:x}");
+    generation
 }
 
 /// What one slot of a conversation held when it was read or saved.
@@ -66,7 +71,7 @@ impl KeptSlot {
 /// and last, oldest first), and the slots it sent, in chain order.
 #[derive(Debug)]
 pub(super) struct ChainRead {
-    pub(super) conversation: String,
+    pub(super) conversation: u64,
     pub(super) generation: String,
     pub(super) left_out: usize,
     pub(super) lead: Option<String>,
@@ -78,7 +83,7 @@ pub(super) struct ChainRead {
 /// script.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Known {
-    pub(super) conversation: String,
+    pub(super) conversation: u64,
     pub(super) generation: String,
     pub(super) slots: usize,
     /// The response in the last of them.
@@ -97,18 +102,19 @@ struct Inner {
     /// By the tenant's index key (which names the prefix and the tenant).
     tenants: HashMap<String, Tenant>,
     /// The conversations by when they were last used, oldest first.
-    by_use: BTreeMap<u64, (String, String)>,
+    by_use: BTreeMap<u64, (Arc<str>, u64)>,
     clock: u64,
     bytes: usize,
 }
 
-#[derive(Default)]
 struct Tenant {
-    conversations: HashMap<String, Conversation>,
+    /// Its index key, shared with `by_use`.
+    name: Arc<str>,
+    conversations: HashMap<u64, Conversation>,
     /// Which conversation holds each kept response.
-    ids: HashMap<Arc<str>, String>,
+    ids: HashMap<Arc<str>, u64>,
     /// The conversations used last, the latest first.
-    recent: Vec<String>,
+    recent: Vec<u64>,
 }
 
 /// How many of a tenant's conversations used last are named to the chain
@@ -116,12 +122,21 @@ struct Tenant {
 const RECENT: usize = 4;
 
 impl Tenant {
-    fn used(&mut self, conversation: &str) {
-        match self.recent.iter().position(|c| c == conversation) {
+    fn new(name: &str) -> Self {
+        Self {
+            name: name.into(),
+            conversations: HashMap::new(),
+            ids: HashMap::new(),
+            recent: Vec::new(),
+        }
+    }
+
+    fn used(&mut self, conversation: u64) {
+        match self.recent.iter().position(|&c| c == conversation) {
             Some(at) => self.recent[..=at].rotate_right(1),
             None => {
                 self.recent.truncate(RECENT - 1);
-                self.recent.insert(0, conversation.to_owned());
+                self.recent.insert(0, conversation);
             }
         }
     }
@@ -162,11 +177,11 @@ impl KeptTurns {
         };
         candidates
             .iter()
-            .filter_map(|conversation| {
-                let held = kept.conversations.get(conversation)?;
+            .filter_map(|&conversation| {
+                let held = kept.conversations.get(&conversation)?;
                 let last = held.slots.get(held.prefix.checked_sub(1)?)?.as_ref()?;
                 Some(Known {
-                    conversation: conversation.clone(),
+                    conversation,
                     generation: held.generation.clone(),
                     slots: held.prefix,
                     last: last.id.clone(),
@@ -182,56 +197,39 @@ impl KeptTurns {
     pub(super) fn chain(&self, tenant: &str, read: ChainRead) -> Option<Chain> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         let inner = &mut *inner;
-        inner.clock += 1;
-        let clock = inner.clock;
-        let kept = inner.tenants.entry(tenant.to_owned()).or_default();
-        let held = kept.conversations.get(&read.conversation);
+        let conversation = read.conversation;
+        let held = inner
+            .tenants
+            .get(tenant)
+            .and_then(|kept| kept.conversations.get(&conversation));
         let stale = held.is_none_or(|h| h.generation != read.generation);
         if read.left_out > 0 && (stale || held.is_some_and(|h| h.prefix < read.left_out)) {
             return None;
         }
         if stale {
-            if let Some(old) = kept.conversations.remove(&read.conversation) {
-                inner.bytes -= old.bytes;
-                inner.by_use.remove(&old.used);
-                forget_ids(&mut kept.ids, &read.conversation, &old);
-            }
-            kept.recent.retain(|c| c != &read.conversation);
-            kept.conversations.insert(
-                read.conversation.clone(),
-                Conversation::new(read.generation.clone(), clock),
-            );
-            inner
-                .by_use
-                .insert(clock, (tenant.to_owned(), read.conversation.clone()));
+            self.drop_conversation(inner, tenant, conversation);
         }
-        let held = kept
-            .conversations
-            .get_mut(&read.conversation)
-            .expect("kept above");
-        inner.by_use.remove(&held.used);
-        held.used = clock;
-        inner
-            .by_use
-            .insert(clock, (tenant.to_owned(), read.conversation.clone()));
-        kept.used(&read.conversation);
-        let held = kept
-            .conversations
-            .get_mut(&read.conversation)
-            .expect("kept above");
+        let held = inner.conversation(tenant, conversation, &read.generation);
         let slots = read
             .runs
             .iter()
             .flat_map(|&(first, last)| first.max(read.left_out)..=last);
+        let mut added = 0;
+        let mut ids = Vec::with_capacity(read.sent.len());
         for (at, slot) in slots.zip(read.sent) {
-            kept.ids.insert(slot.id.clone(), read.conversation.clone());
-            inner.bytes += held.put(at, slot);
+            ids.push(slot.id.clone());
+            added += held.put(at, slot);
         }
         let chain = held.chain(read.lead, &read.runs);
+        let kept = inner.tenants.get_mut(tenant).expect("kept above");
+        for id in ids {
+            kept.ids.insert(id, conversation);
+        }
+        inner.bytes += added;
         // A conversation without a generation (saved by an older bridge
         // and not since) cannot be checked, so it is not kept.
         if read.generation.is_empty() {
-            self.drop_conversation(inner, tenant, &read.conversation);
+            self.drop_conversation(inner, tenant, conversation);
         }
         self.evict(inner);
         chain
@@ -242,7 +240,7 @@ impl KeptTurns {
     pub(super) fn saved(
         &self,
         tenant: &str,
-        conversation: &str,
+        conversation: u64,
         generation: &str,
         slot: usize,
         turn: StoredTurn,
@@ -255,39 +253,25 @@ impl KeptTurns {
         let stale = inner
             .tenants
             .get(tenant)
-            .and_then(|kept| kept.conversations.get(conversation))
+            .and_then(|kept| kept.conversations.get(&conversation))
             .is_some_and(|held| held.generation != generation);
         if stale {
             self.drop_conversation(inner, tenant, conversation);
         }
-        inner.clock += 1;
-        let clock = inner.clock;
-        let kept = inner.tenants.entry(tenant.to_owned()).or_default();
-        let held = kept
-            .conversations
-            .entry(conversation.to_owned())
-            .or_insert_with(|| Conversation::new(generation.to_owned(), clock));
-        inner.by_use.remove(&held.used);
-        held.used = clock;
-        inner
-            .by_use
-            .insert(clock, (tenant.to_owned(), conversation.to_owned()));
-        kept.used(conversation);
-        let held = kept
-            .conversations
-            .get_mut(conversation)
-            .expect("kept above");
-        // Saved again elsewhere, it left its old slot, and the old
-        // conversation's generation changed: that is read again.
         let id = turn.id.clone();
-        kept.ids.insert(id.clone(), conversation.to_owned());
-        inner.bytes += held.put(
+        let held = inner.conversation(tenant, conversation, generation);
+        let added = held.put(
             slot,
             KeptSlot {
-                id,
+                id: id.clone(),
                 turn: Some(turn),
             },
         );
+        // Saved again elsewhere, it left its old slot, and the old
+        // conversation's generation changed: that is read again.
+        let kept = inner.tenants.get_mut(tenant).expect("kept above");
+        kept.ids.insert(id, conversation);
+        inner.bytes += added;
         self.evict(inner);
     }
 
@@ -297,19 +281,23 @@ impl KeptTurns {
             let Some((_, (tenant, conversation))) = inner.by_use.pop_first() else {
                 break;
             };
-            self.drop_conversation(inner, &tenant, &conversation);
+            self.drop_conversation(inner, &tenant, conversation);
         }
     }
 
-    fn drop_conversation(&self, inner: &mut Inner, tenant: &str, conversation: &str) {
+    fn drop_conversation(&self, inner: &mut Inner, tenant: &str, conversation: u64) {
         let Some(kept) = inner.tenants.get_mut(tenant) else {
             return;
         };
-        if let Some(old) = kept.conversations.remove(conversation) {
+        if let Some(old) = kept.conversations.remove(&conversation) {
             inner.bytes -= old.bytes;
             inner.by_use.remove(&old.used);
-            forget_ids(&mut kept.ids, conversation, &old);
-            kept.recent.retain(|c| c != conversation);
+            for slot in old.slots.iter().flatten() {
+                if kept.ids.get(&slot.id) == Some(&conversation) {
+                    kept.ids.remove(&slot.id);
+                }
+            }
+            kept.recent.retain(|&c| c != conversation);
         }
         if kept.conversations.is_empty() {
             inner.tenants.remove(tenant);
@@ -326,12 +314,30 @@ impl KeptTurns {
     }
 }
 
-/// Forgets which conversation held the responses of `old`.
-fn forget_ids(ids: &mut HashMap<Arc<str>, String>, conversation: &str, old: &Conversation) {
-    for slot in old.slots.iter().flatten() {
-        if ids.get(&slot.id).is_some_and(|c| c == conversation) {
-            ids.remove(&slot.id);
+impl Inner {
+    /// The conversation kept of `tenant`, made (of `generation`) if it is
+    /// not, and marked used now.
+    fn conversation(
+        &mut self,
+        tenant: &str,
+        conversation: u64,
+        generation: &str,
+    ) -> &mut Conversation {
+        self.clock += 1;
+        let clock = self.clock;
+        if !self.tenants.contains_key(tenant) {
+            self.tenants.insert(tenant.to_owned(), Tenant::new(tenant));
         }
+        let kept = self.tenants.get_mut(tenant).expect("made above");
+        kept.used(conversation);
+        let held = kept
+            .conversations
+            .entry(conversation)
+            .or_insert_with(|| Conversation::new(generation.to_owned(), clock));
+        self.by_use.remove(&held.used);
+        held.used = clock;
+        self.by_use.insert(clock, (kept.name.clone(), conversation));
+        held
     }
 }
 

@@ -43,8 +43,9 @@
 use redis::{Cmd, Script};
 
 /// Saves a response, replacing an earlier save of its id. Answers where it
-/// went: its conversation's number, its slot, and the conversation's
-/// generation after the save.
+/// went, in one value (each value of a reply costs the client more than
+/// its bytes): its conversation's number, its slot, and the
+/// conversation's generation after the save, separated by spaces.
 ///
 /// `KEYS`: the index. `ARGV`: the TTL in seconds, the id, the parent (`+`
 /// and its id, or `-`), the turn, the envelope, the tenant's conversation
@@ -106,7 +107,7 @@ if oconversation then
     changed(okey)
     renew(okey)
     renew(index)
-    return {oconversation, opos, redis.call('HGET', okey, 'g')}
+    return oconversation .. ' ' .. opos .. ' ' .. redis.call('HGET', okey, 'g')
   end
   redis.call('HDEL', okey, 't:' .. opos, 'r:' .. opos)
   changed(okey)
@@ -158,7 +159,7 @@ for i = 1, #fields, 2 do
   end
 end
 redis.call('HSET', index, '@', scan[1])
-return {tostring(conversation), pos, redis.call('HGET', key, 'g')}
+return conversation .. ' ' .. pos .. ' ' .. redis.call('HGET', key, 'g')
 ";
 
 /// Reads a response: nil if the tenant does not have it, else its envelope
@@ -216,14 +217,15 @@ return reply
 ";
 
 /// Reads a conversation: nil if the tenant does not have the response or
-/// its own turn, else the conversation's number and generation, how many
-/// of its first slots the reply leaves out (those the reader keeps, when
-/// the generation it kept them at is the conversation's: else none), the
-/// nearest ancestor kept elsewhere (or `''`), the number of runs of slots
-/// the chain goes through, each run's first and last slot (oldest run
-/// first), then the id of each slot of the chain not left out, oldest
-/// first, then the turn of each (false when gone). A place that cannot be
-/// read is a `CORRUPT` error.
+/// its own turn, else a head, in one value separated by spaces: the
+/// conversation's number and generation, how many of its first slots the
+/// reply leaves out (those the reader keeps, when the generation it kept
+/// them at is the conversation's: else none), the number of runs of slots
+/// the chain goes through, and each run's first and last slot, oldest run
+/// first. Then the nearest ancestor kept elsewhere (or `''`), the id of
+/// each slot of the chain not left out, oldest first, and the turn of
+/// each (false when gone). A place that cannot be read is a `CORRUPT`
+/// error.
 ///
 /// `KEYS`: the index. `ARGV`: the conversation key stem, the id, then for
 /// each conversation the reader keeps a part of, its number, generation,
@@ -296,14 +298,15 @@ while true do
   pos, start, up, expected = ppos, pstart, pup, parent
 end
 
-local reply = {conversation, generation, tostring(kept), lead, tostring(#runs)}
+local head = {conversation, generation, kept, #runs}
 local slots = {}
 for r = #runs, 1, -1 do
   local first, last = runs[r][1], runs[r][2]
-  reply[#reply + 1] = tostring(first)
-  reply[#reply + 1] = tostring(last)
+  head[#head + 1] = first
+  head[#head + 1] = last
   for p = math.max(first, kept), last do slots[#slots + 1] = p end
 end
+local reply = {table.concat(head, ' '), lead}
 for r = #runs, 1, -1 do
   for _, rid in ipairs(runs[r][3]) do reply[#reply + 1] = rid end
 end

@@ -19,7 +19,7 @@ fn slot(id: &str) -> KeptSlot {
 /// slots left out.
 fn read(generation: &str, ids: &[&str], left_out: usize) -> ChainRead {
     ChainRead {
-        conversation: "1".into(),
+        conversation: 1,
         generation: generation.into(),
         left_out,
         lead: None,
@@ -39,7 +39,7 @@ fn a_chain_read_again_takes_what_it_left_out_from_what_is_kept() {
     let chain = kept.chain("t", read("g1", &["a", "b"], 0)).unwrap();
     assert_eq!(ids(&chain), ["a", "b"]);
     let known = &kept.known("t", "b")[0];
-    assert_eq!((known.conversation.as_str(), known.slots), ("1", 2));
+    assert_eq!((known.conversation, known.slots), (1, 2));
     // A response it has not seen is looked for in what it used last.
     assert_eq!(kept.known("t", "resp_elsewhere")[0], *known);
     // The next turn: two slots left out, one sent.
@@ -60,7 +60,7 @@ fn slots_left_out_at_a_generation_no_longer_kept_are_read_again() {
     kept.chain("t", read("g2", &["a", "x"], 0)).unwrap();
     assert!(kept.chain("t", read("g1", &["a", "b", "c"], 2)).is_none());
     // A save of another generation replaces what was kept.
-    kept.saved("t", "1", "g3", 2, turn("c"));
+    kept.saved("t", 1, "g3", 2, turn("c"));
     assert_eq!(kept.known("t", "x"), []);
     assert_eq!(kept.known("t", "c"), [], "slot 2 alone is no prefix");
 }
@@ -69,7 +69,7 @@ fn slots_left_out_at_a_generation_no_longer_kept_are_read_again() {
 fn saves_keep_what_a_later_read_leaves_out() {
     let kept = KeptTurns::new(1 << 20);
     for (slot, id) in ["a", "b", "c"].into_iter().enumerate() {
-        kept.saved("t", "1", "g1", slot, turn(id));
+        kept.saved("t", 1, "g1", slot, turn(id));
     }
     let known = &kept.known("t", "c")[0];
     assert_eq!((known.generation.as_str(), known.slots), ("g1", 3));
@@ -97,12 +97,12 @@ fn what_is_kept_stays_within_its_bound() {
     kept.chain("t", read("g", &["resp_0", "resp_1"], 0))
         .unwrap();
     let mut other = read("g", &["resp_2", "resp_3"], 0);
-    other.conversation = "2".into();
+    other.conversation = 2;
     kept.chain("t", other).unwrap();
     // The conversation used longest ago went.
     assert!(kept.bytes() <= 3 * one);
     assert_eq!(kept.known("t", "resp_1").len(), 1, "the other conversation");
-    assert_eq!(kept.known("t", "resp_3")[0].conversation, "2");
+    assert_eq!(kept.known("t", "resp_3")[0].conversation, 2);
     // Keeping nothing still reads chains.
     let none = KeptTurns::new(0);
     let chain = none.chain("t", read("g", &["a", "b"], 0)).unwrap();
