@@ -8,7 +8,7 @@
 //! added since the store last read or wrote the conversation, usually
 //! nothing but the turn before.
 //!
-//! A conversation's slots are kept with the generation Redis gave the
+//! A conversation's slots are kept with the generation Redis had for the
 //! conversation when they were read (see `scripts.rs`): it changes whenever
 //! a slot does (a response saved again in place, moved, or deleted) and
 //! when the conversation is made again after expiring, but not when a
@@ -214,18 +214,19 @@ impl KeptTurns {
             .runs
             .iter()
             .flat_map(|&(first, last)| first.max(read.left_out)..=last);
-        let mut added = 0;
+        let (mut added, mut freed) = (0, 0);
         let mut ids = Vec::with_capacity(read.sent.len());
         for (at, slot) in slots.zip(read.sent) {
             ids.push(slot.id.clone());
-            added += held.put(at, slot);
+            let (more, less) = held.put(at, slot);
+            (added, freed) = (added + more, freed + less);
         }
         let chain = held.chain(read.lead, &read.runs);
         let kept = inner.tenants.get_mut(tenant).expect("kept above");
         for id in ids {
             kept.ids.insert(id, conversation);
         }
-        inner.bytes += added;
+        inner.bytes = inner.bytes + added - freed;
         // A conversation without a generation (saved by an older bridge
         // and not since) cannot be checked, so it is not kept.
         if read.generation.is_empty() {
@@ -260,7 +261,7 @@ impl KeptTurns {
         }
         let id = turn.id.clone();
         let held = inner.conversation(tenant, conversation, generation);
-        let added = held.put(
+        let (added, freed) = held.put(
             slot,
             KeptSlot {
                 id: id.clone(),
@@ -271,7 +272,7 @@ impl KeptTurns {
         // conversation's generation changed: that is read again.
         let kept = inner.tenants.get_mut(tenant).expect("kept above");
         kept.ids.insert(id, conversation);
-        inner.bytes += added;
+        inner.bytes = inner.bytes + added - freed;
         self.evict(inner);
     }
 
@@ -352,21 +353,22 @@ impl Conversation {
         }
     }
 
-    /// Keeps `slot` at `at`; what keeping it added.
-    fn put(&mut self, at: usize, slot: KeptSlot) -> usize {
+    /// Keeps `slot` at `at`: the bytes it added, and those it freed (the
+    /// same response kept there before, under the same generation). The
+    /// slots before it count too, kept or not: a conversation of many
+    /// slots costs its list even when few of them are kept.
+    fn put(&mut self, at: usize, slot: KeptSlot) -> (usize, usize) {
+        let mut added = slot.bytes();
         if self.slots.len() <= at {
+            added += (at + 1 - self.slots.len()) * std::mem::size_of::<Option<KeptSlot>>();
             self.slots.resize(at + 1, None);
         }
-        let added = slot.bytes();
-        if let Some(old) = self.slots[at].replace(slot) {
-            // Only ever the same response again, under one generation.
-            self.bytes -= old.bytes();
-        }
-        self.bytes += added;
+        let freed = self.slots[at].replace(slot).map_or(0, |old| old.bytes());
+        self.bytes = self.bytes + added - freed;
         while self.slots.get(self.prefix).is_some_and(Option::is_some) {
             self.prefix += 1;
         }
-        added
+        (added, freed)
     }
 
     /// The chain through `runs`, all of whose slots are kept: its ids (the

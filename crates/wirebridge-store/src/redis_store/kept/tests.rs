@@ -92,7 +92,7 @@ fn a_deleted_turn_is_where_the_chain_s_turns_begin() {
 
 #[test]
 fn what_is_kept_stays_within_its_bound() {
-    let one = slot("resp_0").bytes();
+    let one = slot("resp_0").bytes() + std::mem::size_of::<Option<KeptSlot>>();
     let kept = KeptTurns::new(3 * one);
     kept.chain("t", read("g", &["resp_0", "resp_1"], 0))
         .unwrap();
@@ -117,4 +117,23 @@ fn a_conversation_without_a_generation_is_not_kept() {
     assert_eq!(ids(&chain), ["a", "b"]);
     assert_eq!(kept.known("t", "b"), []);
     assert_eq!(kept.bytes(), 0);
+}
+
+#[test]
+fn the_bytes_kept_are_counted_once_and_the_slots_list_counts() {
+    let kept = KeptTurns::new(1 << 20);
+    kept.chain("t", read("g", &["a", "b"], 0)).unwrap();
+    let two = kept.bytes();
+    // Read again in full, the same slots replace themselves.
+    kept.chain("t", read("g", &["a", "b"], 0)).unwrap();
+    kept.saved("t", 1, "g", 1, turn("b"));
+    assert_eq!(kept.bytes(), two);
+    // A slot far along costs the list up to it.
+    let far = KeptTurns::new(1 << 20);
+    far.saved("t", 1, "g", 9_999, turn("z"));
+    assert!(far.bytes() >= 10_000 * std::mem::size_of::<Option<KeptSlot>>());
+    // Beyond the bound it is not kept at all.
+    let small = KeptTurns::new(1 << 16);
+    small.saved("t", 1, "g", 9_999, turn("z"));
+    assert_eq!((small.bytes(), small.known("t", "z")), (0, vec![]));
 }
