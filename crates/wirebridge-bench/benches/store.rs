@@ -199,7 +199,7 @@ impl Cases<'_> {
                 .iter()
                 .map(|t| t.id.len() + t.input.len() + t.output.len())
                 .sum::<usize>()
-                + current.ids.iter().map(String::len).sum::<usize>();
+                + current.ids.iter().map(|id| id.len()).sum::<usize>();
             let previous: usize = previous.records.iter().map(PreviousRecord::size).sum();
             println!(
                 "{name}: a read returns {current} B (current shape), {previous} B (previous shape)"

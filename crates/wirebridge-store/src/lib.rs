@@ -131,8 +131,9 @@ pub struct StoredTurn {
 pub struct Chain {
     /// The responses of the conversation by id, oldest first, the one asked
     /// for last, whether found or not: as far back as the store knows them
-    /// (at least to the nearest missing one).
-    pub ids: Vec<String>,
+    /// (at least to the nearest missing one). Shared with the store where
+    /// it can (a long conversation's ids are not copied on every read).
+    pub ids: Vec<Arc<str>>,
     /// The turns found, oldest first; the last is the response asked for.
     /// When an ancestor is missing, only the turns after it.
     pub turns: Vec<StoredTurn>,
@@ -160,7 +161,7 @@ impl Chain {
             missing,
             ..
         } = self;
-        if missing.as_deref() != earlier.ids.last().map(String::as_str) {
+        if missing.as_deref() != earlier.ids.last().map(|id| &**id) {
             return Chain {
                 ids,
                 turns,
@@ -277,7 +278,7 @@ mod tests {
 
     fn chain(ids: &[&str], turns: &[&str], missing: Option<&str>) -> Chain {
         Chain {
-            ids: ids.iter().map(|id| (*id).to_owned()).collect(),
+            ids: ids.iter().map(|id| (*id).into()).collect(),
             turns: turns.iter().map(|id| turn(id)).collect(),
             missing: missing.map(str::to_owned),
         }

@@ -196,7 +196,7 @@ impl Conversation {
             ids.push(slot.id.clone());
             match (&slot.kept, &missing) {
                 (Some(kept), None) => turns.push(kept.turn()),
-                (None, None) => missing = Some(slot.id.clone()),
+                (None, None) => missing = Some(slot.id.to_string()),
                 _ => {}
             }
             // A parent slot comes before its child's, so the walk ends.
@@ -205,7 +205,7 @@ impl Conversation {
                 // The parent is in no slot kept here: never saved in this
                 // conversation, or gone and dropped.
                 if let Some(parent) = &slot.parent {
-                    ids.push(parent.clone());
+                    ids.push(parent.as_str().into());
                     missing.get_or_insert_with(|| parent.clone());
                 }
             }
@@ -223,7 +223,8 @@ impl Conversation {
 /// One response of a conversation, kept or gone.
 #[derive(Debug)]
 struct Slot {
-    id: String,
+    /// Shared with the chains that name it.
+    id: Arc<str>,
     parent: Option<String>,
     /// The absolute index of the parent's slot, when the parent was in this
     /// conversation when this response was saved.
@@ -326,13 +327,14 @@ impl Table {
             return Inserted::TooLarge("the conversation could not be made".to_owned());
         };
         let index = conversation.base + conversation.slots.len();
+        let id: Arc<str> = record.id.as_str().into();
         conversation.slots.push_back(Slot {
-            id: record.id.clone(),
+            id: Arc::clone(&id),
             parent: record.parent,
             parent_slot: parent.map(|place| place.slot),
             kept: Some(Box::new(Kept {
                 created_at: record.created_at,
-                id: record.id.as_str().into(),
+                id,
                 input: record.input.into(),
                 output: record.output.into(),
                 response: record.response,
@@ -474,7 +476,7 @@ impl Table {
         let (_, _, slot) = self.tenants.get(tenant)?.find(id)?;
         let kept = slot.kept.as_deref()?;
         Some(StoredResponse {
-            id: slot.id.clone(),
+            id: slot.id.to_string(),
             parent: slot.parent.clone(),
             created_at: kept.created_at,
             input: kept.input.to_string(),

@@ -390,8 +390,8 @@ impl Conversation {
         }
         let first = slots.len() - present;
         let mut ids = Vec::with_capacity(slots.len() + 1);
-        ids.extend(lead.clone());
-        ids.extend(slots.iter().map(|slot| slot.id.to_string()));
+        ids.extend(lead.as_deref().map(Arc::from));
+        ids.extend(slots.iter().map(|slot| Arc::clone(&slot.id)));
         let turns = slots[first..]
             .iter()
             .filter_map(|slot| slot.turn.clone())

@@ -67,6 +67,11 @@ pub fn tenant(name: &str) -> String {
     tenant_key(Some(format!("Bearer sk-{name}").as_bytes()))
 }
 
+/// The ids of `chain`, to compare.
+pub fn ids_of(chain: &wirebridge_store::Chain) -> Vec<&str> {
+    chain.ids.iter().map(|id| &**id).collect()
+}
+
 /// A record for turn `id`, continuing the responses `ancestors` (oldest
 /// first): its parent is the last, which is all the record names.
 pub fn turn(id: &str, ancestors: &[&str]) -> StoredResponse {
@@ -233,7 +238,7 @@ pub async fn a_chain_500_deep_is_whole_and_in_order(store: &dyn ResponseStore) {
         save(store, &t, turn(refs[n], &refs[..n])).await;
     }
     let chain = store.chain(&t, "resp_499").await.expect("chain").unwrap();
-    assert_eq!(chain.ids, ids);
+    assert_eq!(ids_of(&chain), ids);
     assert_eq!(chain.missing, None);
     assert_eq!(chain.turns.len(), 500);
     for (n, turn) in chain.turns.iter().enumerate() {
@@ -379,7 +384,7 @@ pub async fn deleted_ancestor_is_named_missing(store: &dyn ResponseStore) {
     );
     let chain = store.chain(&t, "resp_4").await.expect("chain").unwrap();
     assert_eq!(
-        chain.ids,
+        ids_of(&chain),
         ["resp_1", "resp_2", "resp_3", "resp_4"],
         "the ids still name the whole conversation"
     );
@@ -422,7 +427,7 @@ pub async fn interleaved_branches_each_see_their_own(store: &dyn ResponseStore) 
         let last = branch.last().unwrap();
         let chain = store.chain(&t, last).await.expect("chain").unwrap();
         assert!(chain.is_complete());
-        assert_eq!(&chain.ids, branch);
+        assert_eq!(&ids_of(&chain), branch);
         let turns: Vec<&str> = chain.turns.iter().map(|t| &*t.id).collect();
         assert_eq!(turns, *branch);
     }
@@ -482,7 +487,7 @@ pub async fn a_conversation_10_000_deep_is_whole(store: &dyn ResponseStore) {
         .expect("chain")
         .unwrap();
     assert_eq!(chain.missing, None);
-    assert_eq!(chain.ids, ids);
+    assert_eq!(ids_of(&chain), ids);
     assert_eq!(chain.turns.len(), DEPTH);
     for (n, turn) in chain.turns.iter().enumerate() {
         assert_eq!(*turn.id, ids[n]);
@@ -494,7 +499,7 @@ pub async fn a_conversation_10_000_deep_is_whole(store: &dyn ResponseStore) {
     let fork = store.chain(&t, "resp_fork").await.expect("chain").unwrap();
     assert!(fork.is_complete());
     assert_eq!(fork.turns.len(), 5_001);
-    assert_eq!(fork.ids[..5_000], ids[..5_000]);
+    assert_eq!(ids_of(&fork)[..5_000], ids[..5_000]);
     let last = store
         .chain(&t, &ids[DEPTH - 1])
         .await

@@ -318,7 +318,8 @@ mod tests {
             .unwrap_or_else(|_| panic!("refused"));
         let chain = resolved.chain().unwrap();
         assert!(chain.is_complete());
-        assert_eq!(chain.ids, ids);
+        let chained: Vec<&str> = chain.ids.iter().map(|id| &**id).collect();
+        assert_eq!(chained, ids);
         let turns: Vec<&str> = chain.turns.iter().map(|t| &*t.id).collect();
         assert_eq!(turns, ids);
         // What neither has is named missing.

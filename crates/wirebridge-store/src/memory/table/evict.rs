@@ -76,7 +76,7 @@ impl Table {
             .filter_map(|number| t.conversations.get(number))
             .flat_map(|conversation| conversation.slots.iter())
             .filter(|slot| slot.kept.is_some())
-            .map(|slot| slot.id.as_str())
+            .map(|slot| &*slot.id)
             .find(|id| *id != keep)
             .map(str::to_owned);
         match oldest {
@@ -154,8 +154,8 @@ impl Table {
                 conversation: number,
                 slot: conversation.base + offset,
             };
-            if t.places.get(&slot.id) == Some(&place) {
-                t.places.remove(&slot.id);
+            if t.places.get(&*slot.id) == Some(&place) {
+                t.places.remove(&*slot.id);
             }
             t.entries -= 1;
             t.bytes -= kept.size;

@@ -207,7 +207,8 @@ fn branches_and_gone_slots() {
     assert_eq!(conversation.base, 1);
     let chain = table.chain("t", "b4", now).unwrap();
     assert_eq!(chain.missing.as_deref(), Some("r1"));
-    assert_eq!(chain.ids, ["r1", "r2", "b3", "b4"]);
+    let named: Vec<&str> = chain.ids.iter().map(|id| &**id).collect();
+    assert_eq!(named, ["r1", "r2", "b3", "b4"]);
     assert_eq!(ids(&chain), ["r2", "b3", "b4"]);
     // Saving a record again elsewhere leaves its old slot gone.
     table.insert("t", child("r3", "b4"), now, limits);

@@ -29,7 +29,7 @@ fn read(generation: &str, ids: &[&str], left_out: usize) -> ChainRead {
 }
 
 fn ids(chain: &Chain) -> Vec<&str> {
-    chain.ids.iter().map(String::as_str).collect()
+    chain.ids.iter().map(|id| &**id).collect()
 }
 
 #[test]
