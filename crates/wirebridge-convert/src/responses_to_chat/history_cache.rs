@@ -176,6 +176,53 @@ pub(super) struct TurnKey<'k> {
     pub(super) output: &'k str,
 }
 
+/// One request's lookups of its stored turns: the lock taken at the first
+/// and held while they find what they look for, every turn found stamped
+/// with the one time it was taken. [`release`](Self::release) lets it go
+/// before work that takes long (translating a turn not kept), and
+/// dropping the lookups counts their hits.
+///
+/// Measured at depth 500 on the memory store (callgrind, 100 turns over a
+/// Chat backend): 669.5 K instructions a turn with the lock taken for each
+/// turn looked up, 657.5 K with it taken once (−1.8%).
+pub(super) struct Lookups<'c> {
+    cache: &'c HistoryCache,
+    held: Option<std::sync::MutexGuard<'c, Kept>>,
+    clock: u64,
+    hits: u64,
+}
+
+impl Lookups<'_> {
+    /// The turn kept under `key`, stamped as used.
+    pub(super) fn get(&mut self, key: &TurnKey<'_>) -> Option<Arc<CachedTurn>> {
+        let kept = match &mut self.held {
+            Some(kept) => kept,
+            None => {
+                let mut kept = self.cache.lock();
+                kept.clock += 1;
+                self.clock = kept.clock;
+                self.held.insert(kept)
+            }
+        };
+        let entry = kept.turns.get_mut(&slot(key)).filter(|e| e.is(key))?;
+        entry.used = self.clock;
+        self.hits += 1;
+        Some(Arc::clone(&entry.turn))
+    }
+
+    /// Lets the lock go; the next lookup takes it again.
+    pub(super) fn release(&mut self) {
+        self.held = None;
+    }
+}
+
+impl Drop for Lookups<'_> {
+    fn drop(&mut self) {
+        self.held = None;
+        self.cache.hits.fetch_add(self.hits, Ordering::Relaxed);
+    }
+}
+
 /// Where a turn is looked for: a multiply-rotate hash of its place and
 /// response id (ids are the bridge's own, not a client's to choose), the
 /// entry found there then compared with the whole key.
@@ -249,14 +296,20 @@ impl HistoryCache {
     }
 
     /// The turn kept under `key`, stamped as used now.
-    pub(super) fn get(&self, key: &TurnKey<'_>) -> Option<Arc<CachedTurn>> {
-        let mut kept = self.lock();
-        kept.clock += 1;
-        let clock = kept.clock;
-        let entry = kept.turns.get_mut(&slot(key)).filter(|e| e.is(key))?;
-        entry.used = clock;
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        Some(Arc::clone(&entry.turn))
+    #[cfg(test)]
+    fn get(&self, key: &TurnKey<'_>) -> Option<Arc<CachedTurn>> {
+        self.lookups().get(key)
+    }
+
+    /// Looks up one request's turns under one hold of the lock (a request
+    /// at depth 500 looks up 500 turns); see [`Lookups`].
+    pub(super) fn lookups(&self) -> Lookups<'_> {
+        Lookups {
+            cache: self,
+            held: None,
+            clock: 0,
+            hits: 0,
+        }
     }
 
     /// Keeps `turn` under `key`; when the cache is over its bound, the

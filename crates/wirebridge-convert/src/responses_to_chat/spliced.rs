@@ -103,11 +103,13 @@ pub(super) fn translate_input<'a>(
         input: pair.input,
         output: pair.output,
     };
+    let mut lookups = cache.lookups();
     for pair in &pairs {
-        let unit = match cache.get(&key(start, pair)) {
+        let unit = match lookups.get(&key(start, pair)) {
             Some(turn) if !turn.spliceable => return None,
             Some(turn) => Unit::Kept(turn),
             None => {
+                lookups.release();
                 let mut items = Vec::new();
                 read_items(pair.input, &mut items).ok()?;
                 read_items(pair.output, &mut items).ok()?;
@@ -122,6 +124,7 @@ pub(super) fn translate_input<'a>(
         start += unit.item_count();
         units.push(unit);
     }
+    drop(lookups);
     let own_start = start;
     if own_start == 0 || !results_answer_calls(&units, &own) {
         return None;
