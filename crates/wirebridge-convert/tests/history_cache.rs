@@ -341,3 +341,107 @@ fn a_turn_that_cannot_be_spliced_is_remembered_as_such() {
     }
     assert_eq!(cache.spliced_requests(), 0);
 }
+
+#[test]
+fn a_turn_its_store_shares_is_kept_without_a_copy_and_known_by_its_address() {
+    use std::sync::Arc;
+    use wirebridge_convert::responses_to_chat::SharedTurn;
+
+    let cache = HistoryCache::default();
+    let options = Options::default();
+    let shared = |t: usize, answer: &str| -> [Arc<str>; 3] {
+        [
+            format!("resp_{t}").into(),
+            json!([user(&format!("q{t}"), format!("in_{t}"))])
+                .to_string()
+                .into(),
+            json!([{"type": "message", "id": format!("out_{t}"), "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": answer, "annotations": []}]}])
+            .to_string()
+            .into(),
+        ]
+    };
+    let mut turns: Vec<[Arc<str>; 3]> = (0..3).map(|t| shared(t, &format!("a{t}"))).collect();
+    let body = br#"{"model":"m","previous_response_id":"resp_2","input":"next"}"#;
+    let translate = |turns: &[[Arc<str>; 3]], arrays: &[&str]| {
+        let given = turns
+            .iter()
+            .map(|[id, input, output]| SharedTurn { id, input, output });
+        let history = History::new("resp_2", arrays.iter().copied())
+            .with_shared_cache(&cache, "tenant", given);
+        let translated = ParsedRequest::parse(body)
+            .unwrap()
+            .translate(&history, &options)
+            .unwrap();
+        serde_json::from_slice::<Value>(&translated.body).unwrap()
+    };
+    let arrays_of = |turns: &[[Arc<str>; 3]]| -> Vec<String> {
+        turns
+            .iter()
+            .flat_map(|[_, input, output]| [input.to_string(), output.to_string()])
+            .collect()
+    };
+    let copies = arrays_of(&turns);
+    let history = History::new("resp_2", copies.iter().map(String::as_str));
+    let translated = ParsedRequest::parse(body)
+        .unwrap()
+        .translate(&history, &options)
+        .unwrap();
+    let whole: Value = serde_json::from_slice(&translated.body).unwrap();
+
+    // Cold: each turn is kept as the store's own text, not a copy.
+    let arrays: Vec<&str> = turns.iter().flat_map(|[_, i, o]| [&**i, &**o]).collect();
+    assert_eq!(translate(&turns, &arrays), whole);
+    assert_eq!((cache.misses(), cache.hits()), (3, 0));
+    for [id, input, output] in &turns {
+        assert_eq!(
+            [
+                Arc::strong_count(id),
+                Arc::strong_count(input),
+                Arc::strong_count(output)
+            ],
+            [2, 2, 2]
+        );
+    }
+    // Warm: found again.
+    assert_eq!(translate(&turns, &arrays), whole);
+    assert_eq!((cache.misses(), cache.hits()), (3, 3));
+    // The same text read again into new allocations (another store's read)
+    // is still the same turn, compared byte for byte.
+    let reread: Vec<[Arc<str>; 3]> = turns
+        .iter()
+        .map(|turn| turn.each_ref().map(|text| Arc::<str>::from(&**text)))
+        .collect();
+    let arrays: Vec<&str> = reread.iter().flat_map(|[_, i, o]| [&**i, &**o]).collect();
+    assert_eq!(translate(&reread, &arrays), whole);
+    assert_eq!((cache.misses(), cache.hits()), (3, 6));
+    // A turn saved again, under its id, is not taken for its earlier save.
+    turns[2] = shared(2, "another answer");
+    let arrays: Vec<&str> = turns.iter().flat_map(|[_, i, o]| [&**i, &**o]).collect();
+    let again = translate(&turns, &arrays);
+    assert_eq!(again["messages"][5]["content"], "another answer");
+    assert_eq!((cache.misses(), cache.hits()), (4, 8));
+    // Arrays that are not the shared turns' own text are translated from
+    // the arrays, and the cache keeps copies of them, not the shared text.
+    let fresh = HistoryCache::default();
+    let others: Vec<[Arc<str>; 3]> = (0..3).map(|t| shared(t, "never sent")).collect();
+    let copies = arrays_of(&turns);
+    let given = others
+        .iter()
+        .map(|[id, input, output]| SharedTurn { id, input, output });
+    let history = History::new("resp_2", copies.iter().map(String::as_str))
+        .with_shared_cache(&fresh, "tenant", given);
+    let translated = ParsedRequest::parse(body)
+        .unwrap()
+        .translate(&history, &options)
+        .unwrap();
+    let chat: Value = serde_json::from_slice(&translated.body).unwrap();
+    assert_eq!(chat, again);
+    assert_eq!(fresh.misses(), 3);
+    for [_, input, output] in &others {
+        assert_eq!(
+            [Arc::strong_count(input), Arc::strong_count(output)],
+            [1, 1]
+        );
+    }
+}

@@ -11,10 +11,11 @@
 //!
 //! A kept translation is used only where it is exactly what translating
 //! the whole conversation would give (see `spliced.rs`): the same turn (its
-//! response id and its stored text, compared whole: a comparison costs
-//! what copying the text does, a fraction of reading it), at the same place
-//! in the conversation, for the same tenant, translated with the same
-//! options and tool names. Anything else is translated in full.
+//! response id and its stored text, compared whole: by address where the
+//! store shares its text, else byte for byte, which costs what copying the
+//! text does, a fraction of reading it), at the same place in the
+//! conversation, for the same tenant, translated with the same options and
+//! tool names. Anything else is translated in full.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -24,6 +25,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use wirebridge_wire::responses::strict::InputTransformation;
 
+use super::history::SharedTurn;
 use crate::loss::Loss;
 
 /// Stored turns in their Chat form, shared by the requests of one layer
@@ -92,10 +94,11 @@ struct Entry {
     scope: Box<str>,
     fingerprint: u64,
     start: usize,
-    id: Box<str>,
-    /// The stored text it was translated from.
-    input: Box<str>,
-    output: Box<str>,
+    /// The response id and the stored text it was translated from: the
+    /// store's own allocations where it shares them, else copies.
+    id: Arc<str>,
+    input: Arc<str>,
+    output: Arc<str>,
     used: u64,
     bytes: usize,
 }
@@ -104,10 +107,30 @@ impl Entry {
     fn is(&self, key: &TurnKey<'_>) -> bool {
         self.fingerprint == key.fingerprint
             && self.start == key.start
-            && *self.id == *key.id
+            && same(&self.id, key.id)
             && *self.scope == *key.scope
-            && *self.input == *key.input
-            && *self.output == *key.output
+            && same(&self.input, key.input)
+            && same(&self.output, key.output)
+    }
+}
+
+/// Whether `given` is the text `kept` holds: at the same address (the
+/// entry holds that allocation, so it cannot have been freed and reused,
+/// and an `Arc<str>` shared is never written to), or byte for byte.
+fn same(kept: &Arc<str>, given: &str) -> bool {
+    (std::ptr::eq(kept.as_ptr(), given.as_ptr()) && kept.len() == given.len()) || **kept == *given
+}
+
+/// What an entry keeps of `text`: the store's allocation, when `shared`
+/// is it, else a copy.
+fn keep(text: &str, shared: Option<&Arc<str>>) -> Arc<str> {
+    match shared {
+        Some(shared)
+            if std::ptr::eq(shared.as_ptr(), text.as_ptr()) && shared.len() == text.len() =>
+        {
+            Arc::clone(shared)
+        }
+        _ => text.into(),
     }
 }
 
@@ -174,6 +197,8 @@ pub(super) struct TurnKey<'k> {
     /// Its stored input and output arrays.
     pub(super) input: &'k str,
     pub(super) output: &'k str,
+    /// The same, as the store shares them, when it does.
+    pub(super) shared: Option<SharedTurn<'k>>,
 }
 
 /// One request's lookups of its stored turns: the lock taken at the first
@@ -223,21 +248,34 @@ impl Drop for Lookups<'_> {
     }
 }
 
-/// Where a turn is looked for: a multiply-rotate hash of its place and
-/// response id (ids are the bridge's own, not a client's to choose), the
-/// entry found there then compared with the whole key.
+/// Where a turn is looked for: a multiply-rotate hash of its place,
+/// response id and the start of its tenant (ids are the bridge's own, not
+/// a client's to choose), the entry found there then compared with the
+/// whole key.
 fn slot(key: &TurnKey<'_>) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut hash = (key.fingerprint ^ key.start as u64).wrapping_mul(K);
-    for word in key
-        .id
-        .as_bytes()
-        .chunks(8)
-        .chain(key.scope.as_bytes().chunks(8).take(2))
-    {
-        let mut bytes = [0; 8];
-        bytes[..word.len()].copy_from_slice(word);
-        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(bytes)).wrapping_mul(K);
+    let hash = (key.fingerprint ^ key.start as u64).wrapping_mul(K);
+    let scope = key.scope.as_bytes();
+    mix(mix(hash, key.id.as_bytes()), &scope[..scope.len().min(16)])
+}
+
+const K: u64 = 0x517c_c1b7_2722_0a95;
+
+/// `hash` with `bytes` mixed in, eight at a time (read as whole words: a
+/// copy of each into a word was a call to `memcpy`, most of what a lookup
+/// cost).
+fn mix(mut hash: u64, bytes: &[u8]) -> u64 {
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let word = rest
+            .iter()
+            .rev()
+            .fold(0, |word, &byte| (word << 8) | u64::from(byte));
+        hash = (hash.rotate_left(5) ^ word).wrapping_mul(K);
     }
     hash
 }
@@ -329,9 +367,9 @@ impl HistoryCache {
             scope: key.scope.into(),
             fingerprint: key.fingerprint,
             start: key.start,
-            id: key.id.into(),
-            input: key.input.into(),
-            output: key.output.into(),
+            id: keep(key.id, key.shared.map(|turn| turn.id)),
+            input: keep(key.input, key.shared.map(|turn| turn.input)),
+            output: keep(key.output, key.shared.map(|turn| turn.output)),
             used: kept.clock,
             bytes,
         };
@@ -406,6 +444,7 @@ mod tests {
             id,
             input: "[]",
             output,
+            shared: None,
         }
     }
 

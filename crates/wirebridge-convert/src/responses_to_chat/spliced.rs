@@ -102,6 +102,7 @@ pub(super) fn translate_input<'a>(
         id: pair.id,
         input: pair.input,
         output: pair.output,
+        shared: pair.shared,
     };
     let mut lookups = cache.lookups();
     for pair in &pairs {

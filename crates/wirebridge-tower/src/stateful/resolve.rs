@@ -5,7 +5,7 @@ use serde_json::value::RawValue;
 use std::sync::Arc;
 use wirebridge_convert::ids::ResponseIds;
 
-use wirebridge_convert::responses_to_chat::{History, HistoryCache};
+use wirebridge_convert::responses_to_chat::{History, HistoryCache, SharedTurn};
 use wirebridge_convert::ConvertError;
 use wirebridge_store::{Chain, ItemQuery, Lookup, ResponseStore, StoreError, StoredTurn};
 
@@ -44,8 +44,12 @@ impl Resolved {
                 let history = History::new(id, chain.turns.iter().flat_map(turn_arrays));
                 match &self.translated {
                     Some((cache, tenant)) => {
-                        let ids = chain.turns.iter().map(|turn| &*turn.id);
-                        history.with_cache(cache, tenant, ids)
+                        let turns = chain.turns.iter().map(|turn| SharedTurn {
+                            id: &turn.id,
+                            input: &turn.input,
+                            output: &turn.output,
+                        });
+                        history.with_shared_cache(cache, tenant, turns)
                     }
                     None => history,
                 }
