@@ -6,8 +6,12 @@
 //! message, images of tool results held back, the current turn's start).
 
 use serde_json::{json, Value};
+use std::sync::Arc;
 use wirebridge_convert::loss::LossPolicy;
-use wirebridge_convert::responses_to_chat::{History, HistoryCache, Options, ParsedRequest};
+
+use wirebridge_convert::responses_to_chat::{
+    History, HistoryCache, Options, ParsedRequest, SharedTurn,
+};
 
 /// A small deterministic generator (xorshift), so a failure names its seed.
 struct Rng(u64);
@@ -215,6 +219,52 @@ fn spliced_turns_translate_as_the_whole_conversation_does() {
                 spliced_requests += cache.spliced_requests() - before;
             }
         }
+        // The same over a store that shares its text: the turns a request
+        // spliced are kept together and known again by address. A request
+        // continuing the turn before the last keeps them; the next, one
+        // turn deeper, takes them and makes them longer; the last takes
+        // them whole.
+        let shared_cache = HistoryCache::default();
+        for seed in 1..=SEEDS / 4 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) + variant);
+            let depth = 2 + rng.below(11) as usize;
+            let (turns, open_calls) = conversation(&mut rng, depth);
+            let body = request(&mut rng, &open_calls, &turns[depth - 1].id);
+            let shared: Vec<[Arc<str>; 3]> = turns
+                .iter()
+                .map(|t| [&t.id, &t.input, &t.output].map(|text| Arc::from(text.as_str())))
+                .collect();
+            let earlier = br#"{"model":"m","previous_response_id":"prev","input":"next"}"#;
+            for (pass, depth, body) in [
+                ("shorter", depth - 1, &earlier[..]),
+                ("deeper", depth, &body[..]),
+                ("again", depth, &body[..]),
+            ] {
+                let turns = &shared[..depth];
+                let arrays = || turns.iter().flat_map(|[_, i, o]| [&**i, &**o]);
+                let whole = outcome(body, &History::new("prev", arrays()), &options);
+                let given =
+                    turns
+                        .iter()
+                        .map(|[id, input, output]| SharedTurn { id, input, output });
+                let history = History::new("prev", arrays()).with_shared_cache(
+                    &shared_cache,
+                    "tenant",
+                    given,
+                );
+                assert_eq!(
+                    outcome(body, &history, &options),
+                    whole,
+                    "variant {variant}, seed {seed}, {pass}: spliced from shared text differs from whole"
+                );
+            }
+        }
+        if variant < 2 {
+            assert!(
+                shared_cache.spliced_requests() > SEEDS / 4,
+                "variant {variant}"
+            );
+        }
         // The comparison is not vacuous: under the lenient policy, where
         // most requests translate, a third at least were spliced (the
         // others hold what the generator puts in to be declined: a call
@@ -344,9 +394,6 @@ fn a_turn_that_cannot_be_spliced_is_remembered_as_such() {
 
 #[test]
 fn a_turn_its_store_shares_is_kept_without_a_copy_and_known_by_its_address() {
-    use std::sync::Arc;
-    use wirebridge_convert::responses_to_chat::SharedTurn;
-
     let cache = HistoryCache::default();
     let options = Options::default();
     let shared = |t: usize, answer: &str| -> [Arc<str>; 3] {
@@ -389,7 +436,8 @@ fn a_turn_its_store_shares_is_kept_without_a_copy_and_known_by_its_address() {
         .unwrap();
     let whole: Value = serde_json::from_slice(&translated.body).unwrap();
 
-    // Cold: each turn is kept as the store's own text, not a copy.
+    // Cold: each turn is kept as the store's own text, not a copy (held
+    // by its entry and by the run of turns the request spliced).
     let arrays: Vec<&str> = turns.iter().flat_map(|[_, i, o]| [&**i, &**o]).collect();
     assert_eq!(translate(&turns, &arrays), whole);
     assert_eq!((cache.misses(), cache.hits()), (3, 0));
@@ -400,7 +448,7 @@ fn a_turn_its_store_shares_is_kept_without_a_copy_and_known_by_its_address() {
                 Arc::strong_count(input),
                 Arc::strong_count(output)
             ],
-            [2, 2, 2]
+            [3, 3, 3]
         );
     }
     // Warm: found again.

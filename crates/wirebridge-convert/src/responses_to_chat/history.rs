@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -18,7 +17,7 @@ use wirebridge_wire::responses::lenient::{CreateResponse, Input, InputItem, Item
 use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::JsonStr;
 
-use super::history_cache::HistoryCache;
+use super::history_cache::{is_at, HistoryCache, SharedTurn, StoredPair};
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
 
@@ -60,19 +59,6 @@ pub struct History<'h> {
     /// The turns as their store shares them, when it does (see
     /// [`with_shared_cache`](Self::with_shared_cache)).
     shared: Vec<SharedTurn<'h>>,
-}
-
-/// One stored turn as its store shares it: its response id and its input
-/// and output arrays, each in a shared allocation the store hands out
-/// again for as long as the turn is unchanged.
-#[derive(Debug, Clone, Copy)]
-pub struct SharedTurn<'h> {
-    /// The response id.
-    pub id: &'h Arc<str>,
-    /// The turn's input items, a JSON array.
-    pub input: &'h Arc<str>,
-    /// Its output items, a JSON array.
-    pub output: &'h Arc<str>,
 }
 
 impl<'h> History<'h> {
@@ -196,7 +182,12 @@ impl<'h> History<'h> {
                 id,
                 input: pair[0],
                 output: pair[1],
-                shared: shared.map(|shared| shared[i]),
+                // Only where the arrays are the shared text itself.
+                shared: shared.map(|shared| shared[i]).filter(|shared| {
+                    is_at(shared.id, id)
+                        && is_at(shared.input, pair[0])
+                        && is_at(shared.output, pair[1])
+                }),
             })
             .collect();
         Some((cache, scope, turns))
@@ -292,16 +283,6 @@ pub(super) fn read_items<'h>(
         .deserialize(&mut reader)
         .and_then(|()| reader.end())
         .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))
-}
-
-/// One stored turn: its response id, its input items and its output items.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct StoredPair<'h> {
-    pub(super) id: &'h str,
-    pub(super) input: &'h str,
-    pub(super) output: &'h str,
-    /// The same, as the store shares them, when it does.
-    pub(super) shared: Option<SharedTurn<'h>>,
 }
 
 /// Reads a JSON array of items onto the end of a list.

@@ -50,8 +50,8 @@ mod truncate;
 
 pub use body::{translate_body, TranslatedBody};
 pub use collected::translate_stream_body;
-pub use history::{Finished, History, SharedTurn, Turn};
-pub use history_cache::HistoryCache;
+pub use history::{Finished, History, Turn};
+pub use history_cache::{HistoryCache, SharedTurn};
 pub use request::{translate_request, ParsedRequest, TranslatedRequest};
 pub use stream::StreamTranslator;
 

@@ -36,8 +36,8 @@ use wirebridge_wire::responses::strict::InputTransformation;
 
 use super::builder::{Builder, Replay};
 use super::compacted::Cut;
-use super::history::{read_items, History, StoredPair};
-use super::history_cache::{CachedTurn, TurnKey};
+use super::history::{read_items, History};
+use super::history_cache::{CachedTurn, HistoryCache, Run, StoredPair, TurnKey};
 use super::Options;
 use crate::recorder::LossRecorder;
 use crate::tool_names::ToolNameMap;
@@ -105,7 +105,14 @@ pub(super) fn translate_input<'a>(
         shared: pair.shared,
     };
     let mut lookups = cache.lookups();
-    for pair in &pairs {
+    // The turns the last request spliced, known again by address.
+    let run = lookups.take_run(scope, fingerprint, &pairs);
+    let ran = run.as_ref().map_or(0, Run::len);
+    for turn in run.iter().flat_map(Run::turns) {
+        start += turn.item_count;
+        units.push(Unit::Kept(Arc::clone(turn)));
+    }
+    for pair in &pairs[ran..] {
         let unit = match lookups.get(&key(start, pair)) {
             Some(turn) if !turn.spliceable => return None,
             Some(turn) => Unit::Kept(turn),
@@ -228,7 +235,33 @@ pub(super) fn translate_input<'a>(
     let count = spliced.head.len()
         + spliced.live.len()
         + spliced.turns.iter().map(|t| t.message_count).sum::<usize>();
-    (count > 0).then_some(spliced)
+    if count == 0 {
+        return None;
+    }
+    keep_run(run, &pairs, &spliced.turns, cache, scope, fingerprint);
+    Some(spliced)
+}
+
+/// Keeps the turns spliced (the first of `pairs`) as a run for the next
+/// request, `run` (the start of them that this request found) made longer.
+fn keep_run(
+    run: Option<Run>,
+    pairs: &[StoredPair<'_>],
+    spliced: &[Arc<CachedTurn>],
+    cache: &HistoryCache,
+    scope: &str,
+    fingerprint: u64,
+) {
+    let mut run = run.unwrap_or_else(|| Run::new(scope, fingerprint));
+    // Turns read as the current turn's are not spliced, nor kept in it.
+    run.truncate(spliced.len());
+    let from = run.len();
+    for (pair, turn) in pairs[from..].iter().zip(&spliced[from..]) {
+        if !run.push(pair, turn) {
+            return;
+        }
+    }
+    cache.keep_run(run);
 }
 
 /// The request's own items: its `input`, a text made a user message (as

@@ -25,8 +25,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use wirebridge_wire::responses::strict::InputTransformation;
 
-use super::history::SharedTurn;
 use crate::loss::Loss;
+
+mod run;
+
+pub(super) use run::Run;
 
 /// Stored turns in their Chat form, shared by the requests of one layer
 /// (or one set of [`Options`](super::Options)), bounded in bytes; the
@@ -61,9 +64,35 @@ pub struct HistoryCache {
 struct Kept {
     /// By [`slot`]: a number cheap to make, the entry then checked whole.
     turns: HashMap<u64, Entry, BuildHasherDefault<SlotHasher>>,
+    /// Conversations' first turns as a request spliced them, by the slot
+    /// of their last turn's id (see [`Run`]).
+    runs: HashMap<u64, Run, BuildHasherDefault<SlotHasher>>,
     /// The use clock: each lookup that finds a turn stamps it.
     clock: u64,
     bytes: usize,
+}
+
+/// One stored turn as its store shares it: its response id and its input
+/// and output arrays, each in a shared allocation the store hands out
+/// again for as long as the turn is unchanged.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedTurn<'h> {
+    /// The response id.
+    pub id: &'h Arc<str>,
+    /// The turn's input items, a JSON array.
+    pub input: &'h Arc<str>,
+    /// Its output items, a JSON array.
+    pub output: &'h Arc<str>,
+}
+
+/// One stored turn: its response id, its input items and its output items.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StoredPair<'h> {
+    pub(super) id: &'h str,
+    pub(super) input: &'h str,
+    pub(super) output: &'h str,
+    /// The same, as the store shares them, when it does.
+    pub(super) shared: Option<SharedTurn<'h>>,
 }
 
 /// Hashes a [`slot`], which is a hash already, to itself.
@@ -114,22 +143,25 @@ impl Entry {
     }
 }
 
-/// Whether `given` is the text `kept` holds: at the same address (the
-/// entry holds that allocation, so it cannot have been freed and reused,
-/// and an `Arc<str>` shared is never written to), or byte for byte.
+/// Whether `given` is the text `kept` holds: at the same address, or
+/// byte for byte.
 fn same(kept: &Arc<str>, given: &str) -> bool {
-    (std::ptr::eq(kept.as_ptr(), given.as_ptr()) && kept.len() == given.len()) || **kept == *given
+    is_at(kept, given) || **kept == *given
+}
+
+/// Whether `text` is the text `shared` holds, where it holds it. Whoever
+/// holds `shared` knows that `text` is the same text by its address alone:
+/// the allocation cannot have been freed and reused while held, and the
+/// text of an `Arc<str>` held twice is never written to.
+pub(super) fn is_at(shared: &Arc<str>, text: &str) -> bool {
+    std::ptr::eq(shared.as_ptr(), text.as_ptr()) && shared.len() == text.len()
 }
 
 /// What an entry keeps of `text`: the store's allocation, when `shared`
 /// is it, else a copy.
 fn keep(text: &str, shared: Option<&Arc<str>>) -> Arc<str> {
     match shared {
-        Some(shared)
-            if std::ptr::eq(shared.as_ptr(), text.as_ptr()) && shared.len() == text.len() =>
-        {
-            Arc::clone(shared)
-        }
+        Some(shared) if is_at(shared, text) => Arc::clone(shared),
         _ => text.into(),
     }
 }
@@ -220,19 +252,49 @@ pub(super) struct Lookups<'c> {
 impl Lookups<'_> {
     /// The turn kept under `key`, stamped as used.
     pub(super) fn get(&mut self, key: &TurnKey<'_>) -> Option<Arc<CachedTurn>> {
-        let kept = match &mut self.held {
-            Some(kept) => kept,
-            None => {
-                let mut kept = self.cache.lock();
-                kept.clock += 1;
-                self.clock = kept.clock;
-                self.held.insert(kept)
-            }
-        };
+        let (kept, clock) = self.hold();
         let entry = kept.turns.get_mut(&slot(key)).filter(|e| e.is(key))?;
-        entry.used = self.clock;
+        entry.used = clock;
+        let turn = Arc::clone(&entry.turn);
         self.hits += 1;
-        Some(Arc::clone(&entry.turn))
+        Some(turn)
+    }
+
+    /// The run of turns the last request continuing this conversation
+    /// kept, when `pairs` starts with it: looked for under the last and
+    /// the second last of `pairs` (a request continues the one before,
+    /// whose run ends a turn sooner, or is sent again). It is taken from
+    /// the cache, to be given back longer ([`HistoryCache::keep_run`]);
+    /// one found but not the start of `pairs` (a turn saved again) goes.
+    pub(super) fn take_run(
+        &mut self,
+        scope: &str,
+        fingerprint: u64,
+        pairs: &[StoredPair<'_>],
+    ) -> Option<Run> {
+        let (kept, _) = self.hold();
+        for last in pairs.iter().rev().take(2) {
+            let Some(run) = kept.runs.remove(&run::slot(scope, fingerprint, last.id)) else {
+                continue;
+            };
+            kept.bytes -= run.bytes;
+            if run.is_start_of(scope, fingerprint, pairs) {
+                self.hits += run.len() as u64;
+                return Some(run);
+            }
+        }
+        None
+    }
+
+    /// The cache, held, and the time this request's lookups stamp.
+    fn hold(&mut self) -> (&mut Kept, u64) {
+        if self.held.is_none() {
+            let mut kept = self.cache.lock();
+            kept.clock += 1;
+            self.clock = kept.clock;
+            self.held = Some(kept);
+        }
+        (self.held.as_mut().expect("held just now"), self.clock)
     }
 
     /// Lets the lock go; the next lookup takes it again.
@@ -350,6 +412,27 @@ impl HistoryCache {
         }
     }
 
+    /// Keeps `run`, the turns a request spliced, for the next request
+    /// continuing the conversation (see [`Lookups::take_run`]).
+    pub(super) fn keep_run(&self, mut run: Run) {
+        let Some(slot) = run.slot() else {
+            return;
+        };
+        if run.bytes > self.max_bytes {
+            return;
+        }
+        let mut kept = self.lock();
+        kept.clock += 1;
+        run.used = kept.clock;
+        kept.bytes += run.bytes;
+        if let Some(old) = kept.runs.insert(slot, run) {
+            kept.bytes -= old.bytes;
+        }
+        if kept.bytes > self.max_bytes {
+            kept.shrink_to(self.max_bytes - self.max_bytes / 8);
+        }
+    }
+
     /// Keeps `turn` under `key`; when the cache is over its bound, the
     /// turns used longest ago go, down to seven eighths of it (so a full
     /// cache sorts its turns once per many inserts, not on each).
@@ -404,104 +487,26 @@ impl Default for HistoryCache {
 }
 
 impl Kept {
-    /// Drops the turns used longest ago until at most `target` bytes stay.
+    /// Drops the turns and runs used longest ago until at most `target`
+    /// bytes stay.
     fn shrink_to(&mut self, target: usize) {
-        let mut ages: Vec<(u64, u64)> = self.turns.iter().map(|(k, e)| (e.used, *k)).collect();
+        let turns = self.turns.iter().map(|(k, e)| (e.used, *k, false));
+        let runs = self.runs.iter().map(|(k, r)| (r.used, *k, true));
+        let mut ages: Vec<(u64, u64, bool)> = turns.chain(runs).collect();
         ages.sort_unstable();
-        for (_, slot) in ages {
+        for (_, slot, is_run) in ages {
             if self.bytes <= target {
                 break;
             }
-            if let Some(entry) = self.turns.remove(&slot) {
-                self.bytes -= entry.bytes;
-            }
+            let freed = if is_run {
+                self.runs.remove(&slot).map(|run| run.bytes)
+            } else {
+                self.turns.remove(&slot).map(|entry| entry.bytes)
+            };
+            self.bytes -= freed.unwrap_or(0);
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn turn(len: usize) -> Arc<CachedTurn> {
-        Arc::new(CachedTurn {
-            messages: "x".repeat(len),
-            message_count: 1,
-            item_count: 1,
-            withheld: Vec::new(),
-            losses: Vec::new(),
-            call_ids: Vec::new(),
-            last_user: None,
-            spliceable: true,
-        })
-    }
-
-    fn key<'k>(id: &'k str, output: &'k str) -> TurnKey<'k> {
-        TurnKey {
-            scope: "tenant",
-            fingerprint: 7,
-            start: 0,
-            id,
-            input: "[]",
-            output,
-            shared: None,
-        }
-    }
-
-    #[test]
-    fn the_turns_used_longest_ago_go_first_and_the_bound_holds() {
-        let one = turn(1000).bytes() + "tenant".len() + "a".len() + 4;
-        let cache = HistoryCache::new(3 * one);
-        for id in ["a", "b", "c"] {
-            cache.insert(&key(id, "[]"), turn(1000));
-        }
-        assert_eq!(cache.bytes(), 3 * one);
-        assert!(cache.get(&key("a", "[]")).is_some());
-        // Over the bound: the turns used longest ago go, down to seven
-        // eighths of it (b, then c: a was read after them).
-        cache.insert(&key("d", "[]"), turn(1000));
-        assert_eq!(cache.bytes(), 2 * one);
-        for (id, kept) in [("a", true), ("b", false), ("c", false), ("d", true)] {
-            assert_eq!(cache.get(&key(id, "[]")).is_some(), kept, "{id}");
-        }
-        // A turn larger than the whole cache is not kept.
-        cache.insert(&key("e", "[]"), turn(4 * one));
-        assert!(cache.get(&key("e", "[]")).is_none());
-        assert_eq!(cache.bytes(), 2 * one);
-    }
-
-    #[test]
-    fn its_debug_output_holds_no_conversation() {
-        let cache = HistoryCache::new(1 << 20);
-        cache.insert(&key("a", r#"[{"text":"a secret"}]"#), turn(10));
-        let shown = format!("{cache:?}");
-        assert!(
-            !shown.contains("secret") && !shown.contains("tenant"),
-            "{shown}"
-        );
-        assert!(shown.contains("misses: 1"), "{shown}");
-    }
-
-    #[test]
-    fn a_lookup_finds_only_its_own_turn() {
-        let cache = HistoryCache::new(1 << 20);
-        cache.insert(&key("a", r#"[{"id":"x"}]"#), turn(10));
-        assert!(cache.get(&key("a", r#"[{"id":"x"}]"#)).is_some());
-        // Saved again, the same length, another content.
-        assert!(cache.get(&key("a", r#"[{"id":"y"}]"#)).is_none());
-        // Another length.
-        assert!(cache.get(&key("a", "[]")).is_none());
-        // Another tenant, place or fingerprint.
-        let mut other = key("a", r#"[{"id":"x"}]"#);
-        other.scope = "tenant2";
-        assert!(cache.get(&other).is_none());
-        other.scope = "tenant";
-        other.start = 1;
-        assert!(cache.get(&other).is_none());
-        other.start = 0;
-        other.fingerprint = 8;
-        assert!(cache.get(&other).is_none());
-        other.fingerprint = 7;
-        assert!(cache.get(&other).is_some());
-    }
-}
+mod tests;

@@ -1,0 +1,192 @@
+//! The cache's bound, isolation and output.
+
+use super::*;
+
+fn turn(len: usize) -> Arc<CachedTurn> {
+    Arc::new(CachedTurn {
+        messages: "x".repeat(len),
+        message_count: 1,
+        item_count: 1,
+        withheld: Vec::new(),
+        losses: Vec::new(),
+        call_ids: Vec::new(),
+        last_user: None,
+        spliceable: true,
+    })
+}
+
+fn key<'k>(id: &'k str, output: &'k str) -> TurnKey<'k> {
+    TurnKey {
+        scope: "tenant",
+        fingerprint: 7,
+        start: 0,
+        id,
+        input: "[]",
+        output,
+        shared: None,
+    }
+}
+
+#[test]
+fn the_turns_used_longest_ago_go_first_and_the_bound_holds() {
+    let one = turn(1000).bytes() + "tenant".len() + "a".len() + 4;
+    let cache = HistoryCache::new(3 * one);
+    for id in ["a", "b", "c"] {
+        cache.insert(&key(id, "[]"), turn(1000));
+    }
+    assert_eq!(cache.bytes(), 3 * one);
+    assert!(cache.get(&key("a", "[]")).is_some());
+    // Over the bound: the turns used longest ago go, down to seven
+    // eighths of it (b, then c: a was read after them).
+    cache.insert(&key("d", "[]"), turn(1000));
+    assert_eq!(cache.bytes(), 2 * one);
+    for (id, kept) in [("a", true), ("b", false), ("c", false), ("d", true)] {
+        assert_eq!(cache.get(&key(id, "[]")).is_some(), kept, "{id}");
+    }
+    // A turn larger than the whole cache is not kept.
+    cache.insert(&key("e", "[]"), turn(4 * one));
+    assert!(cache.get(&key("e", "[]")).is_none());
+    assert_eq!(cache.bytes(), 2 * one);
+}
+
+#[test]
+fn its_debug_output_holds_no_conversation() {
+    let cache = HistoryCache::new(1 << 20);
+    cache.insert(&key("a", r#"[{"text":"a secret"}]"#), turn(10));
+    let shown = format!("{cache:?}");
+    assert!(
+        !shown.contains("secret") && !shown.contains("tenant"),
+        "{shown}"
+    );
+    assert!(shown.contains("misses: 1"), "{shown}");
+}
+
+#[test]
+fn a_lookup_finds_only_its_own_turn() {
+    let cache = HistoryCache::new(1 << 20);
+    cache.insert(&key("a", r#"[{"id":"x"}]"#), turn(10));
+    assert!(cache.get(&key("a", r#"[{"id":"x"}]"#)).is_some());
+    // Saved again, the same length, another content.
+    assert!(cache.get(&key("a", r#"[{"id":"y"}]"#)).is_none());
+    // Another length.
+    assert!(cache.get(&key("a", "[]")).is_none());
+    // Another tenant, place or fingerprint.
+    let mut other = key("a", r#"[{"id":"x"}]"#);
+    other.scope = "tenant2";
+    assert!(cache.get(&other).is_none());
+    other.scope = "tenant";
+    other.start = 1;
+    assert!(cache.get(&other).is_none());
+    other.start = 0;
+    other.fingerprint = 8;
+    assert!(cache.get(&other).is_none());
+    other.fingerprint = 7;
+    assert!(cache.get(&other).is_some());
+}
+
+/// A conversation of `depth` turns as a store shares it.
+fn shared_turns(depth: usize) -> Vec<[Arc<str>; 3]> {
+    (0..depth)
+        .map(|t| {
+            [
+                format!("resp_{t}").into(),
+                format!(r#"[{{"type":"message","id":"in_{t}","role":"user","content":"q{t}"}}]"#)
+                    .into(),
+                format!(r#"[{{"type":"message","id":"out_{t}","role":"assistant","status":"completed","content":[{{"type":"output_text","text":"a{t}","annotations":[]}}]}}]"#)
+                    .into(),
+            ]
+        })
+        .collect()
+}
+
+/// Translates a request continuing `turns` through `cache`; its messages.
+fn continue_shared(cache: &HistoryCache, turns: &[[Arc<str>; 3]]) -> serde_json::Value {
+    use crate::responses_to_chat::{History, Options, ParsedRequest};
+    let arrays = turns.iter().flat_map(|[_, i, o]| [&**i, &**o]);
+    let given = turns
+        .iter()
+        .map(|[id, input, output]| SharedTurn { id, input, output });
+    let history = History::new("prev", arrays).with_shared_cache(cache, "tenant", given);
+    let body = br#"{"model":"m","previous_response_id":"prev","input":"next"}"#;
+    let translated = ParsedRequest::parse(body)
+        .unwrap()
+        .translate(&history, &Options::default())
+        .unwrap();
+    let chat: serde_json::Value = serde_json::from_slice(&translated.body).unwrap();
+    chat["messages"].clone()
+}
+
+/// What the cache counts, against what it holds.
+fn counted_and_held(cache: &HistoryCache) -> (usize, usize) {
+    let kept = cache.lock();
+    let held = kept.turns.values().map(|e| e.bytes).sum::<usize>()
+        + kept.runs.values().map(|r| r.bytes).sum::<usize>();
+    (kept.bytes, held)
+}
+
+#[test]
+fn the_next_request_takes_the_turns_the_last_spliced_without_looking_each_up() {
+    let cache = HistoryCache::new(1 << 20);
+    let turns = shared_turns(4);
+    continue_shared(&cache, &turns[..3]);
+    assert_eq!((cache.misses(), cache.hits()), (3, 0));
+    assert_eq!(cache.lock().runs.len(), 1);
+    // With every turn's own entry gone, the run alone is enough: the next
+    // request, a turn deeper, finds the first three in it and translates
+    // only the fourth.
+    let mut kept = cache.lock();
+    let gone: usize = kept.turns.drain().map(|(_, entry)| entry.bytes).sum();
+    kept.bytes -= gone;
+    drop(kept);
+    let messages = continue_shared(&cache, &turns);
+    assert_eq!((cache.misses(), cache.hits()), (4, 3));
+    assert_eq!(messages[7]["content"], "a3");
+    assert_eq!(messages[8]["content"], "next");
+    // It gave the run back a turn longer, under the fourth's id.
+    let kept = cache.lock();
+    assert_eq!(kept.runs.len(), 1);
+    assert_eq!(kept.runs.values().next().unwrap().len(), 4);
+    drop(kept);
+    let (counted, held) = counted_and_held(&cache);
+    assert_eq!(counted, held);
+}
+
+#[test]
+fn a_run_whose_turn_was_saved_again_goes_and_the_turns_are_looked_up() {
+    let cache = HistoryCache::new(1 << 20);
+    let mut turns = shared_turns(3);
+    continue_shared(&cache, &turns);
+    // The last turn saved again with another answer, in a new allocation.
+    turns[2][2] = turns[2][2].replace("a2", "another").into();
+    let messages = continue_shared(&cache, &turns);
+    assert_eq!(messages[5]["content"], "another");
+    // The first two found on their own, the third translated again.
+    assert_eq!((cache.misses(), cache.hits()), (4, 2));
+    let kept = cache.lock();
+    assert_eq!(kept.runs.len(), 1);
+    let run = kept.runs.values().next().unwrap();
+    assert!(run.turns().all(|turn| turn.spliceable) && run.len() == 3);
+    drop(kept);
+    let (counted, held) = counted_and_held(&cache);
+    assert_eq!(counted, held);
+}
+
+#[test]
+fn runs_count_against_the_bound_and_go_as_turns_do() {
+    let turns = shared_turns(40);
+    let probe = HistoryCache::new(1 << 20);
+    continue_shared(&probe, &turns);
+    let (whole, _) = counted_and_held(&probe);
+    // Room for about half of it: the turns and runs used longest ago go.
+    let cache = HistoryCache::new(whole / 2);
+    for depth in 1..=turns.len() {
+        continue_shared(&cache, &turns[..depth]);
+        let (counted, held) = counted_and_held(&cache);
+        assert_eq!(counted, held, "depth {depth}");
+        assert!(
+            counted <= whole / 2,
+            "depth {depth}: {counted} > {}",
+            whole / 2
+        );
+    }
+}
