@@ -103,7 +103,7 @@ impl fmt::Display for LossKind {
 }
 
 /// What to do with a loss.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossAction {
     /// Leave the field out and report it.
@@ -113,7 +113,7 @@ pub enum LossAction {
 }
 
 /// Per-kind decisions; kinds not listed use [`LossKind::default_action`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct LossPolicy {
     overrides: BTreeMap<LossKind, LossAction>,

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Where a backend puts reasoning text in Chat messages and deltas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningField {
     /// `reasoning_content` (vLLM, DeepSeek, llama.cpp, SGLang).
@@ -15,7 +15,7 @@ pub enum ReasoningField {
 }
 
 /// Whether reasoning arrives inline in the content, between tags.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ThinkTags {
     /// Content is content.
@@ -36,7 +36,7 @@ pub enum ThinkTags {
 }
 
 /// How Chat reasoning text is shown to a Responses client.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningOutput {
     /// As summary parts when the request asks for a summary
@@ -82,7 +82,7 @@ pub const REASONING_EFFORTS: [&str; 7] =
     ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
 /// Which Chat field carries the token limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MaxTokensField {
     /// `max_completion_tokens` (OpenAI; required by its reasoning models).
@@ -105,7 +105,7 @@ pub const PASSTHROUGH_FIELDS: [&str; 8] = [
 ];
 
 /// What a Chat Completions backend accepts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BackendProfile {
     /// Profile name.

@@ -8,7 +8,7 @@
 //! backend's calls are restored.
 
 /// The kind of tool a Chat function stands for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum ToolKind {
     /// A function, called with JSON arguments.
     #[default]
@@ -22,7 +22,7 @@ pub enum ToolKind {
 }
 
 /// What a Chat function stands for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ToolOrigin {
     /// The name the client gave the tool.
     pub name: String,
@@ -40,7 +40,7 @@ impl ToolOrigin {
 }
 
 /// Maps Chat function names to the tools they stand for.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ToolNameMap {
     entries: Vec<(String, ToolOrigin)>,
 }

@@ -493,3 +493,47 @@ fn a_turn_its_store_shares_is_kept_without_a_copy_and_known_by_its_address() {
         );
     }
 }
+
+/// One cache serving layers of other options: a turn translated under one
+/// set is never spliced under another (the options are in its key).
+#[test]
+fn a_turn_kept_under_some_options_is_not_spliced_under_others() {
+    let cache = HistoryCache::default();
+    let mut other_profile = Options::default();
+    other_profile.profile.developer_role = !other_profile.profile.developer_role;
+    other_profile.profile.text_parts_as_string = !other_profile.profile.text_parts_as_string;
+    let all = [
+        options(0),
+        options(1),
+        options(2),
+        options(3),
+        other_profile,
+    ];
+    let mut compared = 0;
+    for seed in 1..=SEEDS / 4 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        let depth = 1 + rng.below(8) as usize;
+        let (turns, open_calls) = conversation(&mut rng, depth);
+        let body = request(&mut rng, &open_calls, &turns[depth - 1].id);
+        let arrays = || {
+            turns
+                .iter()
+                .flat_map(|t| [t.input.as_str(), t.output.as_str()])
+        };
+        for (n, options) in all.iter().enumerate() {
+            let whole = outcome(&body, &History::new("prev", arrays()), options);
+            let history = History::new("prev", arrays()).with_cache(
+                &cache,
+                "tenant",
+                turns.iter().map(|t| t.id.as_str()),
+            );
+            assert_eq!(
+                outcome(&body, &history, options),
+                whole,
+                "seed {seed}, options {n}"
+            );
+            compared += 1;
+        }
+    }
+    assert!(cache.spliced_requests() > compared / 3, "{cache:?}");
+}

@@ -386,12 +386,17 @@ fn translate_turn(
 /// The options and tool names a turn is translated with, as one number.
 fn fingerprint(options: &Options, names: &ToolNameMap, replay: Replay) -> u64 {
     let mut hasher = DefaultHasher::new();
-    // Debug output names every field, so a new setting is included too.
-    format!(
-        "{:?}|{:?}|{:?}|{:?}|{}",
-        options.profile, options.policy, options.reasoning_output, names, replay.all_turns
+    // Hashes derived for every field of each, so a new setting is included
+    // too. (They were written with `Debug` into a string and that hashed:
+    // about 8 K instructions a request continuing a stored conversation.)
+    (
+        &options.profile,
+        &options.policy,
+        options.reasoning_output,
+        names,
+        replay.all_turns,
     )
-    .hash(&mut hasher);
+        .hash(&mut hasher);
     if let Some(seal) = &options.seal {
         (Arc::as_ptr(&seal.sealer) as usize).hash(&mut hasher);
         seal.scope.hash(&mut hasher);
