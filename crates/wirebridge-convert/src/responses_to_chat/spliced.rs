@@ -43,13 +43,38 @@ use crate::recorder::LossRecorder;
 use crate::tool_names::ToolNameMap;
 
 /// The conversation as Chat messages: `head`, the stored turns' kept
-/// messages, then `live`.
+/// messages (those of the run the last request kept, then the others),
+/// then `live`.
 pub(super) struct Spliced<'a> {
     head: Vec<ChatMessage<'a>>,
-    turns: Vec<Arc<CachedTurn>>,
+    run: Option<Run>,
+    /// The stored turns after the run, each with the text it came from.
+    turns: Vec<(StoredPair<'a>, Arc<CachedTurn>)>,
     live: Vec<ChatMessage<'a>>,
     /// The reasoning items withheld from the backend, in input order.
     pub(super) withheld: Vec<InputTransformation>,
+    /// Where the run goes back, with the turns after it, once the body is
+    /// written: the cache, the tenant and the options' fingerprint.
+    keep: Option<(&'a HistoryCache, &'a str, u64)>,
+}
+
+impl Drop for Spliced<'_> {
+    /// Keeps the stored turns spliced as a run for the next request.
+    fn drop(&mut self) {
+        let Some((cache, scope, fingerprint)) = self.keep else {
+            return;
+        };
+        let mut run = self
+            .run
+            .take()
+            .unwrap_or_else(|| Run::new(scope, fingerprint));
+        for (pair, turn) in &self.turns {
+            if !run.push(pair, turn) {
+                return;
+            }
+        }
+        cache.keep_run(run);
+    }
 }
 
 /// A stored turn, kept or read.
@@ -93,8 +118,6 @@ pub(super) fn translate_input<'a>(
         return None;
     }
     let fingerprint = fingerprint(options, names, replay);
-    let mut units = Vec::with_capacity(pairs.len());
-    let mut start = 0;
     let key = |start, pair: &StoredPair<'a>| TurnKey {
         scope,
         fingerprint,
@@ -106,12 +129,11 @@ pub(super) fn translate_input<'a>(
     };
     let mut lookups = cache.lookups();
     // The turns the last request spliced, known again by address.
-    let run = lookups.take_run(scope, fingerprint, &pairs);
+    let mut run = lookups.take_run(scope, fingerprint, &pairs);
     let ran = run.as_ref().map_or(0, Run::len);
-    for turn in run.iter().flat_map(Run::turns) {
-        start += turn.item_count;
-        units.push(Unit::Kept(Arc::clone(turn)));
-    }
+    let run_items = run.as_ref().map_or(0, Run::item_count);
+    let mut units = Vec::with_capacity(pairs.len() - ran);
+    let mut start = run_items;
     for pair in &pairs[ran..] {
         let unit = match lookups.get(&key(start, pair)) {
             Some(turn) if !turn.spliceable => return None,
@@ -134,7 +156,7 @@ pub(super) fn translate_input<'a>(
     }
     drop(lookups);
     let own_start = start;
-    if own_start == 0 || !results_answer_calls(&units, &own) {
+    if own_start == 0 || !results_answer_calls(run.as_ref(), &units, &own) {
         return None;
     }
 
@@ -143,24 +165,38 @@ pub(super) fn translate_input<'a>(
         Some(i) => own_start + i,
         None => {
             let mut end = own_start;
-            let mut found = 0;
+            let mut found = None;
             for unit in units.iter().rev() {
                 end -= unit.item_count();
                 if let Some(i) = unit.last_user() {
-                    found = end + i;
+                    found = Some(end + i);
                     break;
                 }
             }
-            found
+            found.or_else(|| run.as_ref()?.last_user()).unwrap_or(0)
         }
     };
     let boundary_matters = options.profile.replay_reasoning && !replay.all_turns;
 
+    // Turns past the current turn's start are read with it, not spliced:
+    // the run's among them too.
+    let mut live_items = Vec::new();
+    if let Some(run) = run.as_mut().filter(|_| boundary_matters) {
+        let spliceable = run.turns_ending_by(turn_start);
+        for pair in &pairs[spliceable..ran] {
+            read_items(pair.input, &mut live_items).ok()?;
+            read_items(pair.output, &mut live_items).ok()?;
+        }
+        run.truncate(spliceable);
+    }
+
     let mut spliced = Spliced {
         head: Vec::new(),
+        run: None,
         turns: Vec::with_capacity(units.len()),
         live: Vec::new(),
         withheld: Vec::new(),
+        keep: None,
     };
     if let Some(instructions) = instructions {
         spliced.head.push(ChatMessage::new(
@@ -168,10 +204,18 @@ pub(super) fn translate_input<'a>(
             MessageContent::Text(instructions.into()),
         ));
     }
+    for turn in run.iter().flat_map(Run::turns) {
+        for loss in &turn.losses {
+            losses
+                .record(loss.kind, loss.path.clone(), loss.reason.clone())
+                .ok()?;
+        }
+        spliced.withheld.extend(turn.withheld.iter().cloned());
+    }
+    spliced.run = run;
 
-    let mut live_items = Vec::new();
-    let mut start = 0;
-    for (unit, pair) in units.into_iter().zip(&pairs) {
+    let mut start = run_items;
+    for (unit, pair) in units.into_iter().zip(&pairs[ran..]) {
         let unit_start = start;
         start += unit.item_count();
         let is_live = boundary_matters && start > turn_start;
@@ -206,11 +250,13 @@ pub(super) fn translate_input<'a>(
                 .ok()?;
         }
         spliced.withheld.extend(turn.withheld.iter().cloned());
-        spliced.turns.push(turn);
+        spliced.turns.push((*pair, turn));
     }
     let live_start = own_start - live_items.len();
     live_items.extend(own);
-    if !spliced.turns.is_empty() && !starts_fresh(&live_items) {
+    let any_spliced =
+        spliced.run.as_ref().is_some_and(|run| run.len() > 0) || !spliced.turns.is_empty();
+    if any_spliced && !starts_fresh(&live_items) {
         return None;
     }
 
@@ -232,36 +278,18 @@ pub(super) fn translate_input<'a>(
     builder.flush_deferred();
     spliced.live = builder.messages;
     spliced.withheld.extend(builder.withheld);
-    let count = spliced.head.len()
-        + spliced.live.len()
-        + spliced.turns.iter().map(|t| t.message_count).sum::<usize>();
-    if count == 0 {
+    let any_message = !spliced.head.is_empty()
+        || !spliced.live.is_empty()
+        || spliced
+            .run
+            .as_ref()
+            .is_some_and(|run| !run.messages().is_empty())
+        || spliced.turns.iter().any(|(_, t)| t.message_count > 0);
+    if !any_message {
         return None;
     }
-    keep_run(run, &pairs, &spliced.turns, cache, scope, fingerprint);
+    spliced.keep = Some((cache, scope, fingerprint));
     Some(spliced)
-}
-
-/// Keeps the turns spliced (the first of `pairs`) as a run for the next
-/// request, `run` (the start of them that this request found) made longer.
-fn keep_run(
-    run: Option<Run>,
-    pairs: &[StoredPair<'_>],
-    spliced: &[Arc<CachedTurn>],
-    cache: &HistoryCache,
-    scope: &str,
-    fingerprint: u64,
-) {
-    let mut run = run.unwrap_or_else(|| Run::new(scope, fingerprint));
-    // Turns read as the current turn's are not spliced, nor kept in it.
-    run.truncate(spliced.len());
-    let from = run.len();
-    for (pair, turn) in pairs[from..].iter().zip(&spliced[from..]) {
-        if !run.push(pair, turn) {
-            return;
-        }
-    }
-    cache.keep_run(run);
 }
 
 /// The request's own items: its `input`, a text made a user message (as
@@ -311,7 +339,11 @@ impl Spliced<'_> {
             comma(out);
             message.write_json(out);
         }
-        for turn in self.turns.iter().filter(|t| t.message_count > 0) {
+        if let Some(run) = self.run.as_ref().filter(|run| !run.messages().is_empty()) {
+            comma(out);
+            out.extend_from_slice(run.messages().as_bytes());
+        }
+        for (_, turn) in self.turns.iter().filter(|(_, t)| t.message_count > 0) {
             comma(out);
             out.extend_from_slice(turn.messages.as_bytes());
         }
@@ -406,7 +438,7 @@ fn fingerprint(options: &Options, names: &ToolNameMap, replay: Replay) -> u64 {
 
 /// Whether every tool result among `own` answers a call of the
 /// conversation (else the whole's translation says which does not).
-fn results_answer_calls(units: &[Unit<'_>], own: &[InputItem<'_>]) -> bool {
+fn results_answer_calls(run: Option<&Run>, units: &[Unit<'_>], own: &[InputItem<'_>]) -> bool {
     let mut results = own.iter().filter(|item| {
         matches!(
             item.classify(),
@@ -418,11 +450,13 @@ fn results_answer_calls(units: &[Unit<'_>], own: &[InputItem<'_>]) -> bool {
             return false;
         };
         let answers = |item: &InputItem<'_>| is_call(item) && item.call_id.as_deref() == Some(id);
+        let in_kept = |turn: &Arc<CachedTurn>| turn.call_ids.iter().any(|call| call == id);
         own.iter().any(answers)
             || units.iter().any(|unit| match unit {
-                Unit::Kept(turn) => turn.call_ids.iter().any(|call| call == id),
+                Unit::Kept(turn) => in_kept(turn),
                 Unit::Read(items) => items.iter().any(answers),
             })
+            || run.is_some_and(|run| run.turns().any(in_kept))
     })
 }
 

@@ -65,7 +65,7 @@ struct Kept {
     /// By [`slot`]: a number cheap to make, the entry then checked whole.
     turns: HashMap<u64, Entry, BuildHasherDefault<SlotHasher>>,
     /// Conversations' first turns as a request spliced them, by the slot
-    /// of their last turn's id (see [`Run`]).
+    /// of their first turn's id (see [`Run`]).
     runs: HashMap<u64, Run, BuildHasherDefault<SlotHasher>>,
     /// The use clock: each lookup that finds a turn stamps it.
     clock: u64,
@@ -261,29 +261,26 @@ impl Lookups<'_> {
     }
 
     /// The run of turns the last request continuing this conversation
-    /// kept, when `pairs` starts with it: looked for under the last and
-    /// the second last of `pairs` (a request continues the one before,
-    /// whose run ends a turn sooner, or is sent again). It is taken from
-    /// the cache, to be given back longer ([`HistoryCache::keep_run`]);
-    /// one found but not the start of `pairs` (a turn saved again) goes.
+    /// kept (see [`Run`]), cut to the turns `pairs` starts with, unless it
+    /// has none of them. It is taken from the cache, to be given back
+    /// longer ([`HistoryCache::keep_run`]).
     pub(super) fn take_run(
         &mut self,
         scope: &str,
         fingerprint: u64,
         pairs: &[StoredPair<'_>],
     ) -> Option<Run> {
+        let first = pairs.first()?;
         let (kept, _) = self.hold();
-        for last in pairs.iter().rev().take(2) {
-            let Some(run) = kept.runs.remove(&run::slot(scope, fingerprint, last.id)) else {
-                continue;
-            };
-            kept.bytes -= run.bytes;
-            if run.is_start_of(scope, fingerprint, pairs) {
-                self.hits += run.len() as u64;
-                return Some(run);
-            }
+        let mut run = kept.runs.remove(&run::slot(scope, fingerprint, first.id))?;
+        kept.bytes -= run.bytes;
+        let matching = run.matching(scope, fingerprint, pairs);
+        if matching == 0 {
+            return None;
         }
-        None
+        run.truncate(matching);
+        self.hits += matching as u64;
+        Some(run)
     }
 
     /// The cache, held, and the time this request's lookups stamp.

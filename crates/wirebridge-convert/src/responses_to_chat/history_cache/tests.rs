@@ -152,7 +152,7 @@ fn the_next_request_takes_the_turns_the_last_spliced_without_looking_each_up() {
 }
 
 #[test]
-fn a_run_whose_turn_was_saved_again_goes_and_the_turns_are_looked_up() {
+fn a_run_is_cut_where_a_turn_was_saved_again_and_the_rest_looked_up() {
     let cache = HistoryCache::new(1 << 20);
     let mut turns = shared_turns(3);
     continue_shared(&cache, &turns);
@@ -189,4 +189,118 @@ fn runs_count_against_the_bound_and_go_as_turns_do() {
             whole / 2
         );
     }
+}
+
+/// Translates `body` continuing `turns`, through `cache` when given (else
+/// whole); the Chat body and the reasoning withheld.
+fn translated(
+    cache: Option<&HistoryCache>,
+    turns: &[[Arc<str>; 3]],
+    body: &str,
+    options: &crate::responses_to_chat::Options,
+) -> String {
+    use crate::responses_to_chat::{History, ParsedRequest};
+    let arrays = turns.iter().flat_map(|[_, i, o]| [&**i, &**o]);
+    let mut history = History::new("prev", arrays);
+    if let Some(cache) = cache {
+        let given = turns
+            .iter()
+            .map(|[id, input, output]| SharedTurn { id, input, output });
+        history = history.with_shared_cache(cache, "tenant", given);
+    }
+    let translated = ParsedRequest::parse(body.as_bytes())
+        .unwrap()
+        .translate(&history, options)
+        .unwrap();
+    format!(
+        "{}\n{:?}",
+        String::from_utf8(translated.body).unwrap(),
+        translated.context.echo.input_transformations
+    )
+}
+
+/// Reasoning replayed for the current turn only: the stored turns from
+/// the last user message on are read with the request, and the run keeps
+/// only those before it, whichever request finds where the turn starts.
+#[test]
+fn a_run_splices_only_the_turns_before_the_current_one_when_reasoning_is_replayed() {
+    let mut options = crate::responses_to_chat::Options::default();
+    options.profile.replay_reasoning = true;
+    let user =
+        |t: usize| format!(r#"{{"type":"message","id":"in_{t}","role":"user","content":"q{t}"}}"#);
+    let answer = |t: usize| {
+        format!(
+            r#"{{"type":"message","id":"out_{t}","role":"assistant","status":"completed","content":[{{"type":"output_text","text":"a{t}","annotations":[]}}]}}"#
+        )
+    };
+    let think = |t: usize| {
+        format!(
+            r#"{{"type":"reasoning","id":"rs_{t}","summary":[{{"type":"summary_text","text":"thinking {t}"}}]}}"#
+        )
+    };
+    let call = |t: usize| {
+        format!(
+            r#"{{"type":"function_call","id":"fc_{t}","call_id":"c{t}","name":"shell","arguments":"{{}}"}}"#
+        )
+    };
+    let result =
+        |t: usize| format!(r#"{{"type":"function_call_output","call_id":"c{t}","output":"ok"}}"#);
+    let turn = |t: usize, input: String, output: String| -> [Arc<str>; 3] {
+        [
+            format!("resp_{t}").into(),
+            format!("[{input}]").into(),
+            format!("[{output}]").into(),
+        ]
+    };
+    // Two plain turns, then a tool loop from a user message.
+    let turns = [
+        turn(0, user(0), answer(0)),
+        turn(1, user(1), format!("{},{}", think(1), answer(1))),
+        turn(2, user(2), format!("{},{}", think(2), call(2))),
+        turn(3, result(2), format!("{},{}", think(3), call(3))),
+        turn(4, result(3), format!("{},{}", think(4), call(4))),
+    ];
+    let tools = r#""tools":[{"type":"function","name":"shell","parameters":{"type":"object"}}]"#;
+    let asking = format!(r#"{{"model":"m","previous_response_id":"prev","input":"next",{tools}}}"#);
+    let answering = |t: usize| {
+        format!(
+            r#"{{"model":"m","previous_response_id":"prev","input":[{}],{tools}}}"#,
+            result(t)
+        )
+    };
+    let cache = HistoryCache::new(1 << 20);
+    // The user's message is the request's own: every stored turn spliced.
+    for (depth, body) in [
+        (2, asking.clone()),
+        (3, answering(2)),
+        (4, answering(3)),
+        (5, answering(4)),
+    ] {
+        let whole = translated(None, &turns[..depth], &body, &options);
+        assert_eq!(
+            translated(Some(&cache), &turns[..depth], &body, &options),
+            whole,
+            "depth {depth}"
+        );
+        let kept = cache.lock();
+        let run = kept.runs.values().next().expect("a run kept");
+        // Up to the turn before the current one, which starts with the
+        // third turn's user message from depth 3 on.
+        assert_eq!(run.len(), depth.min(2), "depth {depth}");
+    }
+    // The same conversation continued again without a user message: where
+    // the turn starts is found in the run.
+    let fresh = HistoryCache::new(1 << 20);
+    let whole = translated(None, &turns[..3], &asking, &options);
+    assert_eq!(
+        translated(Some(&fresh), &turns[..3], &asking, &options),
+        whole
+    );
+    assert_eq!(fresh.lock().runs.values().next().unwrap().len(), 3);
+    let whole = translated(None, &turns[..3], &answering(2), &options);
+    assert_eq!(
+        translated(Some(&fresh), &turns[..3], &answering(2), &options),
+        whole
+    );
+    assert_eq!(fresh.lock().runs.values().next().unwrap().len(), 2);
 }
