@@ -64,6 +64,15 @@ impl Drop for Spliced<'_> {
         let Some((cache, scope, fingerprint)) = self.keep else {
             return;
         };
+        // A store that does not share its text keeps no runs.
+        if self.run.is_none()
+            && self
+                .turns
+                .first()
+                .is_none_or(|(pair, _)| pair.shared.is_none())
+        {
+            return;
+        }
         let mut run = self
             .run
             .take()
