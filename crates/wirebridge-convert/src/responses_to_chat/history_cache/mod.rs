@@ -16,6 +16,10 @@
 //! text does, a fraction of reading it), at the same place in the
 //! conversation, for the same tenant, translated with the same options and
 //! tool names. Anything else is translated in full.
+//!
+//! The turns one request spliced are also kept together, one run a
+//! conversation (`run.rs`), so that the next request finds them by the
+//! address of their text instead of looking each one up.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -33,7 +37,7 @@ pub(super) use run::Run;
 
 /// Stored turns in their Chat form, shared by the requests of one layer
 /// (or one set of [`Options`](super::Options)), bounded in bytes; the
-/// turns kept longest without use go first.
+/// turns (and runs of turns) kept longest without use go first.
 ///
 /// ```
 /// use wirebridge_convert::responses_to_chat::{History, HistoryCache, Options, ParsedRequest};
