@@ -10,6 +10,7 @@ use hyper_util::client::legacy::Client;
 use serde::Serialize;
 
 use super::child::{process_context_switches, CpuClock};
+use super::frames::FrameClock;
 use super::requests::BENCH_CREDENTIAL;
 
 /// The benchmark's HTTP client.
@@ -30,6 +31,8 @@ pub(super) struct Target<'a> {
     pub(super) body: &'a Bytes,
     pub(super) credential: bool,
     pub(super) concurrency: usize,
+    /// The response is a stream: its frames are counted and timed.
+    pub(super) streaming: bool,
 }
 
 /// What one load measured.
@@ -48,10 +51,33 @@ pub(super) struct Measured {
     /// sleeps and preemptions: a wake-up of an idle thread is one), for
     /// routes through it.
     pub(super) switches_per_request: Option<f64>,
+    /// For a stream, its frames ([`FrameClock`]).
+    #[serde(flatten)]
+    pub(super) stream: Option<StreamMeasured>,
 }
 
-/// Per-request timings: (total, time to first body byte).
-type Timing = (Duration, Duration);
+/// What one load of streams measured of their frames.
+#[derive(Debug, Clone, Serialize)]
+pub(super) struct StreamMeasured {
+    /// Server-sent events a response carried, on average.
+    pub(super) frames_per_response: f64,
+    /// The time from one event's arrival to the next's, over every gap of
+    /// every stream: the mean, the median and the 99th percentile.
+    pub(super) gap_mean_us: f64,
+    pub(super) gap_p50_us: f64,
+    pub(super) gap_p99_us: f64,
+    /// The proxy's CPU time per event the client received.
+    pub(super) cpu_us_per_frame: Option<f64>,
+}
+
+/// One request's timings.
+struct Timing {
+    total: Duration,
+    /// To the first byte of the body.
+    first_byte: Duration,
+    /// Server-sent events in the body.
+    frames: usize,
+}
 
 /// `concurrency` clients sending the body back to back: for the warm-up,
 /// then for the measured span, reading the CPU time of the proxy the route
@@ -71,21 +97,24 @@ pub(super) async fn load(
                 let (client, url, body) = (client.clone(), target.url.clone(), target.body.clone());
                 let credential = target.credential;
                 tokio::spawn(async move {
-                    let mut timings = Vec::new();
+                    let (mut timings, mut gaps) = (Vec::new(), Vec::new());
                     let start = Instant::now();
                     while start.elapsed() < time {
-                        timings.push(exchange(&client, &url, body.clone(), credential).await?);
+                        let sent = exchange(&client, &url, body.clone(), credential, &mut gaps);
+                        timings.push(sent.await?);
                     }
-                    Ok::<_, String>(timings)
+                    Ok::<_, String>((timings, gaps))
                 })
             })
             .collect();
         async move {
-            let mut all = Vec::new();
+            let (mut timings, mut gaps) = (Vec::new(), Vec::new());
             for task in tasks {
-                all.extend(task.await.map_err(|e| e.to_string())??);
+                let (task_timings, task_gaps) = task.await.map_err(|e| e.to_string())??;
+                timings.extend(task_timings);
+                gaps.extend(task_gaps);
             }
-            Ok::<_, String>(all)
+            Ok::<_, String>((timings, gaps))
         }
     };
     let cpu = || {
@@ -101,12 +130,28 @@ pub(super) async fn load(
     run_for(pace.warm_up).await?;
     let (cpu_before, switches_before) = (cpu()?, switches()?);
     let start = Instant::now();
-    let timings = run_for(pace.run_time).await?;
+    let (timings, mut gaps) = run_for(pace.run_time).await?;
     let elapsed = start.elapsed();
     let (cpu_after, switches_after) = (cpu()?, switches()?);
-    let mut totals: Vec<f64> = timings.iter().map(|t| micros(t.0)).collect();
-    let mut ttfbs: Vec<f64> = timings.iter().map(|t| micros(t.1)).collect();
+    let mut totals: Vec<f64> = timings.iter().map(|t| micros(t.total)).collect();
+    let mut ttfbs: Vec<f64> = timings.iter().map(|t| micros(t.first_byte)).collect();
     let requests = timings.len();
+    let cpu_us_per_request = cpu_before
+        .zip(cpu_after)
+        .map(|(before, after)| micros(after - before) / requests.max(1) as f64);
+    let stream = target.streaming.then(|| {
+        let frames =
+            timings.iter().map(|t| t.frames).sum::<usize>() as f64 / requests.max(1) as f64;
+        StreamMeasured {
+            frames_per_response: frames,
+            gap_mean_us: gaps.iter().sum::<f64>() / gaps.len().max(1) as f64,
+            gap_p50_us: percentile(&mut gaps, 0.50),
+            gap_p99_us: percentile(&mut gaps, 0.99),
+            cpu_us_per_frame: cpu_us_per_request
+                .filter(|_| frames > 0.0)
+                .map(|cpu| cpu / frames),
+        }
+    });
     Ok(Measured {
         requests,
         requests_per_s: requests as f64 / elapsed.as_secs_f64(),
@@ -114,21 +159,22 @@ pub(super) async fn load(
         p99_us: percentile(&mut totals, 0.99),
         ttfb_p50_us: percentile(&mut ttfbs, 0.50),
         ttfb_p99_us: percentile(&mut ttfbs, 0.99),
-        cpu_us_per_request: cpu_before
-            .zip(cpu_after)
-            .map(|(before, after)| micros(after - before) / requests.max(1) as f64),
+        cpu_us_per_request,
         switches_per_request: switches_before
             .zip(switches_after)
             .map(|(before, after)| after.saturating_sub(before) as f64 / requests.max(1) as f64),
+        stream,
     })
 }
 
-/// One request, read to the end.
+/// One request, read to the end, the gaps between its frames pushed onto
+/// `gaps`.
 async fn exchange(
     client: &HttpClient,
     url: &str,
     body: Bytes,
     credential: bool,
+    gaps: &mut Vec<f64>,
 ) -> Result<Timing, String> {
     let mut request = http::Request::post(url).header("content-type", "application/json");
     if credential {
@@ -148,14 +194,22 @@ async fn exchange(
     }
     let mut body = response.into_body();
     let mut first = None;
+    let mut frames = FrameClock::default();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| e.to_string())?;
-        if first.is_none() && frame.data_ref().is_some_and(|d| !d.is_empty()) {
-            first = Some(start.elapsed());
-        }
+        let Some(data) = frame.data_ref().filter(|d| !d.is_empty()) else {
+            continue;
+        };
+        let now = Instant::now();
+        first.get_or_insert(now - start);
+        frames.read(data, now, gaps);
     }
     let total = start.elapsed();
-    Ok((total, first.unwrap_or(total)))
+    Ok(Timing {
+        total,
+        first_byte: first.unwrap_or(total),
+        frames: frames.frames(),
+    })
 }
 
 fn micros(d: Duration) -> f64 {

@@ -26,6 +26,7 @@
 
 mod child;
 mod depth;
+mod frames;
 mod gateway;
 mod litellm;
 mod load;
@@ -299,6 +300,7 @@ async fn measure(
                     body: &route.body,
                     credential: route.credential,
                     concurrency: case.concurrency,
+                    streaming: case.streaming,
                 };
                 let measured = load::load(&client, &target, pace, cpu).await?;
                 let run = Run {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::load::Measured;
+use super::load::{Measured, StreamMeasured};
 use super::requests::{Case, Via};
 
 /// One measured run.
@@ -34,6 +34,9 @@ pub(super) struct RouteMedians {
     pub(super) cpu_us_per_request: Option<f64>,
     /// CPU per KiB of the client's request.
     pub(super) cpu_us_per_kib: Option<f64>,
+    /// For a stream, the medians of its frames' figures.
+    #[serde(flatten)]
+    pub(super) stream: Option<StreamMeasured>,
 }
 
 /// The median of values taken once per round, and their range.
@@ -74,6 +77,11 @@ pub(super) struct Comparison {
     pub(super) added_p50_us: Option<Spread>,
     pub(super) added_p99_us: Option<Spread>,
     pub(super) added_ttfb_p50_us: Option<Spread>,
+    /// For a stream: microseconds added to the mean and the p99 gap
+    /// between frames, and the CPU per frame, route ÷ against.
+    pub(super) added_gap_mean_us: Option<Spread>,
+    pub(super) added_gap_p99_us: Option<Spread>,
+    pub(super) cpu_per_frame_ratio: Option<Spread>,
 }
 
 /// Each route's medians, in the cases' order.
@@ -92,6 +100,21 @@ pub(super) fn medians(cases: &[Case], runs: &[Run]) -> Vec<RouteMedians> {
             let m = |f: fn(&Measured) -> f64| median_of(of.iter().map(|m| f(m)).collect());
             let cpu: Vec<f64> = of.iter().filter_map(|m| m.cpu_us_per_request).collect();
             let cpu = (!cpu.is_empty()).then(|| median_of(cpu));
+            let streams: Vec<&StreamMeasured> =
+                of.iter().filter_map(|m| m.stream.as_ref()).collect();
+            let stream = (!streams.is_empty()).then(|| {
+                let m = |f: fn(&StreamMeasured) -> f64| {
+                    median_of(streams.iter().map(|s| f(s)).collect())
+                };
+                let cpu: Vec<f64> = streams.iter().filter_map(|s| s.cpu_us_per_frame).collect();
+                StreamMeasured {
+                    frames_per_response: m(|s| s.frames_per_response),
+                    gap_mean_us: m(|s| s.gap_mean_us),
+                    gap_p50_us: m(|s| s.gap_p50_us),
+                    gap_p99_us: m(|s| s.gap_p99_us),
+                    cpu_us_per_frame: (!cpu.is_empty()).then(|| median_of(cpu)),
+                }
+            });
             out.push(RouteMedians {
                 name: case.name.clone(),
                 route: route.name,
@@ -103,6 +126,7 @@ pub(super) fn medians(cases: &[Case], runs: &[Run]) -> Vec<RouteMedians> {
                 ttfb_p99_us: m(|m| m.ttfb_p99_us),
                 cpu_us_per_request: cpu,
                 cpu_us_per_kib: cpu.map(|cpu| cpu / (case.request_bytes as f64 / 1024.0)),
+                stream,
             });
         }
     }
@@ -153,6 +177,15 @@ fn compare(name: &str, route: &'static str, against: &'static str, runs: &[Run])
         added_p50_us: spread(&|a, b| Some(a.p50_us - b.p50_us)),
         added_p99_us: spread(&|a, b| Some(a.p99_us - b.p99_us)),
         added_ttfb_p50_us: spread(&|a, b| Some(a.ttfb_p50_us - b.ttfb_p50_us)),
+        added_gap_mean_us: spread(&|a, b| {
+            Some(a.stream.as_ref()?.gap_mean_us - b.stream.as_ref()?.gap_mean_us)
+        }),
+        added_gap_p99_us: spread(&|a, b| {
+            Some(a.stream.as_ref()?.gap_p99_us - b.stream.as_ref()?.gap_p99_us)
+        }),
+        cpu_per_frame_ratio: spread(&|a, b| {
+            Some(a.stream.as_ref()?.cpu_us_per_frame? / b.stream.as_ref()?.cpu_us_per_frame?)
+        }),
     }
 }
 
@@ -255,6 +288,55 @@ pub(super) fn print_summary(medians: &[RouteMedians], comparisons: &[Comparison]
             spread_text(c.cpu_ratio, 2, "x"),
             spread_text(c.throughput_ratio, 2, "x"),
             spread_text(c.added_p99_us, 0, ""),
+        );
+    }
+    print_streams(medians, comparisons);
+}
+
+/// The streams' frames: each route's medians, then the comparisons.
+fn print_streams(medians: &[RouteMedians], comparisons: &[Comparison]) {
+    if medians.iter().all(|m| m.stream.is_none()) {
+        return;
+    }
+    println!();
+    println!("streams: frames (server-sent events) as the client receives them, medians");
+    println!(
+        "{:<36} {:<11} {:>9} {:>11} {:>11} {:>11} {:>11}",
+        "case", "route", "frames/r", "gap mean us", "gap p50 us", "gap p99 us", "cpu us/frame"
+    );
+    for m in medians {
+        let Some(s) = &m.stream else { continue };
+        println!(
+            "{:<36} {:<11} {:>9.0} {:>11.2} {:>11.2} {:>11.1} {:>11}",
+            m.name,
+            m.route,
+            s.frames_per_response,
+            s.gap_mean_us,
+            s.gap_p50_us,
+            s.gap_p99_us,
+            cpu_text(s.cpu_us_per_frame, 2)
+        );
+    }
+    println!();
+    println!("streams, round by round: median [min, max]");
+    println!(
+        "{:<36} {:<24} {:>24} {:>24} {:>24} {:>21}",
+        "case",
+        "route / against",
+        "added ttfb p50 us",
+        "added gap mean us",
+        "added gap p99 us",
+        "cpu per frame"
+    );
+    for c in comparisons.iter().filter(|c| c.added_gap_mean_us.is_some()) {
+        println!(
+            "{:<36} {:<24} {:>24} {:>24} {:>24} {:>21}",
+            c.name,
+            format!("{} / {}", c.route, c.against),
+            spread_text(c.added_ttfb_p50_us, 0, ""),
+            spread_text(c.added_gap_mean_us, 2, ""),
+            spread_text(c.added_gap_p99_us, 1, ""),
+            spread_text(c.cpu_per_frame_ratio, 2, "x"),
         );
     }
 }
