@@ -2,7 +2,8 @@
 //! upstream frame already at hand (what one read of the upstream
 //! connection brought) is translated into one client frame, so that it
 //! leaves in one write, and a long burst is cut into frames of bounded
-//! size. A caller in the same process may ask for bare JSON instead
+//! size. The stream's first client frame does not wait for the rest of a
+//! burst: it leaves once one upstream frame gave it something. A caller in the same process may ask for bare JSON instead
 //! ([`Framing`] as a request extension): each event is then a frame of its
 //! own.
 
@@ -118,22 +119,45 @@ async fn framed(bursts: Vec<Vec<Bytes>>, framing: Option<Framing>) -> (Vec<Bytes
     (frames, marked)
 }
 
+/// The text deltas a client frame holds.
+fn deltas_in(frame: &Bytes) -> usize {
+    parse_sse(frame)
+        .iter()
+        .filter(|f| f.event.as_deref() == Some("response.output_text.delta"))
+        .count()
+}
+
 #[tokio::test]
 async fn the_events_of_one_read_leave_in_one_frame() {
     let first = vec![chunk("One"), chunk(" two"), chunk(" three")];
     let second = vec![chunk(" four"), chunk(" five")];
-    let frames = client_frames(vec![first, second, last_chunks()]).await;
-    assert_eq!(frames.len(), 3, "one client frame per upstream burst");
-    let text = |frame: &Bytes| {
-        parse_sse(frame)
-            .iter()
-            .filter(|f| f.event.as_deref() == Some("response.output_text.delta"))
-            .count()
-    };
-    assert_eq!(text(&frames[0]), 3);
-    assert_eq!(text(&frames[1]), 2);
-    assert_eq!(text(&frames[2]), 0);
-    assert!(String::from_utf8_lossy(&frames[2]).contains("response.completed"));
+    let third = vec![chunk(" six"), chunk(" seven"), chunk(" eight")];
+    let frames = client_frames(vec![first, second, third, last_chunks()]).await;
+    // The first burst's first chunk leaves at once; what follows of it
+    // leaves together, and so does each later burst.
+    let deltas: Vec<usize> = frames.iter().map(deltas_in).collect();
+    assert_eq!(
+        deltas,
+        [1, 2, 2, 3, 0],
+        "one client frame per upstream burst"
+    );
+    assert!(String::from_utf8_lossy(&frames[0]).contains("response.created"));
+    assert!(String::from_utf8_lossy(&frames[4]).contains("response.completed"));
+}
+
+#[tokio::test]
+async fn the_first_event_does_not_wait_for_the_rest_of_a_burst() {
+    // An upstream that sends its whole stream in one go, as a fast server
+    // on a short path does.
+    let mut burst: Vec<Bytes> = (0..1_000).map(|n| chunk(&format!(" w{n}"))).collect();
+    burst.extend(last_chunks());
+    let frames = client_frames(vec![burst]).await;
+    let first = String::from_utf8_lossy(&frames[0]);
+    assert!(first.contains("response.created"), "{first}");
+    assert_eq!(deltas_in(&frames[0]), 1, "{first}");
+    assert!(frames[0].len() < 4 * 1024, "{} bytes", frames[0].len());
+    // The rest of the burst is batched again.
+    assert!(frames.len() <= 6, "{} frames", frames.len());
 }
 
 #[tokio::test]
@@ -159,6 +183,68 @@ async fn a_long_burst_is_cut_into_bounded_frames() {
     for frame in deltas {
         assert!(frame.len() < MAX_BATCH + 1_024, "{} bytes", frame.len());
     }
+}
+
+/// Counts the wakes it is given.
+struct CountingWaker(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for CountingWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[tokio::test]
+async fn after_its_first_frame_the_body_is_not_ready_once_so_a_server_sends_it() {
+    // A server (hyper's among them) takes a body's frames into its buffer
+    // for as long as the body is ready, and writes when it is not. With
+    // the rest of a burst ready, the first frame would wait in that buffer
+    // for most of the burst to be translated.
+    let mut burst: Vec<Bytes> = (0..300).map(|n| chunk(&format!(" w{n}"))).collect();
+    burst.extend(last_chunks());
+    let service = ResponsesToChatLayer::new().layer(tower::service_fn(
+        move |_: Request<RequestBody<common::ScriptedBody>>| {
+            let body = Bursts {
+                bursts: VecDeque::from([burst.iter().cloned().collect()]),
+            };
+            async move {
+                let mut response = Response::new(body);
+                response
+                    .headers_mut()
+                    .insert("content-type", "text/event-stream".parse().unwrap());
+                Ok::<_, Infallible>(response)
+            }
+        },
+    ));
+    let request = Request::post("/v1/responses")
+        .body(body(r#"{"model":"m","input":"hi","stream":true}"#))
+        .unwrap();
+    let mut body = std::pin::pin!(service.oneshot(request).await.unwrap().into_body());
+    let wakes = std::sync::Arc::new(CountingWaker(Default::default()));
+    let waker = std::task::Waker::from(wakes.clone());
+    let mut cx = Context::from_waker(&waker);
+    let woken = || wakes.0.load(std::sync::atomic::Ordering::Relaxed);
+
+    let Poll::Ready(Some(Ok(first))) = body.as_mut().poll_frame(&mut cx) else {
+        panic!("the first frame is ready");
+    };
+    assert_eq!(deltas_in(first.data_ref().unwrap()), 1);
+    assert!(body.as_mut().poll_frame(&mut cx).is_pending());
+    assert_eq!(woken(), 1, "the body asks to be polled again at once");
+    let mut deltas = 1;
+    for _ in 0..100 {
+        match body.as_mut().poll_frame(&mut cx) {
+            Poll::Ready(Some(frame)) => deltas += deltas_in(frame.unwrap().data_ref().unwrap()),
+            Poll::Ready(None) => break,
+            // The upstream's own pause at the end of its burst.
+            Poll::Pending => {}
+        }
+    }
+    assert_eq!(deltas, 300, "the rest of the burst follows");
 }
 
 #[tokio::test]

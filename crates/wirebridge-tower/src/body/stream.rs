@@ -47,6 +47,11 @@ pub(crate) trait Driver: fmt::Debug + Send {
     fn feed(&mut self, bytes: &[u8]);
     /// The bytes written and not yet sent.
     fn pending_len(&self) -> usize;
+    /// Whether a frame was sent.
+    fn has_sent(&self) -> bool;
+    /// Whether the stream's first frame was sent and has not yet been let
+    /// go out on its own; asking says it has.
+    fn take_first_flush(&mut self) -> bool;
     /// The upstream ended, or failed with `error`.
     fn end(&mut self, error: Option<String>);
     /// The next frames to send: `Ready(None)` when there are none yet,
@@ -83,6 +88,8 @@ pub(crate) struct StreamState<T: StreamTranslate> {
     progress: u64,
     /// The size of the last frame sent, the next one's first capacity.
     frame_size: usize,
+    /// Whether the first frame was let go out on its own.
+    first_flushed: bool,
     /// Completes when the server stops waiting for the stream.
     closing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// Whether the stream was ended by the server's shutdown.
@@ -142,6 +149,7 @@ impl<T: StreamTranslate> StreamState<T> {
             keepalive: None,
             progress: 0,
             frame_size: 0,
+            first_flushed: false,
             closing: None,
             shut_down: false,
         }
@@ -257,6 +265,16 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
 
     fn pending_len(&self) -> usize {
         self.out.len()
+    }
+
+    fn has_sent(&self) -> bool {
+        self.frame_size > 0
+    }
+
+    fn take_first_flush(&mut self) -> bool {
+        let first = self.has_sent() && !self.first_flushed;
+        self.first_flushed |= first;
+        first
     }
 
     fn end(&mut self, error: Option<String>) {
@@ -390,7 +408,10 @@ const MAX_BATCH: usize = 64 * 1024;
 ///
 /// Every upstream frame already at hand is translated before anything is
 /// sent, so that events which arrived in one read leave in one frame (and
-/// one write), up to [`MAX_BATCH`] bytes.
+/// one write), up to [`MAX_BATCH`] bytes. The first frame is the
+/// exception: it leaves as soon as one upstream frame gave something to
+/// send, so that an upstream which sends its whole stream at once does not
+/// hold the client's first event back until most of it is translated.
 pub(super) fn poll_frame<B>(
     mut inner: Pin<&mut B>,
     state: &mut dyn Driver,
@@ -401,9 +422,17 @@ where
     B: Body<Data = Bytes>,
     B::Error: fmt::Display,
 {
+    if state.take_first_flush() {
+        // A server keeps taking a body's frames into its buffer while the
+        // body is ready, and writes when it is not: not being ready once
+        // lets the first frame go now.
+        cx.waker().wake_by_ref();
+        return Poll::Pending;
+    }
     loop {
         state.poll_closing(cx);
-        if !state.is_done() && state.pending_len() < MAX_BATCH {
+        let batch = if state.has_sent() { MAX_BATCH } else { 1 };
+        if !state.is_done() && state.pending_len() < batch {
             if let Poll::Ready(polled) = inner.as_mut().poll_frame(cx) {
                 match polled {
                     Some(Ok(frame)) => {
