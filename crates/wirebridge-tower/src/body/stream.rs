@@ -238,6 +238,12 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
             // to a bound, as bytes that complete no event keep it while
             // the stream waits.
             self.out.reserve(self.frame_size.min(MAX_FIRST_CAPACITY));
+        } else if !self.out.is_empty() && self.out.capacity() < MAX_BATCH {
+            // More of the upstream at hand while a frame waits: a burst,
+            // which fills a frame. Its buffer is made that size at once
+            // rather than doubled there, each time copying what it holds.
+            self.out
+                .reserve(MAX_BATCH + MAX_FIRST_CAPACITY - self.out.len());
         }
         // One clock read before and one after: the translation's time, the
         // idle timer's touch and the keep-alive timer's.
