@@ -55,6 +55,9 @@ pub enum ServeError {
     /// The response store's settings cannot be used.
     #[error(transparent)]
     Store(#[from] crate::store::StoreSetupError),
+    /// The upstream's CA certificates cannot be used.
+    #[error(transparent)]
+    UpstreamCa(#[from] crate::upstream::UpstreamCaError),
 }
 
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
@@ -156,6 +159,10 @@ impl Bridge {
             idle_timeout: config.exchange.idle_timeout,
             label: config.upstream_label.as_str().into(),
             metrics: Arc::clone(&metrics),
+            ca_certificates: match &config.upstream_ca_file {
+                Some(path) => Some(crate::upstream::read_ca_file(path)?),
+                None => None,
+            },
         };
         let opened = crate::store::open(&config.store, &config.state).await?;
         let readiness = Arc::new(Readiness::new(opened.redis));

@@ -4,12 +4,15 @@
 //! bridge's own: [`pool`] keeps them between exchanges, [`connection`]
 //! sends one request on one and drives it from the response body, over a
 //! [`transport`] the pool can look into; [`rewrite`] maps the request
-//! target and keeps each connection's own headers to it.
+//! target and keeps each connection's own headers to it. An `https://`
+//! upstream goes through hyper-util's pooled client, its certificate
+//! checked as [`trust`] says.
 
 mod connection;
 mod pool;
 mod rewrite;
 mod transport;
+mod trust;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -38,6 +41,7 @@ use crate::metrics::Metrics;
 use crate::server::ClientBody;
 use pool::{Partition, Pool};
 use rewrite::Target;
+pub use trust::{read_ca_file, UpstreamCaError};
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -64,6 +68,9 @@ pub struct UpstreamOptions {
     pub label: Arc<str>,
     /// Where upstream failures are counted.
     pub metrics: Arc<Metrics>,
+    /// CA certificates an `https://` upstream may be signed by, besides the
+    /// public roots ([`read_ca_file`]).
+    pub ca_certificates: Option<rustls::RootCertStore>,
 }
 
 /// The `authorization` the upstream is sent: a configured key (`Bearer`)
@@ -117,7 +124,7 @@ impl Upstream {
         let direct = (base.scheme() == Some(&http::uri::Scheme::HTTP))
             .then(|| Pool::new(http.clone(), POOL_IDLE_TIMEOUT));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
+            .with_tls_config(trust::client_config(options.ca_certificates.as_ref()))
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);
@@ -314,16 +321,21 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 fn failure(e: &Failure) -> (&'static str, &'static str) {
     use std::io::ErrorKind;
     let mut io = None;
+    let mut tls = None;
     let mut incomplete = false;
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         if let Some(err) = s.downcast_ref::<std::io::Error>() {
             io = io.or(Some(err.kind()));
         }
+        tls = tls.or(trust::tls_error(s).map(trust::failure));
         if let Some(err) = s.downcast_ref::<hyper::Error>() {
             incomplete |= err.is_incomplete_message();
         }
         source = s.source();
+    }
+    if let Some(words) = tls {
+        return ("connect", words);
     }
     match io {
         Some(ErrorKind::ConnectionRefused) => ("connect", "connection refused"),

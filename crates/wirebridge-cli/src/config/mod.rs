@@ -73,6 +73,9 @@ pub struct Config {
     pub upstream_connect_timeout: Duration,
     /// How error bodies sent to clients name the upstream.
     pub upstream_label: String,
+    /// CA certificates an `https://` upstream may be signed by, besides
+    /// the public roots.
+    pub upstream_ca_file: Option<PathBuf>,
     /// Largest request body, in bytes.
     pub max_body: usize,
     /// Timeouts and the connection cap.
@@ -187,6 +190,12 @@ impl Config {
         let profile = profile(&s.profile, &file.profiles)?;
         let catalog = models::load(&file, &profile, s.upstream_api.value, &sources.origin)?;
         let store = store::load(&s)?;
+        let https = matches!(&s.upstream.value, Upstream::Url(url) if url.uri.scheme_str() == Some("https"));
+        if s.upstream_ca_file.value.is_some() && !https {
+            return Err(s
+                .upstream_ca_file
+                .invalid("it applies to an https:// upstream only"));
+        }
         let upstream_key = match &s.upstream_api_key_env.value {
             Some(var) => Some(env(var).filter(|k| !k.is_empty()).ok_or_else(|| {
                 let unset = format!("the environment variable {var} is not set");
@@ -206,6 +215,7 @@ impl Config {
             upstream_key,
             upstream_connect_timeout: s.upstream_connect_timeout.value,
             upstream_label: s.upstream_label.value.0,
+            upstream_ca_file: s.upstream_ca_file.value.clone(),
             max_body: s.max_body.value,
             limits: ServerLimits {
                 header_read_timeout: s.header_read_timeout.value,

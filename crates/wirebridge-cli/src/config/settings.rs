@@ -32,6 +32,9 @@ settings! {
     /// How error bodies sent to clients name the upstream, instead of its
     /// address.
     upstream_label: Label = "the upstream";
+    /// CA certificates (PEM) an https:// upstream's certificate may also be
+    /// signed by, besides the public roots: a private CA's.
+    upstream_ca_file: Option<PathBuf> = "the public roots only";
     /// How long connecting to the upstream may take.
     upstream_connect_timeout: Duration = "10s";
     // For a request without `stream`, that is the whole generation: a slow

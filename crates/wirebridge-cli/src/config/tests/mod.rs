@@ -302,6 +302,35 @@ fn upstream_credentials_are_split_off_and_never_repeated() {
 }
 
 #[test]
+fn an_upstream_ca_file_is_for_an_https_upstream_only() {
+    assert_eq!(load(None, &[], &[]).unwrap().upstream_ca_file, None);
+    let c = load(
+        Some("upstream = \"https://models.internal/v1\"\nupstream_ca_file = \"/etc/wb/ca.pem\"\n"),
+        &[],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(c.upstream_ca_file, Some(PathBuf::from("/etc/wb/ca.pem")));
+    let https = ["--upstream", "https://models.internal/v1"];
+    let c = load(None, &https, &[("WIREBRIDGE_UPSTREAM_CA_FILE", "/env.pem")]).unwrap();
+    assert_eq!(c.upstream_ca_file, Some(PathBuf::from("/env.pem")));
+    for upstream in ["http://models.internal/v1", "demo"] {
+        let e = load(
+            None,
+            &["--upstream", upstream, "--upstream-ca-file", "/ca.pem"],
+            &[],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("'upstream_ca_file' (--upstream-ca-file)")
+                && e.contains("an https:// upstream only"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn server_limits_from_each_source() {
     let c = load(None, &[], &[]).unwrap();
     assert_eq!(
