@@ -372,19 +372,21 @@ impl ResponseStore for RedisStore {
             let place: String = self
                 .run(&self.scripts.save, std::slice::from_ref(&index), &args)
                 .await?;
+            if !self.kept.keeps() {
+                return Ok(());
+            }
             let mut place = place.split(' ');
             let conversation = place.next().and_then(|c| c.parse().ok());
             let slot = place.next().and_then(|s| s.parse().ok());
-            let (Some(conversation), Some(slot), Some(generation)) =
+            // The response is saved whatever the place says: one this
+            // process cannot read only leaves the turn out of what it keeps,
+            // and the next read of it comes from Redis.
+            if let (Some(conversation), Some(slot), Some(generation)) =
                 (conversation, slot, place.next())
-            else {
-                return Err(StoreError::Corrupt(format!(
-                    "saving response {} answered no place",
-                    response.id
-                )));
-            };
-            self.kept
-                .saved(&index, conversation, generation, slot, response.turn());
+            {
+                self.kept
+                    .saved(&index, conversation, generation, slot, response.turn());
+            }
             Ok(())
         })
     }

@@ -160,6 +160,11 @@ impl KeptTurns {
         }
     }
 
+    /// Whether any turn is kept.
+    pub(super) fn keeps(&self) -> bool {
+        self.max_bytes > 0
+    }
+
     /// What the store keeps of the conversation holding `id`, when it knows
     /// which that is; else of the tenant's conversations used last (`id`
     /// was saved by another process, most often continuing one of them).
