@@ -3,7 +3,8 @@ certificate a CA of the test's own signed. The bridge trusts that CA with
 --upstream-ca-file, keeps one TLS connection for sequential requests
 (translated streams and bodies, passed-through ones), resumes its TLS
 session on the next connection, and refuses to talk to an upstream whose
-certificate it cannot check."""
+certificate it cannot check. An upstream that asks for the bridge's own
+certificate gets the one --upstream-client-cert-file names."""
 
 from __future__ import annotations
 
@@ -26,11 +27,15 @@ class TlsFront:
     clear, to `target_url`. Records, for each connection whose handshake
     succeeded, whether it resumed an earlier session."""
 
-    def __init__(self, certs: Certificates, target_url: str) -> None:
+    def __init__(self, certs: Certificates, target_url: str, client_ca: str | None = None) -> None:
         target = urlsplit(target_url)
         self.target = (target.hostname, target.port)
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.load_cert_chain(certs.path("server.crt"), certs.path("server.key"))
+        if client_ca is not None:
+            # Asks for the client's certificate, and takes only one this CA signed.
+            self.context.verify_mode = ssl.CERT_REQUIRED
+            self.context.load_verify_locations(client_ca)
         self.resumed: list[bool] = []
         self.writers: list[asyncio.StreamWriter] = []
         self.loop = asyncio.new_event_loop()
@@ -94,6 +99,17 @@ def front(log_dir):
     certs.remove()
 
 
+def client_certificate(certs: Certificates) -> tuple[str, str]:
+    """A client certificate the test CA signed: its file and its key's."""
+    with open(certs.path("client.ext"), "w") as ext:
+        ext.write("extendedKeyUsage=clientAuth\n")
+    certs._openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                   "-subj", "/CN=wirebridge test client", "-keyout", "client.key", "-out", "client.csr")
+    certs._openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                   "-CAcreateserial", "-days", "2", "-extfile", "client.ext", "-out", "client.crt")
+    return certs.path("client.crt"), certs.path("client.key")
+
+
 def bridge(log_dir, name: str, tls: TlsFront, *extra: str) -> harness.Process:
     return harness.start_bridge(log_dir, name, tls.url, "chat", extra=list(extra))
 
@@ -146,11 +162,52 @@ def test_an_upstream_it_cannot_check_is_a_502_naming_neither_address_nor_key(fro
     assert "sk-secret-key" not in proxy.log()
 
 
-def test_a_ca_file_it_cannot_use_stops_it_naming_the_file(front, wirebridge):
+def test_an_upstream_that_asks_for_a_client_certificate_gets_the_configured_one(front, log_dir):
+    certs, _ = front
+    cert, key = client_certificate(certs)
+    demo = harness.start_demo(log_dir, "tls-mutual", "chat")
+    mutual = TlsFront(certs, demo.url, client_ca=certs.path("ca.crt"))
+    ca = ["--upstream-ca-file", certs.path("ca.crt")]
+    with_certificate = bridge(log_dir, "tls-client-cert", mutual, *ca,
+                              "--upstream-client-cert-file", cert, "--upstream-client-key-file", key)
+    without = bridge(log_dir, "tls-no-client-cert", mutual, *ca)
+    try:
+        client = openai.OpenAI(base_url=with_certificate.url + "/v1", api_key="sk-test", max_retries=0)
+        events = list(client.responses.create(model="demo", input="Who are you?", stream=True))
+        assert events[-1].type == "response.completed", events[-1]
+        assert client.responses.create(model="demo", input="And now?").status == "completed"
+        assert mutual.connections == 1
+        # Without it, the upstream refuses the handshake (no connection is
+        # relayed), and the client gets a 502. Under TLS 1.3 the refusal
+        # comes after the bridge's side of the handshake ended, and this
+        # front closes without an alert, so the bridge can tell only that
+        # the connection closed.
+        client = openai.OpenAI(base_url=without.url + "/v1", api_key="sk-test", max_retries=0)
+        with pytest.raises(openai.APIStatusError) as raised:
+            client.responses.create(model="demo", input="Hello?")
+        assert raised.value.status_code == 502, raised.value
+        assert raised.value.body["code"] == "upstream_unreachable", raised.value.body
+        assert str(mutual.port) not in str(raised.value.body), raised.value.body
+        assert mutual.connections == 1
+    finally:
+        with_certificate.stop()
+        without.stop()
+        mutual.close()
+        demo.stop()
+
+
+def test_tls_files_it_cannot_use_stop_it_naming_them(front, wirebridge):
     certs, tls = front
-    for path, says in ((certs.path("server.key"), "holds no PEM certificate"),
-                       ("/nonexistent/ca.pem", "cannot read upstream_ca_file /nonexistent/ca.pem")):
-        done = subprocess.run([str(wirebridge), "serve", "--listen", "127.0.0.1:0", "--upstream", tls.url,
-                               "--upstream-ca-file", path], capture_output=True, text=True, timeout=20)
+    cert, key = client_certificate(certs)
+    for args, says in (
+        (["--upstream-ca-file", certs.path("server.key")], "upstream_ca_file"),
+        (["--upstream-ca-file", "/nonexistent/ca.pem"], "cannot read upstream_ca_file /nonexistent/ca.pem"),
+        (["--upstream-client-cert-file", cert, "--upstream-client-key-file", certs.path("server.key")],
+         "upstream_client_cert_file and upstream_client_key_file cannot be used together"),
+        (["--upstream-client-cert-file", cert, "--upstream-client-key-file", cert],
+         "holds no PEM private key"),
+    ):
+        done = subprocess.run([str(wirebridge), "serve", "--listen", "127.0.0.1:0", "--upstream", tls.url, *args],
+                              capture_output=True, text=True, timeout=20)
         assert done.returncode != 0, done
         assert says in done.stderr, done.stderr

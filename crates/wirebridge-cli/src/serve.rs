@@ -55,9 +55,9 @@ pub enum ServeError {
     /// The response store's settings cannot be used.
     #[error(transparent)]
     Store(#[from] crate::store::StoreSetupError),
-    /// The upstream's CA certificates cannot be used.
+    /// A file of the upstream's TLS cannot be used.
     #[error(transparent)]
-    UpstreamCa(#[from] crate::upstream::UpstreamCaError),
+    UpstreamTls(#[from] crate::upstream::UpstreamTlsError),
 }
 
 /// Runs until SIGINT or SIGTERM, then lets open exchanges finish within the
@@ -159,10 +159,7 @@ impl Bridge {
             idle_timeout: config.exchange.idle_timeout,
             label: config.upstream_label.as_str().into(),
             metrics: Arc::clone(&metrics),
-            ca_certificates: match &config.upstream_ca_file {
-                Some(path) => Some(crate::upstream::read_ca_file(path)?),
-                None => None,
-            },
+            tls: crate::upstream::client_config(&config.upstream_tls)?,
         };
         let opened = crate::store::open(&config.store, &config.state).await?;
         let readiness = Arc::new(Readiness::new(opened.redis));

@@ -5,14 +5,14 @@
 //! sends one request on one and drives it from the response body, over a
 //! [`transport`] the pool can look into; [`rewrite`] maps the request
 //! target and keeps each connection's own headers to it. An `https://`
-//! upstream goes through hyper-util's pooled client, its certificate
-//! checked as [`trust`] says.
+//! upstream goes through hyper-util's pooled client, with the TLS settings
+//! [`tls`] makes.
 
 mod connection;
 mod pool;
 mod rewrite;
+mod tls;
 mod transport;
-mod trust;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -41,7 +41,7 @@ use crate::metrics::Metrics;
 use crate::server::ClientBody;
 use pool::{Partition, Pool};
 use rewrite::Target;
-pub use trust::{read_ca_file, UpstreamCaError};
+pub use tls::{client_config, UpstreamTlsError};
 
 /// Bodies sent back by the upstream service.
 pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
@@ -68,9 +68,8 @@ pub struct UpstreamOptions {
     pub label: Arc<str>,
     /// Where upstream failures are counted.
     pub metrics: Arc<Metrics>,
-    /// CA certificates an `https://` upstream may be signed by, besides the
-    /// public roots ([`read_ca_file`]).
-    pub ca_certificates: Option<rustls::RootCertStore>,
+    /// The TLS settings of an `https://` upstream ([`client_config`]).
+    pub tls: rustls::ClientConfig,
 }
 
 /// The `authorization` the upstream is sent: a configured key (`Bearer`)
@@ -124,7 +123,7 @@ impl Upstream {
         let direct = (base.scheme() == Some(&http::uri::Scheme::HTTP))
             .then(|| Pool::new(http.clone(), POOL_IDLE_TIMEOUT));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(trust::client_config(options.ca_certificates.as_ref()))
+            .with_tls_config(options.tls)
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);
@@ -328,7 +327,7 @@ fn failure(e: &Failure) -> (&'static str, &'static str) {
         if let Some(err) = s.downcast_ref::<std::io::Error>() {
             io = io.or(Some(err.kind()));
         }
-        tls = tls.or(trust::tls_error(s).map(trust::failure));
+        tls = tls.or(tls::tls_error(s).map(tls::failure));
         if let Some(err) = s.downcast_ref::<hyper::Error>() {
             incomplete |= err.is_incomplete_message();
         }

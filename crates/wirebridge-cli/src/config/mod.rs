@@ -2,6 +2,7 @@
 //! variables, then flags, each overriding the one before. Each setting is
 //! declared once, in `settings.rs`.
 
+mod client_certificate;
 mod declare;
 mod duration;
 mod flags;
@@ -24,13 +25,14 @@ use wirebridge_convert::{BackendProfile, LossPolicy};
 use declare::{Got, Origin, Sources};
 use settings::{FileConfig, Settings};
 
+pub use client_certificate::ClientCertificate;
 pub use flags::ServeFlags;
 pub use parts::{
     ExchangeLimits, MetricsSettings, MissingHistorySetting, RuntimeSettings, SealKeys,
     ServerLimits, StateSettings,
 };
 pub use store::{RedisSetting, StoreSetting};
-pub use upstream::{Credentials, UpstreamUrl};
+pub use upstream::{Credentials, UpstreamTlsFiles, UpstreamUrl};
 
 /// Which API the upstream speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -73,9 +75,8 @@ pub struct Config {
     pub upstream_connect_timeout: Duration,
     /// How error bodies sent to clients name the upstream.
     pub upstream_label: String,
-    /// CA certificates an `https://` upstream may be signed by, besides
-    /// the public roots.
-    pub upstream_ca_file: Option<PathBuf>,
+    /// The files of an `https://` upstream's TLS.
+    pub upstream_tls: UpstreamTlsFiles,
     /// Largest request body, in bytes.
     pub max_body: usize,
     /// Timeouts and the connection cap.
@@ -190,12 +191,7 @@ impl Config {
         let profile = profile(&s.profile, &file.profiles)?;
         let catalog = models::load(&file, &profile, s.upstream_api.value, &sources.origin)?;
         let store = store::load(&s)?;
-        let https = matches!(&s.upstream.value, Upstream::Url(url) if url.uri.scheme_str() == Some("https"));
-        if s.upstream_ca_file.value.is_some() && !https {
-            return Err(s
-                .upstream_ca_file
-                .invalid("it applies to an https:// upstream only"));
-        }
+        let upstream_tls = upstream::tls_files(&s)?;
         let upstream_key = match &s.upstream_api_key_env.value {
             Some(var) => Some(env(var).filter(|k| !k.is_empty()).ok_or_else(|| {
                 let unset = format!("the environment variable {var} is not set");
@@ -215,7 +211,7 @@ impl Config {
             upstream_key,
             upstream_connect_timeout: s.upstream_connect_timeout.value,
             upstream_label: s.upstream_label.value.0,
-            upstream_ca_file: s.upstream_ca_file.value.clone(),
+            upstream_tls,
             max_body: s.max_body.value,
             limits: ServerLimits {
                 header_read_timeout: s.header_read_timeout.value,

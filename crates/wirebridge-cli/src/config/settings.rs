@@ -35,6 +35,11 @@ settings! {
     /// CA certificates (PEM) an https:// upstream's certificate may also be
     /// signed by, besides the public roots: a private CA's.
     upstream_ca_file: Option<PathBuf> = "the public roots only";
+    /// Client certificate chain (PEM) for an https:// upstream that asks
+    /// for one; with --upstream-client-key-file.
+    upstream_client_cert_file: Option<PathBuf> = "none";
+    /// The upstream client certificate's private key (PEM).
+    upstream_client_key_file: Option<PathBuf> = "none";
     /// How long connecting to the upstream may take.
     upstream_connect_timeout: Duration = "10s";
     // For a request without `stream`, that is the whole generation: a slow

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use wirebridge_store::RedisStore;
 
+use super::client_certificate::ClientCertificate;
 use super::upstream::redact;
 use super::{ConfigError, Settings};
 
@@ -71,27 +72,10 @@ impl fmt::Debug for RedisSetting {
     }
 }
 
-/// The files of a client certificate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientCertificate {
-    /// The certificate chain, PEM.
-    pub cert_file: PathBuf,
-    /// Its private key, PEM.
-    pub key_file: PathBuf,
-}
-
 /// `store` and the Redis settings.
 pub(super) fn load(s: &Settings) -> Result<StoreSetting, ConfigError> {
     let (cert, key) = (&s.store_client_cert_file, &s.store_client_key_file);
-    let client_certificate = match (&cert.value, &key.value) {
-        (Some(cert_file), Some(key_file)) => Some(ClientCertificate {
-            cert_file: cert_file.clone(),
-            key_file: key_file.clone(),
-        }),
-        (None, None) => None,
-        (Some(_), None) => return Err(cert.invalid("store_client_key_file must be set too")),
-        (None, Some(_)) => return Err(key.invalid("store_client_cert_file must be set too")),
-    };
+    let client_certificate = ClientCertificate::from_settings(cert, key)?;
     let store = match s.store.value.as_str() {
         "memory" => StoreSetting::Memory,
         "none" => StoreSetting::None,

@@ -1,12 +1,14 @@
 //! How the upstream is reached and named: its URL, with its credentials
 //! (`http://user:pass@host/v1`) split off (they become an `Authorization:
 //! Basic` header, and are never part of a URI that could be logged or
-//! shown), and the label error bodies use.
+//! shown), the files of its TLS, and the label error bodies use.
 
 use std::fmt;
+use std::path::PathBuf;
 
+use super::client_certificate::ClientCertificate;
 use super::types::Value;
-use super::Upstream;
+use super::{ConfigError, Settings, Upstream};
 
 /// Longest upstream label: it is repeated in every error body.
 const MAX_LABEL_CHARS: usize = 100;
@@ -21,6 +23,36 @@ impl Value for Upstream {
             url => parse(url).map(Upstream::Url),
         }
     }
+}
+
+/// The files of an `https://` upstream's TLS.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpstreamTlsFiles {
+    /// CA certificates (PEM) its certificate may be signed by, besides the
+    /// public roots.
+    pub ca_file: Option<PathBuf>,
+    /// The certificate the bridge shows an upstream that asks for one.
+    pub client_certificate: Option<ClientCertificate>,
+}
+
+/// `upstream_ca_file` and the client certificate: for an `https://`
+/// upstream only, the certificate and its key together.
+pub(super) fn tls_files(s: &Settings) -> Result<UpstreamTlsFiles, ConfigError> {
+    let (cert, key) = (&s.upstream_client_cert_file, &s.upstream_client_key_file);
+    let client_certificate = ClientCertificate::from_settings(cert, key)?;
+    let https =
+        matches!(&s.upstream.value, Upstream::Url(url) if url.uri.scheme_str() == Some("https"));
+    let https_only = "it applies to an https:// upstream only";
+    if !https && s.upstream_ca_file.value.is_some() {
+        return Err(s.upstream_ca_file.invalid(https_only));
+    }
+    if !https && client_certificate.is_some() {
+        return Err(cert.invalid(https_only));
+    }
+    Ok(UpstreamTlsFiles {
+        ca_file: s.upstream_ca_file.value.clone(),
+        client_certificate,
+    })
 }
 
 /// The name error bodies give the upstream: one line of text.

@@ -302,18 +302,48 @@ fn upstream_credentials_are_split_off_and_never_repeated() {
 }
 
 #[test]
-fn an_upstream_ca_file_is_for_an_https_upstream_only() {
-    assert_eq!(load(None, &[], &[]).unwrap().upstream_ca_file, None);
+fn upstream_tls_files_are_for_an_https_upstream_only() {
+    assert_eq!(
+        load(None, &[], &[]).unwrap().upstream_tls,
+        UpstreamTlsFiles::default()
+    );
     let c = load(
         Some("upstream = \"https://models.internal/v1\"\nupstream_ca_file = \"/etc/wb/ca.pem\"\n"),
         &[],
         &[],
     )
     .unwrap();
-    assert_eq!(c.upstream_ca_file, Some(PathBuf::from("/etc/wb/ca.pem")));
+    assert_eq!(
+        c.upstream_tls.ca_file,
+        Some(PathBuf::from("/etc/wb/ca.pem"))
+    );
     let https = ["--upstream", "https://models.internal/v1"];
     let c = load(None, &https, &[("WIREBRIDGE_UPSTREAM_CA_FILE", "/env.pem")]).unwrap();
-    assert_eq!(c.upstream_ca_file, Some(PathBuf::from("/env.pem")));
+    assert_eq!(c.upstream_tls.ca_file, Some(PathBuf::from("/env.pem")));
+    let both = [
+        ("WIREBRIDGE_UPSTREAM_CLIENT_CERT_FILE", "/client.pem"),
+        ("WIREBRIDGE_UPSTREAM_CLIENT_KEY_FILE", "/client.key"),
+    ];
+    let c = load(None, &https, &both).unwrap();
+    assert_eq!(
+        c.upstream_tls.client_certificate,
+        Some(ClientCertificate {
+            cert_file: PathBuf::from("/client.pem"),
+            key_file: PathBuf::from("/client.key"),
+        })
+    );
+    let e = load(None, &https, &both[..1]).unwrap_err().to_string();
+    assert!(
+        e.contains("'upstream_client_cert_file'")
+            && e.contains("upstream_client_key_file must be set too"),
+        "{e}"
+    );
+    let e = load(None, &https, &both[1..]).unwrap_err().to_string();
+    assert!(
+        e.contains("'upstream_client_key_file'")
+            && e.contains("upstream_client_cert_file must be set too"),
+        "{e}"
+    );
     for upstream in ["http://models.internal/v1", "demo"] {
         let e = load(
             None,
@@ -324,6 +354,14 @@ fn an_upstream_ca_file_is_for_an_https_upstream_only() {
         .to_string();
         assert!(
             e.contains("'upstream_ca_file' (--upstream-ca-file)")
+                && e.contains("an https:// upstream only"),
+            "{e}"
+        );
+        let e = load(None, &["--upstream", upstream], &both)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'upstream_client_cert_file' (environment")
                 && e.contains("an https:// upstream only"),
             "{e}"
         );
@@ -423,7 +461,7 @@ fn redis_urls_tls_files_and_timeout() {
     assert_eq!(r.ca_file, Some(PathBuf::from("/etc/wb/ca.pem")));
     assert_eq!(
         r.client_certificate,
-        Some(store::ClientCertificate {
+        Some(ClientCertificate {
             cert_file: "/etc/wb/client.pem".into(),
             key_file: "/etc/wb/client.key".into(),
         })
