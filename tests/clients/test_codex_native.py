@@ -2,7 +2,8 @@
 demo upstream speaking only a Responses API that keeps no state (it refuses
 `previous_response_id`, as vLLM, llama.cpp and DeepSeek do): a tool loop
 over HTTP, the same over a WebSocket (where Codex chains its turns with
-`previous_response_id`), and a session resumed later."""
+`previous_response_id`), a session resumed later, and a code-mode model
+whose tools come in an input item, against a scripted backend."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 import harness
 from codex_runs import Run, upstream_turns
+from scripted_responses import ScriptedResponses
 
 MODEL = "qwen3-coder"
 
@@ -91,3 +93,43 @@ def test_a_session_resumed_later(codex, native_chain, tmp_path):
     texts = [part.get("text", "") for item in turn["input"] if item.get("role") == "user"
              for part in (item["content"] if isinstance(item["content"], list) else [{"text": item["content"]}])]
     assert any("say alpha" in t for t in texts) and "say bravo" in texts[-1], texts
+
+
+CODE_MODE_SCRIPT = ("const r = await tools.exec_command({cmd: 'printf native-code-mode > proof.txt && cat proof.txt'});"
+                    " text(r.output);")
+
+
+@pytest.fixture(scope="module")
+def code_mode_chain(wirebridge, log_dir):
+    upstream = ScriptedResponses(CODE_MODE_SCRIPT)
+    bridge = harness.start_bridge(log_dir, "codex-native-code-mode", upstream.url + "/v1", "responses")
+    chain = harness.Chain("codex-native-code-mode", bridge, upstream)
+    yield chain
+    harness.stop_checked(chain)
+
+
+def test_a_code_mode_model_offers_its_tools_to_the_backend(codex, code_mode_chain, tmp_path):
+    """`gpt-5.6-sol` is a code-mode model in Codex's catalog: it sends no
+    `tools` array, only an `additional_tools` input item. A backend that
+    keeps no state does not know that item: the bridge sends its tools in
+    `tools` and leaves the item out, and the backend's call of the
+    namespaced `exec` tool reaches Codex, which runs it."""
+    mark = code_mode_chain.tap.mark()
+    run = Run(codex, code_mode_chain, tmp_path / "home", tmp_path / "work", "gpt-5.6-sol",
+              "run the proof script")
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "native-code-mode"
+    assert "native-code-mode" in run.final_answer()
+
+    first, second = upstream_turns(code_mode_chain, mark, "/responses")
+    stateless([first, second])
+    for turn in (first, second):
+        assert "additional_tools" not in kinds(turn), kinds(turn)
+        namespaces = {t["name"]: t for t in turn.get("tools", []) if t.get("type") == "namespace"}
+        assert "functions" in namespaces, turn.get("tools")
+        inner = {t["name"]: t["type"] for t in namespaces["functions"]["tools"]}
+        assert inner.get("exec") == "custom" and inner.get("wait") == "function", inner
+    [call] = [item for item in second["input"] if item.get("type") == "custom_tool_call"]
+    assert (call["namespace"], call["name"], call["input"]) == ("functions", "exec", CODE_MODE_SCRIPT)
+    [output] = [item for item in second["input"] if item.get("type") == "custom_tool_call_output"]
+    assert output["call_id"] == call["call_id"]

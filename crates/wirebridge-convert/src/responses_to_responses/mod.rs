@@ -47,6 +47,7 @@
 //! assert_ne!(response["id"], "backend-1");
 //! ```
 
+mod additional_tools;
 mod body;
 mod compacted;
 mod input;

@@ -5,6 +5,7 @@ use wirebridge_wire::responses::lenient::CreateResponse;
 use wirebridge_wire::responses::strict::ResponseEcho;
 use wirebridge_wire::RawObject;
 
+use super::additional_tools;
 use super::compacted::{self, Mode};
 use super::input::whole_input;
 use super::truncate;
@@ -146,10 +147,13 @@ fn translate<'a>(
     if mode.compacts {
         upstream.remove("context_management");
     }
+    let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
+    // Before compaction is read: a summary's cut must not take the tools
+    // declared before it.
+    let input = additional_tools::lift(input, &own_input, &mut upstream)?;
     if !options.profile.named_tool_choice {
         name_the_choice_as_required(&mut upstream);
     }
-    let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
     let input = compacted::read(input, &own_input, options.seal.as_ref(), mode, &mut losses)?;
     // `input` is joined from arrays read whole (the stored turns, and the
     // items just written from the request), so it is written as it is.
