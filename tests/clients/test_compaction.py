@@ -359,6 +359,61 @@ def test_context_management_compacts_past_its_threshold(bridge, upstream, spec):
     assert sent[2][1].endswith(SUMMARY) and sent[3][1] == ANSWER
 
 
+def conversation_types(client, conversation_id: str) -> list[str]:
+    """The types of a conversation's items, oldest first, as the bridge lists them."""
+    raw = client.conversations.items.with_raw_response.list(conversation_id, order="asc", limit=100)
+    return [item["type"] for item in raw.http_response.json()["data"]]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_turn_in_a_conversation_compacts_past_its_threshold(bridge, upstream, spec, stream):
+    """`conversation` and `context_management` together: the conversation's
+    items are what is measured and summarized, the turn joins the
+    conversation with its compaction item, and the next turn of the
+    conversation is sent the summary in place of what it stands for."""
+    client = harness.client(bridge)
+    conversation = client.conversations.create(items=CONVERSATION)
+    long = "and the tide returns " * 250
+    upstream.answer(SUMMARY, ANSWER)
+    mark = upstream.mark()
+    raw = client.responses.with_raw_response.create(
+        model="m", conversation=conversation.id, input=long, context_management=managed(1000),
+        stream=stream,
+    )
+    text = raw.http_response.read().decode()
+    assert raw.http_response.status_code == 200, text
+    assert raw.headers.get("x-wirebridge-dropped") is None, raw.headers.get("x-wirebridge-dropped")
+    if stream:
+        events = schema.assert_valid_stream(spec, text, "responses")
+        final = events[-1]["response"]
+    else:
+        schema.assert_valid_body(spec, 200, text, "responses")
+        final = json.loads(text)
+    assert [item["type"] for item in final["output"]] == ["compaction", "message"]
+    assert final["conversation"]["id"] == conversation.id
+
+    summary_request, reply_request = upstream.chat_since(mark)
+    summarized = roles_and_texts(summary_request)
+    assert summarized[0] == ("user", "Write a haiku about the sea."), summarized
+    assert ("user", long) in summarized, "the turn's own input is summarized with the conversation"
+    sent = roles_and_texts(reply_request)
+    assert sent[:2] == [("user", "Write a haiku about the sea."), ("user", long)], sent[:2]
+    assert sent[2][0] == "user" and sent[2][1].endswith(SUMMARY)
+    assert len(sent) == 3, sent
+
+    types = conversation_types(client, conversation.id)
+    assert types[:len(CONVERSATION)] == [item.get("type", "message") for item in CONVERSATION], types
+    assert types[len(CONVERSATION):] == ["message", "compaction", "message"], types
+
+    upstream.answer(ANSWER)
+    mark = upstream.mark()
+    client.responses.create(model="m", conversation=conversation.id, input="Thanks.")
+    (chat,) = upstream.chat_since(mark)
+    sent = roles_and_texts(chat)
+    assert [role for role, _ in sent] == ["user", "user", "user", "assistant", "user"], sent
+    assert sent[2][1].endswith(SUMMARY) and sent[3][1] == ANSWER and sent[4][1] == "Thanks."
+
+
 def test_a_threshold_below_1000_is_a_400_naming_it(bridge, upstream, spec):
     client = harness.client(bridge)
     mark = upstream.mark()

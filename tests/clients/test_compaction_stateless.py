@@ -87,3 +87,39 @@ def test_a_trigger_turn_is_one_compaction_item(chain, spec, stream):
         response = raw.parse()
     assert [item.type for item in response.output] == ["compaction"]
     assert len(sent_since(chain, mark)) == 1, "one summary request"
+
+
+def test_a_turn_in_a_conversation_compacts_past_its_threshold(chain, spec):
+    """`conversation` and `context_management` together: the stored
+    conversation is summarized, the turn joins it with its compaction item,
+    and the conversation's next turn sends the backend the summary, never
+    the sealed carrier."""
+    client = harness.client(chain)
+    conversation = client.conversations.create(items=CONVERSATION)
+    long = "and the tide returns " * 250
+    mark = chain.tap.mark()
+    raw = client.responses.with_raw_response.create(
+        model="demo", conversation=conversation.id, input=long,
+        context_management=[{"type": "compaction", "compact_threshold": 1000}],
+    )
+    assert raw.http_response.status_code == 200, raw.http_response.text
+    assert raw.headers.get("x-wirebridge-dropped") is None, raw.headers.get("x-wirebridge-dropped")
+    schema.assert_valid_body(spec, 200, raw.http_response.text, "responses")
+    response = raw.parse()
+    assert [item.type for item in response.output] == ["compaction", "message"]
+    summary_request, reply_request = sent_since(chain, mark)
+    assert text_of(summary_request["input"][0]) == "Write a haiku about the sea."
+    texts = [text_of(item) for item in reply_request["input"]]
+    assert texts[:2] == ["Write a haiku about the sea.", long], texts[:2]
+    assert texts[2].startswith(SUMMARY_INTRO) and len(texts) == 3, texts
+
+    listed = client.conversations.items.with_raw_response.list(conversation.id, order="asc", limit=100)
+    types = [item["type"] for item in listed.http_response.json()["data"]]
+    assert types[len(CONVERSATION):] == ["message", "compaction", "message"], types
+
+    mark = chain.tap.mark()
+    client.responses.create(model="demo", conversation=conversation.id, input="Thanks.")
+    (sent,) = sent_since(chain, mark)
+    texts = [text_of(item) for item in sent["input"]]
+    assert texts[0] == "Write a haiku about the sea." and texts[2].startswith(SUMMARY_INTRO), texts
+    assert texts[-1] == "Thanks.", texts

@@ -7,6 +7,7 @@ mod background;
 pub(crate) mod compaction;
 pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
+pub(crate) mod stored;
 
 use std::fmt;
 use std::sync::Arc;
@@ -17,14 +18,14 @@ use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
 use wirebridge_convert::responses_to_chat::Turn;
-use wirebridge_convert::{Framing, Loss, LossKind};
+use wirebridge_convert::Framing;
 
 use crate::body::{mark_framing, HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::{
-    ClientRequest as _, Direction, KeptStream as _, ReplyContext as _, TranslatedReply as _,
+    ClientRequest as _, Direction, KeptStream as _, TranslatedReply as _,
 };
 use crate::direction::state;
-use crate::direction::{Continues, Prepared, Tenant};
+use crate::direction::{Prepared, Tenant};
 use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
@@ -292,51 +293,21 @@ pub(crate) async fn prepare<'a, D: Direction>(
 ) -> Result<Prepared<D::Context>, Refused> {
     let settings = &shared.direction;
     if let Some(stateful) = state::stateful::<D>(settings) {
-        let continues = parsed.continues().map_err(Refused::from_convert)?;
-        let (previous, conversation) = match &continues {
-            Continues::Nothing => (None, None),
-            Continues::Response(previous) => (Some(*previous), None),
-            Continues::Conversation(id) => (None, Some(id.as_ref())),
-        };
-        let references = parsed.item_references();
-        if !tenant.stores {
-            if previous.is_some() {
-                return Err(needs_credentials("previous_response_id"));
-            }
-            if conversation.is_some() {
-                return Err(needs_credentials("conversation"));
-            }
-            if !references.is_empty() {
-                return Err(needs_credentials("input"));
-            }
-        }
         let policy = state::missing_history::<D>(settings);
-        *stored = stateful
-            .resolve(&tenant.key, previous, &references, policy)
-            .await?;
-        if let Some(id) = conversation {
-            let items = stateful.conversation_items(&tenant.key, id).await?;
-            stored.join_conversation(id.to_owned(), items);
-        }
+        *stored = stored::resolve(stateful, &parsed, tenant, policy).await?;
     }
     let stored: &'a Resolved = stored;
     let history = stored.history()?;
     let mut prepared = tracker
         .timed(|| D::translate(parsed, &history, settings, &tenant.key))
         .map_err(Refused::from_convert)?;
-    if let Some(missing) = stored.missing() {
-        prepared.losses.push(Loss {
-            kind: LossKind::StatefulFeature,
-            path: "previous_response_id".into(),
-            reason: format!(
-                "the conversation misses the earlier response '{missing}' (expired, evicted \
-                 or deleted); answered from the turns still kept"
-            ),
-        });
-    }
-    if !tenant.stores && prepared.turn.take().is_some() {
-        prepared.context.not_stored();
-    }
+    stored::settle(
+        stored,
+        tenant,
+        &mut prepared.turn,
+        &mut prepared.context,
+        &mut prepared.losses,
+    );
     Ok(prepared)
 }
 

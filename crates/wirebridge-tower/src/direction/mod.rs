@@ -198,7 +198,7 @@ pub(crate) mod sealed {
     }
 
     /// A parsed client request.
-    pub trait ClientRequest<'a>: Send + Sized {
+    pub trait ClientRequest<'a>: Send + Sync + Sized {
         /// The stored state the request continues: a response, or a
         /// conversation (an error when it names one wrongly).
         fn continues(&self) -> Result<Continues<'_>, ConvertError> {

@@ -2,6 +2,7 @@
 //! each direction has, the stored state a Responses request continues, and
 //! the response a reply leaves for the store.
 
+use wirebridge_convert::responses_to_chat::compaction::CompactRequest;
 use wirebridge_convert::responses_to_chat::{self, Finished, ParsedRequest, ResponsesContext};
 use wirebridge_convert::responses_to_responses::{self, NativeContext};
 use wirebridge_convert::{chat_to_responses, messages_to_responses, ConvertError, LossPolicy};
@@ -56,6 +57,21 @@ impl<'a> ClientRequest<'a> for ParsedRequest<'a> {
             true => Ok(Box::new(self)),
             false => Err(self),
         }
+    }
+}
+
+/// A request to `/responses/compact`: it continues a response, never a
+/// conversation (the endpoint has no `conversation`).
+impl<'a> ClientRequest<'a> for CompactRequest<'a> {
+    fn continues(&self) -> Result<Continues<'_>, ConvertError> {
+        Ok(match self.previous_response_id() {
+            Some(previous) => Continues::Response(previous),
+            None => Continues::Nothing,
+        })
+    }
+
+    fn item_references(&self) -> Vec<&str> {
+        CompactRequest::item_references(self)
     }
 }
 

@@ -1,18 +1,16 @@
-//! What a compacting request of one tenant works from: its stored
-//! conversation, and the translation options sealed for it.
+//! What a compacting request of one tenant works from: the translation
+//! options sealed for it. Its stored state is resolved as any request's
+//! ([`stored`](crate::exchange::stored)).
 
 use std::sync::Arc;
 
 use http::StatusCode;
-use wirebridge_convert::responses_to_chat::{Options, Seal, Turn};
-use wirebridge_convert::{Loss, LossKind, LossReport};
+use wirebridge_convert::responses_to_chat::{Options, Seal};
 use wirebridge_wire::error::ApiError;
 
-use crate::direction::sealed::{Direction, ReplyContext as _};
 use crate::direction::Tenant;
 use crate::replies::Refused;
 use crate::settings::ResponsesSettings;
-use crate::stateful::{needs_credentials, Resolved};
 
 /// The options to translate with for `tenant`, and the seal that binds
 /// summaries to it (when a sealer is set).
@@ -41,53 +39,4 @@ pub(super) fn no_seal_key() -> Refused {
             code: Some("compaction_unavailable".into()),
         },
     )
-}
-
-/// The stored conversation a request continues (`previous`) and the
-/// items it refers to: as for any request, a 400 for a tenant that may keep
-/// nothing, a 404 for a conversation that is not there.
-pub(super) async fn resolve(
-    settings: &ResponsesSettings,
-    tenant: &Tenant,
-    previous: Option<&str>,
-    references: &[&str],
-) -> Result<Resolved, Refused> {
-    let Some(stateful) = &settings.stateful else {
-        return Ok(Resolved::default());
-    };
-    if !tenant.stores {
-        if previous.is_some() {
-            return Err(needs_credentials("previous_response_id"));
-        }
-        if !references.is_empty() {
-            return Err(needs_credentials("input"));
-        }
-    }
-    stateful
-        .resolve(&tenant.key, previous, references, settings.missing_history)
-        .await
-}
-
-/// What the stored conversation means for a translation: the gap it misses
-/// (a loss), and nothing kept for a tenant that may keep nothing.
-pub(super) fn settle<D: Direction>(
-    stored: &Resolved,
-    tenant: &Tenant,
-    turn: &mut Option<Turn>,
-    context: &mut D::Context,
-    losses: &mut LossReport,
-) {
-    if let Some(missing) = stored.missing() {
-        losses.push(Loss {
-            kind: LossKind::StatefulFeature,
-            path: "previous_response_id".into(),
-            reason: format!(
-                "the conversation misses the earlier response '{missing}' (expired, evicted \
-                 or deleted); answered from the turns still kept"
-            ),
-        });
-    }
-    if !tenant.stores && turn.take().is_some() {
-        context.not_stored();
-    }
 }

@@ -11,16 +11,17 @@ use tower::Service;
 use wirebridge_convert::responses_to_chat::compaction::CompactRequest;
 use wirebridge_wire::error::ApiError;
 
-use super::conversation::{no_seal_key, options, resolve};
+use super::conversation::{no_seal_key, options};
 use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
-use crate::exchange::open;
+use crate::exchange::{open, stored};
 use crate::headers::insert_reasoning_included;
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
+use crate::stateful::Resolved;
 
 /// Answers `POST {prefix}/responses/compact`: the conversation (stored
 /// history, then the input) resolved and translated as for any request,
@@ -67,15 +68,13 @@ where
     let Some(seal) = seal else {
         return Ok(no_seal_key().send(&mut tracker));
     };
-    let references = request.item_references();
-    stored = match resolve(
-        settings,
-        &tenant,
-        request.previous_response_id(),
-        &references,
-    )
-    .await
-    {
+    let resolved = match &settings.stateful {
+        Some(stateful) => {
+            stored::resolve(stateful, &request, &tenant, settings.missing_history).await
+        }
+        None => Ok(Resolved::default()),
+    };
+    stored = match resolved {
         Ok(stored) => stored,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };

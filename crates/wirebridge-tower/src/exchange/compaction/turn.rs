@@ -14,12 +14,12 @@ use wirebridge_convert::responses_to_chat::compaction::{CompactionAsk, Summary};
 use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest, Seal};
 use wirebridge_convert::{ConvertError, Frames};
 
-use super::conversation::{no_seal_key, options, resolve, settle};
+use super::conversation::{no_seal_key, options};
 use super::over::Compacts;
 use super::summarize::{Speaks, Upstream};
 use crate::body::{mark_framing, ResponseBody};
 use crate::direction::{Prepared, ResponsesOverChat, ResponsesOverResponses, Tenant};
-use crate::exchange::{framing_of, Keep, Reply};
+use crate::exchange::{framing_of, stored, Keep, Reply};
 use crate::headers::{insert_reasoning_included, upstream_request};
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
@@ -108,9 +108,14 @@ impl<'s> Turn<'s> {
         if ask == Some(CompactionAsk::Trigger) && seal.is_none() {
             return Ok(no_seal_key().send(&mut tracker));
         }
-        let references = parsed.item_references();
-        let previous = parsed.previous_response_id();
-        let stored = match resolve(self.settings, &self.tenant, previous, &references).await {
+        let stored = match &self.settings.stateful {
+            Some(stateful) => {
+                let policy = self.settings.missing_history;
+                stored::resolve(stateful, &parsed, &self.tenant, policy).await
+            }
+            None => Ok(Resolved::default()),
+        };
+        let stored = match stored {
             Ok(stored) => stored,
             Err(refused) => return Ok(refused.send(&mut tracker)),
         };
@@ -185,7 +190,7 @@ impl<'s> Turn<'s> {
         ResB: Body<Data = Bytes> + Send + 'static,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
-        settle::<C>(
+        stored::settle(
             stored,
             &self.tenant,
             &mut t.turn,
@@ -263,7 +268,7 @@ impl<'h> Compacting<'_, '_, 'h> {
             Ok(summarize) => summarize,
             Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
         };
-        settle::<ResponsesOverChat>(
+        stored::settle(
             stored,
             &self.turn.tenant,
             &mut summarize.turn,
