@@ -78,6 +78,7 @@ mod open_sockets;
 mod paths;
 mod replies;
 mod request_body;
+mod route;
 mod service;
 mod settings;
 mod shared;

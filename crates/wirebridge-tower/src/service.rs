@@ -5,20 +5,19 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{Method, Request, Response};
+use http::{Request, Response};
 use http_body::Body;
 use tower::Service;
 
-use crate::background;
 use crate::body::ResponseBody;
 use crate::catalog;
 use crate::direction::{state, Translation};
 use crate::exchange::{self, compaction, count_tokens, input_tokens};
-use crate::future::ResponseFuture;
+use crate::future::{Exchange, ResponseFuture};
 use crate::messages_models;
 use crate::request_body::{BoxError, RequestBody};
+use crate::route::Route;
 use crate::shared::Shared;
-use crate::stateful;
 
 /// Middleware that translates requests for one API into requests for the
 /// other, and their replies back. See
@@ -95,75 +94,50 @@ where
 
     fn call(&mut self, request: Request<ReqB>) -> Self::Future {
         let shared = Arc::clone(&self.shared);
-        let endpoint = shared
-            .common
-            .client_endpoint
-            .as_deref()
-            .unwrap_or(D::CLIENT_ENDPOINT);
-        #[cfg(feature = "websocket")]
-        if let Some(settings) = state::websocket::<D>(&shared.direction) {
-            let prefix = upstream_prefix(request.uri().path(), endpoint);
-            if let (Some(prefix), true) = (prefix, crate::websocket::is_upgrade(&request)) {
-                let (settings, prefix) = (settings.clone(), prefix.to_owned());
-                let inner = self.inner.clone();
+        let Some(route) = Route::of(&shared, &request) else {
+            return ResponseFuture::passthrough(
+                self.inner.call(request.map(RequestBody::original)),
+            );
+        };
+        // The service polled ready goes with the request; its clone, not
+        // polled, stays behind, per tower's rules.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let served: Exchange<ResB, S::Error> = match route {
+            #[cfg(feature = "websocket")]
+            Route::WebSocket { prefix, settings } => {
                 let response = crate::websocket::upgrade(inner, shared, settings, request, prefix);
-                return ResponseFuture::exchange(Box::pin(async move { Ok(response) }));
+                Box::pin(async move { Ok(response) })
             }
-        }
-        if let Some(prefix) =
-            input_tokens::route::<D>(request.method(), request.uri().path(), endpoint)
-        {
-            let clone = self.inner.clone();
-            let inner = std::mem::replace(&mut self.inner, clone);
-            let count = input_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
-            return ResponseFuture::exchange(Box::pin(count));
-        }
-        let (method, path, query) = (
-            request.method(),
-            request.uri().path(),
-            request.uri().query(),
-        );
-        if let Some((prefix, asked)) = messages_models::route::<D>(method, path, query) {
-            let limit = shared.common.max_reply_size;
-            let clone = self.inner.clone();
-            let inner = std::mem::replace(&mut self.inner, clone);
-            let serve =
-                messages_models::serve::<S, D, ReqB, ResB>(inner, limit, request, prefix, asked);
-            return ResponseFuture::exchange(Box::pin(serve));
-        }
-        if let Some(prefix) =
-            count_tokens::route::<D>(request.method(), request.uri().path(), endpoint)
-        {
-            let clone = self.inner.clone();
-            let inner = std::mem::replace(&mut self.inner, clone);
-            let count = count_tokens::count::<S, D, ReqB, ResB>(inner, shared, request, prefix);
-            return ResponseFuture::exchange(Box::pin(count));
-        }
-        if let Some(stateful) = state::stateful::<D>(&shared.direction) {
-            let (method, path) = (request.method(), request.uri().path());
-            let query = request.uri().query();
-            let runs = state::background::<D>(&shared.direction);
-            if let Some((runs, route)) = runs
-                .and_then(|runs| Some((runs, background::route(method, path, query, endpoint)?)))
-            {
-                let (runs, stateful) = (runs.clone(), stateful.clone());
-                let tenant = state::tenant::<D>(&shared.direction, request.headers());
-                let tenant = tenant.stores.then_some(tenant.key);
-                return ResponseFuture::exchange(Box::pin(async move {
+            Route::InputTokens { prefix } => Box::pin(input_tokens::count::<S, D, ReqB, ResB>(
+                inner, shared, request, prefix,
+            )),
+            Route::MessagesModels { prefix, asked } => {
+                let limit = shared.common.max_reply_size;
+                Box::pin(messages_models::serve::<S, D, ReqB, ResB>(
+                    inner, limit, request, prefix, asked,
+                ))
+            }
+            Route::CountTokens { prefix } => Box::pin(count_tokens::count::<S, D, ReqB, ResB>(
+                inner, shared, request, prefix,
+            )),
+            Route::Background {
+                route,
+                runs,
+                stateful,
+            } => {
+                let tenant = stores_for(&shared, &request);
+                Box::pin(async move {
                     Ok(match route {
                         Ok(route) => runs.serve(&stateful, tenant.as_deref(), route).await,
                         Err(refused) => refused.response(),
                     })
-                }));
+                })
             }
-            if let Some(route) =
-                stateful::conversation_route(request.method(), request.uri().path())
-            {
-                let stateful = stateful.clone();
-                let tenant = state::tenant::<D>(&shared.direction, request.headers());
-                let tenant = tenant.stores.then_some(tenant.key);
+            Route::Conversation { route, stateful } => {
+                let tenant = stores_for(&shared, &request);
                 let limit = shared.common.body_limit;
-                return ResponseFuture::exchange(Box::pin(async move {
+                Box::pin(async move {
                     let (parts, body) = request.into_parts();
                     let body = match route.has_body() {
                         true => match exchange::read(&parts.headers, body, limit).await {
@@ -176,75 +150,35 @@ where
                     Ok(stateful
                         .serve_conversation(tenant.as_deref(), route, query, &body)
                         .await)
-                }));
+                })
             }
-            if let Some(route) = stateful::route(request.method(), request.uri().path(), endpoint) {
-                let stateful = stateful.clone();
-                let tenant = state::tenant::<D>(&shared.direction, request.headers());
-                // A request that may keep nothing has nothing to read.
-                let tenant = tenant.stores.then_some(tenant.key);
-                return ResponseFuture::exchange(Box::pin(async move {
+            Route::Stored { route, stateful } => {
+                let tenant = stores_for(&shared, &request);
+                Box::pin(async move {
                     let query = request.uri().query();
                     Ok(stateful.serve(tenant.as_deref(), route, query).await)
-                }));
+                })
             }
-        }
-        let (method, path) = (request.method(), request.uri().path());
-        if let Some(catalog) = &shared.common.catalog {
-            if let Some(prefix) = catalog::route(method, path) {
-                let (catalog, prefix) = (catalog.clone(), prefix.to_owned());
+            Route::Catalog { prefix, catalog } => {
                 let limit = shared.common.max_reply_size;
-                let clone = self.inner.clone();
-                let inner = std::mem::replace(&mut self.inner, clone);
-                let serve = catalog::serve::<S, ReqB, ResB>(inner, catalog, limit, request, prefix);
-                return ResponseFuture::exchange(Box::pin(serve));
+                Box::pin(catalog::serve::<S, ReqB, ResB>(
+                    inner, catalog, limit, request, prefix,
+                ))
             }
-        }
-        if let Some(prefix) = compaction::route::<D>(&shared.direction, method, path, endpoint) {
-            let clone = self.inner.clone();
-            let inner = std::mem::replace(&mut self.inner, clone);
-            let compact = compaction::compact::<S, D, ReqB, ResB>(inner, shared, request, prefix);
-            return ResponseFuture::exchange(Box::pin(compact));
-        }
-        let prefix = (request.method() == Method::POST)
-            .then(|| upstream_prefix(request.uri().path(), endpoint))
-            .flatten()
-            .map(str::to_owned);
-        match prefix {
-            None => {
-                ResponseFuture::passthrough(self.inner.call(request.map(RequestBody::original)))
-            }
-            Some(prefix) => {
-                // The clone that was not polled ready stays behind, per
-                // tower's rules.
-                let clone = self.inner.clone();
-                let inner = std::mem::replace(&mut self.inner, clone);
-                ResponseFuture::exchange(Box::pin(exchange::run::<S, D, ReqB, ResB>(
-                    inner, shared, request, prefix,
-                )))
-            }
-        }
+            Route::Compact { prefix } => Box::pin(compaction::compact::<S, D, ReqB, ResB>(
+                inner, shared, request, prefix,
+            )),
+            Route::Exchange { prefix } => Box::pin(exchange::run::<S, D, ReqB, ResB>(
+                inner, shared, request, prefix,
+            )),
+        };
+        ResponseFuture::exchange(served)
     }
 }
 
-/// The path before the endpoint, if the path ends with it.
-fn upstream_prefix<'p>(path: &'p str, endpoint: &str) -> Option<&'p str> {
-    path.trim_end_matches('/').strip_suffix(endpoint)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn endpoints_match_with_any_prefix() {
-        assert_eq!(upstream_prefix("/v1/responses", "/responses"), Some("/v1"));
-        assert_eq!(
-            upstream_prefix("/openai/v1/responses/", "/responses"),
-            Some("/openai/v1")
-        );
-        assert_eq!(upstream_prefix("/responses", "/responses"), Some(""));
-        assert_eq!(upstream_prefix("/v1/responses/abc", "/responses"), None);
-        assert_eq!(upstream_prefix("/v1/chat/completions", "/responses"), None);
-    }
+/// The tenant whose kept responses a request may read: `None` for one
+/// that may keep nothing, which so finds nothing.
+fn stores_for<D: Translation, B>(shared: &Shared<D>, request: &Request<B>) -> Option<String> {
+    let tenant = state::tenant::<D>(&shared.direction, request.headers());
+    tenant.stores.then_some(tenant.key)
 }

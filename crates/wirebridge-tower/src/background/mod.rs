@@ -20,7 +20,7 @@ use wirebridge_wire::error::ApiError;
 use crate::replies::Refused;
 pub(crate) use follow::Follower;
 pub(crate) use respond::{event_stream, json, response_id, status_of, with_output, with_status};
-pub(crate) use routes::route;
+pub(crate) use routes::{route, Route};
 use run::EventBudget;
 pub(crate) use run::{Run, Stop};
 

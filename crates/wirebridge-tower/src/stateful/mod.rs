@@ -26,10 +26,10 @@ use wirebridge_wire::error::ApiError;
 use crate::replies::Refused;
 
 pub(crate) use accepted::NotFromBackend;
-pub(crate) use conversations::route as conversation_route;
+pub(crate) use conversations::{route as conversation_route, Route as ConversationRoute};
 pub(crate) use keep::with_output;
 pub(crate) use resolve::Resolved;
-pub(crate) use routes::route;
+pub(crate) use routes::{route, Route as StoredRoute};
 pub(crate) use unkept::{unstored_event, unstored_response};
 
 /// Responses a WebSocket connection's cache keeps by default: more than a
