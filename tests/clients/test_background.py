@@ -221,3 +221,32 @@ def test_what_cannot_run_in_the_background_is_refused(chain):
                           json={"model": "demo", "input": "x", "background": True})
     assert reply.status_code == 400, reply.text
     assert json.loads(reply.text)["error"]["param"] == "background"
+
+
+def test_a_cursor_past_the_last_event_is_refused_naming_it(chain):
+    """A `starting_after` past every event the run made names none of them:
+    a 400 naming it, never a stream that starts over (the largest number
+    must not wrap around to the first event)."""
+    text = sse(chain, "/v1/responses", {"model": "demo", "input": "Count them", "background": True, "stream": True})
+    events = harness.sse_payloads(text)
+    last = events[-1]["sequence_number"]
+    response_id = events[0]["response"]["id"]
+    sdk = client(chain)
+    for after in (last + 1, 2**64 - 1):
+        with pytest.raises(openai.BadRequestError) as refused:
+            list(sdk.responses.retrieve(response_id, stream=True, starting_after=after))
+        assert refused.value.body["param"] == "starting_after", refused.value.body
+        assert str(last) in refused.value.body["message"]
+    tail = [e.type for e in sdk.responses.retrieve(response_id, stream=True, starting_after=last - 1)]
+    assert tail == ["response.completed"], "the last event itself may still be asked for"
+
+
+def test_a_run_made_without_a_stream_cannot_be_followed(chain):
+    """A run created without `stream` makes no events: following it is a
+    400 naming `stream`, not a connection held open that ends with none."""
+    sdk = client(chain)
+    queued = sdk.responses.create(model="demo", input=f"Quietly {SLOW}", background=True)
+    with pytest.raises(openai.BadRequestError) as refused:
+        list(sdk.responses.retrieve(queued.id, stream=True))
+    assert refused.value.body["param"] == "stream", refused.value.body
+    sdk.responses.cancel(queued.id)

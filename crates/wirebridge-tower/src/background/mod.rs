@@ -160,9 +160,9 @@ impl BackgroundRuns {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers a new run of `tenant`, or the 429 that says which bound
-    /// is reached.
-    pub(crate) fn admit(&self, tenant: &str, id: &str) -> Result<Arc<Run>, Refused> {
+    /// Registers a new run of `tenant` (one that `streams` its events or
+    /// not), or the 429 that says which bound is reached.
+    pub(crate) fn admit(&self, tenant: &str, id: &str, streams: bool) -> Result<Arc<Run>, Refused> {
         let limits = self.inner.limits;
         let mut table = self.table();
         table.forget_finished(Instant::now(), &self.inner.events);
@@ -180,7 +180,7 @@ impl BackgroundRuns {
                  run at once; retry when one has finished"
             )));
         }
-        let run = Arc::new(Run::new(tenant.to_owned(), id.to_owned()));
+        let run = Arc::new(Run::new(tenant.to_owned(), id.to_owned(), streams));
         table
             .runs
             .insert((tenant.to_owned(), id.to_owned()), Arc::clone(&run));

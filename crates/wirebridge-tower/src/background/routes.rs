@@ -157,6 +157,26 @@ impl BackgroundRuns {
         after: Option<u64>,
     ) -> Result<Response<ResponseBody<B>>, Refused> {
         if let Some(run) = self.find(tenant, id) {
+            if !run.streams {
+                return Err(bad_request(
+                    "stream",
+                    format!(
+                        "response {id} was created without `stream: true`, so it makes no \
+                         events to follow; retrieve it without `stream`"
+                    ),
+                ));
+            }
+            if let Some(after) = after.filter(|&n| run.last_sequence().is_none_or(|last| n > last))
+            {
+                let sent = match run.last_sequence() {
+                    Some(last) => format!("its last event so far is {last}"),
+                    None => "it has made no event yet".to_owned(),
+                };
+                return Err(bad_request(
+                    "starting_after",
+                    format!("starting_after {after} names no event of response {id}: {sent}"),
+                ));
+            }
             if matches!(run.read_after(after), super::run::Read::Lost) {
                 return Err(bad_request(
                     "starting_after",

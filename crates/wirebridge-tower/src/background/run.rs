@@ -50,6 +50,9 @@ impl EventBudget {
 pub(crate) struct Run {
     pub(crate) tenant: String,
     pub(crate) id: String,
+    /// Whether the run was created with `stream: true`: only then are its
+    /// events made, and kept for followers.
+    pub(crate) streams: bool,
     state: Mutex<Events>,
     /// Bumped whenever an event is added or the run ends: what followers
     /// wait on.
@@ -81,10 +84,11 @@ pub(crate) enum Read {
 }
 
 impl Run {
-    pub(crate) fn new(tenant: String, id: String) -> Self {
+    pub(crate) fn new(tenant: String, id: String, streams: bool) -> Self {
         Self {
             tenant,
             id,
+            streams,
             state: Mutex::default(),
             version: watch::Sender::new(0),
             stop: watch::Sender::new(None),
@@ -133,11 +137,23 @@ impl Run {
         self.events().finished
     }
 
+    /// The sequence number of the last event the run has made, if any.
+    pub(crate) fn last_sequence(&self) -> Option<u64> {
+        self.events().frames.back().map(|(seq, _)| *seq)
+    }
+
     /// The frames after sequence number `after` (all of them for `None`).
     pub(crate) fn read_after(&self, after: Option<u64>) -> Read {
         let events = self.events();
         let version = *self.version.borrow();
-        let first_needed = after.map_or(0, |n| n + 1);
+        // A cursor at the largest number has nothing after it (and must not
+        // wrap around to the first event).
+        let Some(first_needed) = after.map_or(Some(0), |n| n.checked_add(1)) else {
+            return match events.finished {
+                true => Read::Finished,
+                false => Read::Wait(version),
+            };
+        };
         if events.dropped
             && events
                 .frames
@@ -218,7 +234,7 @@ mod tests {
 
     #[test]
     fn followers_read_after_their_cursor_and_wait_for_more() {
-        let run = Run::new("t".into(), "resp_1".into());
+        let run = Run::new("t".into(), "resp_1".into(), true);
         assert!(matches!(run.read_after(None), Read::Wait(0)));
         let budget = EventBudget::new(1 << 20, 1 << 20);
         for n in 0..3 {
@@ -238,8 +254,21 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_cursor_reads_nothing_rather_than_everything() {
+        let run = Run::new("t".into(), "resp_1".into(), true);
+        let budget = EventBudget::new(1 << 20, 1 << 20);
+        for n in 0..3 {
+            run.push(n, frame(n), &budget);
+        }
+        assert_eq!(run.last_sequence(), Some(2));
+        assert!(matches!(run.read_after(Some(u64::MAX)), Read::Wait(_)));
+        run.finish();
+        assert!(matches!(run.read_after(Some(u64::MAX)), Read::Finished));
+    }
+
+    #[test]
     fn events_beyond_the_bound_are_lost_to_late_followers() {
-        let run = Run::new("t".into(), "resp_1".into());
+        let run = Run::new("t".into(), "resp_1".into(), true);
         let budget = EventBudget::new(3 * frame(0).len(), 1 << 20);
         for n in 0..10 {
             run.push(n, frame(n), &budget);
@@ -256,8 +285,8 @@ mod tests {
         let size = frame(0).len();
         let budget = EventBudget::new(100 * size, 6 * size);
         let (quiet, busy) = (
-            Run::new("t".into(), "a".into()),
-            Run::new("t".into(), "b".into()),
+            Run::new("t".into(), "a".into(), true),
+            Run::new("t".into(), "b".into(), true),
         );
         for n in 0..3 {
             quiet.push(n, frame(n), &budget);
@@ -274,7 +303,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_stop_reaches_the_run_and_its_end_the_followers() {
-        let run = Run::new("t".into(), "resp_1".into());
+        let run = Run::new("t".into(), "resp_1".into(), true);
         let stopped = run.stopped();
         run.stop(Stop::Cancelled);
         run.stop(Stop::Cancelled);

@@ -67,7 +67,10 @@ where
     ResB::Error: fmt::Display + Into<BoxError>,
 {
     let id = response_id(&background.queued);
-    let run = match background.runs.admit(&background.tenant, &id) {
+    let run = match background
+        .runs
+        .admit(&background.tenant, &id, background.stream)
+    {
         Ok(run) => run,
         Err(refused) => return refused.send(&mut tracker),
     };
