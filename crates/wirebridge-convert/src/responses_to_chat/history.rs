@@ -18,6 +18,7 @@ use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::JsonStr;
 
 use super::history_cache::{is_at, HistoryCache, SharedTurn, StoredPair};
+use super::referable::Referable;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
 
@@ -49,9 +50,9 @@ pub struct History<'h> {
     /// The conversation (`conversation`) whose items these are.
     conversation: Option<&'h str>,
     arrays: Vec<&'h str>,
-    /// Stored items that `item_reference` input items may name; `None`
-    /// when no store resolves references.
-    referable: Option<Vec<&'h RawValue>>,
+    /// Stored items that `item_reference` input items may name, by id;
+    /// `None` when no store resolves references.
+    referable: Option<Referable<'h>>,
     /// Where translated turns are kept, and for whom.
     cache: Option<(&'h HistoryCache, &'h str)>,
     /// The response id of each turn (`arrays` in pairs), with a cache.
@@ -202,8 +203,12 @@ impl<'h> History<'h> {
     /// a JSON object with its `id`): a reference is replaced by the item it
     /// names, and one that names none of them is an error naming it.
     /// Without this, references are lost (reported under the loss policy).
+    ///
+    /// Each item's id is read here, once: a reference is then a look-up,
+    /// and only the item it names is read whole. Where two items have the
+    /// same id, the first is the one named.
     pub fn with_referable_items(mut self, items: impl IntoIterator<Item = &'h RawValue>) -> Self {
-        self.referable = Some(items.into_iter().collect());
+        self.referable = Some(Referable::new(items));
         self
     }
 
@@ -218,12 +223,8 @@ impl<'h> History<'h> {
         let Some(referable) = &self.referable else {
             return Ok(None);
         };
-        for raw in referable {
-            let item: InputItem<'h> = serde_json::from_str(raw.get())
-                .map_err(|e| ConvertError::UnreadableHistory(e.to_string()))?;
-            if item.id.as_deref() == Some(id) {
-                return Ok(Some((raw, item)));
-            }
+        if let Some(found) = referable.get(id)? {
+            return Ok(Some(found));
         }
         Err(ConvertError::invalid(
             path,

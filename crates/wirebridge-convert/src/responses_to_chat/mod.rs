@@ -39,6 +39,7 @@ mod history;
 mod history_cache;
 mod items;
 mod reasoning;
+mod referable;
 mod replay;
 mod reply;
 mod request;
