@@ -83,8 +83,14 @@ impl<D: Translation> TranslateLayer<D> {
     }
 
     /// Largest request body read; larger ones get a 413 without being read.
+    /// For Responses clients, the bound on the stored items a request may
+    /// take in follows it (twice this, see
+    /// [`RESOLVED_INPUT_PER_BODY`](crate::RESOLVED_INPUT_PER_BODY)) unless
+    /// set with `max_resolved_input`.
     pub fn body_limit(mut self, bytes: usize) -> Self {
-        self.settings().common.body_limit = bytes;
+        let settings = self.settings();
+        settings.common.body_limit = bytes;
+        state::follow_body_limit::<D>(&mut settings.direction, bytes);
         self
     }
 
@@ -206,6 +212,7 @@ macro_rules! responses_client_settings {
                 let direction = &mut self.settings().direction;
                 let mut stateful = Stateful::new(store);
                 stateful.translated_history(direction.translated_history);
+                stateful.max_resolved(direction.max_resolved_input);
                 direction.stateful = Some(stateful);
                 direction.convert.store = true;
                 self
@@ -285,6 +292,24 @@ macro_rules! responses_client_settings {
                 let direction = &mut self.settings().direction;
                 direction.background = Some(runs);
                 direction.convert.background = true;
+                self
+            }
+
+            /// The most bytes of stored items one request may take in: the
+            /// stored history `previous_response_id` or `conversation`
+            /// brings, and the items its `item_reference` input items
+            /// name, each time named. They are counted as the store hands
+            /// them over, before anything is built from them; past the
+            /// bound, the request is a 400 `resolved_input_too_large`
+            /// naming the field that passed it (`previous_response_id`,
+            /// `conversation` or `input`), and
+            /// [`Budget::ResolvedInput`](crate::Budget::ResolvedInput) is
+            /// reported. Default: twice the [`body_limit`](Self::body_limit)
+            /// (64 MiB with the default body limit), following it.
+            pub fn max_resolved_input(mut self, bytes: usize) -> Self {
+                let direction = &mut self.settings().direction;
+                direction.max_resolved_input_set = true;
+                direction.bound_resolved_input(bytes);
                 self
             }
 

@@ -104,7 +104,10 @@ pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;
 #[cfg(feature = "websocket")]
 pub use settings::WebSocketSettings;
-pub use settings::{DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE};
+pub use settings::{
+    DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_SIZE, DEFAULT_MAX_REPLY_SIZE, DEFAULT_MAX_RESOLVED_INPUT,
+    RESOLVED_INPUT_PER_BODY,
+};
 pub use shutdown::{Shutdown, ShutdownTrigger};
 pub use stateful::MissingHistory;
 #[cfg(all(fuzzing, feature = "websocket"))]

@@ -116,16 +116,20 @@ pub enum Budget {
     /// A background response past the runs in flight, of the server or of
     /// one tenant (a 429).
     BackgroundRuns,
+    /// A request that would take in more stored items (its history, the
+    /// items its references name) than the bound allows (a 400).
+    ResolvedInput,
 }
 
 impl Budget {
     /// Every budget, for documentation and metrics.
-    pub const ALL: [Budget; 5] = [
+    pub const ALL: [Budget; 6] = [
         Budget::RequestBody,
         Budget::UpstreamReply,
         Budget::WebSocketConnections,
         Budget::WebSocketQueue,
         Budget::BackgroundRuns,
+        Budget::ResolvedInput,
     ];
 
     /// A stable snake_case name, for metrics and logs.
@@ -136,6 +140,7 @@ impl Budget {
             Budget::WebSocketConnections => "websocket_connections",
             Budget::WebSocketQueue => "websocket_queue",
             Budget::BackgroundRuns => "background_runs",
+            Budget::ResolvedInput => "resolved_input",
         }
     }
 
@@ -145,6 +150,7 @@ impl Budget {
             "request_too_large" => Some(Budget::RequestBody),
             "upstream_reply_too_large" => Some(Budget::UpstreamReply),
             "too_many_background_responses" => Some(Budget::BackgroundRuns),
+            crate::stateful::RESOLVED_INPUT_TOO_LARGE => Some(Budget::ResolvedInput),
             _ => None,
         }
     }

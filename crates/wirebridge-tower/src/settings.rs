@@ -25,6 +25,21 @@ pub const DEFAULT_MAX_EVENT_SIZE: usize = wirebridge_sse::DEFAULT_MAX_EVENT_SIZE
 /// translated.
 pub const DEFAULT_MAX_REPLY_SIZE: usize = 64 * 1024 * 1024;
 
+/// How many bodies' worth of stored items one request may take in by
+/// default (its stored history, and the items its `item_reference`s name,
+/// each time named): the limit follows the body limit unless set.
+///
+/// Two: a stateless client sends its whole conversation in one body, so a
+/// conversation it could have sent itself fits with as much again to
+/// spare, while what a request makes the bridge build and send stays
+/// within three bodies (its own and two of stored items), not the
+/// thousands of times its size that repeated references would reach.
+pub const RESOLVED_INPUT_PER_BODY: usize = 2;
+
+/// Default limit on the stored items one request may take in: 64 MiB, two
+/// default bodies (see [`RESOLVED_INPUT_PER_BODY`]).
+pub const DEFAULT_MAX_RESOLVED_INPUT: usize = RESOLVED_INPUT_PER_BODY * DEFAULT_BODY_LIMIT;
+
 /// Settings of both directions.
 #[derive(Clone)]
 pub(crate) struct Common {
@@ -100,8 +115,31 @@ pub struct ResponsesSettings {
     pub(crate) translated_history: usize,
     /// Runs `background: true` requests, when set.
     pub(crate) background: Option<crate::BackgroundRuns>,
+    /// The most bytes of stored items one request may take in.
+    pub(crate) max_resolved_input: usize,
+    /// Whether `max_resolved_input` was set, rather than following the
+    /// body limit.
+    pub(crate) max_resolved_input_set: bool,
     #[cfg(feature = "websocket")]
     pub(crate) websocket: Option<WebSocketSettings>,
+}
+
+impl ResponsesSettings {
+    /// Bounds the stored items one request may take in, at the store too.
+    pub(crate) fn bound_resolved_input(&mut self, bytes: usize) {
+        self.max_resolved_input = bytes;
+        if let Some(stateful) = &mut self.stateful {
+            stateful.max_resolved(bytes);
+        }
+    }
+
+    /// The body limit is now `bytes`: the bound on stored items follows
+    /// it, unless it was set.
+    pub(crate) fn follow_body_limit(&mut self, bytes: usize) {
+        if !self.max_resolved_input_set {
+            self.bound_resolved_input(bytes.saturating_mul(RESOLVED_INPUT_PER_BODY));
+        }
+    }
 }
 
 impl Default for ResponsesSettings {
@@ -115,6 +153,8 @@ impl Default for ResponsesSettings {
             missing_history: MissingHistory::default(),
             translated_history: responses_to_chat::HistoryCache::DEFAULT_MAX_BYTES,
             background: None,
+            max_resolved_input: DEFAULT_MAX_RESOLVED_INPUT,
+            max_resolved_input_set: false,
             // Served wherever the feature is built in.
             #[cfg(feature = "websocket")]
             websocket: Some(WebSocketSettings::default()),
@@ -134,6 +174,7 @@ impl fmt::Debug for ResponsesSettings {
             .field("anonymous_store", &self.anonymous_store)
             .field("missing_history", &self.missing_history)
             .field("translated_history", &self.translated_history)
+            .field("max_resolved_input", &self.max_resolved_input)
             .finish_non_exhaustive()
     }
 }

@@ -65,7 +65,9 @@ pub(super) fn session(
         .filter(|_| stores)
         .cloned();
     let mut session = settings.clone();
-    session.stateful = Some(Stateful::cached(settings.stateful.as_ref(), store, cache));
+    let mut stateful = Stateful::cached(settings.stateful.as_ref(), store, cache);
+    stateful.max_resolved(settings.max_resolved_input);
+    session.stateful = Some(stateful);
     session.convert.store = true;
     session.convert.keep_unstored = true;
     // A WebSocket turn is answered on its connection: none runs in the

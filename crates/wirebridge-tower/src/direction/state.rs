@@ -57,6 +57,14 @@ pub(crate) fn use_catalog<D: Direction>(settings: &mut D::Settings, catalog: &Mo
     }
 }
 
+/// The body limit is now `bytes`: the bound on the stored items a request
+/// may take in follows it, where the direction keeps any (unless set).
+pub(crate) fn follow_body_limit<D: Direction>(settings: &mut D::Settings, bytes: usize) {
+    if let Some(responses) = settings.responses_mut() {
+        responses.follow_body_limit(bytes);
+    }
+}
+
 /// How WebSocket mode is served; `None` where it is not.
 #[cfg(feature = "websocket")]
 pub(crate) fn websocket<D: Direction>(settings: &D::Settings) -> Option<&WebSocketSettings> {

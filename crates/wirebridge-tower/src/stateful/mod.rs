@@ -9,8 +9,10 @@
 //! ([`History`](wirebridge_convert::responses_to_chat::History)).
 
 mod accepted;
+mod budget;
 mod conversations;
 mod keep;
+mod referable;
 mod resolve;
 mod routes;
 mod unkept;
@@ -26,6 +28,7 @@ use wirebridge_wire::error::ApiError;
 use crate::replies::Refused;
 
 pub(crate) use accepted::NotFromBackend;
+pub(crate) use budget::RESOLVED_INPUT_TOO_LARGE;
 pub(crate) use conversations::{route as conversation_route, Route as ConversationRoute};
 pub(crate) use keep::with_output;
 pub(crate) use resolve::Resolved;
@@ -78,6 +81,9 @@ pub struct Stateful {
     /// Stored turns in their Chat form, so that continuing a conversation
     /// translates only its new items: shared like `accepted`.
     translated: Arc<HistoryCache>,
+    /// The most bytes of stored items one request may take in: its
+    /// history and the items its references name, each time named.
+    max_resolved: usize,
 }
 
 impl fmt::Debug for Stateful {
@@ -97,6 +103,7 @@ impl Stateful {
             cache: None,
             accepted: Arc::default(),
             translated: Arc::default(),
+            max_resolved: crate::settings::DEFAULT_MAX_RESOLVED_INPUT,
         }
     }
 
@@ -113,12 +120,21 @@ impl Stateful {
             cache: Some(cache),
             accepted: layer.map(|l| Arc::clone(&l.accepted)).unwrap_or_default(),
             translated: layer.map(|l| Arc::clone(&l.translated)).unwrap_or_default(),
+            max_resolved: layer.map_or(crate::settings::DEFAULT_MAX_RESOLVED_INPUT, |l| {
+                l.max_resolved
+            }),
         }
     }
 
     /// Keeps at most `bytes` of stored turns translated (0: none).
     pub(crate) fn translated_history(&mut self, bytes: usize) {
         self.translated = Arc::new(HistoryCache::new(bytes));
+    }
+
+    /// Refuses a request that would take in more than `bytes` of stored
+    /// items (its history and the items its references name).
+    pub(crate) fn max_resolved(&mut self, bytes: usize) {
+        self.max_resolved = bytes;
     }
 
     /// The backend answered one of `tenant`'s requests: what is answered

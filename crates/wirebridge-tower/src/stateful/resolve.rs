@@ -2,14 +2,16 @@
 //! the items it refers to by id, read from the connection's cache first.
 
 use serde_json::value::RawValue;
+use std::collections::HashSet;
 use std::sync::Arc;
 use wirebridge_convert::ids::ResponseIds;
 
 use wirebridge_convert::responses_to_chat::{History, HistoryCache, SharedTurn};
-use wirebridge_convert::ConvertError;
 use wirebridge_store::{Chain, ItemQuery, Lookup, ResponseStore, StoreError, StoredTurn};
 
+use super::budget::ResolvedBudget;
 use super::keep::RUNNING;
+use super::referable::{ItemAt, ReferableIndex};
 use super::{conversation_not_found, previous_not_found, unavailable, MissingHistory, Stateful};
 use http::StatusCode;
 use wirebridge_wire::error::ApiError;
@@ -31,6 +33,11 @@ pub(crate) struct Resolved {
     /// Where the continued conversation's turns are kept translated, and
     /// the tenant they are kept for.
     translated: Option<(Arc<HistoryCache>, String)>,
+    /// Where the items the references name are among the conversation's
+    /// turns and `referable` (in that order), each item once.
+    referenced: Vec<ItemAt>,
+    /// What the store added to the request, within the bound.
+    budget: ResolvedBudget,
 }
 
 impl Resolved {
@@ -38,6 +45,7 @@ impl Resolved {
     /// items, then its output items, borrowed as stored; and the items
     /// references may name.
     pub(crate) fn history(&self) -> Result<History<'_>, Refused> {
+        self.budget.check()?;
         let mut history = match (&self.continued, &self.conversation) {
             (_, Some((id, items))) => History::in_conversation(id, items),
             (Some((id, chain)), None) => {
@@ -57,22 +65,24 @@ impl Resolved {
             (None, None) => History::default(),
         };
         if let Some(referable) = &self.referable {
-            let turns = self.chain_turns().chain(referable);
-            let mut items = Vec::new();
-            for array in turns.flat_map(turn_arrays) {
-                let parsed: Vec<&RawValue> = serde_json::from_str(array).map_err(|e| {
-                    Refused::from_convert(ConvertError::UnreadableHistory(e.to_string()))
-                })?;
-                items.extend(parsed);
-            }
+            let turns: Vec<&StoredTurn> = self.chain_turns().chain(referable).collect();
+            let items = self
+                .referenced
+                .iter()
+                .map(|at| at.item(&turns))
+                .collect::<Result<Vec<&RawValue>, Refused>>()?;
             history = history.with_referable_items(items);
         }
         Ok(history)
     }
 
     /// Makes the request part of conversation `id`, whose items (one JSON
-    /// array) come before its input.
+    /// array) come before its input. Past the bound on what the store adds
+    /// to a request (with the items its references name), the
+    /// [`history`](Self::history) is a 400 naming `conversation`.
     pub(crate) fn join_conversation(&mut self, id: String, items: String) {
+        // Kept by the budget, which refuses the history.
+        let _ = self.budget.add(items.len(), "conversation");
         self.conversation = Some((id, items));
     }
 
@@ -91,6 +101,29 @@ impl Resolved {
     fn chain_turns(&self) -> impl Iterator<Item = &StoredTurn> {
         self.continued.iter().flat_map(|(_, chain)| &chain.turns)
     }
+
+    /// Finds the items `references` name among the conversation's turns
+    /// and `referable`, through an index of them built once, and counts
+    /// each reference's item against the budget (a 400 naming `input`
+    /// past it) before anything is built from them.
+    fn refer(&mut self, references: &[&str], referable: &[StoredTurn]) -> Result<(), Refused> {
+        let index = ReferableIndex::new(self.chain_turns().chain(referable))?;
+        let mut named: HashSet<ItemAt> = HashSet::new();
+        for id in references {
+            // A reference that names nothing is the translation's to
+            // refuse, naming it.
+            let Some(at) = index.get(id) else { continue };
+            self.budget.add(at.len(), "input")?;
+            named.insert(at);
+        }
+        self.referenced = named.into_iter().collect();
+        Ok(())
+    }
+}
+
+/// A turn's bytes of items, input and output.
+fn turn_len(turn: &StoredTurn) -> usize {
+    turn.input.len() + turn.output.len()
 }
 
 /// A turn's input items, then its output items.
@@ -110,9 +143,14 @@ impl Stateful {
         references: &[&str],
         policy: MissingHistory,
     ) -> Result<Resolved, Refused> {
-        let mut resolved = Resolved::default();
+        let mut resolved = Resolved {
+            budget: ResolvedBudget::new(self.max_resolved),
+            ..Resolved::default()
+        };
         if let Some(id) = previous {
             let chain = self.conversation(tenant, id, policy).await?;
+            let bytes = chain.turns.iter().map(turn_len).sum();
+            resolved.budget.add(bytes, "previous_response_id")?;
             resolved.continued = Some((id.to_owned(), chain));
             resolved.translated = Some((Arc::clone(&self.translated), tenant.to_owned()));
         }
@@ -131,7 +169,9 @@ impl Stateful {
                 .turns(tenant, &responses)
                 .await
                 .map_err(|e| unavailable(&e))?;
-            resolved.referable = Some(turns.into_iter().flatten().collect());
+            let referable: Vec<StoredTurn> = turns.into_iter().flatten().collect();
+            resolved.refer(references, &referable)?;
+            resolved.referable = Some(referable);
         }
         Ok(resolved)
     }
@@ -148,6 +188,9 @@ impl Stateful {
         match store.list_items(tenant, id, &ItemQuery::all()).await {
             Ok(Lookup::Found(page)) => {
                 let len = page.items.iter().map(|i| i.item.len() + 1).sum::<usize>();
+                // Measured before the array is built: what a request may
+                // take in from the store is bounded.
+                ResolvedBudget::new(self.max_resolved).add(len, "conversation")?;
                 let mut items = String::with_capacity(len + 2);
                 items.push('[');
                 for (n, item) in page.items.iter().enumerate() {
