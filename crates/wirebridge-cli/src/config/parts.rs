@@ -84,6 +84,9 @@ pub struct StateSettings {
     pub max_background_runs: usize,
     /// Background responses one tenant may run at once.
     pub max_background_runs_per_tenant: usize,
+    /// The most bytes of stored items one request may take in; `None`
+    /// follows the body limit (twice it).
+    pub max_resolved_input: Option<usize>,
 }
 
 /// The metrics endpoint's settings.

@@ -116,6 +116,13 @@ settings! {
     missing_history: MissingHistorySetting = "refuse";
     /// Largest request body, in bytes.
     max_body: usize as "BYTES" = "33554432";
+    // A stateless client sends its whole conversation in one body: twice
+    // that fits any conversation it could have sent, and bounds what a few
+    // KB of repeated `item_reference`s can make the bridge build and send.
+    /// Most bytes of stored items one request may take in (the history
+    /// previous_response_id or conversation brings, and the items its
+    /// item_reference items name, each time named); past it, a 400.
+    max_resolved_input: Option<Count<1, { usize::MAX }>> as "BYTES" = "twice max_body";
     // A head is a few hundred bytes to a few KB and leaves a client in one
     // write; 10 s is generous on a bad link and bounds what a slowloris
     // connection costs.

@@ -49,6 +49,9 @@ macro_rules! responses_clients {
         if let Some(output) = config.reasoning_output {
             layer = layer.reasoning_output(output);
         }
+        if let Some(bytes) = config.state.max_resolved_input {
+            layer = layer.max_resolved_input(bytes);
+        }
         if let Some(store) = $store {
             layer = layer.store_arc(store).background($runs);
         }

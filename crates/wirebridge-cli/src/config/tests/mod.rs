@@ -567,3 +567,27 @@ fn the_removed_runtime_setting_is_refused_by_name() {
         );
     }
 }
+
+#[test]
+fn the_bound_on_stored_items_a_request_takes_in_from_each_source() {
+    // Unset, it follows the body limit (the layer doubles it).
+    assert_eq!(load(None, &[], &[]).unwrap().state.max_resolved_input, None);
+    let file = "max_resolved_input = 1048576\n";
+    let c = load(Some(file), &[], &[]).unwrap();
+    assert_eq!(c.state.max_resolved_input, Some(1 << 20));
+    let flags = &["--max-resolved-input", "2097152"];
+    let c = load(Some(file), flags, &[]).unwrap();
+    assert_eq!(c.state.max_resolved_input, Some(2 << 20));
+    let env = [("WIREBRIDGE_MAX_RESOLVED_INPUT", "3145728")];
+    assert_eq!(
+        load(Some(file), &[], &env)
+            .unwrap()
+            .state
+            .max_resolved_input,
+        Some(3 << 20)
+    );
+    let e = load(None, &[], &[("WIREBRIDGE_MAX_RESOLVED_INPUT", "0")])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("max_resolved_input"), "{e}");
+}
