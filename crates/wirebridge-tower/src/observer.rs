@@ -98,6 +98,10 @@ pub struct Exchange {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HandedOn(pub(crate) Direction);
 
+/// The error code of a request refused for the stored items it would take
+/// in ([`Budget::ResolvedInput`]).
+pub(crate) const RESOLVED_INPUT_TOO_LARGE: &str = "resolved_input_too_large";
+
 /// A bound the bridge keeps on what a client (or an upstream) can make it
 /// hold, reported each time it refuses something for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -150,7 +154,7 @@ impl Budget {
             "request_too_large" => Some(Budget::RequestBody),
             "upstream_reply_too_large" => Some(Budget::UpstreamReply),
             "too_many_background_responses" => Some(Budget::BackgroundRuns),
-            crate::stateful::RESOLVED_INPUT_TOO_LARGE => Some(Budget::ResolvedInput),
+            RESOLVED_INPUT_TOO_LARGE => Some(Budget::ResolvedInput),
             _ => None,
         }
     }

@@ -10,10 +10,8 @@
 use http::StatusCode;
 use wirebridge_wire::error::ApiError;
 
+use crate::observer::RESOLVED_INPUT_TOO_LARGE;
 use crate::replies::Refused;
-
-/// The error code of a request refused for its resolved input.
-pub(crate) const RESOLVED_INPUT_TOO_LARGE: &str = "resolved_input_too_large";
 
 /// What the store added to one request so far, within a limit.
 #[derive(Debug, Clone, Copy)]

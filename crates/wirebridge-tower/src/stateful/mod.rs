@@ -28,7 +28,6 @@ use wirebridge_wire::error::ApiError;
 use crate::replies::Refused;
 
 pub(crate) use accepted::NotFromBackend;
-pub(crate) use budget::RESOLVED_INPUT_TOO_LARGE;
 pub(crate) use conversations::{route as conversation_route, Route as ConversationRoute};
 pub(crate) use keep::with_output;
 pub(crate) use resolve::Resolved;
@@ -82,7 +81,8 @@ pub struct Stateful {
     /// translates only its new items: shared like `accepted`.
     translated: Arc<HistoryCache>,
     /// The most bytes of stored items one request may take in: its
-    /// history and the items its references name, each time named.
+    /// history and the items its references name, each time named. Set
+    /// by the layer (from its settings) on every `Stateful` it makes.
     max_resolved: usize,
 }
 
@@ -96,19 +96,21 @@ impl fmt::Debug for Stateful {
 }
 
 impl Stateful {
-    /// The layer's store.
+    /// The layer's store, bounding nothing a request takes in until
+    /// [`max_resolved`](Self::max_resolved) is set.
     pub(crate) fn new(store: Arc<dyn ResponseStore>) -> Self {
         Self {
             store: Some(store),
             cache: None,
             accepted: Arc::default(),
             translated: Arc::default(),
-            max_resolved: crate::settings::DEFAULT_MAX_RESOLVED_INPUT,
+            max_resolved: usize::MAX,
         }
     }
 
     /// A connection's cache in front of `store` (when its requests may use
-    /// one); `layer` is the layer's, whose accepted tenants it shares.
+    /// one); `layer` is the layer's, whose accepted tenants and bound it
+    /// shares.
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub(crate) fn cached(
         layer: Option<&Stateful>,
@@ -120,9 +122,7 @@ impl Stateful {
             cache: Some(cache),
             accepted: layer.map(|l| Arc::clone(&l.accepted)).unwrap_or_default(),
             translated: layer.map(|l| Arc::clone(&l.translated)).unwrap_or_default(),
-            max_resolved: layer.map_or(crate::settings::DEFAULT_MAX_RESOLVED_INPUT, |l| {
-                l.max_resolved
-            }),
+            max_resolved: layer.map_or(usize::MAX, |l| l.max_resolved),
         }
     }
 
