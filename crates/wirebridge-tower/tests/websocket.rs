@@ -517,3 +517,31 @@ async fn pings_are_answered_between_and_during_turns() {
         .unwrap();
     assert_eq!(pong(reply), Bytes::from_static(b"busy"));
 }
+
+#[tokio::test]
+async fn a_connection_holds_its_turns_to_the_layers_bound_on_stored_items() {
+    // No store: the connection's own cache is all that is kept, and the
+    // bound set on the layer holds for it too.
+    let upstream = Arc::new(Upstream::default());
+    let layer = ResponsesToChatLayer::new().max_resolved_input(4_000);
+    let url = serve(layer, Arc::clone(&upstream)).await;
+    let mut client = connect(&url, Some("sk-a")).await;
+    send(
+        &mut client,
+        create(&"x".repeat(1_500), json!({"store": false})),
+    )
+    .await;
+    let first = completed(&turn(&mut client).await)["id"].clone();
+    // Its input and the answer repeating it come to about 3,000 bytes.
+    let continued = |id: &Value| json!({"store": false, "previous_response_id": id});
+    send(&mut client, create("two", continued(&first))).await;
+    let second = completed(&turn(&mut client).await)["id"].clone();
+    // With the second turn's answer (the first repeated), over 4,000.
+    send(&mut client, create("three", continued(&second))).await;
+    let error = turn(&mut client).await.pop().unwrap();
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error["status"], 400, "{error}");
+    assert_eq!(error["error"]["code"], "resolved_input_too_large");
+    assert_eq!(error["error"]["param"], "previous_response_id");
+    assert_eq!(upstream.calls.load(Ordering::SeqCst), 2);
+}
