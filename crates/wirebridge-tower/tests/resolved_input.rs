@@ -108,7 +108,7 @@ async fn a_conversation_past_the_bound_is_refused_naming_it() {
         .observer(budgets.clone())
         .layer(echo_upstream());
     let create = |n| json!({"items": [message(n)]});
-    let (_, small, _) = call(&s, "POST", "/v1/conversations", "k1", Some(create(30_000))).await;
+    let (_, small, _) = call(&s, "POST", "/v1/conversations", "k1", Some(create(20_000))).await;
     let (_, large, _) = call(&s, "POST", "/v1/conversations", "k1", Some(create(60_000))).await;
     let turn = |conversation: &Value, input: Value| json!({"model": "m", "conversation": conversation["id"], "input": input});
 
@@ -130,7 +130,8 @@ async fn a_conversation_past_the_bound_is_refused_naming_it() {
     )
     .await;
     assert_eq!(status, 200, "{response}");
-    // With the items its references name, the conversation passes it.
+    // The echoed answer joined it: about 40,000 bytes, and with the item
+    // its reference names, more than 50,000.
     let (_, item) = stored(&s, 25_000).await;
     let input = json!([{"type": "item_reference", "id": item}]);
     let (status, error, _) =
