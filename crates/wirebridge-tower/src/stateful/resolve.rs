@@ -155,13 +155,16 @@ impl Stateful {
             resolved.translated = Some((Arc::clone(&self.translated), tenant.to_owned()));
         }
         if !references.is_empty() {
-            let in_chain = |id: &String| resolved.chain_turns().any(|turn| *turn.id == **id);
+            // Each response read once, and none the conversation holds:
+            // looked up in sets, so that many references cost their count.
+            let in_chain: HashSet<&str> = resolved.chain_turns().map(|t| &*t.id).collect();
+            let mut asked: HashSet<String> = HashSet::new();
             let mut responses: Vec<String> = Vec::new();
             for response in references
                 .iter()
                 .filter_map(|r| ResponseIds::response_of(r))
             {
-                if !responses.contains(&response) && !in_chain(&response) {
+                if !in_chain.contains(response.as_str()) && asked.insert(response.clone()) {
                     responses.push(response);
                 }
             }
