@@ -44,10 +44,13 @@ pub(super) fn plan<'a>(request: &CreateMessage<'a>) -> Result<ThinkingPlan<'a>, 
     let thinking = request.thinking.as_ref();
     let display = |field: Option<&str>| match field {
         None | Some("summarized") => Ok(ThinkingDisplay::Summarized),
-        Some("omitted") => Ok(ThinkingDisplay::Omitted),
+        // `updates` hides the reasoning as `omitted` does; what it shows,
+        // the short notes the model writes between tool calls, is the
+        // reply's ordinary text, which every backend already sends.
+        Some("omitted" | "updates") => Ok(ThinkingDisplay::Omitted),
         Some(other) => Err(ConvertError::invalid(
             "thinking.display",
-            format!("unknown display '{other}' (expected summarized or omitted)"),
+            format!("unknown display '{other}' (expected summarized, omitted or updates)"),
         )),
     };
     let (display, budget_effort) = match thinking {
@@ -137,5 +140,54 @@ pub(super) fn text<'a>(request: &CreateMessage<'a>) -> Result<Option<TextParam<'
             format!("unknown format type '{other}' (expected json_schema)"),
         )),
         None => Err(ConvertError::MissingField(format!("{path}.type"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The display, effort and summary a request's thinking comes to.
+    fn plan_of(
+        body: &str,
+    ) -> Result<(ThinkingDisplay, Option<String>, Option<String>), ConvertError> {
+        let request: CreateMessage<'_> = serde_json::from_str(body).unwrap();
+        let plan = plan(&request)?;
+        let reasoning = plan.reasoning.as_ref();
+        Ok((
+            plan.display,
+            reasoning.and_then(|r| r.effort.as_deref().map(str::to_owned)),
+            reasoning.and_then(|r| r.summary.as_deref().map(str::to_owned)),
+        ))
+    }
+
+    #[test]
+    fn updates_hide_the_reasoning_as_omitted_does() {
+        for kind in [r#""adaptive""#, r#""enabled","budget_tokens":20000"#] {
+            let updates = plan_of(&format!(
+                r#"{{"thinking":{{"type":{kind},"display":"updates"}}}}"#
+            ))
+            .unwrap();
+            let omitted = plan_of(&format!(
+                r#"{{"thinking":{{"type":{kind},"display":"omitted"}}}}"#
+            ))
+            .unwrap();
+            // Thinking blocks carry the signature only, and no summary is
+            // asked of the backend.
+            assert_eq!(updates.0, ThinkingDisplay::Omitted, "{kind}");
+            assert_eq!(updates.2, None, "{kind}");
+            assert_eq!(updates, omitted, "{kind}");
+        }
+        let enabled =
+            plan_of(r#"{"thinking":{"type":"enabled","budget_tokens":20000,"display":"updates"}}"#)
+                .unwrap();
+        assert_eq!(enabled.1.as_deref(), Some("high"));
+    }
+
+    #[test]
+    fn an_unknown_display_is_refused_naming_the_field() {
+        let err = plan_of(r#"{"thinking":{"type":"adaptive","display":"loud"}}"#).unwrap_err();
+        assert_eq!(err.param(), Some("thinking.display"));
+        assert!(err.to_string().contains("updates"), "{err}");
     }
 }
