@@ -3,8 +3,10 @@
 //! A beta either changes nothing a backend could tell apart (it names the
 //! client, or lifts a limit the bridge never set), unlocks fields the
 //! translation carries or reports one by one where a request uses them,
-//! or changes what the reply says. The bridge knows the betas below; any
-//! other one asks for something it cannot promise, and is reported.
+//! or changes what the reply says: those are known, and no loss. A beta
+//! that turns on a feature only Anthropic's API has is reported with what
+//! it asks for; any other one asks for something the bridge cannot
+//! promise, and is reported by name.
 
 use crate::error::ConvertError;
 use crate::loss::LossKind;
@@ -14,7 +16,7 @@ use crate::recorder::LossRecorder;
 const THINKING_TOKEN_COUNT: &str = "thinking-token-count-2026-05-13";
 
 /// Betas the translation honours, with what each asks for.
-const KNOWN: [&str; 26] = [
+const KNOWN: [&str; 30] = [
     // Name the client or its credential; they ask nothing of the reply.
     "claude-code-20250219",
     "oauth-2025-04-20",
@@ -27,6 +29,9 @@ const KNOWN: [&str; 26] = [
     // `max_tokens` is handed on as asked; the bridge caps nothing.
     "output-128k-2025-02-19",
     "output-300k-2026-03-24",
+    // A 1M-token context window (Claude Code's `[1m]` models): the
+    // backend's own window applies, which the bridge does not narrow.
+    "context-1m-2025-08-07",
     // Each turn goes upstream with the tools and system it names.
     "mid-conversation-tool-changes-2026-07-01",
     // `output_config.effort` becomes the reasoning effort.
@@ -37,8 +42,15 @@ const KNOWN: [&str; 26] = [
     "structured-outputs-2025-12-15",
     // Usage says how many output tokens were thinking.
     THINKING_TOKEN_COUNT,
+    // `thinking.display: "updates"`: reasoning hidden as with `omitted`,
+    // the notes between tool calls as ordinary text.
+    "thinking-display-updates-2026-08-18",
     // `cache_control` breakpoints, documents, token counting: translated.
     "prompt-caching-2024-07-31",
+    // How long, and for whom, a cached prefix is kept: a choice about
+    // Anthropic's cache; the backend caches the prefix as it does.
+    "extended-cache-ttl-2025-04-11",
+    "prompt-caching-scope-2026-01-05",
     "pdfs-2024-09-25",
     "token-counting-2024-11-01",
     // Fields the translation reports where a request uses them:
@@ -55,6 +67,23 @@ const KNOWN: [&str; 26] = [
     "files-api-2025-04-14",
     "skills-2025-10-02",
     "mcp-client-2025-11-20",
+];
+
+/// Betas Claude Code sends that turn on a feature of Anthropic's API the
+/// bridge does not implement, with what the report says of each.
+const UNSUPPORTED: [(&str, &str); 3] = [
+    (
+        "dangerous-tool-use-2026-09-03",
+        "turns on Anthropic's server-side check of tool calls (the request's `safeguards`), which the backend does not run",
+    ),
+    (
+        "afk-mode-2026-01-31",
+        "turns on behaviour Anthropic's API keeps for sessions whose tool calls run unattended (Claude Code's auto mode); the backend has no such mode",
+    ),
+    (
+        "message-threads-2026-08-12",
+        "turns on message threads kept on Anthropic's side, which the bridge does not keep",
+    ),
 ];
 
 /// What the client's betas change in the translation.
@@ -79,6 +108,12 @@ pub(super) fn plan(
     for name in names {
         if name == THINKING_TOKEN_COUNT {
             plan.count_thinking = true;
+        } else if let Some((_, what)) = UNSUPPORTED.iter().find(|(beta, _)| *beta == name) {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                "anthropic-beta",
+                format!("'{name}' {what}"),
+            )?;
         } else if !KNOWN.contains(&name) {
             losses.record(
                 LossKind::UnsupportedParameter,
@@ -105,26 +140,54 @@ mod tests {
 
     #[test]
     fn claude_codes_betas_are_known() {
-        // As Claude Code 2.1.332 sends them.
-        let sent = "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24";
+        // As Claude Code 2.1.332 sends them: `-p` with JSON output; its
+        // `[1m]` models; stream-json (what the Agent SDK drives), whose
+        // retry without the display beta drops the token count too.
+        let sent = [
+            "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24",
+            "claude-code-20250219,context-1m-2025-08-07,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24",
+            "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24,thinking-display-updates-2026-08-18",
+            "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,advanced-tool-use-2025-11-20,effort-2025-11-24,thinking-display-updates-2026-08-18",
+        ];
+        for sent in sent {
+            let (plan, reasons) = reported(&[sent]);
+            assert_eq!(plan.count_thinking, sent.contains("thinking-token-count"));
+            assert!(reasons.is_empty(), "{sent}: {reasons:?}");
+        }
+    }
+
+    #[test]
+    fn the_interactive_terminals_feature_betas_are_reported_for_what_they_ask() {
+        // As Claude Code 2.1.332 sends them in its terminal, in auto mode:
+        // two betas of features only Anthropic's API has.
+        let sent = "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24,dangerous-tool-use-2026-09-03,thinking-display-updates-2026-08-18,afk-mode-2026-01-31";
         let (plan, reasons) = reported(&[sent]);
         assert!(plan.count_thinking);
-        assert!(reasons.is_empty(), "{reasons:?}");
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert!(
+            reasons[0].starts_with("'dangerous-tool-use-2026-09-03' turns on"),
+            "{reasons:?}"
+        );
+        assert!(
+            reasons[1].starts_with("'afk-mode-2026-01-31' turns on"),
+            "{reasons:?}"
+        );
+        assert!(
+            !reasons.iter().any(|r| r.contains("does not know")),
+            "{reasons:?}"
+        );
     }
 
     #[test]
     fn unknown_betas_are_reported_by_name() {
         let (plan, reasons) = reported(&[
             " dreaming-2026-04-21 , effort-2025-11-24",
-            "context-1m-2025-08-07,",
+            "context-1m-2025-08-07,made-up-2030-01-01",
         ]);
         assert!(!plan.count_thinking);
         assert_eq!(reasons.len(), 2, "{reasons:?}");
         assert!(reasons[0].contains("'dreaming-2026-04-21'"), "{reasons:?}");
-        assert!(
-            reasons[1].contains("'context-1m-2025-08-07'"),
-            "{reasons:?}"
-        );
+        assert!(reasons[1].contains("'made-up-2030-01-01'"), "{reasons:?}");
     }
 
     #[test]
