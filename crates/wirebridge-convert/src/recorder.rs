@@ -39,6 +39,16 @@ impl<'p> LossRecorder<'p> {
         }
     }
 
+    /// Whether a loss was recorded at `path` or around it (at
+    /// `messages[0]` for `messages[0].content`): what lies inside a part
+    /// already reported as lost needs no report of its own.
+    pub(crate) fn covers(&self, path: &str) -> bool {
+        self.report.iter().any(|loss| {
+            path.strip_prefix(loss.path.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        })
+    }
+
     pub(crate) fn finish(self) -> LossReport {
         self.report
     }

@@ -37,6 +37,13 @@ pub(super) fn required_text<'a>(
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.{field}")))
 }
 
+/// Whether a block is text: a `text` block, or an `input_text` block as
+/// some agent SDKs send in Messages requests (the Responses name of the
+/// same thing), read as one.
+pub(super) fn is_text(kind: &str) -> bool {
+    matches!(kind, "text" | "input_text")
+}
+
 /// A text, image, document or search result block as input parts (a
 /// `content` document and a search result give one part per block they
 /// hold); other blocks are the caller's.
@@ -48,7 +55,7 @@ pub(super) fn input_parts<'a>(
 ) -> Result<(), ConvertError> {
     let start = out.len();
     match block.kind() {
-        "text" => {
+        "text" | "input_text" => {
             if block
                 .citations
                 .is_some_and(|c| !matches!(c.get(), "null" | "[]"))
@@ -246,7 +253,9 @@ fn document<'a>(
                     for (k, inner) in blocks.iter().enumerate() {
                         let inner_path = format!("{content_path}[{k}]");
                         match inner.kind() {
-                            "text" | "image" => input_parts(inner, &inner_path, losses, out)?,
+                            "text" | "input_text" | "image" => {
+                                input_parts(inner, &inner_path, losses, out)?
+                            }
                             other => unreachable_kind(other, &inner_path)?,
                         }
                     }
@@ -306,7 +315,7 @@ fn search_result<'a>(
             for (k, inner) in blocks.iter().enumerate() {
                 let inner_path = format!("{content_path}[{k}]");
                 match inner.kind() {
-                    "text" => input_parts(inner, &inner_path, losses, out)?,
+                    kind if is_text(kind) => input_parts(inner, &inner_path, losses, out)?,
                     "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),
                     other => {
                         return Err(ConvertError::invalid(

@@ -19,7 +19,7 @@ use wirebridge_wire::responses::strict::{
     ReasoningInput, ReasoningPart, Role, ToolCallOutput, ToolOutput,
 };
 
-use super::content::{input_parts, parse_content, required_text, set_breakpoint};
+use super::content::{input_parts, is_text, parse_content, required_text, set_breakpoint};
 use super::path::{indexed, member, position_id};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
@@ -121,7 +121,7 @@ fn user<'a>(
     for (j, block) in blocks.iter_mut().enumerate() {
         let block_path = indexed(path, ".content", j);
         match block.kind() {
-            "text" | "image" | "document" | "search_result" => {
+            "text" | "input_text" | "image" | "document" | "search_result" => {
                 input_parts(block, &block_path, losses, &mut parts)?
             }
             "tool_result" => {
@@ -159,7 +159,7 @@ fn system<'a>(
             for (j, block) in blocks.iter().enumerate() {
                 let block_path = indexed(path, ".content", j);
                 match block.kind() {
-                    "text" => input_parts(block, &block_path, losses, &mut parts)?,
+                    kind if is_text(kind) => input_parts(block, &block_path, losses, &mut parts)?,
                     "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
                     other => {
                         return Err(ConvertError::invalid(
@@ -230,7 +230,7 @@ fn tool_result<'a>(
             for (k, inner) in blocks.iter().enumerate() {
                 let inner_path = indexed(&content_path, "", k);
                 match inner.kind() {
-                    "text" | "image" | "document" | "search_result" => {
+                    "text" | "input_text" | "image" | "document" | "search_result" => {
                         input_parts(inner, &inner_path, losses, &mut parts)?
                     }
                     "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),

@@ -60,6 +60,7 @@ mod request;
 mod stream;
 mod thinking;
 mod tools;
+mod unmodeled;
 
 pub use body::{translate_body, translate_stream_body, TranslatedBody};
 pub use error::{error_body, error_body_for, error_type_for_status};

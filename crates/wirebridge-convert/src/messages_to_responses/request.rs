@@ -6,7 +6,7 @@ use wirebridge_wire::messages::lenient::{Content, CreateMessage};
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::strict::ResponsesRequest;
 
-use super::content::parse_content;
+use super::content::{is_text, parse_content};
 use super::items::{mark_last_breakpoint, translate_messages};
 use super::thinking::{plan, text};
 use super::tools::translate_tools;
@@ -117,10 +117,21 @@ pub fn translate_request_with_betas(
     unsupported(&request, &mut losses)?;
     let tools = translate_tools(&request, &mut losses)?;
     let mut input = translate_messages(&mut messages, &mut losses)?;
+    if input.is_empty() {
+        // Refused here, naming the client's field, rather than by the
+        // Responses request below, which would name its own `input`.
+        return Err(ConvertError::invalid(
+            "messages",
+            "nothing in the conversation can be sent to the backend: every block of it has no Responses equivalent",
+        ));
+    }
     if request.cache_control.is_some_and(|c| c.get() != "null") {
         mark_last_breakpoint(&mut input);
     }
     let thinking = plan(&request)?;
+    // After the fields that are read: what lies inside a part already
+    // reported is not reported again.
+    super::unmodeled::record(body, &mut losses)?;
     let (safety_identifier, user) = match request.metadata.as_ref().and_then(|m| m.user_id.clone())
     {
         Some(id) if id.chars().count() <= MAX_SAFETY_IDENTIFIER => (Some(id.into_cow()), None),
@@ -187,8 +198,10 @@ fn instructions<'a>(
             .iter()
             .enumerate()
             .map(|(i, block)| match (block.kind(), block.text) {
-                ("text", Some(text)) => Ok(text),
-                ("text", None) => Err(ConvertError::MissingField(format!("system[{i}].text"))),
+                (kind, Some(text)) if is_text(kind) => Ok(text),
+                (kind, None) if is_text(kind) => {
+                    Err(ConvertError::MissingField(format!("system[{i}].text")))
+                }
                 ("", _) => Err(ConvertError::MissingField(format!("system[{i}].type"))),
                 (other, _) => Err(ConvertError::invalid(
                     format!("system[{i}].type"),

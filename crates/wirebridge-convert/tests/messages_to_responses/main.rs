@@ -7,6 +7,7 @@ mod common;
 
 mod edges;
 mod errors;
+mod fields;
 mod golden;
 mod hub;
 mod replies;
