@@ -3,7 +3,10 @@ tests/clients/node) through the real `wirebridge serve`, in front of the
 scripted demo upstream speaking Chat Completions, then Responses: an
 Anthropic Messages client on each kind of backend.
 
-Claude Code runs as `claude -p PROMPT --output-format json`, with a home
+Claude Code runs as `claude -p PROMPT --output-format json`, and in
+stream-json mode (`--input-format stream-json --output-format stream-json
+--verbose`, the prompt a JSON line on stdin: what the Agent SDK and the IDE
+integrations drive), with a home
 of its own, the bridge as `ANTHROPIC_BASE_URL`, a key in
 `ANTHROPIC_API_KEY`, and `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`
 (no update check, telemetry or error reporting): with a key in the
@@ -75,11 +78,13 @@ def claude_chain(request, wirebridge, log_dir):
 
 
 class Run:
-    """One `claude -p PROMPT --output-format json` run against `base_url`,
-    in `work`, with `home` as its home: its exit code, its JSON result and
-    its stderr."""
+    """One `claude -p PROMPT --output-format json` run against `base_url`
+    (with `stream_json`, one in stream-json mode, the prompt sent as a user
+    message on stdin), in `work`, with `home` as its home: its exit code,
+    its JSON result and its stderr."""
 
-    def __init__(self, claude: Path, base_url: str, home: Path, work: Path, prompt: str) -> None:
+    def __init__(self, claude: Path, base_url: str, home: Path, work: Path, prompt: str,
+                 stream_json: bool = False) -> None:
         home.mkdir(parents=True, exist_ok=True)
         work.mkdir(parents=True, exist_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "WIREBRIDGE_"))}
@@ -89,14 +94,23 @@ class Run:
             ANTHROPIC_API_KEY="sk-ant-wirebridge-test",
             CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         )
-        args = [str(claude), "-p", prompt, "--output-format", "json", "--model", MODEL, "--allowedTools", "Bash"]
-        done = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=50)
+        options = ["--model", MODEL, "--allowedTools", "Bash"]
+        if stream_json:
+            args = [str(claude), "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+                    "--verbose", *options]
+            message = {"type": "user", "message": {"role": "user", "content": prompt}}
+            stdin = {"input": json.dumps(message) + "\n"}
+        else:
+            args = [str(claude), "-p", prompt, "--output-format", "json", *options]
+            stdin = {"stdin": subprocess.DEVNULL}
+        done = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=50, **stdin)
         self.code = done.returncode
         self.stdout = done.stdout
         self.stderr = done.stderr
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        self.result = json.loads(lines[-1]) if lines else {}
+        lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        # The result is the last line (stream-json writes the session's
+        # events before it).
+        self.result = lines[-1] if lines else {}
 
     def report(self) -> str:
         return f"exit {self.code}\nstdout: {self.stdout[-4000:]}\nstderr: {self.stderr[-3000:]}"
@@ -182,5 +196,53 @@ def test_claude_code_runs_a_bash_call(claude, claude_chain, tmp_path):
     # reported as dropped (an unknown one would be, by name).
     assert all(c.headers.get("anthropic-beta") for c in sent), sent
     assert not any("anthropic-beta" in line for line in messages), messages
+    # Nor is any field of its requests, but the deferred loading of a tool.
+    for line in messages:
+        assert all(re.fullmatch(r"tools\[\d+\]\.defer_loading", p) for p in dropped(line)), line
     assert all('via="messages_to_responses"' in line for line in inner), inner
+    assert "panicked" not in chain.bridge.log()
+
+
+def messages_exchanges(chain, log_before: int) -> list[str]:
+    """The bridge's log lines of the `/v1/messages` exchanges since
+    `log_before`."""
+    log = re.sub(r"\x1b\[[0-9;]*m", "", chain.bridge.log()[log_before:]).splitlines()
+    return [line for line in log if " exchange " in line and "path=/v1/messages " in line]
+
+
+def dropped(line: str) -> list[str]:
+    """The paths an exchange's log line names as dropped."""
+    found = re.search(r" dropped=(.*?) trace_id=", line)
+    return [p for p in found.group(1).split(", ") if p] if found else []
+
+
+def test_claude_code_in_stream_json_mode_is_refused_nothing(claude, claude_chain, tmp_path):
+    """Stream-json mode asks for `thinking.display: "updates"` with its beta:
+    each turn is answered the first time, with nothing reported lost but the
+    deferred loading of a tool (no backend here has Anthropic's tool search
+    to load it from)."""
+    api, chain, front = claude_chain
+    sent_mark = front.mark()
+    log_before = len(chain.bridge.log())
+    run = Run(claude, front.url, tmp_path / "home", tmp_path / "work", PROMPT, stream_json=True)
+
+    assert run.code == 0, run.report()
+    assert run.result.get("type") == "result", run.report()
+    assert run.result.get("is_error") is False, run.report()
+    assert run.result["result"] == ANSWER, run.report()
+
+    # Two turns, each sent once: a refused request would have been sent
+    # again without what was refused.
+    sent = front.since(sent_mark)
+    assert [(c.method, c.path) for c in sent] == [("POST", "/v1/messages?beta=true")] * 2, \
+        [(c.method, c.path, c.headers.get("anthropic-beta")) for c in sent]
+    for c in sent:
+        assert c.json()["thinking"].get("display") == "updates", c.json()["thinking"]
+        assert "thinking-display-updates-2026-08-18" in c.headers["anthropic-beta"].split(","), c.headers
+
+    messages = messages_exchanges(chain, log_before)
+    assert len(messages) == 2, messages
+    assert all("status=200" in line for line in messages), messages
+    for line in messages:
+        assert all(re.fullmatch(r"tools\[\d+\]\.defer_loading", p) for p in dropped(line)), line
     assert "panicked" not in chain.bridge.log()
