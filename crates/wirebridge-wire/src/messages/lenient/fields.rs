@@ -204,6 +204,8 @@ impl Walk {
     fn object(&mut self, c: &mut JsonCursor<'_>, fields: &'static [Field]) -> Option<()> {
         c.object(
             |c, key| match fields.iter().find(|(name, _)| *name == key) {
+                // Most of a body: stepped over without touching the path.
+                Some((_, Shape::Whole)) => c.skip_value(),
                 Some((_, shape)) => self.member(key, |walk| walk.value(c, *shape)),
                 None => {
                     if !c.null()? {
