@@ -11,6 +11,7 @@
 //! the same for the backend's cache.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use wirebridge_wire::messages::lenient::{Block, Content, Message};
 use wirebridge_wire::raw::{json_as_string_literal, JsonText};
@@ -18,6 +19,7 @@ use wirebridge_wire::responses::strict::{
     FunctionCall, InputItem, InputPart, Message as InputMessage, MessageContent, OutputPart,
     ReasoningInput, ReasoningPart, Role, ToolCallOutput, ToolOutput,
 };
+use wirebridge_wire::Str;
 
 use super::content::{input_parts, is_text, parse_content, required_text, set_breakpoint};
 use super::path::{indexed, member, position_id};
@@ -32,14 +34,16 @@ pub(super) fn translate_messages<'a>(
     losses: &mut LossRecorder<'_>,
 ) -> Result<Vec<InputItem<'a>>, ConvertError> {
     let mut items = Vec::with_capacity(messages.len() + messages.len() / 2);
+    // The ids of the calls so far, which a tool result must answer.
+    let mut calls = HashSet::new();
     let count = messages.len();
     for (i, message) in messages.iter_mut().enumerate() {
         let path = indexed("messages", "", i);
         match message.role.as_deref() {
-            Some("user") => user(message, &path, losses, &mut items)?,
+            Some("user") => user(message, &path, &calls, losses, &mut items)?,
             Some("assistant") => {
                 let last = i + 1 == count;
-                assistant(message, i, &path, last, losses, &mut items)?
+                assistant(message, i, &path, last, &mut calls, losses, &mut items)?
             }
             Some("system") => system(message, &path, losses, &mut items)?,
             Some(other) => {
@@ -90,6 +94,7 @@ fn content<'a>(message: &mut Message<'a>, path: &str) -> Result<Content<'a>, Con
 fn user<'a>(
     message: &mut Message<'a>,
     path: &str,
+    calls: &HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
 ) -> Result<(), ConvertError> {
@@ -126,7 +131,7 @@ fn user<'a>(
             }
             "tool_result" => {
                 flush(&mut parts, items);
-                items.push(tool_result(block, &block_path, losses)?);
+                items.push(tool_result(block, &block_path, calls, losses)?);
             }
             kind @ ("tool_use" | "thinking" | "redacted_thinking") => {
                 return Err(ConvertError::invalid(
@@ -200,12 +205,21 @@ fn unsupported_block(
 fn tool_result<'a>(
     block: &mut Block<'a>,
     path: &str,
+    calls: &HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<InputItem<'a>, ConvertError> {
     let call_id = block
         .tool_use_id
         .clone()
         .ok_or_else(|| ConvertError::MissingField(format!("{path}.tool_use_id")))?;
+    // Refused here, as Anthropic's API does, naming the client's field: the
+    // Responses request below would refuse it naming its own.
+    if !calls.contains(&call_id) {
+        return Err(ConvertError::invalid(
+            member(path, "tool_use_id"),
+            format!("no tool_use block earlier in the conversation has the id '{call_id}': a tool result must answer a call"),
+        ));
+    }
     if block.is_error == Some(true) {
         losses.record(
             LossKind::UnsupportedContent,
@@ -268,6 +282,7 @@ fn assistant<'a>(
     i: usize,
     path: &str,
     last: bool,
+    calls: &mut HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
 ) -> Result<(), ConvertError> {
@@ -313,7 +328,10 @@ fn assistant<'a>(
                 )?));
                 said = true;
             }
-            "tool_use" => items.push(tool_use(block, &block_path)?),
+            "tool_use" => {
+                calls.extend(block.id.clone());
+                items.push(tool_use(block, &block_path)?)
+            }
             "thinking" => items.push(InputItem::Reasoning(ReasoningInput {
                 id: Cow::Owned(position_id("rs_", i, j)),
                 summary: vec![ReasoningPart {

@@ -60,6 +60,16 @@ fn every_refusal_names_its_field() {
             "messages[0].content[0].tool_use_id",
         ),
         (
+            // A result answering no call: the Responses request it would
+            // become is refused too, naming its own `input[0].call_id`.
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_9","content":"ok"}]}]}"#.into(),
+            "messages[0].content[0].tool_use_id",
+        ),
+        (
+            r#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"Go"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"ok"},{"type":"tool_result","tool_use_id":"toolu_2","content":"ok"}]}]}"#.into(),
+            "messages[2].content[1].tool_use_id",
+        ),
+        (
             r#"{"model":"m","max_tokens":1,"messages":[{"role":"assistant","content":[{"type":"tool_use","name":"f","input":{}}]}]}"#.into(),
             "messages[0].content[0].id",
         ),
