@@ -85,12 +85,15 @@ pub fn translate_request_with_betas(
     options: &Options,
 ) -> Result<TranslatedRequest, ConvertError> {
     let request_len = body.len();
-    let mut request = match CreateMessage::read(body) {
-        Some(request) => request,
+    // Whether the body may hold fields the request types do not model:
+    // the reader tells, and serde, which skips them unseen, cannot.
+    let (mut request, may_hold_unmodeled) = match CreateMessage::read_noting_unmodeled(body) {
+        Some(read) => read,
         None => {
             ConvertError::check_depth(body)?;
-            serde_json::from_slice(body)
-                .map_err(|e| ConvertError::from_parse::<CreateMessage<'_>>(body, e))?
+            let request = serde_json::from_slice(body)
+                .map_err(|e| ConvertError::from_parse::<CreateMessage<'_>>(body, e))?;
+            (request, true)
         }
     };
     let mut losses = LossRecorder::new(&options.policy);
@@ -131,7 +134,9 @@ pub fn translate_request_with_betas(
     let thinking = plan(&request)?;
     // After the fields that are read: what lies inside a part already
     // reported is not reported again.
-    super::unmodeled::record(body, &mut losses)?;
+    if may_hold_unmodeled {
+        super::unmodeled::record(body, &mut losses)?;
+    }
     let (safety_identifier, user) = match request.metadata.as_ref().and_then(|m| m.user_id.clone())
     {
         Some(id) if id.chars().count() <= MAX_SAFETY_IDENTIFIER => (Some(id.into_cow()), None),

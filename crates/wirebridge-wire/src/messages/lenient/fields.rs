@@ -8,6 +8,11 @@
 //! path, for the translator to report as its loss policy says. The lists
 //! here are the types' own: a test compares each with the fields serde
 //! derives for the type, so a field added to one and not the other fails.
+//!
+//! The walk is a second pass over the body, about as long as the read;
+//! [`CreateMessage::read_noting_unmodeled`](super::CreateMessage::read_noting_unmodeled)
+//! tells when the read met nothing for it to find, as in every request
+//! Claude Code sends by default, so that it can be left out.
 
 use serde_json::Value;
 

@@ -18,6 +18,8 @@
 //! The tests mutate real requests and check that whatever this reads,
 //! serde reads the same.
 
+use std::cell::Cell;
+
 use serde_json::value::RawValue;
 
 use super::{
@@ -45,59 +47,107 @@ impl<'a> CreateMessage<'a> {
     /// assert!(CreateMessage::read(br#"{"model":"m","model":"n"}"#).is_none());
     /// ```
     pub fn read(body: &'a [u8]) -> Option<Self> {
+        Self::read_noting_unmodeled(body).map(|(request, _)| request)
+    }
+
+    /// [`CreateMessage::read`], and whether the body may hold fields the
+    /// types do not model: `false` when the reader met none (nor left any
+    /// content for serde to parse later), which spares a caller the walk of
+    /// [`unmodeled_fields`](super::unmodeled_fields), which would find
+    /// none.
+    ///
+    /// ```
+    /// use wirebridge_wire::messages::lenient::CreateMessage;
+    ///
+    /// let plain = br#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+    /// assert!(!CreateMessage::read_noting_unmodeled(plain).unwrap().1);
+    /// let threaded = br#"{"model":"m","thread":{"id":"t"},"messages":[]}"#;
+    /// assert!(CreateMessage::read_noting_unmodeled(threaded).unwrap().1);
+    /// ```
+    pub fn read_noting_unmodeled(body: &'a [u8]) -> Option<(Self, bool)> {
         let text = std::str::from_utf8(body).ok()?;
         let mut cursor = JsonCursor::new(text);
         let mut request = CreateMessage::default();
         let mut seen = SeenFields::default();
-        cursor.object(|c, key| request_field(c, key, &mut request, &mut seen))?;
+        let noted = Cell::new(false);
+        cursor.object(|c, key| request_field(c, key, &mut request, &mut seen, &noted))?;
         cursor.end()?;
-        Some(request)
+        Some((request, noted.get()))
     }
 }
 
+/// Whether the reader met a field the types do not model, or left content
+/// for serde to parse (which would skip any such field unseen).
+type Noted = Cell<bool>;
+
+/// Steps over the value of a field the types do not model, noting it.
+fn unmodeled(c: &mut JsonCursor<'_>, noted: &Noted) -> Option<()> {
+    noted.set(true);
+    c.skip_value()
+}
+
 /// Reads one field's value into the request.
-type ReadField<'a> = fn(&mut JsonCursor<'a>, &mut CreateMessage<'a>) -> Option<()>;
+type ReadField<'a> = fn(&mut JsonCursor<'a>, &mut CreateMessage<'a>, &Noted) -> Option<()>;
 
 fn request_field<'a>(
     c: &mut JsonCursor<'a>,
     key: &'a str,
     r: &mut CreateMessage<'a>,
     seen: &mut SeenFields,
+    noted: &Noted,
 ) -> Option<()> {
     let (bit, read): (u8, ReadField<'a>) = match key {
-        "model" => (0, |c, r| c.set(&mut r.model, JsonCursor::str)),
-        "max_tokens" => (1, |c, r| c.set(&mut r.max_tokens, JsonCursor::u64)),
-        "messages" => (2, |c, r| c.set(&mut r.messages, |c| c.list(message))),
-        "system" => (3, |c, r| content(c, &mut r.system, &mut r.parsed_system)),
-        "tools" => (4, |c, r| c.set(&mut r.tools, |c| c.list(tool))),
-        "tool_choice" => (5, |c, r| {
-            c.set(&mut r.tool_choice, |c| c.record(tool_choice))
+        "model" => (0, |c, r, _| c.set(&mut r.model, JsonCursor::str)),
+        "max_tokens" => (1, |c, r, _| c.set(&mut r.max_tokens, JsonCursor::u64)),
+        "messages" => (2, |c, r, n| {
+            c.set(&mut r.messages, |c| c.list(|c, m| message(c, m, n)))
         }),
-        "thinking" => (6, |c, r| c.set(&mut r.thinking, |c| c.record(thinking))),
-        "temperature" => (7, |c, r| c.set(&mut r.temperature, JsonCursor::f64)),
-        "top_p" => (8, |c, r| c.set(&mut r.top_p, JsonCursor::f64)),
-        "top_k" => (9, |c, r| c.set(&mut r.top_k, JsonCursor::u64)),
-        "stop_sequences" => (10, |c, r| c.set(&mut r.stop_sequences, strings)),
-        "stream" => (11, |c, r| c.set(&mut r.stream, JsonCursor::bool)),
-        "metadata" => (12, |c, r| c.set(&mut r.metadata, |c| c.record(metadata))),
-        "output_config" => (13, |c, r| {
-            c.set(&mut r.output_config, |c| c.record(output_config))
+        "system" => (3, |c, r, n| {
+            content(c, &mut r.system, &mut r.parsed_system, n)
         }),
-        "output_format" => (14, |c, r| {
-            c.set(&mut r.output_format, |c| c.record(output_format))
+        "tools" => (4, |c, r, n| {
+            c.set(&mut r.tools, |c| c.list(|c, t| tool(c, t, n)))
         }),
-        "context_management" => (15, |c, r| {
-            c.set(&mut r.context_management, |c| c.record(context_management))
+        "tool_choice" => (5, |c, r, n| {
+            c.set(&mut r.tool_choice, |c| {
+                c.record(|c, t| tool_choice(c, t, n))
+            })
         }),
-        "service_tier" => (16, |c, r| c.set(&mut r.service_tier, JsonCursor::str)),
-        "cache_control" => (17, |c, r| c.set(&mut r.cache_control, JsonCursor::raw)),
-        "container" => (18, |c, r| c.set(&mut r.container, JsonCursor::raw)),
-        "inference_geo" => (19, |c, r| c.set(&mut r.inference_geo, JsonCursor::str)),
-        "mcp_servers" => (20, |c, r| c.set(&mut r.mcp_servers, JsonCursor::raw)),
-        _ => return c.skip_value(),
+        "thinking" => (6, |c, r, n| {
+            c.set(&mut r.thinking, |c| c.record(|c, t| thinking(c, t, n)))
+        }),
+        "temperature" => (7, |c, r, _| c.set(&mut r.temperature, JsonCursor::f64)),
+        "top_p" => (8, |c, r, _| c.set(&mut r.top_p, JsonCursor::f64)),
+        "top_k" => (9, |c, r, _| c.set(&mut r.top_k, JsonCursor::u64)),
+        "stop_sequences" => (10, |c, r, _| c.set(&mut r.stop_sequences, strings)),
+        "stream" => (11, |c, r, _| c.set(&mut r.stream, JsonCursor::bool)),
+        "metadata" => (12, |c, r, n| {
+            c.set(&mut r.metadata, |c| c.record(|c, m| metadata(c, m, n)))
+        }),
+        "output_config" => (13, |c, r, n| {
+            c.set(&mut r.output_config, |c| {
+                c.record(|c, o| output_config(c, o, n))
+            })
+        }),
+        "output_format" => (14, |c, r, n| {
+            c.set(&mut r.output_format, |c| {
+                c.record(|c, o| output_format(c, o, n))
+            })
+        }),
+        "context_management" => (15, |c, r, n| {
+            c.set(&mut r.context_management, |c| {
+                c.record(|c, m| context_management(c, m, n))
+            })
+        }),
+        "service_tier" => (16, |c, r, _| c.set(&mut r.service_tier, JsonCursor::str)),
+        "cache_control" => (17, |c, r, _| c.set(&mut r.cache_control, JsonCursor::raw)),
+        "container" => (18, |c, r, _| c.set(&mut r.container, JsonCursor::raw)),
+        "inference_geo" => (19, |c, r, _| c.set(&mut r.inference_geo, JsonCursor::str)),
+        "mcp_servers" => (20, |c, r, _| c.set(&mut r.mcp_servers, JsonCursor::raw)),
+        _ => return unmodeled(c, noted),
     };
     seen.once(bit)?;
-    read(c, r)
+    read(c, r, noted)
 }
 
 /// An array of strings.
@@ -110,7 +160,7 @@ fn strings<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<crate::Str<'a>>> {
     Some(list)
 }
 
-fn message<'a>(c: &mut JsonCursor<'a>, m: &mut Message<'a>) -> Option<()> {
+fn message<'a>(c: &mut JsonCursor<'a>, m: &mut Message<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "role" => seen
@@ -118,8 +168,8 @@ fn message<'a>(c: &mut JsonCursor<'a>, m: &mut Message<'a>) -> Option<()> {
             .and_then(|()| c.set(&mut m.role, JsonCursor::str)),
         "content" => seen
             .once(1)
-            .and_then(|()| content(c, &mut m.content, &mut m.parsed_content)),
-        _ => c.skip_value(),
+            .and_then(|()| content(c, &mut m.content, &mut m.parsed_content, noted)),
+        _ => unmodeled(c, noted),
     })
 }
 
@@ -130,6 +180,7 @@ fn content<'a>(
     c: &mut JsonCursor<'a>,
     raw: &mut Option<&'a RawValue>,
     parsed: &mut Option<Content<'a>>,
+    noted: &Noted,
 ) -> Option<()> {
     if c.null()? {
         (*raw, *parsed) = (None, None);
@@ -141,7 +192,9 @@ fn content<'a>(
             (*raw, *parsed) = (Some(text.raw()), Some(Content::Text(text)));
         }
         b'[' => {
-            let (text, blocks) = c.raw_and_parsed(|c| c.list(block))?;
+            let (text, blocks) = c.raw_and_parsed(|c| c.list(|c, b| block(c, b, noted)))?;
+            // Blocks left for serde are parsed later, unseen by the reader.
+            noted.set(noted.get() || blocks.is_none());
             (*raw, *parsed) = (Some(text), blocks.map(Content::Blocks));
         }
         _ => (*raw, *parsed) = (Some(c.raw()?), None),
@@ -149,7 +202,7 @@ fn content<'a>(
     Some(())
 }
 
-fn block<'a>(c: &mut JsonCursor<'a>, b: &mut Block<'a>) -> Option<()> {
+fn block<'a>(c: &mut JsonCursor<'a>, b: &mut Block<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| {
         let bit = match key {
@@ -169,13 +222,13 @@ fn block<'a>(c: &mut JsonCursor<'a>, b: &mut Block<'a>) -> Option<()> {
             "signature" => 13,
             "data" => 14,
             "cache_control" => 15,
-            _ => return c.skip_value(),
+            _ => return unmodeled(c, noted),
         };
         seen.once(bit)?;
         match bit {
             0 => c.set(&mut b.kind, JsonCursor::str),
             1 => c.set(&mut b.text, JsonCursor::json_str),
-            2 => c.set(&mut b.source, block_source),
+            2 => c.set(&mut b.source, |c| block_source(c, noted)),
             3 => c.set(&mut b.title, JsonCursor::json_str),
             4 => c.set(&mut b.context, JsonCursor::json_str),
             5 => c.set(&mut b.citations, JsonCursor::raw),
@@ -183,7 +236,7 @@ fn block<'a>(c: &mut JsonCursor<'a>, b: &mut Block<'a>) -> Option<()> {
             7 => c.set(&mut b.name, JsonCursor::str),
             8 => c.set(&mut b.input, JsonCursor::raw),
             9 => c.set(&mut b.tool_use_id, JsonCursor::str),
-            10 => content(c, &mut b.content, &mut b.parsed_content),
+            10 => content(c, &mut b.content, &mut b.parsed_content, noted),
             11 => c.set(&mut b.is_error, JsonCursor::bool),
             12 => c.set(&mut b.thinking, JsonCursor::json_str),
             13 => c.set(&mut b.signature, JsonCursor::json_str),
@@ -194,14 +247,16 @@ fn block<'a>(c: &mut JsonCursor<'a>, b: &mut Block<'a>) -> Option<()> {
 }
 
 /// An object for an image or a document, a URL for a search result.
-fn block_source<'a>(c: &mut JsonCursor<'a>) -> Option<BlockSource<'a>> {
+fn block_source<'a>(c: &mut JsonCursor<'a>, noted: &Noted) -> Option<BlockSource<'a>> {
     match c.peek()? {
         b'"' => c.json_str().map(BlockSource::Url),
-        _ => c.record(source).map(BlockSource::Object),
+        _ => c
+            .record(|c, s| source(c, s, noted))
+            .map(BlockSource::Object),
     }
 }
 
-fn source<'a>(c: &mut JsonCursor<'a>, s: &mut Source<'a>) -> Option<()> {
+fn source<'a>(c: &mut JsonCursor<'a>, s: &mut Source<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -219,14 +274,16 @@ fn source<'a>(c: &mut JsonCursor<'a>, s: &mut Source<'a>) -> Option<()> {
         "file_id" => seen
             .once(4)
             .and_then(|()| c.set(&mut s.file_id, JsonCursor::json_str)),
-        "content" => seen
-            .once(5)
-            .and_then(|()| c.set(&mut s.content, JsonCursor::raw)),
-        _ => c.skip_value(),
+        "content" => seen.once(5).and_then(|()| {
+            // Kept raw, parsed by serde when the document is translated.
+            noted.set(true);
+            c.set(&mut s.content, JsonCursor::raw)
+        }),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
+fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -250,11 +307,11 @@ fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
         "defer_loading" => seen
             .once(6)
             .and_then(|()| c.set(&mut t.defer_loading, JsonCursor::bool)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn tool_choice<'a>(c: &mut JsonCursor<'a>, t: &mut ToolChoice<'a>) -> Option<()> {
+fn tool_choice<'a>(c: &mut JsonCursor<'a>, t: &mut ToolChoice<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -266,11 +323,11 @@ fn tool_choice<'a>(c: &mut JsonCursor<'a>, t: &mut ToolChoice<'a>) -> Option<()>
         "disable_parallel_tool_use" => seen
             .once(2)
             .and_then(|()| c.set(&mut t.disable_parallel_tool_use, JsonCursor::bool)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn thinking<'a>(c: &mut JsonCursor<'a>, t: &mut Thinking<'a>) -> Option<()> {
+fn thinking<'a>(c: &mut JsonCursor<'a>, t: &mut Thinking<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -282,34 +339,44 @@ fn thinking<'a>(c: &mut JsonCursor<'a>, t: &mut Thinking<'a>) -> Option<()> {
         "display" => seen
             .once(2)
             .and_then(|()| c.set(&mut t.display, JsonCursor::str)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn metadata<'a>(c: &mut JsonCursor<'a>, m: &mut Metadata<'a>) -> Option<()> {
+fn metadata<'a>(c: &mut JsonCursor<'a>, m: &mut Metadata<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "user_id" => seen
             .once(0)
             .and_then(|()| c.set(&mut m.user_id, JsonCursor::str)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn output_config<'a>(c: &mut JsonCursor<'a>, o: &mut OutputConfig<'a>) -> Option<()> {
+fn output_config<'a>(
+    c: &mut JsonCursor<'a>,
+    o: &mut OutputConfig<'a>,
+    noted: &Noted,
+) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "effort" => seen
             .once(0)
             .and_then(|()| c.set(&mut o.effort, JsonCursor::str)),
-        "format" => seen
-            .once(1)
-            .and_then(|()| c.set(&mut o.format, |c| c.record(output_format))),
-        _ => c.skip_value(),
+        "format" => seen.once(1).and_then(|()| {
+            c.set(&mut o.format, |c| {
+                c.record(|c, f| output_format(c, f, noted))
+            })
+        }),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn output_format<'a>(c: &mut JsonCursor<'a>, o: &mut OutputFormat<'a>) -> Option<()> {
+fn output_format<'a>(
+    c: &mut JsonCursor<'a>,
+    o: &mut OutputFormat<'a>,
+    noted: &Noted,
+) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -318,21 +385,25 @@ fn output_format<'a>(c: &mut JsonCursor<'a>, o: &mut OutputFormat<'a>) -> Option
         "schema" => seen
             .once(1)
             .and_then(|()| c.set(&mut o.schema, JsonCursor::raw)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn context_management<'a>(c: &mut JsonCursor<'a>, m: &mut ContextManagement<'a>) -> Option<()> {
+fn context_management<'a>(
+    c: &mut JsonCursor<'a>,
+    m: &mut ContextManagement<'a>,
+    noted: &Noted,
+) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "edits" => seen
             .once(0)
-            .and_then(|()| c.set(&mut m.edits, |c| c.list(context_edit))),
-        _ => c.skip_value(),
+            .and_then(|()| c.set(&mut m.edits, |c| c.list(|c, e| context_edit(c, e, noted)))),
+        _ => unmodeled(c, noted),
     })
 }
 
-fn context_edit<'a>(c: &mut JsonCursor<'a>, e: &mut ContextEdit<'a>) -> Option<()> {
+fn context_edit<'a>(c: &mut JsonCursor<'a>, e: &mut ContextEdit<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -341,7 +412,7 @@ fn context_edit<'a>(c: &mut JsonCursor<'a>, e: &mut ContextEdit<'a>) -> Option<(
         "keep" => seen
             .once(1)
             .and_then(|()| c.set(&mut e.keep, JsonCursor::raw)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 

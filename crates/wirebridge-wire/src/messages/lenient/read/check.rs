@@ -4,14 +4,23 @@
 
 use serde_json::value::RawValue;
 
-use crate::messages::lenient::{Block, Content, CreateMessage};
+use crate::messages::lenient::{unmodeled_fields, Block, Content, CreateMessage};
 
 /// Whether [`CreateMessage::read`] read `body`; when it did, panics unless
-/// serde reads it the same.
+/// serde reads it the same, and unless a body it notes nothing unmodeled
+/// in has no field [`unmodeled_fields`] names.
 pub fn read_as_serde(body: &[u8]) -> bool {
-    let Some(read) = CreateMessage::read(body) else {
+    let Some((read, noted)) = CreateMessage::read_noting_unmodeled(body) else {
         return false;
     };
+    if !noted {
+        let found = unmodeled_fields(body);
+        assert!(
+            found.is_empty(),
+            "the reader noted nothing unmodeled, but the walk finds {found:?}: {}",
+            String::from_utf8_lossy(body)
+        );
+    }
     let text = String::from_utf8_lossy(body);
     let parsed: CreateMessage<'_> = serde_json::from_slice(body)
         .unwrap_or_else(|e| panic!("the reader read what serde refuses ({e}): {text}"));

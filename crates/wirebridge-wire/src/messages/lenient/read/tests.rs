@@ -193,3 +193,72 @@ fn mutated_claude_code_requests_read_as_serde_reads_them() {
     let read = mutations(&turn, 4_000, 0x6a09_e667_f3bc_c909);
     assert!(read > 500, "{read}");
 }
+
+/// A field the types do not model, wherever it is, is noted by the reader
+/// (the translator walks the body for it only then); a body without one
+/// is not.
+#[test]
+fn an_unmodeled_field_at_any_level_is_noted() {
+    let places = [
+        (r#"{"model":"m","X":1,"messages":[]}"#, "X"),
+        (
+            r#"{"messages":[{"role":"user","X":1,"content":"a"}]}"#,
+            "messages[0].X",
+        ),
+        (
+            r#"{"system":[{"type":"text","text":"s","X":1}]}"#,
+            "system[0].X",
+        ),
+        (
+            r#"{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"a","X":1}]}]}]}"#,
+            "messages[0].content[0].content[0].X",
+        ),
+        (
+            r#"{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"url","url":"u","X":1}}]}]}"#,
+            "messages[0].content[0].source.X",
+        ),
+        (r#"{"tools":[{"name":"f","X":1}]}"#, "tools[0].X"),
+        (r#"{"tool_choice":{"type":"auto","X":1}}"#, "tool_choice.X"),
+        (r#"{"thinking":{"type":"adaptive","X":1}}"#, "thinking.X"),
+        (r#"{"metadata":{"user_id":"u","X":1}}"#, "metadata.X"),
+        (
+            r#"{"output_config":{"effort":"low","X":1}}"#,
+            "output_config.X",
+        ),
+        (
+            r#"{"output_config":{"format":{"type":"json_schema","X":1}}}"#,
+            "output_config.format.X",
+        ),
+        (
+            r#"{"output_format":{"type":"json_schema","X":1}}"#,
+            "output_format.X",
+        ),
+        (
+            r#"{"context_management":{"edits":[],"X":1}}"#,
+            "context_management.X",
+        ),
+        (
+            r#"{"context_management":{"edits":[{"type":"t","X":1}]}}"#,
+            "context_management.edits[0].X",
+        ),
+    ];
+    for (body, path) in places {
+        let (_, noted) = CreateMessage::read_noting_unmodeled(body.as_bytes()).expect(body);
+        assert!(noted, "{body}");
+        assert_eq!(
+            crate::messages::lenient::unmodeled_fields(body.as_bytes()),
+            [path]
+        );
+        let plain = body.replace(r#","X":1"#, "");
+        let (_, noted) = CreateMessage::read_noting_unmodeled(plain.as_bytes()).expect(body);
+        assert!(!noted, "{plain}");
+    }
+    // Content the reader leaves for serde (a document's content source)
+    // is noted too: the walk looks into it.
+    let document = r#"{"messages":[{"role":"user","content":[{"type":"document","source":{"type":"content","content":[{"type":"text","text":"d"}]}}]}]}"#;
+    assert!(
+        CreateMessage::read_noting_unmodeled(document.as_bytes())
+            .unwrap()
+            .1
+    );
+}
