@@ -417,3 +417,49 @@ fn an_event_that_is_no_json_object_fails_the_stream_saying_which() {
         assert!(message.contains(says), "{event}: {message}");
     }
 }
+
+#[test]
+fn an_error_body_answered_with_200_is_the_upstreams_failure() {
+    use wirebridge_convert::responses_to_responses::translate_body;
+    use wirebridge_convert::ConvertError;
+
+    let body =
+        br#"{"error":{"message":"model is loading","type":"server_error","code":"model_loading"}}"#;
+    match translate_body(body, &NativeContext::default()) {
+        Err(ConvertError::UpstreamFailed {
+            message,
+            error_type,
+            code,
+        }) => {
+            assert_eq!(message, "model is loading");
+            assert_eq!(error_type.as_deref(), Some("server_error"));
+            assert_eq!(code.as_deref(), Some("model_loading"));
+        }
+        other => panic!("an error body became {other:?}"),
+    }
+}
+
+#[test]
+fn a_body_that_is_no_response_is_refused_not_answered_empty() {
+    use wirebridge_convert::responses_to_responses::translate_body;
+    use wirebridge_convert::ConvertError;
+
+    for body in [
+        r#"{"hello":"world"}"#,
+        r#"{"output":[]}"#,
+        r#"{"object":"chat.completion","choices":[]}"#,
+        r#"{"object":"response","status":"completed"}"#,
+    ] {
+        match translate_body(body.as_bytes(), &NativeContext::default()) {
+            Err(e @ ConvertError::InvalidUpstream(_)) => {
+                assert_eq!(e.status(), 502, "{body}");
+            }
+            other => panic!("{body} became {other:?}"),
+        }
+    }
+    // A Response names itself and holds its output, even an empty one.
+    let empty = br#"{"object":"response","status":"completed","output":[]}"#;
+    let reply = translate_body(empty, &NativeContext::default()).unwrap();
+    let body: Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(body["status"], "completed");
+}

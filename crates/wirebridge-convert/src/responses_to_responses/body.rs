@@ -1,5 +1,6 @@
 //! A stateless backend's `Response` body, re-sent as the bridge's.
 
+use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::ResponseShell;
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, IncompleteReason, Response, ResponseError, ResponseStatus,
@@ -22,8 +23,9 @@ pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody
     let response = ResponseShell::parse(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the upstream's response is not a Response: {e}"))
     })?;
+    let items = backend_output(&response)?;
     let mut output = ctx.leading.clone();
-    for item in response.output.iter().flatten().copied() {
+    for item in items.iter().copied() {
         let at = output.len();
         output.push(items::rewrite(item, ctx, at, true).map_err(ConvertError::InvalidUpstream)?);
     }
@@ -93,6 +95,33 @@ pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody
         output,
         losses: LossReport::default(),
         summary,
+    })
+}
+
+/// The output of a backend's body, once it is known to be a `Response`:
+/// `object: "response"` and an `output` array. Anything else a backend
+/// answers with a 200 is refused, never re-sent (or kept) as an empty
+/// response: an error body (`{"error": {…}}`, as some servers answer
+/// failures) is the upstream's failure, with its message; any other object
+/// is a reply the bridge cannot read.
+pub(super) fn backend_output<'r, 'a>(
+    response: &'r ResponseShell<'a>,
+) -> Result<&'r [&'a RawValue], ConvertError> {
+    if response.object.as_deref() != Some("response") {
+        if let Some(error) = response.error.filter(|e| e.get() != "null") {
+            let failure = Failure::upstream(error);
+            return Err(ConvertError::UpstreamFailed {
+                message: failure.message,
+                error_type: Some(failure.error_type),
+                code: failure.code,
+            });
+        }
+        return Err(ConvertError::InvalidUpstream(
+            "the upstream's answer is not a Response: its 'object' is not \"response\"".into(),
+        ));
+    }
+    response.output.as_deref().ok_or_else(|| {
+        ConvertError::InvalidUpstream("the upstream's Response has no 'output'".into())
     })
 }
 

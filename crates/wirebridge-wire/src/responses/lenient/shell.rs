@@ -29,6 +29,10 @@ pub struct ResponseShell<'a> {
     /// `resp_…` id.
     #[serde(borrow)]
     pub id: Option<Str<'a>>,
+    /// `"response"` for a `Response`; what tells one apart from another
+    /// JSON object a server answers with (an error body).
+    #[serde(borrow)]
+    pub object: Option<Str<'a>>,
     /// Unix seconds.
     #[serde(default, deserialize_with = "crate::count::count")]
     pub created_at: Option<u64>,
@@ -91,6 +95,7 @@ impl<'a> ResponseShell<'a> {
                 "incomplete_details" => (7, |c, r| {
                     c.set(&mut r.incomplete_details, incomplete_details)
                 }),
+                "object" => (8, |c, r| c.set(&mut r.object, JsonCursor::str)),
                 _ => return c.skip_value(),
             };
             seen.once(bit)?;
