@@ -263,3 +263,49 @@ fn a_call_without_name_or_call_id_fails_the_stream() {
     let (_, t, _) = run(&events, ChatContext::default());
     assert!(t.error.is_some(), "an empty call_id is no call id");
 }
+
+/// A call item that ended `incomplete` in a response that completed: the
+/// finish reason is not the terminal event's alone. Streamed, what was sent
+/// of the call stays and the answer finishes for `length`; as a body (read
+/// whole, or folded from the same stream), the call is left out and
+/// reported, and the answer finishes for `length` too: never `tool_calls`,
+/// which a client would run.
+#[test]
+fn a_call_left_unfinished_finishes_for_length_whatever_the_terminal_event_says() {
+    use wirebridge_convert::chat_to_responses::{translate_body, translate_stream_body};
+
+    let cut = r#"{"type":"function_call","id":"fc","call_id":"call_9","name":"bash","status":"incomplete","arguments":"{\"command\":[\"ls\""}"#;
+    let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"call_9","name":"bash","status":"in_progress","arguments":""}}"#;
+    let delta = r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"command\":[\"ls\""}"#;
+    let done = format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{cut}}}"#);
+    let events = [CREATED, added, delta, &done, COMPLETED];
+    let ctx = ChatContext {
+        include_usage: true,
+        ..ChatContext::default()
+    };
+    let (_, t, translator) = run(&events, ctx.clone());
+    assert_eq!(t.finish_reason.as_deref(), Some("length"));
+    assert_eq!(
+        t.tool_calls[0].arguments, r#"{"command":["ls""#,
+        "what was sent stays"
+    );
+    assert!(translator.summary().tool_calls.is_empty());
+
+    let body = format!(
+        r#"{{"id":"resp_1","object":"response","status":"completed","model":"gpt-x","output":[{cut}],"usage":{{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}}"#
+    );
+    let folded = translate_stream_body(&common::sse(&events), &ctx).unwrap();
+    let whole = translate_body(body.as_bytes(), &ctx).unwrap();
+    for reply in [folded, whole] {
+        let completion: Value = serde_json::from_slice(&reply.body).unwrap();
+        let t = chat_grammar::chat_body_transcript(&completion);
+        assert_eq!(t.finish_reason.as_deref(), Some("length"), "{completion}");
+        assert!(t.tool_calls.is_empty(), "{completion}");
+        assert!(reply.summary.tool_calls.is_empty());
+        assert!(
+            reply.losses.iter().any(|l| l.path == "output[0]"),
+            "{:?}",
+            reply.losses
+        );
+    }
+}

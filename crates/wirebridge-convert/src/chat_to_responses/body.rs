@@ -54,6 +54,7 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
     let mut annotations = Vec::new();
     let mut logprobs = Vec::new();
     let mut tool_calls = Vec::new();
+    let mut unfinished = false;
     for (i, item) in output.iter().enumerate() {
         let name = item.name.as_deref().unwrap_or_default();
         match item.kind() {
@@ -84,6 +85,14 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
                 } else {
                     reasoning.extend(content);
                 }
+            }
+            // A call the backend left unfinished is no call to run: left
+            // out, and the answer finishes for `length`.
+            "function_call" | "custom_tool_call"
+                if item.status.as_deref() == Some("incomplete") =>
+            {
+                unfinished = true;
+                losses.push(unfinished_call_loss(i as u32, name));
             }
             "function_call" => tool_calls.push(ToolCall::Function {
                 id: item.call_id.as_deref().unwrap_or_default().into(),
@@ -139,6 +148,7 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
             .as_ref()
             .and_then(|d| d.reason.as_deref()),
         !message.tool_calls.is_empty(),
+        unfinished,
     );
     let summary = crate::summary::ReplySummary {
         outcome: Some(finish.to_owned()),
@@ -192,6 +202,18 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
         losses,
         summary,
     })
+}
+
+/// The loss of a call the backend left unfinished, at `output[index]`:
+/// left out of a body, since it is no call to run.
+pub(super) fn unfinished_call_loss(index: u32, name: &str) -> Loss {
+    Loss {
+        kind: LossKind::UnsupportedItem,
+        path: format!("output[{index}]"),
+        reason: format!(
+            "the backend left its call to '{name}' unfinished: it is not a call to run, and the answer finishes for length"
+        ),
+    }
 }
 
 /// Arguments as a JSON string literal (objects from lenient servers encoded).

@@ -12,7 +12,7 @@ use wirebridge_wire::chat::strict::{
 };
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
 
-use super::body::{join_arrays, TranslatedBody};
+use super::body::{join_arrays, unfinished_call_loss, TranslatedBody};
 use super::reply::Failure;
 use super::stream::StreamTranslator;
 use super::{ChatContext, ChatReasoning};
@@ -66,9 +66,16 @@ pub fn translate_stream_body(
             fold.chunk(chunk)?;
         }
     }
+    // A call the backend left unfinished is no call to run: the body
+    // leaves it out, as a body read whole does.
+    let mut losses = translator.losses().clone();
+    for (index, call_id, name) in translator.unfinished_calls() {
+        fold.calls.retain(|call| call.id != call_id);
+        losses.push(unfinished_call_loss(index, name));
+    }
     Ok(TranslatedBody {
         body: fold.body(translator.id(), ctx),
-        losses: translator.losses().clone(),
+        losses,
         summary: translator.summary(),
     })
 }

@@ -45,15 +45,21 @@ pub(super) fn token_usage(u: &CompletionUsage) -> crate::summary::TokenUsage {
     }
 }
 
-/// The Chat `finish_reason` of a finished response.
+/// The Chat `finish_reason` of a finished response. A call the backend
+/// left unfinished (`unfinished_call`: an output item that ended
+/// `incomplete`, whatever the response's own status says) means the answer
+/// was cut: `length`, never `tool_calls`, which would have the client run
+/// a call whose arguments are not whole.
 pub(super) fn finish_reason(
     status: Option<&str>,
     incomplete_reason: Option<&str>,
     tool_calls: bool,
+    unfinished_call: bool,
 ) -> &'static str {
     match (status, incomplete_reason) {
         (Some("incomplete"), Some("content_filter")) => "content_filter",
         (Some("incomplete"), _) => "length",
+        _ if unfinished_call => "length",
         _ if tool_calls => "tool_calls",
         _ => "stop",
     }

@@ -52,6 +52,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
     let mut content = Vec::with_capacity(output.len());
     let mut calls = Vec::new();
     let mut refused = false;
+    let mut unfinished = false;
     for (i, item) in output.iter().enumerate() {
         let path = format!("output[{i}]");
         match item.kind() {
@@ -73,9 +74,28 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
                         "{path} is a function call without a name or call_id"
                     )));
                 }
-                let input = tool_input(item.arguments).map_err(|why| {
-                    ConvertError::InvalidUpstream(format!("{path} ('{name}') has {why}"))
-                })?;
+                let input = match tool_input(item.arguments) {
+                    // A call the backend left unfinished is no call to run,
+                    // whole arguments or not: left out, and the message
+                    // stops for `max_tokens` (see `stop_reason`).
+                    _ if item.status.as_deref() == Some("incomplete") => {
+                        unfinished = true;
+                        losses.push(unfinished_call_loss(path, name));
+                        continue;
+                    }
+                    Ok(input) => input,
+                    // Arguments cut short in a response cut short.
+                    Err(_) if response.status.as_deref() == Some("incomplete") => {
+                        unfinished = true;
+                        losses.push(unfinished_call_loss(path, name));
+                        continue;
+                    }
+                    Err(why) => {
+                        return Err(ConvertError::InvalidUpstream(format!(
+                            "{path} ('{name}') has {why}"
+                        )))
+                    }
+                };
                 calls.push(ToolCallSummary {
                     name: name.to_owned(),
                     call_id: call_id.to_owned(),
@@ -103,6 +123,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
             .and_then(|d| d.reason.as_deref()),
         refused,
         !calls.is_empty(),
+        unfinished,
     );
     let summary = ReplySummary {
         outcome: Some(stop.as_str().to_owned()),
@@ -227,6 +248,19 @@ fn thinking<'a>(item: &'a OutputItem<'_>, display: ThinkingDisplay) -> Option<Co
             .map(JsonText::from)
             .unwrap_or_else(|| JsonText::from_text("")),
     })
+}
+
+/// The loss of a call the backend left unfinished, at `path`: a
+/// `tool_use` block holds an input object, and an input cut short is none,
+/// nor one to run.
+fn unfinished_call_loss(path: String, name: &str) -> Loss {
+    Loss {
+        kind: LossKind::UnsupportedItem,
+        path,
+        reason: format!(
+            "the backend left its call to '{name}' unfinished: it is not a call to run, and the message stops for max_tokens"
+        ),
+    }
 }
 
 /// The loss of a call the backend ran itself, at `path`.

@@ -56,16 +56,21 @@ pub(super) fn token_usage(u: &ResponsesUsage) -> TokenUsage {
 }
 
 /// Why the message stopped: the backend's `incomplete` reason first, then
-/// a refusal, then tool calls.
+/// a call the backend left unfinished (`unfinished_call`: an output item
+/// that ended `incomplete`, whatever the response's own status says: the
+/// answer was cut, and `tool_use` would have the client run a call whose
+/// input is not whole), then a refusal, then tool calls.
 pub(super) fn stop_reason(
     status: Option<&str>,
     incomplete_reason: Option<&str>,
     refused: bool,
     tool_use: bool,
+    unfinished_call: bool,
 ) -> StopReason {
     match (status, incomplete_reason) {
         (Some("incomplete"), Some("content_filter")) => StopReason::Refusal,
         (Some("incomplete"), _) => StopReason::MaxTokens,
+        _ if unfinished_call => StopReason::MaxTokens,
         _ if refused => StopReason::Refusal,
         _ if tool_use => StopReason::ToolUse,
         _ => StopReason::EndTurn,
@@ -264,21 +269,40 @@ mod tests {
     #[test]
     fn stop_reasons() {
         assert_eq!(
-            stop_reason(Some("incomplete"), Some("max_output_tokens"), false, true),
+            stop_reason(
+                Some("incomplete"),
+                Some("max_output_tokens"),
+                false,
+                true,
+                false
+            ),
             StopReason::MaxTokens
         );
         assert_eq!(
-            stop_reason(Some("incomplete"), Some("content_filter"), false, false),
+            stop_reason(
+                Some("incomplete"),
+                Some("content_filter"),
+                false,
+                false,
+                false
+            ),
             StopReason::Refusal
         );
         assert_eq!(
-            stop_reason(Some("completed"), None, false, true),
+            stop_reason(Some("completed"), None, false, true, false),
             StopReason::ToolUse
         );
         assert_eq!(
-            stop_reason(Some("completed"), None, true, false),
+            stop_reason(Some("completed"), None, true, false, false),
             StopReason::Refusal
         );
-        assert_eq!(stop_reason(None, None, false, false), StopReason::EndTurn);
+        assert_eq!(
+            stop_reason(None, None, false, false, false),
+            StopReason::EndTurn
+        );
+        assert_eq!(
+            stop_reason(Some("completed"), None, false, true, true),
+            StopReason::MaxTokens
+        );
     }
 }

@@ -402,3 +402,55 @@ fn mutated_streams_still_follow_the_grammar() {
         }
     }
 }
+
+/// A call item that ended `incomplete` in a response that completed: the
+/// stop reason is not the terminal event's alone. Streamed, the block stays
+/// as it was sent and the message stops for `max_tokens`; as a body (read
+/// whole, or folded from the same stream), the call is left out and
+/// reported, and the message stops for `max_tokens` too: never `tool_use`,
+/// whose input a client would run.
+#[test]
+fn a_call_left_unfinished_is_no_tool_use_whatever_the_terminal_event_says() {
+    use wirebridge_convert::messages_to_responses::{translate_body, translate_stream_body};
+
+    let cut = r#"{"type":"function_call","id":"fc_1","call_id":"c","name":"bash","status":"incomplete","arguments":"{\"command\":[\"ls\""}"#;
+    for whole_arguments in [false, true] {
+        let cut = match whole_arguments {
+            // Whole arguments in an unfinished item are unfinished too.
+            true => cut.replace(r#"[\"ls\""#, r#"[\"ls\"]}"#),
+            false => cut.to_owned(),
+        };
+        let added = r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"c","name":"bash","status":"in_progress","arguments":""}}"#;
+        let delta = r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{\"command\":[\"ls\""}"#;
+        let done =
+            format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{cut}}}"#);
+        let completed = format!(
+            r#"{{"type":"response.completed","response":{{"id":"resp_up","object":"response","status":"completed","output":[{cut}],"usage":{{"input_tokens":5,"output_tokens":4}}}}}}"#
+        );
+        let events = [CREATED, added, delta, &done, &completed];
+        let (_, t, translator) = run(&events, ctx(ThinkingDisplay::Off, None));
+        assert_eq!(t.stop_reason.as_deref(), Some("max_tokens"));
+        assert!(t.error.is_none());
+        assert_eq!(t.blocks[0]["type"], "tool_use", "what was sent stays");
+        assert!(translator.summary().tool_calls.is_empty());
+
+        let body = format!(
+            r#"{{"id":"resp_up","object":"response","status":"completed","model":"m","output":[{cut}],"usage":{{"input_tokens":5,"output_tokens":4}}}}"#
+        );
+        let folded =
+            translate_stream_body(&sse(&events), &ctx(ThinkingDisplay::Off, None)).unwrap();
+        let whole = translate_body(body.as_bytes(), &ctx(ThinkingDisplay::Off, None)).unwrap();
+        for reply in [folded, whole] {
+            let message: Value = serde_json::from_slice(&reply.body).unwrap();
+            let t = messages_grammar::messages_body_transcript(&message);
+            assert_eq!(t.stop_reason.as_deref(), Some("max_tokens"), "{message}");
+            assert!(t.tool_calls.is_empty(), "{message}");
+            assert!(reply.summary.tool_calls.is_empty());
+            assert!(
+                reply.losses.iter().any(|l| l.path == "output[0]"),
+                "{:?}",
+                reply.losses
+            );
+        }
+    }
+}

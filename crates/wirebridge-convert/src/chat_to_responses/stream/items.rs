@@ -82,6 +82,7 @@ impl StreamTranslator {
             name: item.name.as_deref().unwrap_or_default().to_owned(),
             call_id: item.call_id.as_deref().unwrap_or_default().to_owned(),
             argument_bytes: 0,
+            unfinished: false,
         });
         let name = item.name.as_deref();
         let empty = JsonText::from_text("");
@@ -163,6 +164,11 @@ impl StreamTranslator {
                     if !text.is_empty() {
                         self.call_fragment(index, text, out);
                     }
+                }
+                // What was sent of it stays; the answer then finishes for
+                // `length`, as one cut by the token limit does.
+                if item.status.as_deref() == Some("incomplete") {
+                    self.calls[slot].unfinished = true;
                 }
             }
             "message" if !self.streamed.contains(&index) => {

@@ -72,6 +72,9 @@ struct Call {
     name: String,
     call_id: String,
     argument_bytes: usize,
+    /// Whether the backend left it unfinished (its item ended
+    /// `incomplete`): a call the client must not run.
+    unfinished: bool,
 }
 
 impl StreamTranslator {
@@ -109,6 +112,15 @@ impl StreamTranslator {
         &self.losses
     }
 
+    /// The calls the backend left unfinished, as (output index, call id,
+    /// name): a body folded from the stream leaves them out.
+    pub(crate) fn unfinished_calls(&self) -> impl Iterator<Item = (u32, &str, &str)> {
+        self.calls
+            .iter()
+            .filter(|c| c.unfinished)
+            .map(|c| (c.output_index, c.call_id.as_str(), c.name.as_str()))
+    }
+
     /// Usage reported by the upstream, once the response has finished.
     pub fn usage(&self) -> Option<&CompletionUsage> {
         self.usage.as_ref()
@@ -123,6 +135,7 @@ impl StreamTranslator {
             tool_calls: self
                 .calls
                 .iter()
+                .filter(|c| !c.unfinished)
                 .map(|c| crate::summary::ToolCallSummary {
                     name: c.name.clone(),
                     call_id: c.call_id.clone(),
@@ -414,6 +427,7 @@ impl StreamTranslator {
                 .as_ref()
                 .and_then(|d| d.reason.as_deref()),
             !self.calls.is_empty(),
+            self.calls.iter().any(|c| c.unfinished),
         );
         self.usage = body.usage.as_ref().map(usage);
         self.write(out, Delta::default(), Some(finish), None);

@@ -28,6 +28,9 @@ pub(super) struct Call {
     sent: bool,
     /// Whether its `tool_use` block was opened.
     pub(super) opened: bool,
+    /// Whether the backend left it unfinished (cut short): a call the
+    /// client must not run.
+    pub(super) unfinished: bool,
     /// The arguments sent, as escaped JSON text.
     arguments: EscapedText,
 }
@@ -135,6 +138,7 @@ impl StreamTranslator {
             argument_bytes: 0,
             sent: false,
             opened: true,
+            unfinished: false,
             arguments: EscapedText::new(),
         });
         true
@@ -207,8 +211,10 @@ impl StreamTranslator {
 
     /// Closes the open tool_use block. A finished call whose arguments are
     /// no JSON object is one the client could not run: the stream fails,
-    /// as the body would. A call cut short (`cut`) stays as it is, as
-    /// Anthropic's does.
+    /// as the body would. A call cut short (`cut`) stays as it was sent, as
+    /// Anthropic's does when `max_tokens` cuts one, and is marked
+    /// unfinished: the message then stops for `max_tokens`, never for
+    /// `tool_use`, so no client runs it.
     pub(super) fn close_call(&mut self, cut: bool, out: &mut Frames) {
         let Some(open) = self.open.as_ref().filter(|o| o.kind == BlockKind::ToolUse) else {
             return;
@@ -217,6 +223,7 @@ impl StreamTranslator {
             return;
         };
         let call = &mut self.calls[slot];
+        call.unfinished |= cut;
         if !cut && !is_object(&call.arguments.decode()) {
             let message = format!(
                 "the upstream's call to '{}' has arguments that are not a JSON object",

@@ -133,7 +133,7 @@ impl StreamTranslator {
             tool_calls: self
                 .calls
                 .iter()
-                .filter(|c| c.opened)
+                .filter(|c| c.opened && !c.unfinished)
                 .map(|c| ToolCallSummary {
                     name: c.name.clone(),
                     call_id: c.call_id.clone(),
@@ -301,6 +301,7 @@ impl StreamTranslator {
                 .and_then(|d| d.reason.as_deref()),
             self.refused,
             self.calls.iter().any(|c| c.opened),
+            self.calls.iter().any(|c| c.unfinished),
         );
         self.usage = body.usage;
         let delta = MessageDelta {
