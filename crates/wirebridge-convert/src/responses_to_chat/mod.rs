@@ -30,6 +30,7 @@
 
 pub(crate) mod background;
 mod body;
+mod body_chunks;
 mod builder;
 mod collected;
 mod compacted;
@@ -50,6 +51,7 @@ mod tools;
 mod truncate;
 
 pub use body::{translate_body, TranslatedBody};
+pub use body_chunks::body_chunks;
 pub use collected::translate_stream_body;
 pub use history::{Finished, History, Turn};
 pub use history_cache::{HistoryCache, SharedTurn};

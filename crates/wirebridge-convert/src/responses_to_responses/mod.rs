@@ -49,6 +49,7 @@
 
 mod additional_tools;
 mod body;
+mod body_events;
 mod compacted;
 mod input;
 mod items;
@@ -57,6 +58,7 @@ mod stream;
 mod truncate;
 
 pub use body::{translate_body, translate_stream_body};
+pub use body_events::body_events;
 pub use request::{
     translate_compacted, translate_compacting, translate_request, TranslatedRequest,
 };

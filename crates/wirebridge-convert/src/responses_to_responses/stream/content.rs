@@ -152,7 +152,8 @@ fn has_content_index(kind: &str) -> bool {
     )
 }
 
-/// An output text part with the keys the API requires of it.
+/// An output text part with the keys the API requires of it (a part the
+/// bridge opens for an item sent whole has neither).
 fn patch_part(event: &mut RawObject<'_>) {
     let Some(part) = event.get("part") else {
         return;
@@ -160,10 +161,13 @@ fn patch_part(event: &mut RawObject<'_>) {
     let Ok(mut fields) = RawObject::parse(part) else {
         return;
     };
-    if fields.str("type") != Some("output_text") || fields.get("annotations").is_some() {
+    let missing = |key| fields.get(key).is_none();
+    if fields.str("type") != Some("output_text") || !(missing("annotations") || missing("logprobs"))
+    {
         return;
     }
-    fields.set("annotations", "[]");
+    fields.set_if_absent("annotations", "[]");
+    fields.set_if_absent("logprobs", "[]");
     let patched = fields.to_raw();
     event.set_raw("part", patched);
 }
