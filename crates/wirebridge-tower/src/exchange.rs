@@ -4,6 +4,7 @@
 //! exchanges that compact are [`compaction`]'s.
 
 mod background;
+mod body_as_stream;
 pub(crate) mod compaction;
 pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
@@ -408,6 +409,9 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
                 return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
             }
         };
+        if self.stream && !event_stream {
+            return self.body_as_stream::<D, B>(head, &bytes, tracker).await;
+        }
         // A stream the client did not ask for is translated as a stream,
         // then answered as the body the client expects.
         let reply = tracker.timed(|| D::translate_reply(&bytes, event_stream, &self.context));

@@ -251,3 +251,57 @@ async fn a_redirect_is_never_passed_on() {
         assert!(headers.get("location").is_none(), "{status}");
     }
 }
+
+#[tokio::test]
+async fn a_body_for_a_stream_request_becomes_the_stream() {
+    // Backends that ignore `stream` answer with a body: the client that
+    // asked for a stream gets one, in its grammar, saying what the body
+    // says; never the body itself.
+    for (seed, (name, body)) in fixtures::chat_bodies().into_iter().enumerate() {
+        let service = ResponsesToChatLayer::new().layer(upstream(
+            StatusCode::OK,
+            "application/json",
+            body.clone(),
+            seed as u64,
+            Seen::default(),
+        ));
+        let request = r#"{"model":"gpt-x","input":"hi","store":false,"stream":true}"#;
+        let (status, headers, bytes) = read(
+            service
+                .oneshot(post("/v1/responses", request))
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, 200, "{name}");
+        assert_eq!(headers["content-type"], "text/event-stream", "{name}");
+        let frames = wirebridge_testkit::parse_sse(&bytes);
+        let t = responses_grammar::check(&frames)
+            .unwrap_or_else(|v| panic!("{name}: {v}\n{}", String::from_utf8_lossy(&bytes)));
+        let expected = chat_grammar::chat_body_transcript(&serde_json::from_slice(&body).unwrap());
+        assert_eq!(t.text, expected.text, "{name}");
+        assert_eq!(t.function_calls.len(), expected.tool_calls.len(), "{name}");
+    }
+
+    // An error body is refused before any event, as for a body request.
+    let error = br#"{"error":{"message":"model is loading","type":"server_error"}}"#;
+    let service = ResponsesToChatLayer::new().layer(upstream(
+        StatusCode::OK,
+        "application/json",
+        error.to_vec(),
+        1,
+        Seen::default(),
+    ));
+    let request = r#"{"model":"gpt-x","input":"hi","store":false,"stream":true}"#;
+    let (status, headers, bytes) = read(
+        service
+            .oneshot(post("/v1/responses", request))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 502);
+    assert_eq!(headers["content-type"], "application/json");
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["error"]["message"], "model is loading");
+}

@@ -58,4 +58,8 @@ impl sealed::Direction for ChatOverResponses {
     fn stream(context: Self::Context) -> Self::Stream {
         chat_to_responses::StreamTranslator::new(context)
     }
+
+    fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
+        wirebridge_convert::responses_to_responses::body_events(body)
+    }
 }

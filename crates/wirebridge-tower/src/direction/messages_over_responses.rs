@@ -134,4 +134,8 @@ impl sealed::Direction for MessagesOverResponses {
     fn stream(context: Self::Context) -> Self::Stream {
         StreamTranslator::new(context)
     }
+
+    fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
+        wirebridge_convert::responses_to_responses::body_events(body)
+    }
 }

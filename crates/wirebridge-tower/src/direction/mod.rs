@@ -171,6 +171,12 @@ pub(crate) mod sealed {
         /// A stream translator for a reply.
         fn stream(context: Self::Context) -> Self::Stream;
 
+        /// The `data` of each event of the stream that would have carried
+        /// a reply that came as a body, in the upstream's dialect: for a
+        /// client that asked for a stream, which is never answered with a
+        /// body it did not ask for.
+        fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError>;
+
         /// The path of the backend's token-counting endpoint, after the
         /// prefix, where the profile names one (Chat backends).
         fn tokenize(_settings: &Self::Settings) -> Option<&str> {

@@ -60,6 +60,10 @@ impl sealed::Direction for ResponsesOverChat {
         responses_to_chat::StreamTranslator::new(context)
     }
 
+    fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
+        responses_to_chat::body_chunks(body)
+    }
+
     fn tokenize(settings: &ResponsesSettings) -> Option<&str> {
         settings.convert.profile.tokenize.as_deref()
     }

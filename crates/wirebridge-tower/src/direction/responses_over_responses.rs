@@ -61,4 +61,8 @@ impl sealed::Direction for ResponsesOverResponses {
     fn stream(context: NativeContext) -> StreamTranslator {
         StreamTranslator::new(context)
     }
+
+    fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
+        responses_to_responses::body_events(body)
+    }
 }
