@@ -164,6 +164,19 @@ def test_responses_body_to_chat_client(body_replay):
     check(observed, expected)
 
 
+def test_responses_body_to_streaming_chat_client(body_replay, spec):
+    """The upstream answers a body to a request for a stream (it ignores
+    `stream`): the Chat client that asked for a stream gets one, valid,
+    with the body's content, never the body itself."""
+    chain, path, expected = body_replay
+    request = {**client_request(expected), "stream": True, "stream_options": {"include_usage": True}}
+    status, content_type, text = harness.post_direct(chain.base_url + "/chat/completions", json.dumps(request).encode())
+    assert status == 200, text
+    assert content_type.startswith("text/event-stream"), (content_type, text[:300])
+    schema.assert_valid_stream(spec, text, "chat")
+    check(drive.chat_client(chain, "create-stream", client_request(expected)), expected)
+
+
 def test_responses_body_to_chat_client_schema(body_replay, spec):
     chain, path, expected = body_replay
     mark = chain.tap.mark()
@@ -176,3 +189,101 @@ def test_responses_body_to_chat_client_schema(body_replay, spec):
     sent = drive.one_upstream_request(chain, mark, "/responses")
     body = schema.assert_valid_request(spec, sent, "responses")
     assert not body.get("stream")
+
+
+# --------------------------------------------------------------------------
+# A call the backend left unfinished
+# --------------------------------------------------------------------------
+
+CUT_ARGUMENTS = '{"command":["ls"'
+CUT_CALL = {"type": "function_call", "id": "fc_cut", "call_id": "call_cut", "name": "bash",
+            "arguments": CUT_ARGUMENTS, "status": "incomplete"}
+USAGE = {"input_tokens": 12, "output_tokens": 6, "total_tokens": 18}
+# The backend opens a call, streams part of its arguments, ends the item
+# `incomplete`, and yet completes the response: the stop reason may not come
+# from the terminal event alone.
+UNFINISHED_CALL_EVENTS = [
+    {"type": "response.created", "sequence_number": 0, "response": {
+        "id": "resp_cut", "object": "response", "created_at": 1700000000, "status": "in_progress",
+        "model": "gpt-5", "output": []}},
+    {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+     "item": {**CUT_CALL, "arguments": "", "status": "in_progress"}},
+    {"type": "response.function_call_arguments.delta", "sequence_number": 2, "output_index": 0,
+     "item_id": "fc_cut", "delta": CUT_ARGUMENTS},
+    {"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": CUT_CALL},
+    {"type": "response.completed", "sequence_number": 4, "response": {
+        "id": "resp_cut", "object": "response", "created_at": 1700000000, "status": "completed",
+        "model": "gpt-5", "output": [CUT_CALL], "usage": USAGE}},
+]
+BASH_CHAT = {"type": "function", "function": {
+    "name": "bash", "parameters": {"type": "object", "properties": {"command": {"type": "array"}}}}}
+BASH_MESSAGES = {"name": "bash", "input_schema": {"type": "object", "properties": {"command": {"type": "array"}}}}
+
+
+@pytest.fixture(scope="module")
+def unfinished_call(wirebridge, log_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("unfinished") / "unfinished-call.chunks.txt"
+    path.write_text("".join(json.dumps(event) + "\n" for event in UNFINISHED_CALL_EVENTS))
+    chain = harness.start_chain(log_dir, "unfinished-call", "responses", replay=path)
+    yield chain
+    harness.stop_checked(chain)
+
+
+def declared_tools(chain, mark: int) -> list[str]:
+    """The names of the tools the one request sent upstream declared."""
+    sent = drive.one_upstream_request(chain, mark, "/responses").json()
+    return [tool.get("name") for tool in sent.get("tools", [])]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_an_unfinished_call_is_no_call_for_a_chat_client(unfinished_call, stream):
+    """A call item that ended `incomplete` in a response that completed: the
+    Chat client's answer finishes for `length` (the API's word for an answer
+    cut short), never `tool_calls`; the body holds no call to run, and the
+    stream holds only the fragment it had already sent."""
+    client = harness.client(unfinished_call)
+    request = {"model": "gpt-5", "messages": [{"role": "user", "content": "list the files"}], "tools": [BASH_CHAT]}
+    mark = unfinished_call.tap.mark()
+    if stream:
+        chunks = list(client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True}))
+        observed = checks.from_chunks(chunks)
+        assert observed.seen_finish_reason == "length", observed.seen_finish_reason
+        sent = "".join(call.function.arguments or "" for chunk in chunks for choice in chunk.choices
+                       for call in choice.delta.tool_calls or [])
+        assert sent == CUT_ARGUMENTS
+        assert chunks[-1].usage.completion_tokens == 6
+    else:
+        completion = client.chat.completions.create(**request)
+        choice = completion.choices[0]
+        assert choice.finish_reason == "length", completion
+        assert not choice.message.tool_calls, completion
+        assert completion.usage.completion_tokens == 6
+    assert declared_tools(unfinished_call, mark) == ["bash"]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_an_unfinished_call_is_no_tool_use_for_a_messages_client(unfinished_call, stream):
+    """The same answer for a Messages client (what Claude Code speaks): the
+    message stops for `max_tokens`, never `tool_use`, streamed or not, so no
+    client runs a tool whose input does not parse; the body holds no
+    `tool_use` block, the stream only the one it had already opened."""
+    import anthropic
+
+    client = anthropic.Anthropic(base_url=unfinished_call.bridge.url, api_key="sk-ant-wirebridge", max_retries=0,
+                                 timeout=20.0, http_client=anthropic.DefaultHttpxClient(trust_env=False))
+    request = {"model": "gpt-5", "max_tokens": 256, "tools": [BASH_MESSAGES],
+               "messages": [{"role": "user", "content": "list the files"}]}
+    mark = unfinished_call.tap.mark()
+    if stream:
+        with client.messages.stream(**request) as events:
+            kinds = [event.type for event in events]
+            message = events.get_final_message()
+        assert kinds[-1] == "message_stop", kinds
+        assert message.stop_reason == "max_tokens", message
+        assert [block.type for block in message.content] == ["tool_use"]
+    else:
+        message = client.messages.create(**request)
+        assert message.stop_reason == "max_tokens", message
+        assert not [block for block in message.content if block.type == "tool_use"], message
+    assert message.usage.output_tokens == 6
+    assert declared_tools(unfinished_call, mark) == ["bash"]

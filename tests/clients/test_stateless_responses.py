@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
+import httpx
+import openai
 import pytest
 
 import harness
@@ -162,3 +165,102 @@ def test_a_backend_that_keeps_its_own_responses_is_passed_through(wirebridge, lo
         assert [c.path for c in chain.tap.since(mark)] == ["/v1/responses"]
     finally:
         harness.stop_checked(chain)
+
+
+# What some servers answer with status 200 instead of a `Response`.
+ERROR_BODY = {"error": {"message": "model is loading", "type": "server_error", "code": "model_loading"}}
+NOT_A_RESPONSE = {"hello": "world"}
+# A backend's whole `Response`, answered to a request that asked for a stream.
+WHOLE_RESPONSE = {
+    "id": "backend-1", "object": "response", "created_at": 1700000000, "status": "completed", "model": "demo",
+    "output": [{"type": "message", "id": "msg_backend", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": "Alpha, whole.", "annotations": [], "logprobs": []}]}],
+    "usage": {"input_tokens": 4, "output_tokens": 3, "total_tokens": 7},
+}
+
+
+@pytest.fixture
+def replaying(wirebridge, log_dir, tmp_path):
+    """Starts a bridge (`--upstream-api responses`) in front of the demo
+    upstream answering every request with one JSON body, whatever it asked."""
+    chains = []
+
+    def start(name: str, body: dict):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(body))
+        chain = harness.start_chain(log_dir, name, "responses", replay=path)
+        chains.append(chain)
+        return chain
+
+    yield start
+    for chain in chains:
+        harness.stop_checked(chain)
+
+
+def post(chain, body: dict) -> httpx.Response:
+    """POST /v1/responses with a credential (the bridge keeps state per
+    credential), read whole."""
+    with httpx.Client(trust_env=False, timeout=20) as http:
+        return http.post(chain.base_url + "/responses", json=body,
+                         headers={"authorization": "Bearer sk-wirebridge-test"})
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+@pytest.mark.parametrize("name, answer, message", [
+    ("error-body", ERROR_BODY, "model is loading"),
+    ("not-a-response", NOT_A_RESPONSE, "not a Response"),
+])
+def test_a_200_answer_that_is_no_response_is_a_502_and_nothing_is_kept(replaying, name, answer, message, stream):
+    """A stateless backend answers 200 with an error body, or with a JSON
+    object that is not a `Response`: the client gets a 502 in its own
+    dialect with the backend's message (streamed or not: no JSON body in
+    place of the stream it asked for), and nothing is stored to continue."""
+    chain = replaying(f"{name}-{'stream' if stream else 'body'}", answer)
+    mark = chain.tap.mark()
+    reply = post(chain, {"model": "demo", "input": "say alpha", "stream": stream})
+    assert len(sent_since(chain, mark)) == 1
+    # Whatever the bridge named in its answer must not be continuable: it
+    # kept nothing, and a refused continuation reaches no upstream.
+    for named in sorted(set(re.findall(r'"(resp_[A-Za-z0-9_]+)"', reply.text))):
+        mark = chain.tap.mark()
+        again = post(chain, {"model": "demo", "input": "go on", "previous_response_id": named})
+        assert again.status_code == 404, f"{named} was kept from {reply.text[:300]}: {again.text[:300]}"
+        assert sent_since(chain, mark) == []
+    assert reply.status_code == 502, reply.text[:600]
+    assert reply.headers["content-type"].startswith("application/json")
+    error = reply.json()["error"]
+    assert message in error["message"], error
+    assert error["type"] and "code" in error
+
+    # The official SDK raises on it, streamed or not.
+    client = harness.client(chain)
+    with pytest.raises(openai.APIStatusError) as raised:
+        answered = client.responses.create(model="demo", input="say alpha", stream=stream)
+        if stream:
+            list(answered)
+    assert raised.value.status_code == 502
+    assert message in str(raised.value)
+
+
+def test_a_body_answered_to_a_streaming_request_is_streamed(replaying, spec):
+    """A backend that ignores `stream` and answers with a whole `Response`:
+    the client that asked for a stream gets one (valid events, the text
+    whole), and the response is kept to continue."""
+    chain = replaying("whole-body-for-a-stream", WHOLE_RESPONSE)
+    client = harness.client(chain)
+    mark = chain.tap.mark()
+    events = list(client.responses.create(model="demo", input="say alpha", stream=True))
+    valid_events(spec, events)
+    assert events[0].type == "response.created" and events[-1].type == "response.completed"
+    deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert deltas == "Alpha, whole."
+    first = events[-1].response
+    assert first.output_text == "Alpha, whole." and first.id.startswith("resp_")
+    assert first.usage.output_tokens == 3
+    sent = sent_since(chain, mark)
+    assert len(sent) == 1 and sent[0]["stream"] is True
+
+    second = client.responses.create(model="demo", input="say bravo", previous_response_id=first.id)
+    assert second.previous_response_id == first.id
+    sent = sent_since(chain, mark)
+    assert said(sent[1]) == [("user", "say alpha"), ("assistant", "Alpha, whole."), ("user", "say bravo")]
