@@ -287,3 +287,39 @@ def test_an_unfinished_call_is_no_tool_use_for_a_messages_client(unfinished_call
         assert not [block for block in message.content if block.type == "tool_use"], message
     assert message.usage.output_tokens == 6
     assert declared_tools(unfinished_call, mark) == ["bash"]
+
+
+BROKEN_CALL = {**CUT_CALL, "status": "completed"}
+# The same arguments in a call the backend says it finished.
+BROKEN_CALL_EVENTS = [
+    {**event, "item": BROKEN_CALL} if event["type"] == "response.output_item.done"
+    else {**event, "response": {**event["response"], "output": [BROKEN_CALL]}} if event["type"] == "response.completed"
+    else event
+    for event in UNFINISHED_CALL_EVENTS
+]
+
+
+@pytest.fixture(scope="module")
+def broken_call(wirebridge, log_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("broken") / "broken-call.chunks.txt"
+    path.write_text("".join(json.dumps(event) + "\n" for event in BROKEN_CALL_EVENTS))
+    chain = harness.start_chain(log_dir, "broken-call", "responses", replay=path)
+    yield chain
+    harness.stop_checked(chain)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_a_finished_call_whose_arguments_do_not_parse_is_an_error_for_a_chat_client(broken_call, stream):
+    """A call the backend calls finished, with arguments that are no JSON
+    object: a Chat client could not run it, so it gets the error (a chunk
+    after what was sent, or a 502), as a Messages client does."""
+    client = harness.client(broken_call)
+    request = {"model": "gpt-5", "messages": [{"role": "user", "content": "list the files"}], "tools": [BASH_CHAT]}
+    with pytest.raises(openai.APIError) as raised:
+        if stream:
+            list(client.chat.completions.create(**request, stream=True))
+        else:
+            client.chat.completions.create(**request)
+    assert "not a JSON object" in str(raised.value), raised.value
+    if not stream:
+        assert raised.value.status_code == 502

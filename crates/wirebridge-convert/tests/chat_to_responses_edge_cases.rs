@@ -309,3 +309,58 @@ fn a_call_left_unfinished_finishes_for_length_whatever_the_terminal_event_says()
         );
     }
 }
+
+/// A finished call whose arguments are no JSON object is one a Chat client
+/// could not run: the stream fails with an error chunk after what was sent,
+/// and the body is refused naming the item, as for a Messages client. In a
+/// response the backend cut short, the same arguments are a call left
+/// unfinished: `length`, and the body leaves it out.
+#[test]
+fn a_finished_call_with_arguments_that_are_no_object_is_reported() {
+    use wirebridge_convert::chat_to_responses::translate_body;
+    use wirebridge_convert::ConvertError;
+
+    for arguments in [r#"{\"command\":[\"ls\""#, r#"[\"ls\"]"#, "ls"] {
+        let item = format!(
+            r#"{{"type":"function_call","id":"fc","call_id":"call_9","name":"bash","status":"completed","arguments":"{arguments}"}}"#
+        );
+        let done =
+            format!(r#"{{"type":"response.output_item.done","output_index":0,"item":{item}}}"#);
+        let (_, t, translator) = run(&[CREATED, &done, COMPLETED], ChatContext::default());
+        let error = t.error.unwrap_or_else(|| panic!("{arguments}: no error"));
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("not a JSON object"),
+            "{error}"
+        );
+        assert_eq!(translator.summary().outcome.as_deref(), Some("error"));
+
+        let body = |status: &str| {
+            format!(
+                r#"{{"object":"response","status":"{status}","incomplete_details":{{"reason":"max_output_tokens"}},"output":[{item}]}}"#
+            )
+        };
+        match translate_body(body("completed").as_bytes(), &ChatContext::default()) {
+            Err(e @ ConvertError::InvalidUpstream(_)) => {
+                assert!(e.to_string().contains("output[0] ('bash')"), "{e}")
+            }
+            other => panic!("{arguments}: {other:?}"),
+        }
+        let cut = translate_body(body("incomplete").as_bytes(), &ChatContext::default()).unwrap();
+        let completion: Value = serde_json::from_slice(&cut.body).unwrap();
+        let t = chat_grammar::chat_body_transcript(&completion);
+        assert_eq!(t.finish_reason.as_deref(), Some("length"));
+        assert!(t.tool_calls.is_empty(), "{completion}");
+    }
+    // Whole arguments, and none at all, are a call to run.
+    for arguments in [r#"{\"command\":[\"ls\"]}"#, ""] {
+        let done = format!(
+            r#"{{"type":"response.output_item.done","output_index":0,"item":{{"type":"function_call","id":"fc","call_id":"call_9","name":"bash","status":"completed","arguments":"{arguments}"}}}}"#
+        );
+        let (_, t, _) = run(&[CREATED, &done, COMPLETED], ChatContext::default());
+        assert!(t.error.is_none(), "{arguments}");
+        assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    }
+}

@@ -7,7 +7,7 @@ use wirebridge_wire::chat::strict::{
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::ResponseBody;
 
-use super::reply::{chat_annotation, finish_reason, usage, Failure};
+use super::reply::{arguments_are_object, chat_annotation, finish_reason, usage, Failure};
 use super::{server_call_loss, ChatContext, ChatReasoning};
 use crate::error::ConvertError;
 use crate::ids::{unix_now, ResponseIds};
@@ -94,13 +94,28 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
                 unfinished = true;
                 losses.push(unfinished_call_loss(i as u32, name));
             }
-            "function_call" => tool_calls.push(ToolCall::Function {
-                id: item.call_id.as_deref().unwrap_or_default().into(),
-                function: FunctionCall {
-                    name: name.into(),
-                    arguments: arguments(item.arguments),
-                },
-            }),
+            "function_call" => {
+                let arguments = arguments(item.arguments);
+                if !arguments_are_object(&arguments) {
+                    // Cut short in a response cut short: unfinished.
+                    if response.status.as_deref() == Some("incomplete") {
+                        unfinished = true;
+                        losses.push(unfinished_call_loss(i as u32, name));
+                        continue;
+                    }
+                    // A finished call the client could not run.
+                    return Err(ConvertError::InvalidUpstream(format!(
+                        "output[{i}] ('{name}') has arguments that are not a JSON object"
+                    )));
+                }
+                tool_calls.push(ToolCall::Function {
+                    id: item.call_id.as_deref().unwrap_or_default().into(),
+                    function: FunctionCall {
+                        name: name.into(),
+                        arguments,
+                    },
+                })
+            }
             "custom_tool_call" => tool_calls.push(ToolCall::Custom {
                 id: item.call_id.as_deref().unwrap_or_default().into(),
                 custom: CustomCall {

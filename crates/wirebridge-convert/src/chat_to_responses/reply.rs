@@ -65,6 +65,17 @@ pub(super) fn finish_reason(
     }
 }
 
+/// Whether a function call's arguments are what a client runs its tool
+/// with: a JSON object, or nothing at all (a tool without parameters).
+pub(super) fn arguments_are_object(arguments: &JsonText<'_>) -> bool {
+    let Ok(text) = serde_json::from_str::<Cow<'_, str>>(arguments.raw().get()) else {
+        return false;
+    };
+    let text = text.trim();
+    text.is_empty()
+        || serde_json::from_str::<&RawValue>(text).is_ok_and(|v| v.get().starts_with('{'))
+}
+
 /// A Responses `url_citation` annotation in Chat shape, or `None` for other
 /// kinds (file citations have no Chat form).
 pub(super) fn chat_annotation(raw: &RawValue) -> Option<Annotation<'_>> {

@@ -3,7 +3,7 @@
 
 use crate::frames::Frames;
 use wirebridge_wire::chat::strict::{CustomChunk, Delta, FunctionChunk, ToolCallChunk};
-use wirebridge_wire::raw::JsonText;
+use wirebridge_wire::raw::{EscapedText, JsonText};
 use wirebridge_wire::responses::lenient::OutputItem;
 
 use super::{Call, StreamTranslator, TextKind};
@@ -83,6 +83,7 @@ impl StreamTranslator {
             call_id: item.call_id.as_deref().unwrap_or_default().to_owned(),
             argument_bytes: 0,
             unfinished: false,
+            arguments: EscapedText::new(),
         });
         let name = item.name.as_deref();
         let empty = JsonText::from_text("");
@@ -116,6 +117,9 @@ impl StreamTranslator {
         let call = &mut self.calls[slot];
         call.sent = true;
         call.argument_bytes += text.escaped().len();
+        if !call.custom {
+            call.arguments.push_escaped(text.escaped());
+        }
         let custom = call.custom;
         let fragment = ToolCallChunk {
             index: slot as u32,

@@ -5,11 +5,11 @@ use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{
     ChatChunk, ChoiceLogprobs, ChunkChoice, ChunkUsage, CompletionUsage, Delta,
 };
-use wirebridge_wire::raw::{JsonStr, JsonText};
+use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
 use wirebridge_wire::responses::lenient::{ResponseBody, StreamEvent};
 
 use super::body::arguments;
-use super::reply::{finish_reason, usage, Failure};
+use super::reply::{arguments_are_object, finish_reason, usage, Failure};
 use super::{ChatContext, ChatReasoning};
 use crate::ids::{unix_now, ResponseIds};
 use crate::loss::{Loss, LossKind, LossReport};
@@ -75,6 +75,9 @@ struct Call {
     /// Whether the backend left it unfinished (its item ended
     /// `incomplete`): a call the client must not run.
     unfinished: bool,
+    /// The arguments sent, escaped (a function call's; a custom call's
+    /// input is free text).
+    arguments: EscapedText,
 }
 
 impl StreamTranslator {
@@ -421,6 +424,18 @@ impl StreamTranslator {
         let body = raw
             .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
             .unwrap_or_default();
+        // A finished call whose arguments are no JSON object is one the
+        // client could not run: the stream fails, as the body does. One the
+        // backend cut short (its item, or the response) finishes for
+        // `length` instead.
+        if body.status.as_deref() != Some("incomplete") {
+            if let Some(name) = self.unrunnable_call() {
+                let message = format!(
+                    "the upstream's call to '{name}' has arguments that are not a JSON object"
+                );
+                return self.fail_with(Failure::server(message), out);
+            }
+        }
         let finish = finish_reason(
             body.status.as_deref(),
             body.incomplete_details
@@ -438,6 +453,16 @@ impl StreamTranslator {
         out.done();
         self.finished = true;
         self.outcome = Some(finish);
+    }
+
+    /// The name of a finished function call whose arguments are no JSON
+    /// object, if any.
+    fn unrunnable_call(&self) -> Option<String> {
+        self.calls
+            .iter()
+            .filter(|c| !c.custom && !c.unfinished)
+            .find(|c| !arguments_are_object(&JsonText::from_escaped(c.arguments.escaped())))
+            .map(|c| c.name.clone())
     }
 
     fn fail_with(&mut self, failure: Failure, out: &mut Frames) {
