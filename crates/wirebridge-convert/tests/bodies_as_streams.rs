@@ -106,6 +106,11 @@ fn a_body_that_is_no_response_is_told_as_no_stream() {
         }
         other => panic!("{other:?}"),
     }
+    // Whether a body must name itself a `Response` is the direction's
+    // reader's to say (the native one requires it, which it reads first):
+    // one with an output is told.
+    let unnamed = body_events(br#"{"status":"completed","output":[]}"#).unwrap();
+    assert!(unnamed[1].contains(r#""type":"response.completed""#));
     for body in [&br#"{"hello":"world"}"#[..], b"[]", b"not json"] {
         assert!(
             matches!(body_events(body), Err(ConvertError::InvalidUpstream(_))),

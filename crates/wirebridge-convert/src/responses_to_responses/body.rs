@@ -104,17 +104,12 @@ pub fn translate_body(body: &[u8], ctx: &NativeContext) -> Result<TranslatedBody
 /// response: an error body (`{"error": {…}}`, as some servers answer
 /// failures) is the upstream's failure, with its message; any other object
 /// is a reply the bridge cannot read.
-pub(super) fn backend_output<'r, 'a>(
+fn backend_output<'r, 'a>(
     response: &'r ResponseShell<'a>,
 ) -> Result<&'r [&'a RawValue], ConvertError> {
     if response.object.as_deref() != Some("response") {
         if let Some(error) = response.error.filter(|e| e.get() != "null") {
-            let failure = Failure::upstream(error);
-            return Err(ConvertError::UpstreamFailed {
-                message: failure.message,
-                error_type: Some(failure.error_type),
-                code: failure.code,
-            });
+            return Err(upstream_failure(error));
         }
         return Err(ConvertError::InvalidUpstream(
             "the upstream's answer is not a Response: its 'object' is not \"response\"".into(),
@@ -123,6 +118,17 @@ pub(super) fn backend_output<'r, 'a>(
     response.output.as_deref().ok_or_else(|| {
         ConvertError::InvalidUpstream("the upstream's Response has no 'output'".into())
     })
+}
+
+/// The failure an error object a backend answered in place of a
+/// `Response` describes: its message, type and code.
+pub(super) fn upstream_failure(error: &RawValue) -> ConvertError {
+    let failure = Failure::upstream(error);
+    ConvertError::UpstreamFailed {
+        message: failure.message,
+        error_type: Some(failure.error_type),
+        code: failure.code,
+    }
 }
 
 /// Re-sends a backend's event stream as the `Response` body a client that

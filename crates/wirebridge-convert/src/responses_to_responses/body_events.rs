@@ -5,15 +5,17 @@
 use serde_json::{json, Map, Value};
 use wirebridge_wire::responses::lenient::ResponseShell;
 
-use super::body::backend_output;
+use super::body::upstream_failure;
 use crate::error::ConvertError;
 
 /// The `data` of each event of a stream that says what `body` (a
 /// backend's `Response`) says: `response.created`, each output item added
-/// and done whole, then the terminal event its status names. A body that
-/// is not a `Response` is refused as [`translate_body`] refuses it (an
-/// error body is the upstream's failure); the events are the upstream's
-/// dialect, for a stream translator to read.
+/// and done whole, then the terminal event its status names. A body with
+/// no `output` is refused (an error body is the upstream's failure, as
+/// [`translate_body`] says); whether the body must also name itself a
+/// `Response` is for the reader of the direction to say, which reads it
+/// first. The events are the upstream's dialect, for a stream translator
+/// to read.
 ///
 /// ```
 /// use wirebridge_convert::responses_to_responses::body_events;
@@ -32,7 +34,14 @@ pub fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
     let shell = ResponseShell::parse(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the upstream's response is not a Response: {e}"))
     })?;
-    backend_output(&shell)?;
+    if shell.output.is_none() {
+        return Err(match shell.error.filter(|e| e.get() != "null") {
+            Some(error) => upstream_failure(error),
+            None => ConvertError::InvalidUpstream(
+                "the upstream's answer is not a Response: it has no 'output'".into(),
+            ),
+        });
+    }
     let mut response: Map<String, Value> = serde_json::from_slice(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the upstream's response is not a Response: {e}"))
     })?;
