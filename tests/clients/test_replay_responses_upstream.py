@@ -28,12 +28,20 @@ Recordings with known quirks:
   Responses endpoint, not OpenAI: no `sequence_number`, `output_index` or
   `content_index`, and `response.created` names no model. Chat chunks go
   out before the model is known, so they name the requested one.
+
+The hand-made streams of `tests/handmade/` (see its README: backends'
+orders no recording holds) interleave their output items: a message done
+inside a reasoning item, an `mcp_list_tools` item never done, two items'
+events in turns. A Responses client (openai SDK) and a Messages client
+(anthropic SDK) read each one, streamed and not, without error, one item
+at a time.
 """
 
 from __future__ import annotations
 
 import json
 
+import anthropic
 import openai
 import pytest
 
@@ -323,3 +331,91 @@ def test_a_finished_call_whose_arguments_do_not_parse_is_an_error_for_a_chat_cli
     assert "not a JSON object" in str(raised.value), raised.value
     if not stream:
         assert raised.value.status_code == 502
+
+
+# --------------------------------------------------------------------------
+# Interleaved items (hand-made streams), for Responses and Messages clients
+# --------------------------------------------------------------------------
+
+HANDMADE = sorted((harness.REPO / "tests" / "handmade").glob("responses-stream-*.sse"))
+
+
+@pytest.fixture(scope="module", params=HANDMADE, ids=lambda p: "handmade/" + p.name)
+def interleaved_replay(request, wirebridge, log_dir):
+    path = request.param
+    events = recorded.payloads(path)
+    expected = recorded.from_responses_events(events)
+    chain = harness.start_chain(log_dir, path.name, "responses", replay=path)
+    yield chain, path, expected
+    harness.stop_checked(chain)
+
+
+def test_the_interleaved_streams_are_there():
+    assert [p.name for p in HANDMADE] == [
+        "responses-stream-items-in-turns.sse",
+        "responses-stream-mcp-list-tools-never-done.sse",
+        "responses-stream-message-inside-reasoning.sse",
+    ]
+
+
+@pytest.mark.parametrize("style", drive.RESPONSES_STYLES)
+def test_interleaved_items_reach_a_responses_client_one_at_a_time(interleaved_replay, style):
+    chain, path, expected = interleaved_replay
+    request = {"model": "gpt-5", "input": "Replay the recording"}
+    observed = drive.responses_client(chain, style, request)
+    checks.assert_content(observed, expected, reasoning=True, separate_messages=True)
+
+
+def test_interleaved_items_follow_the_grammar(interleaved_replay, spec):
+    chain, path, expected = interleaved_replay
+    request = {"model": "gpt-5", "input": "Replay the recording", "stream": True}
+    status, content_type, text = harness.post_direct(chain.base_url + "/responses", json.dumps(request).encode())
+    assert status == 200, text
+    if "mcp_list_tools" in path.read_text(encoding="utf-8"):
+        # OpenAI's `mcp_list_tools` item has no `status`, which the Open
+        # Responses spec asks of an extension item: it reaches the client
+        # as the backend wrote it, and only the order is checked here.
+        events = harness.sse_payloads(text)
+    else:
+        events = schema.assert_valid_stream(spec, text, "responses")
+    added = [e["output_index"] for e in events if e["type"] == "response.output_item.added"]
+    done = [e["output_index"] for e in events if e["type"] == "response.output_item.done"]
+    # One item at a time: each is done before the next is added.
+    assert added == done == list(range(len(added))), (added, done)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    final = events[-1]["response"]["output"]
+    upstream = recorded.payloads(path)[-1]["response"]["output"]
+    assert [i["type"] for i in final] == [i["type"] for i in upstream]
+
+
+def messages_sdk(chain) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        base_url=chain.bridge.url,
+        api_key="sk-ant-wirebridge",
+        max_retries=0,
+        timeout=20.0,
+        http_client=anthropic.DefaultHttpxClient(trust_env=False),
+    )
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_interleaved_items_reach_a_messages_client(interleaved_replay, stream):
+    chain, path, expected = interleaved_replay
+    ask = {
+        "model": "gpt-5",
+        "max_tokens": 1024,
+        "thinking": {"type": "enabled", "budget_tokens": 512},
+        "messages": [{"role": "user", "content": "Replay the recording"}],
+    }
+    client = messages_sdk(chain)
+    if stream:
+        with client.messages.stream(**ask) as events:
+            message = events.get_final_message()
+    else:
+        message = client.messages.create(**ask)
+    text = "".join(b.text for b in message.content if b.type == "text")
+    thinking = "".join(b.thinking for b in message.content if b.type == "thinking")
+    assert text == expected.text
+    assert thinking == expected.reasoning
+    assert message.stop_reason == "end_turn"
+    assert message.usage.output_tokens == expected.usage.output_tokens

@@ -62,7 +62,7 @@ pub use body_events::body_events;
 pub use request::{
     translate_compacted, translate_compacting, translate_request, TranslatedRequest,
 };
-pub use stream::StreamTranslator;
+pub use stream::{StreamTranslator, MAX_HELD_BYTES};
 
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::strict::{ResponseEcho, Usage};

@@ -9,6 +9,7 @@
 
 mod content;
 mod end;
+mod order;
 mod slot;
 mod summary;
 mod whole;
@@ -31,6 +32,7 @@ use crate::responses_to_chat::{token_usage, Finished};
 use crate::summary::ReplySummary;
 
 pub(super) use end::{usage, Failure};
+pub use order::MAX_HELD_BYTES;
 
 /// Re-sends a Responses stream from a backend that keeps no state.
 ///
@@ -76,6 +78,8 @@ pub struct StreamTranslator {
     failure: Option<Failure>,
     /// How many items the bridge put before the backend's.
     leading: usize,
+    /// Items that opened while another was open, waiting for their turn.
+    held: order::Held,
     losses: LossReport,
 }
 
@@ -105,6 +109,7 @@ impl StreamTranslator {
             finished: None,
             failure: None,
             leading: 0,
+            held: order::Held::default(),
             losses: LossReport::default(),
         }
     }
@@ -163,7 +168,21 @@ impl StreamTranslator {
         if self.failure.is_some() {
             return self.after_failure(out);
         }
-        match kind.as_str() {
+        if self.hold(&kind, &event, data)? {
+            return Ok(());
+        }
+        self.dispatch(&kind, event, data, out)
+    }
+
+    /// An event about the output (not a lifecycle event), read in turn.
+    fn dispatch(
+        &mut self,
+        kind: &str,
+        event: RawObject<'_>,
+        data: &str,
+        out: &mut Frames,
+    ) -> Result<(), String> {
+        match kind {
             "error" => {
                 self.begin(out);
                 self.upstream_error(data);
@@ -171,8 +190,9 @@ impl StreamTranslator {
             }
             "response.output_item.added" => {
                 self.begin(out);
-                // Items follow one another (the API never interleaves
-                // them): one that opens inside another is a broken stream.
+                // Items follow one another in the grammar: one that opens
+                // inside another is held back until its turn (see
+                // `order`), so none should be open here.
                 if let Some(open) = self.slots.iter().find(|s| !s.done) {
                     return Err(format!(
                         "the upstream opened an output item while its {} item was still open",
@@ -194,7 +214,7 @@ impl StreamTranslator {
             "" => Err(format!("the upstream sent an event without a type: {data}")),
             _ => {
                 self.begin(out);
-                self.item_event(&kind, event, out)
+                self.item_event(kind, event, out)
             }
         }
     }
@@ -473,7 +493,8 @@ impl crate::stream::StreamTranslate for StreamTranslator {
         }
         // The event is read once, into its fields: its text is not
         // checked as JSON beforehand.
-        if let Err(message) = self.event(data, out) {
+        let read = self.event(data, out).and_then(|()| self.release(out));
+        if let Err(message) = read {
             self.fail_with(Failure::server(message), out);
         }
     }

@@ -89,7 +89,15 @@ impl StreamTranslator {
         if let Some(u) = body.usage {
             self.usage = Some(add_usage(usage(&u), self.ctx.prior_usage));
         }
-        self.take_listed(body.output.as_deref().unwrap_or_default(), out)?;
+        let listed = body.output.as_deref().unwrap_or_default();
+        // Items still held back behind one the backend never finished
+        // are sent first, each in its turn.
+        let settled = match kind {
+            "response.completed" => ResponseStatus::Completed,
+            _ => ResponseStatus::Incomplete,
+        };
+        self.settle_held(listed, settled, out)?;
+        self.take_listed(listed, out)?;
         let status = match kind {
             "response.completed" => ResponseStatus::Completed,
             "response.incomplete" => ResponseStatus::Incomplete,
@@ -195,6 +203,7 @@ impl StreamTranslator {
             return;
         }
         self.begin(out);
+        self.drop_held();
         self.close_unfinished(ResponseStatus::Incomplete, out);
         self.send_error(&failure, out);
         let error = ResponseError {
@@ -261,7 +270,7 @@ impl StreamTranslator {
 
     /// Finishes every item still open, as `status` says, with what arrived
     /// of it.
-    fn close_unfinished(&mut self, status: ResponseStatus, out: &mut Frames) {
+    pub(super) fn close_unfinished(&mut self, status: ResponseStatus, out: &mut Frames) {
         let item_status = match status {
             ResponseStatus::Completed => "\"completed\"",
             _ => "\"incomplete\"",
