@@ -22,10 +22,12 @@ pub enum ThinkTags {
     Off,
     /// A block at the very start of the content (after whitespace, if
     /// any) opened by `<think>` or `<reasoning>` and closed by the matching
-    /// tag is reasoning; the rest is content, tags included. Servers
-    /// without a reasoning parser write reasoning models' thinking so
-    /// (DeepSeek-R1 on some hosts, Qwen3 on vLLM without `--reasoning-parser`,
-    /// gpt-oss on Bedrock), and an answer rarely opens with such a tag.
+    /// tag is reasoning, and so are blocks of the same tag right after it
+    /// (gpt-oss on Bedrock wraps every reasoning chunk in its own pair);
+    /// the rest is content, tags included. Servers without a reasoning
+    /// parser write reasoning models' thinking so (DeepSeek-R1 on some
+    /// hosts, Qwen3 on vLLM without `--reasoning-parser`, gpt-oss on
+    /// Bedrock), and an answer rarely opens with such a tag.
     #[default]
     Leading,
     /// Text between `<think>` and `</think>` is reasoning, wherever it is.

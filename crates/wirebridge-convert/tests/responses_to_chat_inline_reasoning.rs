@@ -96,6 +96,37 @@ fn a_leading_block_is_reasoning_wherever_the_stream_is_cut() {
     }
 }
 
+/// gpt-oss on Bedrock wraps every reasoning chunk in its own pair of
+/// `<reasoning>` tags (the order of its stream, written by hand): the
+/// blocks are one reasoning item, and the answer carries no tag.
+#[test]
+fn reasoning_chunks_each_in_their_own_tags_are_one_reasoning() {
+    let fragments = [
+        "<reasoning>The user</reasoning>",
+        "<reasoning> wants the sum.</reasoning>",
+        "<reasoning> 2 + 2 = 4.</reasoning>",
+        "The answer is 4.",
+    ];
+    let upstream = content_stream(&fragments);
+    let bytes = upstream.as_bytes();
+    for cut in 0..=bytes.len() {
+        let t = translate_cut(bytes, cut, &leading());
+        assert_eq!(t.status, "completed");
+        assert_eq!(
+            t.reasoning, "The user wants the sum. 2 + 2 = 4.",
+            "cut at {cut}"
+        );
+        assert_eq!(t.text, "The answer is 4.", "cut at {cut}");
+        assert_eq!(item_types(&t), ["reasoning", "message"], "cut at {cut}");
+    }
+    let output = body_output(&fragments.concat(), &leading());
+    assert_eq!(
+        output[0]["content"][0]["text"],
+        "The user wants the sum. 2 + 2 = 4."
+    );
+    assert_eq!(output[1]["content"][0]["text"], "The answer is 4.");
+}
+
 #[test]
 fn content_that_is_not_a_leading_block_is_left_alone() {
     for fragments in [

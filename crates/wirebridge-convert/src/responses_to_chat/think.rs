@@ -5,7 +5,8 @@
 //! `<reasoning>…</reasoning>` (gpt-oss on some hosts). The splitter
 //! separates it, tolerating tags cut across chunks anywhere: it holds back
 //! only what could still be the start of a tag, and releases it as soon as
-//! it cannot.
+//! it cannot. Blocks of one tag back to back are one reasoning: some hosts
+//! wrap every reasoning chunk in its own pair of tags.
 
 use crate::profile::ThinkTags;
 
@@ -33,6 +34,15 @@ enum Place {
     Opening,
     /// Inside a block, until its closing tag.
     Inside(&'static str),
+    /// Just after a block ([`ThinkTags::Leading`] and
+    /// [`ThinkTags::StartsInside`]): another block of the same tag may
+    /// follow at once, after whitespace if any, and continues the same
+    /// reasoning (gpt-oss on Bedrock wraps every reasoning chunk in its
+    /// own pair of tags).
+    After {
+        open: &'static str,
+        close: &'static str,
+    },
     /// Outside any block: [`ThinkTags::Tags`] looks for the next `<think>`;
     /// the other modes have nothing more to find.
     Outside,
@@ -117,12 +127,28 @@ impl ThinkSplitter {
                 Place::Inside(close) => match rest.find(close) {
                     Some(at) => {
                         self.emit(&rest[..at], emit);
-                        self.place = Place::Outside;
+                        self.place = match (self.mode, opening_of(close)) {
+                            (ThinkTags::Tags, _) | (_, None) => Place::Outside,
+                            (_, Some(open)) => Place::After { open, close },
+                        };
                         self.trim_next_content = true;
                         rest = &rest[at + close.len()..];
                     }
                     None => return self.hold_partial(rest, close, emit),
                 },
+                Place::After { open, close } => {
+                    let start = rest.trim_start();
+                    if let Some(inside) = start.strip_prefix(open) {
+                        // The whitespace between two blocks goes with them.
+                        self.place = Place::Inside(close);
+                        rest = inside;
+                    } else if open.starts_with(start) {
+                        self.pending = rest.to_owned();
+                        return;
+                    } else {
+                        self.place = Place::Outside;
+                    }
+                }
                 Place::Outside if self.mode == ThinkTags::Tags => match rest.find(OPEN) {
                     Some(at) => {
                         self.emit(&rest[..at], emit);
@@ -149,7 +175,7 @@ impl ThinkSplitter {
     /// something that is not content (a tool call, a refusal). Content that
     /// had not yet shown whether it opens with a tag is content.
     pub(super) fn finish(&mut self, emit: &mut dyn FnMut(Side, &str)) {
-        if self.place == Place::Opening {
+        if matches!(self.place, Place::Opening | Place::After { .. }) {
             self.place = Place::Outside;
         }
         let pending = std::mem::take(&mut self.pending);
@@ -201,6 +227,14 @@ fn leading_tag(start: &str) -> Opening {
         }
     }
     Opening::NotATag
+}
+
+/// The opening tag of the block `close` ends.
+fn opening_of(close: &str) -> Option<&'static str> {
+    LEADING_BLOCKS
+        .iter()
+        .find(|(_, c)| *c == close)
+        .map(|(open, _)| *open)
 }
 
 /// Length of the longest suffix of `text` that is a proper prefix of `tag`.

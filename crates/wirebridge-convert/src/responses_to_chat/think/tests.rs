@@ -208,3 +208,62 @@ fn an_unclosed_leading_block_is_reasoning() {
         Some(("almost</thi".into(), String::new()))
     );
 }
+
+#[test]
+fn leading_blocks_back_to_back_are_one_reasoning() {
+    let cases: [(ThinkTags, &str, Pieces); 5] = [
+        // gpt-oss on Bedrock: each reasoning chunk in its own pair of tags.
+        (
+            ThinkTags::Leading,
+            "<reasoning>The user</reasoning><reasoning> asks</reasoning>\n<reasoning>.</reasoning>\n\nIt is 4.",
+            vec![reasoning("The user asks."), content("It is 4.")],
+        ),
+        (
+            ThinkTags::Leading,
+            "<think>a</think>  <think>b</think>c",
+            vec![reasoning("ab"), content("c")],
+        ),
+        // A block of the other tag is content, as any tag after the answer.
+        (
+            ThinkTags::Leading,
+            "<think>a</think><reasoning>b</reasoning>",
+            vec![reasoning("a"), content("<reasoning>b</reasoning>")],
+        ),
+        (
+            ThinkTags::Leading,
+            "<reasoning>a</reasoning>Answer <reasoning>b</reasoning>",
+            vec![reasoning("a"), content("Answer <reasoning>b</reasoning>")],
+        ),
+        (
+            ThinkTags::StartsInside,
+            "a</think><think>b</think>c",
+            vec![reasoning("ab"), content("c")],
+        ),
+    ];
+    for (mode, whole, expected) in &cases {
+        assert_every_cut(*mode, whole, expected);
+    }
+}
+
+#[test]
+fn what_may_open_the_next_block_is_held_back_and_released() {
+    assert_eq!(
+        split_all(ThinkTags::Leading, "<think>a</think>\n<thi"),
+        Some(("a".into(), "<thi".into()))
+    );
+    let mut splitter = ThinkSplitter::new(ThinkTags::Leading).unwrap();
+    let mut out = Pieces::new();
+    for (fragment, sent) in [
+        ("<reasoning>a</reasoning>", "a"),
+        ("<reas", "a"),
+        ("on", "a"),
+        ("ing>b", "ab"),
+        ("</reasoning><rea", "ab"),
+        ("l answer", "ab<real answer"),
+    ] {
+        splitter.push(fragment, &mut |side, piece| collect(&mut out, side, piece));
+        let text: String = out.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(text, sent, "after {fragment:?}");
+    }
+    assert_eq!(out, vec![reasoning("ab"), content("<real answer")]);
+}
