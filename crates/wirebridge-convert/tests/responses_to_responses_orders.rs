@@ -251,3 +251,63 @@ fn holding_back_more_than_the_limit_fails_keeping_what_was_sent() {
     let message = transcript.error.unwrap()["message"].to_string();
     assert!(message.contains("holds back"), "{message}");
 }
+
+#[test]
+fn a_backend_failure_sends_the_held_items_its_response_lists() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"rs","summary":[]}}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","output_index":1,"content_index":0,"part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","output_index":1,"content_index":0,"delta":"Half"}"#,
+        r#"{"type":"error","error":{"type":"server_error","code":"server_error","message":"overloaded","param":null}}"#,
+        r#"{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"overloaded"},"output":[{"type":"reasoning","id":"rs","summary":[]}]}}"#,
+    ]);
+    for seed in [0, 5] {
+        let (out, _) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &upstream,
+            seed,
+        );
+        let transcript = checked(&String::from_utf8(out).unwrap(), "failure");
+        assert_eq!(transcript.status, "failed");
+        assert_eq!(transcript.error.as_ref().unwrap()["message"], "overloaded");
+        // The reasoning item as listed, then the message with what
+        // arrived of it, cut short.
+        let statuses: Vec<(&str, &str)> = transcript
+            .output
+            .iter()
+            .map(|i| {
+                (
+                    i["type"].as_str().unwrap(),
+                    i["status"].as_str().unwrap_or(""),
+                )
+            })
+            .collect();
+        assert_eq!(statuses, [("reasoning", ""), ("message", "incomplete")]);
+        assert_eq!(transcript.text, "Half");
+    }
+}
+
+#[test]
+fn an_incomplete_response_finishes_the_open_item_and_sends_the_held_one() {
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":"","status":"in_progress"}}"#,
+        r#"{"type":"response.function_call_arguments.delta","item_id":"fc","output_index":0,"delta":"{\"a\":"}"#,
+        r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Note.","annotations":[]}]}}"#,
+        r#"{"type":"response.incomplete","response":{"id":"r","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}}"#,
+    ]);
+    let (out, _) = drive(
+        StreamTranslator::new(NativeContext::default()),
+        &upstream,
+        2,
+    );
+    let transcript = checked(&String::from_utf8(out).unwrap(), "incomplete");
+    assert_eq!(transcript.status, "incomplete");
+    assert_eq!(transcript.output[0]["status"], "incomplete");
+    assert_eq!(transcript.output[0]["arguments"], "{\"a\":");
+    assert_eq!(transcript.output[1]["status"], "completed");
+    assert_eq!(transcript.text, "Note.");
+}

@@ -131,7 +131,8 @@ impl StreamTranslator {
     /// Sends the items held back whose turn has come: each, once no item
     /// is open, read as if its events came now.
     pub(super) fn release(&mut self, out: &mut Frames) -> Result<(), String> {
-        while self.open_slot().is_none() {
+        // Most streams never hold anything: no look at the items for them.
+        while !self.held.items.is_empty() && self.open_slot().is_none() {
             let Some(item) = self.held.items.pop_front() else {
                 return Ok(());
             };
