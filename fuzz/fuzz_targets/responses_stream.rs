@@ -34,6 +34,7 @@ fn context(options: u8) -> ChatContext {
         },
         // Calls to any other tool are ones the backend ran itself.
         declared_tools: (options & 16 != 0).then(|| vec!["f".to_owned()]),
+        declared_custom: Vec::new(),
     }
 }
 

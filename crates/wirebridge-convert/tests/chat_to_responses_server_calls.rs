@@ -200,3 +200,50 @@ fn the_request_says_which_tools_the_client_declared() {
         .context;
     assert_eq!(ctx.declared_tools, Some(Vec::new()));
 }
+
+/// The searched-then-answered reply with its call made to `name`.
+fn called(call_type: &str, name: &str) -> Vec<Value> {
+    let mut events = searched_then_answered(call_type);
+    for event in &mut events[1..=2] {
+        event["item"]["name"] = Value::from(name);
+    }
+    events
+}
+
+/// A backend that runs a call itself may send it as a `custom_tool_call`
+/// although the client declared the tool as a function (xAI does; the
+/// events are written by hand): the client reads a call to its function,
+/// streamed or not.
+#[test]
+fn a_call_takes_the_form_its_tool_was_declared_in() {
+    let (t, losses) = stream(
+        &events(&called("custom_tool_call", "save_note")),
+        &context(),
+    );
+    assert_eq!(t.tool_calls.len(), 1, "{:?}", t.tool_calls);
+    assert_eq!(t.tool_calls[0].name, "save_note");
+    assert_eq!(t.tool_calls[0].arguments, r#"{"query":"AI"}"#);
+    assert_eq!(t.finish_reason.as_deref(), Some("tool_calls"));
+    assert!(losses.is_empty(), "{losses:?}");
+
+    let events = called("custom_tool_call", "save_note");
+    let mut response = events[6]["response"].clone();
+    response["output"] = Value::from(vec![events[2]["item"].clone()]);
+    let translated = translate_body(response.to_string().as_bytes(), &context()).unwrap();
+    let (reply, finish) = message(&translated.body);
+    let call = &reply["tool_calls"][0];
+    assert_eq!(call["type"], "function", "{call}");
+    assert_eq!(call["function"]["name"], "save_note");
+    assert_eq!(call["function"]["arguments"], r#"{"query":"AI"}"#);
+    assert_eq!(finish, "tool_calls");
+
+    // And a function call to a tool declared as custom is a custom call.
+    let events = called("function_call", "apply_patch");
+    let mut response = events[6]["response"].clone();
+    response["output"] = Value::from(vec![events[2]["item"].clone()]);
+    let translated = translate_body(response.to_string().as_bytes(), &context()).unwrap();
+    let (reply, _) = message(&translated.body);
+    let call = &reply["tool_calls"][0];
+    assert_eq!(call["type"], "custom", "{call}");
+    assert_eq!(call["custom"]["input"], r#"{"query":"AI"}"#);
+}

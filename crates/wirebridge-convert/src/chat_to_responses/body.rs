@@ -94,9 +94,17 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
                 unfinished = true;
                 losses.push(unfinished_call_loss(i as u32, name));
             }
-            "function_call" => {
-                let arguments = arguments(item.arguments);
-                if !arguments_are_object(&arguments) {
+            kind @ ("function_call" | "custom_tool_call") => {
+                let id = item.call_id.as_deref().unwrap_or_default().into();
+                let text = match kind {
+                    "custom_tool_call" => item
+                        .input
+                        .map(JsonText::from)
+                        .unwrap_or_else(|| JsonText::from_text("")),
+                    _ => arguments(item.arguments),
+                };
+                let custom = ctx.custom_call(name, kind);
+                if !custom && !arguments_are_object(&text) {
                     // Cut short in a response cut short: unfinished.
                     if response.status.as_deref() == Some("incomplete") {
                         unfinished = true;
@@ -108,24 +116,24 @@ pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, 
                         "output[{i}] ('{name}') has arguments that are not a JSON object"
                     )));
                 }
-                tool_calls.push(ToolCall::Function {
-                    id: item.call_id.as_deref().unwrap_or_default().into(),
-                    function: FunctionCall {
-                        name: name.into(),
-                        arguments,
+                // The form the client declared the tool in.
+                tool_calls.push(match custom {
+                    true => ToolCall::Custom {
+                        id,
+                        custom: CustomCall {
+                            name: name.into(),
+                            input: text,
+                        },
                     },
-                })
+                    false => ToolCall::Function {
+                        id,
+                        function: FunctionCall {
+                            name: name.into(),
+                            arguments: text,
+                        },
+                    },
+                });
             }
-            "custom_tool_call" => tool_calls.push(ToolCall::Custom {
-                id: item.call_id.as_deref().unwrap_or_default().into(),
-                custom: CustomCall {
-                    name: name.into(),
-                    input: item
-                        .input
-                        .map(JsonText::from)
-                        .unwrap_or_else(|| JsonText::from_text("")),
-                },
-            }),
             other => losses.push(Loss {
                 kind: LossKind::UnsupportedItem,
                 path: format!("output[{i}]"),

@@ -74,6 +74,13 @@ pub struct ChatContext {
     /// can neither run nor answer it, so it is left out of the reply and
     /// reported. `None` lets every call through.
     pub declared_tools: Option<Vec<String>>,
+    /// The names among [`declared_tools`](Self::declared_tools) the client
+    /// declared as `custom` tools (free-form input); the others are
+    /// functions. A call to a declared tool takes the tool's form, whatever
+    /// item the backend sent it as: a backend may run a call itself and
+    /// send it as a `custom_tool_call` (xAI does), and a Chat client reads
+    /// a call to one of its functions only as a function call.
+    pub declared_custom: Vec<String>,
 }
 
 impl ChatContext {
@@ -86,6 +93,21 @@ impl ChatContext {
                 .declared_tools
                 .as_ref()
                 .is_some_and(|tools| !tools.iter().any(|t| t == name))
+    }
+
+    /// Whether a call to `name`, sent by the backend as a `kind` item
+    /// (`function_call` or `custom_tool_call`), reaches the client as a
+    /// `custom` call: the form the client declared the tool in, else the
+    /// item's own.
+    pub(crate) fn custom_call(&self, name: &str, kind: &str) -> bool {
+        let declared = self
+            .declared_tools
+            .as_ref()
+            .is_some_and(|tools| tools.iter().any(|t| t == name));
+        match declared {
+            true => self.declared_custom.iter().any(|t| t == name),
+            false => kind == "custom_tool_call",
+        }
     }
 }
 

@@ -86,6 +86,14 @@ pub fn translate_request(
             _ => None,
         })
         .collect();
+    let declared_custom = tools
+        .tools
+        .iter()
+        .filter_map(|tool| match tool {
+            Tool::Custom(c) => Some(c.name.clone().into_owned()),
+            _ => None,
+        })
+        .collect();
 
     let logprobs = request.logprobs == Some(true);
     let mut out = ResponsesRequest {
@@ -144,6 +152,7 @@ pub fn translate_request(
         logprobs,
         reasoning: options.reasoning,
         declared_tools: Some(declared_tools),
+        declared_custom,
     };
     Ok(TranslatedRequest {
         body,

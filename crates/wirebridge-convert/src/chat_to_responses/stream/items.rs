@@ -73,7 +73,8 @@ impl StreamTranslator {
             );
             return false;
         }
-        let custom = item.kind() == "custom_tool_call";
+        let name = item.name.as_deref().unwrap_or_default();
+        let custom = self.ctx.custom_call(name, item.kind());
         let chat_index = self.calls.len() as u32;
         self.calls.push(Call {
             output_index: index,
