@@ -1,6 +1,7 @@
 //! The in-process store: bounded, expiring, and lost on restart.
 
 mod conversations;
+mod items;
 mod table;
 
 use std::fmt;

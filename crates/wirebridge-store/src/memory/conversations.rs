@@ -8,13 +8,18 @@
 //! the response table: a tenant over its quota loses its own, a store over
 //! a bound takes from the tenant holding the most, and a new tenant beyond
 //! the bound on tenants replaces the one that wrote least recently.
+//!
+//! A conversation's items are kept indexed by id (`items.rs`): a write costs
+//! what it writes and a page what it lists, however long the conversation,
+//! so the store's one lock is held no longer for a long conversation.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::items::Items;
 use super::table::Limits;
-use crate::conversation::{page, ItemPage, ItemQuery, Lookup, StoredConversation, StoredItem};
+use crate::conversation::{ItemPage, ItemQuery, Lookup, StoredConversation, StoredItem};
 
 type Name = Arc<str>;
 
@@ -22,17 +27,11 @@ type Name = Arc<str>;
 #[derive(Debug)]
 struct Kept {
     conversation: StoredConversation,
-    items: Vec<StoredItem>,
+    items: Items,
     bytes: usize,
     /// The sequence number of its latest write.
     written: u64,
     expires: Instant,
-}
-
-impl Kept {
-    fn holds(&self, item_id: &str) -> Option<usize> {
-        self.items.iter().position(|item| item.id == item_id)
-    }
 }
 
 /// One tenant's conversations, with their write order.
@@ -70,13 +69,9 @@ impl Conversations {
         now: Instant,
         limits: Limits,
     ) -> Result<(), String> {
-        let mut unique: Vec<StoredItem> = Vec::with_capacity(items.len());
-        for item in items {
-            if !unique.iter().any(|kept| kept.id == item.id) {
-                unique.push(item);
-            }
-        }
-        let bytes = conversation.size() + unique.iter().map(StoredItem::size).sum::<usize>();
+        // The first of a repeated id is kept, as an append keeps it.
+        let unique: Items = items.into_iter().collect();
+        let bytes = conversation.size() + unique.bytes();
         if let Some(why) = limits.exceeded_by(bytes) {
             return Err(why);
         }
@@ -156,18 +151,24 @@ impl Conversations {
         let Some(kept) = self.live(tenant, id, now) else {
             return Ok(false);
         };
-        let mut added: Vec<StoredItem> = Vec::with_capacity(items.len());
-        for item in items {
-            if kept.holds(&item.id).is_none() && !added.iter().any(|a| a.id == item.id) {
-                added.push(item);
-            }
-        }
+        // What the new items (the first of a repeated id) add, each looked
+        // up in the index, never compared with the items held: nothing is
+        // added unless all of them fit.
+        let mut fresh: HashSet<&str> = HashSet::with_capacity(items.len());
+        let added: usize = items
+            .iter()
+            .filter(|item| !kept.items.holds(&item.id) && fresh.insert(&item.id))
+            .map(StoredItem::size)
+            .sum();
+        drop(fresh);
         let before = kept.bytes;
-        let grown = before + added.iter().map(StoredItem::size).sum::<usize>();
+        let grown = before + added;
         if let Some(why) = limits.exceeded_by(grown) {
             return Err(format!("conversation {id} would grow too large: {why}"));
         }
-        kept.items.extend(added);
+        for item in items {
+            kept.items.push(item);
+        }
         kept.bytes = grown;
         self.resize(tenant, before, grown);
         self.renew(tenant, id, now, limits);
@@ -185,11 +186,8 @@ impl Conversations {
         let Some(kept) = self.live(tenant, id, now) else {
             return Lookup::NoConversation;
         };
-        match page(&kept.items, query) {
-            Ok((items, has_more)) => Lookup::Found(ItemPage {
-                items: items.into_iter().cloned().collect(),
-                has_more,
-            }),
+        match kept.items.page(query) {
+            Ok((items, has_more)) => Lookup::Found(ItemPage { items, has_more }),
             Err(()) => Lookup::NoItem,
         }
     }
@@ -204,8 +202,8 @@ impl Conversations {
         let Some(kept) = self.live(tenant, id, now) else {
             return Lookup::NoConversation;
         };
-        match kept.holds(item_id) {
-            Some(at) => Lookup::Found(kept.items[at].clone()),
+        match kept.items.get(item_id) {
+            Some(item) => Lookup::Found(item.clone()),
             None => Lookup::NoItem,
         }
     }
@@ -221,11 +219,10 @@ impl Conversations {
         let Some(kept) = self.live(tenant, id, now) else {
             return Lookup::NoConversation;
         };
-        let Some(at) = kept.holds(item_id) else {
+        let Some(removed) = kept.items.remove(item_id) else {
             return Lookup::NoItem;
         };
         let before = kept.bytes;
-        let removed = kept.items.remove(at);
         kept.bytes -= removed.size();
         let (after, conversation) = (kept.bytes, kept.conversation.clone());
         self.resize(tenant, before, after);
@@ -358,5 +355,151 @@ impl Conversations {
             .iter()
             .max_by_key(|(_, t)| (measure(t), std::cmp::Reverse(t.latest())))
             .map(|(name, _)| Arc::clone(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::items::touched;
+    use super::*;
+    use crate::conversation::Order;
+
+    /// The length of the conversations the issue was found with.
+    const LONG: usize = 60_000;
+
+    fn limits() -> Limits {
+        Limits {
+            max_entries: 100,
+            max_bytes: 1 << 30,
+            max_entries_per_tenant: 100,
+            max_bytes_per_tenant: 1 << 30,
+            max_tenants: 10,
+            ttl: Duration::from_secs(3600),
+        }
+    }
+
+    fn item(id: &str) -> StoredItem {
+        StoredItem {
+            id: id.to_owned(),
+            item: format!(r#"{{"id":"{id}"}}"#),
+        }
+    }
+
+    /// A store holding one conversation, `c` of tenant `t`, of `LONG`
+    /// items `i0`, `i1`, …
+    fn long(now: Instant) -> Conversations {
+        let mut conversations = Conversations::default();
+        let conversation = StoredConversation {
+            id: "c".into(),
+            created_at: 0,
+            metadata: "{}".into(),
+        };
+        let items = (0..LONG).map(|n| item(&format!("i{n}"))).collect();
+        conversations
+            .create("t", conversation, items, now, limits())
+            .unwrap();
+        conversations
+    }
+
+    /// The items `work` looks at.
+    fn looked_at(work: impl FnOnce()) -> u64 {
+        let before = touched();
+        work();
+        touched() - before
+    }
+
+    #[test]
+    fn writes_to_a_long_conversation_look_at_the_items_written_only() {
+        let now = Instant::now();
+        let mut conversations = long(now);
+        let bytes = conversations.live_totals(now).1;
+        let appended = looked_at(|| {
+            let items = vec![item("new"), item("i7"), item("new")];
+            assert_eq!(
+                conversations.append("t", "c", items, now, limits()),
+                Ok(true)
+            );
+        });
+        // Each of the three looked up twice: once to count what it adds,
+        // once to add it.
+        assert!(appended <= 2 * 3, "one append looked at {appended} items");
+        // Only the new item was added, and counted.
+        assert_eq!(conversations.live_totals(now).1, bytes + item("new").size());
+        let found = looked_at(|| {
+            let found = conversations.item("t", "c", "i30000", now);
+            assert_eq!(found, Lookup::Found(item("i30000")));
+        });
+        assert!(found <= 1, "one lookup looked at {found} items");
+        let deleted = looked_at(|| {
+            let deleted = conversations.delete_item("t", "c", "i30000", now, limits());
+            assert!(matches!(deleted, Lookup::Found(_)), "{deleted:?}");
+        });
+        assert!(deleted <= 1, "one deletion looked at {deleted} items");
+        assert_eq!(
+            conversations.live_totals(now).1,
+            bytes + item("new").size() - item("i30000").size()
+        );
+    }
+
+    #[test]
+    fn a_page_of_a_long_conversation_looks_at_its_own_items_only() {
+        let now = Instant::now();
+        let mut conversations = long(now);
+        assert!(matches!(
+            conversations.delete_item("t", "c", "i30001", now, limits()),
+            Lookup::Found(_)
+        ));
+        let query = |after: &str, order| ItemQuery {
+            after: Some(after.to_owned()),
+            limit: 3,
+            order,
+        };
+        let ids = |page: Lookup<ItemPage>| match page {
+            Lookup::Found(page) => (
+                page.items
+                    .into_iter()
+                    .map(|item| item.id)
+                    .collect::<Vec<_>>(),
+                page.has_more,
+            ),
+            other => panic!("{other:?}"),
+        };
+        let mut pages = Vec::new();
+        let read = looked_at(|| {
+            for order in [Order::Ascending, Order::Descending] {
+                let page = conversations.list("t", "c", &query("i30000", order), now);
+                pages.push(ids(page));
+            }
+        });
+        // The item after, the page's own, and the one that says more follow.
+        assert!(read <= 2 * 5, "two pages of 3 looked at {read} items");
+        assert_eq!(
+            pages,
+            [
+                (
+                    vec!["i30002".to_owned(), "i30003".into(), "i30004".into()],
+                    true
+                ),
+                (
+                    vec!["i29999".to_owned(), "i29998".into(), "i29997".into()],
+                    true
+                ),
+            ]
+        );
+        let last = conversations.list(
+            "t",
+            "c",
+            &query(&format!("i{}", LONG - 2), Order::Ascending),
+            now,
+        );
+        assert_eq!(ids(last), (vec![format!("i{}", LONG - 1)], false));
+        let first = conversations.list("t", "c", &query("i1", Order::Descending), now);
+        assert_eq!(ids(first), (vec!["i0".to_owned()], false));
+        assert_eq!(
+            conversations.list("t", "c", &query("i30001", Order::Ascending), now),
+            Lookup::NoItem
+        );
     }
 }
