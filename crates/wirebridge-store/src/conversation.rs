@@ -147,9 +147,12 @@ pub trait ConversationStore: Send + Sync + 'static {
         items: Vec<StoredItem>,
     ) -> BoxFuture<'a, Result<bool, StoreError>>;
 
-    /// A page of a conversation's items, read in one round trip whatever
-    /// the conversation's length; [`Lookup::NoItem`] when `query.after`
-    /// names no item of it.
+    /// A page of a conversation's items, as the conversation was at one
+    /// moment, whatever writes run meanwhile; [`Lookup::NoItem`] when
+    /// `query.after` names no item of it. The work of each step is bounded
+    /// by what it lists, never by the conversation's length: in memory one
+    /// lookup and the page's items, on a server pieces of bounded size,
+    /// each one round trip.
     fn list_items<'a>(
         &'a self,
         tenant: &'a str,

@@ -88,11 +88,18 @@ use scripts::Lua;
 /// id (escaped as a tenant is, so that no id reaches another key):
 /// `{prefix}:{<tenant>}:v:<id>`, a hash of its record (`v`, `created_at`,
 /// `metadata`); `…:v:<id>:o`, a list of its item ids in order; and
-/// `…:v:<id>:i`, a hash from each item id to the item's JSON. Each
-/// operation is one `EVALSHA` (reading the record, one `HMGET`): a page
-/// after an item finds the item's place in the script (`LPOS`), then reads
-/// the page's ids (`LRANGE`) and items (`HMGET`), never the whole
-/// conversation. Every write (creating, updating, appending, deleting an
+/// `…:v:<id>:i`, a hash from each item id to the item's JSON. Each write
+/// is one `EVALSHA` (reading the record, one `HMGET`). A page of items is
+/// read in pieces, each one `EVALSHA` of at most 512 items and about 1 MiB
+/// (one item more at most), so that no conversation's length holds the
+/// server, which runs one script at a time for every tenant, for longer
+/// than one piece: the first finds the page (after an item, the item's
+/// place, with `LPOS`), each reads its ids (`LRANGE`) and items (`HMGET`).
+/// The pieces read the conversation as it was when the first was read: a
+/// write that moves or replaces items meanwhile (deleting an item,
+/// creating the conversation again) changes the record's generation (`g`),
+/// and the page is read again from the start (after 4 tries the read fails
+/// as [`StoreError::Unavailable`]). Every write (creating, updating, appending, deleting an
 /// item) sets the TTL on all three keys, so they expire together a TTL
 /// after the latest write; reads renew nothing. The store sets no bounds of
 /// its own: a write the server refuses for want of memory fails with

@@ -83,9 +83,16 @@ async fn a_conversation_is_three_keys_of_its_tenant_with_the_store_s_ttl() {
     }
     let record: Vec<String> = command(&mut connection, &["HGETALL", &keys[0]]).await;
     assert_eq!(
-        record,
+        record[..6],
         ["v", "1", "created_at", "1700000000", "metadata", "{}"]
     );
+    // The generation: the first, with the server's time.
+    assert_eq!(record.len(), 8, "{record:?}");
+    assert_eq!(record[6], "g");
+    let generation: Vec<&str> = record[7].split('-').collect();
+    assert_eq!(generation.len(), 3, "{record:?}");
+    assert_eq!(generation[0], "1");
+    assert!(generation[1..].iter().all(|n| n.parse::<u64>().is_ok()));
     let order: Vec<String> = command(&mut connection, &["LRANGE", &keys[2], "0", "-1"]).await;
     assert_eq!(order, ["a", "b"]);
     for ttl in ttls(&mut connection, &keys).await {
@@ -258,12 +265,13 @@ async fn read_calls(connection: &mut MultiplexedConnection) -> Vec<u64> {
     counts
 }
 
-/// Appending to a 1,000-item conversation, listing it whole and a page
-/// after one of its items are one round trip each: counted by the store
-/// and, for the scripts, by the server, which finds the page's place itself
-/// (`LPOS`) rather than sending the conversation back.
+/// Appending to a 1,000-item conversation is one round trip, and so is a
+/// page after one of its items; listing it whole is one round trip per 512
+/// items: counted by the store and, for the scripts, by the server, which
+/// finds the page's place itself (`LPOS`) rather than sending the
+/// conversation back.
 #[tokio::test]
-async fn one_round_trip_per_conversation_read_and_append_at_any_length() {
+async fn one_round_trip_per_append_and_per_piece_of_a_read() {
     let (_server, store, mut connection) = fixture().await;
     let t = tenant("conversation-round-trips");
     let items: Vec<StoredItem> = (0..1_000).map(|n| item(&format!("msg_{n}"))).collect();
@@ -298,17 +306,18 @@ async fn one_round_trip_per_conversation_read_and_append_at_any_length() {
         limit: 5,
         order: Order::Descending,
     };
-    // Listing all: one range of ids, their items 512 at a time; a page after
-    // an item: its place, then one range and its items.
+    // Listing all: two pieces (512 items, then 489), each a range of ids and
+    // their items; a page after an item: its place, then one range and its
+    // items.
     for (query, expected) in [
-        (ItemQuery::all(), [1, 0, 0, 1, 2]),
+        (ItemQuery::all(), [2, 0, 0, 2, 2]),
         (after_990, [1, 0, 1, 1, 1]),
     ] {
         let before = (store.round_trips(), read_calls(&mut connection).await);
         let Lookup::Found(page) = store.list_items(&t, "conv_1", &query).await.unwrap() else {
             panic!("the conversation and the item are there")
         };
-        assert_eq!(store.round_trips() - before.0, 1, "{query:?}");
+        assert_eq!(store.round_trips() - before.0, expected[0], "{query:?}");
         let now = read_calls(&mut connection).await;
         let made: Vec<u64> = now.iter().zip(&before.1).map(|(n, b)| n - b).collect();
         assert_eq!(
@@ -328,4 +337,75 @@ async fn one_round_trip_per_conversation_read_and_append_at_any_length() {
             assert!(page.has_more);
         }
     }
+}
+
+/// An item of `bytes` bytes, a JSON object.
+fn sized(id: &str, bytes: usize) -> StoredItem {
+    let mut item = format!(r#"{{"id":"{id}","text":""#);
+    let pad = bytes - item.len() - 2;
+    item.push_str(&"x".repeat(pad));
+    item.push_str("\"}");
+    assert_eq!(item.len(), bytes);
+    StoredItem {
+        id: id.to_owned(),
+        item,
+    }
+}
+
+/// A conversation of 10 items of 300,000 bytes is read in pieces of about
+/// 1 MiB, each one script on the server (which runs nothing else while
+/// one runs): 4 items (the fourth takes a piece past 1 MiB), 4, then 2. A
+/// piece that goes on is written back in the order the page asked for.
+#[tokio::test]
+async fn a_long_conversation_is_read_in_pieces_of_bounded_bytes() {
+    let (_server, store, mut connection) = fixture().await;
+    let t = tenant("conversation-pieces");
+    let items: Vec<StoredItem> = (0..10)
+        .map(|n| sized(&format!("big_{n}"), 300_000))
+        .collect();
+    store
+        .create_conversation(&t, conversation("conv_1", "{}"), items.clone())
+        .await
+        .unwrap();
+    // Loads the script on the server.
+    let one = ItemQuery {
+        limit: 1,
+        ..ItemQuery::all()
+    };
+    store.list_items(&t, "conv_1", &one).await.unwrap();
+    let mut newest_first = items.clone();
+    newest_first.reverse();
+    for (order, expected) in [
+        (Order::Ascending, &items),
+        (Order::Descending, &newest_first),
+    ] {
+        let query = ItemQuery {
+            order,
+            ..ItemQuery::all()
+        };
+        let before = (store.round_trips(), read_calls(&mut connection).await);
+        let Lookup::Found(page) = store.list_items(&t, "conv_1", &query).await.unwrap() else {
+            panic!("the conversation is there")
+        };
+        assert_eq!(store.round_trips() - before.0, 3, "{order:?}");
+        let now = read_calls(&mut connection).await;
+        let made: Vec<u64> = now.iter().zip(&before.1).map(|(n, b)| n - b).collect();
+        // Scripts, loaded once; one range of ids and one HMGET per piece.
+        assert_eq!(made, [3, 0, 0, 3, 3], "{order:?}");
+        assert_eq!(&page.items, expected);
+        assert!(!page.has_more);
+    }
+    // A page of 5 after the second item: 4 items, then 1.
+    let query = ItemQuery {
+        after: Some("big_1".to_owned()),
+        limit: 5,
+        order: Order::Ascending,
+    };
+    let before = store.round_trips();
+    let Lookup::Found(page) = store.list_items(&t, "conv_1", &query).await.unwrap() else {
+        panic!("the conversation is there")
+    };
+    assert_eq!(store.round_trips() - before, 2);
+    assert_eq!(page.items, items[2..7]);
+    assert!(page.has_more);
 }

@@ -1,13 +1,16 @@
 //! Conversations (`/v1/conversations`) on Redis: each one three keys of its
 //! tenant (its record, the order of its item ids and its items, see
-//! `keys.rs`), each operation one script (see `scripts.rs` here) or one
-//! plain command, so one round trip on one node whatever the
-//! conversation's length.
+//! `keys.rs`), each write one script (see `scripts.rs` here) or one plain
+//! command, so one round trip on one node whatever the conversation's
+//! length; a page of items is read in pieces of bounded size, one script
+//! each, as the conversation was when the first was read.
 //!
 //! The store has no bounds of its own on conversations: Redis's
 //! `maxmemory` is the bound, and a write it refuses for want of memory is
 //! [`StoreError::NotKept`] and writes nothing.
 
+#[cfg(test)]
+mod reads;
 mod scripts;
 
 pub(super) use scripts::Scripts;
@@ -93,18 +96,61 @@ fn found_record(id: &str, values: &[Option<Vec<u8>>]) -> Result<StoredConversati
         .ok_or_else(|| StoreError::Corrupt(format!("conversation {id}: its record has no fields")))
 }
 
-/// A page from the list script's reply: `m` or `e` (more items follow, or
-/// not), then ids and items in pairs; `n` when the item to list after is
-/// not in the conversation.
-fn read_page(id: &str, reply: Vec<Vec<u8>>) -> Result<Lookup<ItemPage>, StoreError> {
+/// The most items one piece of a page holds: a piece is one script, and
+/// the server runs nothing else meanwhile.
+const PIECE_ITEMS: usize = 512;
+
+/// The bytes of items after which a piece ends (it holds at least one item,
+/// so it may exceed this by one item).
+const PIECE_BYTES: usize = 1 << 20;
+
+/// How many times a page is read from its start when a write moves items
+/// while it is read, before the read fails as unavailable.
+const READ_ATTEMPTS: usize = 4;
+
+/// What one piece of a page found.
+#[derive(Debug, PartialEq, Eq)]
+enum Piece {
+    /// The item to list after is not in the conversation.
+    NoItem,
+    /// The conversation changed (or went) since the page's first piece.
+    Changed,
+    /// Items of the page, and where the page goes on.
+    Items(Items),
+}
+
+/// A piece's items, and where the page goes on.
+#[derive(Debug, PartialEq, Eq)]
+struct Items {
+    /// Whether more items follow the page: known from its first piece.
+    has_more: Option<bool>,
+    /// The conversation's generation when the page's first piece was read.
+    generation: Vec<u8>,
+    /// The position of the next piece's first item and of the page's last,
+    /// while the page is not read whole.
+    next: Option<(Vec<u8>, Vec<u8>)>,
+    items: Vec<StoredItem>,
+}
+
+/// A piece from the list script's reply: `n`, `c`, or a marker (`m`, `e`
+/// or `-`), the generation, the next position (`-` at the end of the page)
+/// and the last one, then ids and items in pairs.
+fn read_piece(id: &str, reply: Vec<Vec<u8>>) -> Result<Piece, StoreError> {
     let corrupt = |why: &str| StoreError::Corrupt(format!("the items of conversation {id}: {why}"));
     let mut values = reply.into_iter();
     let has_more = match values.next().as_deref() {
-        Some(b"n") => return Ok(Lookup::NoItem),
-        Some(b"m") => true,
-        Some(b"e") => false,
+        Some(b"n") => return Ok(Piece::NoItem),
+        Some(b"c") => return Ok(Piece::Changed),
+        Some(b"m") => Some(true),
+        Some(b"e") => Some(false),
+        Some(b"-") => None,
         _ => return Err(corrupt("the reply starts with no page marker")),
     };
+    let (Some(generation), Some(next), Some(last)) = (values.next(), values.next(), values.next())
+    else {
+        return Err(corrupt("the reply lacks where the page goes on"));
+    };
+    let next = (next != b"-").then_some((next, last));
     let mut items = Vec::with_capacity(values.len() / 2);
     while let Some(item_id) = values.next() {
         let item = values
@@ -121,7 +167,15 @@ fn read_page(id: &str, reply: Vec<Vec<u8>>) -> Result<Lookup<ItemPage>, StoreErr
             item,
         });
     }
-    Ok(Lookup::Found(ItemPage { items, has_more }))
+    if next.is_some() && items.is_empty() {
+        return Err(corrupt("a piece that is not the last holds no item"));
+    }
+    Ok(Piece::Items(Items {
+        has_more,
+        generation,
+        next,
+        items,
+    }))
 }
 
 /// The list script's limit: a whole number Lua reads exactly enough (it
@@ -132,6 +186,106 @@ fn limit_arg(limit: usize) -> String {
         .unwrap_or(u64::MAX)
         .min(i64::MAX.unsigned_abs())
         .to_string()
+}
+
+impl RedisStore {
+    /// A page of conversation `id`'s items, read in pieces (see
+    /// `scripts.rs`) as the conversation was when the first was read;
+    /// `None` when a write moved its items meanwhile.
+    async fn read_page(
+        &self,
+        tenant: &str,
+        id: &str,
+        query: &ItemQuery,
+    ) -> Result<Option<Lookup<ItemPage>>, StoreError> {
+        let keys = self.conversation_keys(tenant, id).all();
+        let mut piece = match self.first_piece(&keys, id, query).await? {
+            None => return Ok(Some(Lookup::NoConversation)),
+            Some(Piece::NoItem) => return Ok(Some(Lookup::NoItem)),
+            Some(Piece::Changed) => return Ok(None),
+            Some(Piece::Items(piece)) => piece,
+        };
+        let has_more = piece.has_more.unwrap_or(false);
+        let mut items = std::mem::take(&mut piece.items);
+        while piece.next.is_some() {
+            piece = match self.next_piece(&keys, id, query.order, &piece).await? {
+                Some(later) => later,
+                None => return Ok(None),
+            };
+            items.append(&mut piece.items);
+        }
+        Ok(Some(Lookup::Found(ItemPage { items, has_more })))
+    }
+
+    /// The first piece of the page `query` asks for; `None` when there is
+    /// no conversation.
+    async fn first_piece(
+        &self,
+        keys: &[String],
+        id: &str,
+        query: &ItemQuery,
+    ) -> Result<Option<Piece>, StoreError> {
+        let after = match &query.after {
+            Some(after) => format!("+{after}"),
+            None => "-".to_owned(),
+        };
+        let limit = limit_arg(query.limit);
+        let (max_items, max_bytes) = (PIECE_ITEMS.to_string(), PIECE_BYTES.to_string());
+        let args: [&[u8]; 6] = [
+            b"-",
+            after.as_bytes(),
+            limit.as_bytes(),
+            order_arg(query.order),
+            max_items.as_bytes(),
+            max_bytes.as_bytes(),
+        ];
+        let reply: Option<Vec<Vec<u8>>> = self
+            .run(&self.scripts.conversations.list, keys, &args)
+            .await?;
+        reply.map(|reply| read_piece(id, reply)).transpose()
+    }
+
+    /// The piece after `previous` (which goes on); `None` when the
+    /// conversation changed since the page's first piece.
+    async fn next_piece(
+        &self,
+        keys: &[String],
+        id: &str,
+        order: Order,
+        previous: &Items,
+    ) -> Result<Option<Items>, StoreError> {
+        let corrupt =
+            |why: &str| StoreError::Corrupt(format!("the items of conversation {id}: {why}"));
+        let Some((next, last)) = &previous.next else {
+            return Err(corrupt("a piece after the last was asked for"));
+        };
+        let (max_items, max_bytes) = (PIECE_ITEMS.to_string(), PIECE_BYTES.to_string());
+        let args: [&[u8]; 6] = [
+            &previous.generation,
+            next,
+            last,
+            order_arg(order),
+            max_items.as_bytes(),
+            max_bytes.as_bytes(),
+        ];
+        let reply: Option<Vec<Vec<u8>>> = self
+            .run(&self.scripts.conversations.list, keys, &args)
+            .await?;
+        let reply = reply.ok_or_else(|| corrupt("a later piece answered nil"))?;
+        match read_piece(id, reply)? {
+            Piece::Changed => Ok(None),
+            Piece::Items(later) if later.generation == previous.generation => Ok(Some(later)),
+            _ => Err(corrupt("a later piece answered as a first")),
+        }
+    }
+}
+
+/// The list script's order argument.
+fn order_arg(order: Order) -> &'static [u8] {
+    match order {
+        Order::Ascending => b"a",
+        Order::Descending => b"d",
+    }
 }
 
 impl ConversationStore for RedisStore {
@@ -229,27 +383,14 @@ impl ConversationStore for RedisStore {
         query: &'a ItemQuery,
     ) -> BoxFuture<'a, Result<Lookup<ItemPage>, StoreError>> {
         Box::pin(async move {
-            let keys = self.conversation_keys(tenant, id);
-            let after = match &query.after {
-                Some(after) => format!("+{after}"),
-                None => "-".to_owned(),
-            };
-            let limit = limit_arg(query.limit);
-            let order: &[u8] = match query.order {
-                Order::Ascending => b"a",
-                Order::Descending => b"d",
-            };
-            let reply: Option<Vec<Vec<u8>>> = self
-                .run(
-                    &self.scripts.conversations.list,
-                    &keys.all(),
-                    &[after.as_bytes(), limit.as_bytes(), order],
-                )
-                .await?;
-            match reply {
-                None => Ok(Lookup::NoConversation),
-                Some(reply) => read_page(id, reply),
+            for _ in 0..READ_ATTEMPTS {
+                if let Some(page) = self.read_page(tenant, id, query).await? {
+                    return Ok(page);
+                }
             }
+            Err(StoreError::Unavailable(format!(
+                "conversation {id} changed while its items were read, {READ_ATTEMPTS} times"
+            )))
         })
     }
 
@@ -354,27 +495,44 @@ mod tests {
     }
 
     #[test]
-    fn pages_are_read_from_the_reply() {
+    fn pieces_are_read_from_the_reply() {
         let reply = |parts: &[&str]| parts.iter().map(|p| p.as_bytes().to_vec()).collect();
-        assert_eq!(read_page("c", reply(&["n"])), Ok(Lookup::NoItem));
+        assert_eq!(read_piece("c", reply(&["n"])), Ok(Piece::NoItem));
+        assert_eq!(read_piece("c", reply(&["c"])), Ok(Piece::Changed));
+        let item = StoredItem {
+            id: "a".into(),
+            item: "{}".into(),
+        };
         assert_eq!(
-            read_page("c", reply(&["m", "a", "{}"])),
-            Ok(Lookup::Found(ItemPage {
-                items: vec![StoredItem {
-                    id: "a".into(),
-                    item: "{}".into()
-                }],
-                has_more: true,
+            read_piece("c", reply(&["m", "g1", "-", "4", "a", "{}"])),
+            Ok(Piece::Items(Items {
+                has_more: Some(true),
+                generation: b"g1".to_vec(),
+                next: None,
+                items: vec![item.clone()],
+            }))
+        );
+        assert_eq!(
+            read_piece("c", reply(&["-", "g", "3", "4", "a", "{}"])),
+            Ok(Piece::Items(Items {
+                has_more: None,
+                generation: b"g".to_vec(),
+                next: Some((b"3".to_vec(), b"4".to_vec())),
+                items: vec![item],
             }))
         );
         for corrupt in [
             reply(&[]),
             reply(&["x"]),
-            reply(&["e", "a"]),
-            reply(&["e", "a", "{\"type\":"]),
-            reply(&["e", "a", ""]),
+            reply(&["e", "g"]),
+            reply(&["e", "g", "-", "-", "a"]),
+            reply(&["e", "g", "-", "-", "a", "{\"type\":"]),
+            reply(&["e", "g", "-", "-", "a", ""]),
+            // A piece that goes on must hold an item, or the read would
+            // never end.
+            reply(&["-", "g", "3", "4"]),
         ] {
-            let read = read_page("c", corrupt);
+            let read = read_piece("c", corrupt);
             assert!(matches!(read, Err(StoreError::Corrupt(_))), "{read:?}");
         }
     }
