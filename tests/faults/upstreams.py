@@ -56,8 +56,13 @@ class Reply:
     def head(self, status: str = "200 OK", content_type: str = "text/event-stream",
              extra: dict[str, str] | None = None, length: int | None = None) -> None:
         lines = [f"HTTP/1.1 {status}", f"content-type: {content_type}"]
-        # Without a length the body ends when the connection closes.
-        lines.append(f"content-length: {length}" if length is not None else "connection: close")
+        # Without a length the body ends when the connection closes. With
+        # one it is closed all the same (one request a connection), and
+        # says so: a client that took it for kept alive could send its next
+        # request into a connection already closing, and see it reset.
+        if length is not None:
+            lines.append(f"content-length: {length}")
+        lines.append("connection: close")
         lines += [f"{k}: {v}" for k, v in (extra or {}).items()]
         self.conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
 
