@@ -350,7 +350,16 @@ impl SeenFields {
 /// alternating builds, medians of 21): with serde_json's own scan here
 /// instead, translating the ~3 KB Codex turn costs 8.4–8.5 µs (0.86–0.88×
 /// the `Value` round trip) and the ~50 KB request 58.7–59.3 µs (0.74×);
-/// with the cast, 5.2 µs (0.52×) and 26.8–27.7 µs (0.33×).
+/// with the cast, 5.2 µs (0.52×) and 26.8–27.7 µs (0.33×). Borrowing
+/// through `serde_json::from_str::<&RawValue>` is that same scan, and
+/// `RawValue::from_string` adds an allocation, so the cast stays.
+///
+/// The layout is serde_json's detail, not its promise: the workspace's
+/// `Cargo.toml` keeps serde_json to the 1.0 releases whose `RawValue` was
+/// read to be `#[repr(transparent)]` over `str`, the assertion below stops
+/// the build if a reference to one stops being the size of a `&str`, and
+/// `tests::raw_unchecked_keeps_the_text` fails if the cast stops handing
+/// back the very bytes it was given.
 #[allow(unsafe_code)]
 fn raw_unchecked(json: &str) -> &RawValue {
     // SAFETY: `RawValue` is a `#[repr(transparent)]` wrapper of `str`, so
@@ -359,6 +368,13 @@ fn raw_unchecked(json: &str) -> &RawValue {
     // for the text of a value the cursor read.
     unsafe { &*(json as *const str as *const RawValue) }
 }
+
+// A `&RawValue` that is not a (pointer, length) pair like `&str` would make
+// the cast above read garbage: refuse to build rather than find out.
+const _: () = assert!(
+    std::mem::size_of::<&RawValue>() == std::mem::size_of::<&str>()
+        && std::mem::align_of::<&RawValue>() == std::mem::align_of::<&str>()
+);
 
 /// The index after the closing quote of a string whose content starts at
 /// `i`, and whether an escape was met. Gives up on raw control characters,
@@ -482,6 +498,35 @@ mod tests {
             b'[' => c.array(skip_any),
             _ => c.skip_scalar(),
         }
+    }
+
+    /// The cast's one assumption, checked on the serde_json in use: the raw
+    /// value is the input's own bytes (same address, same length), and it
+    /// is what serde_json's own borrowing parse makes of the same text.
+    #[test]
+    fn raw_unchecked_keeps_the_text() {
+        let body = r#"{"a":[1,{"b":"\u00e9\n"}],"c":null} "#;
+        let inner = &body[5..25];
+        for json in [
+            "0",
+            "null",
+            "\"x\"",
+            "[1,2,3]",
+            &body[..body.len() - 1],
+            inner,
+        ] {
+            let raw = raw_unchecked(json);
+            assert_eq!(raw.get(), json);
+            assert_eq!(raw.get().as_ptr(), json.as_ptr(), "{json}");
+            assert_eq!(raw.get().len(), json.len(), "{json}");
+            let parsed: &RawValue = serde_json::from_str(json).expect(json);
+            assert_eq!(parsed.get().as_ptr(), json.as_ptr(), "{json}");
+            assert_eq!(parsed.get(), raw.get());
+        }
+        assert_eq!(
+            std::mem::size_of::<&RawValue>(),
+            std::mem::size_of::<&str>()
+        );
     }
 
     fn accepts(text: &str) -> bool {
