@@ -183,20 +183,85 @@ impl Chain {
 }
 
 /// Why a store operation failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone)]
 pub enum StoreError {
     /// The store cannot be reached now (a 503 for the client); it may be
     /// back later.
-    #[error("the response store is unavailable: {0}")]
-    Unavailable(String),
+    ///
+    /// The message is what a client is shown, so it names no host and no
+    /// credential; the error behind it, which may name either, is kept as
+    /// the [`source`](std::error::Error::source) for logs.
+    Unavailable {
+        /// What went wrong, fit to show a client.
+        message: String,
+        /// The error that made the store unavailable, if there was one.
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
     /// A stored record cannot be read.
-    #[error("a stored response is corrupt: {0}")]
     Corrupt(String),
     /// The store refused to keep a record, e.g. because it is larger than
     /// the store's bounds or the server is out of memory; the message says
     /// why. Nothing was saved, and nothing else was lost for it.
-    #[error("the response was not kept: {0}")]
     NotKept(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Unavailable { message, .. } => {
+                write!(f, "the response store is unavailable: {message}")
+            }
+            StoreError::Corrupt(why) => write!(f, "a stored response is corrupt: {why}"),
+            StoreError::NotKept(why) => write!(f, "the response was not kept: {why}"),
+        }
+    }
+}
+
+// Written out rather than derived: a derived `source` would hand back the
+// `Arc` (itself an error) in which the cause is kept, and a caller looking
+// for the cause's own type (`downcast_ref`) would not find it.
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Unavailable {
+                source: Some(cause),
+                ..
+            } => Some(&**cause),
+            _ => None,
+        }
+    }
+}
+
+/// Errors are equal when they say the same: two unavailable stores with the
+/// same message are equal whatever their causes, which cannot be compared.
+impl PartialEq for StoreError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                StoreError::Unavailable { message: a, .. },
+                StoreError::Unavailable { message: b, .. },
+            )
+            | (StoreError::Corrupt(a), StoreError::Corrupt(b))
+            | (StoreError::NotKept(a), StoreError::NotKept(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for StoreError {}
+
+impl StoreError {
+    /// [`StoreError::Unavailable`] with `message` (shown to clients) and
+    /// the error that caused it.
+    pub fn unavailable(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
 }
 
 /// Where responses are kept. Every method is scoped to a tenant: a record is

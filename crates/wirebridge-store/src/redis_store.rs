@@ -311,7 +311,7 @@ impl RedisStore {
     ) -> Result<T, StoreError> {
         match tokio::time::timeout(self.timeout, operation).await {
             Ok(result) => result.map_err(store_error),
-            Err(_) => Err(unanswered(self.timeout)),
+            Err(elapsed) => Err(unanswered(self.timeout, elapsed)),
         }
     }
 }
@@ -345,7 +345,7 @@ pub enum RedisConfigError {
 
 impl From<RedisConfigError> for StoreError {
     fn from(e: RedisConfigError) -> Self {
-        StoreError::Unavailable(e.to_string())
+        StoreError::unavailable(e.to_string(), e)
     }
 }
 
@@ -541,11 +541,11 @@ fn store_error(e: RedisError) -> StoreError {
 }
 
 fn unavailable(e: RedisError) -> StoreError {
-    StoreError::Unavailable(format!("Redis: {e}"))
+    StoreError::unavailable(format!("Redis: {e}"), e)
 }
 
-fn unanswered(timeout: Duration) -> StoreError {
-    StoreError::Unavailable(format!("Redis did not answer within {timeout:?}"))
+fn unanswered(timeout: Duration, elapsed: tokio::time::error::Elapsed) -> StoreError {
+    StoreError::unavailable(format!("Redis did not answer within {timeout:?}"), elapsed)
 }
 
 #[cfg(test)]
@@ -559,5 +559,47 @@ mod tests {
         assert_eq!(ttl_seconds(Duration::from_millis(1500)), 2);
         assert_eq!(ttl_seconds(Duration::from_secs(60)), 60);
         assert_eq!(ttl_seconds(Duration::MAX), RedisStore::MAX_TTL.as_secs());
+    }
+
+    /// An unavailable store keeps the error that made it so, for logs, and
+    /// says to clients what it said before.
+    #[test]
+    fn unavailable_keeps_its_cause() {
+        use std::error::Error as _;
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = store_error(RedisError::from(refused));
+        assert!(matches!(e, StoreError::Unavailable { .. }), "{e:?}");
+        let cause = e.source().expect("a cause");
+        let redis = cause.downcast_ref::<RedisError>().expect("the Redis error");
+        assert_eq!(
+            e.to_string(),
+            format!("the response store is unavailable: Redis: {redis}")
+        );
+
+        let settings = RedisConfigError::Url("no host".into());
+        let e = StoreError::from(settings.clone());
+        let cause = e
+            .source()
+            .and_then(|c| c.downcast_ref::<RedisConfigError>());
+        assert_eq!(cause, Some(&settings));
+        assert_eq!(
+            e.to_string(),
+            "the response store is unavailable: invalid Redis URL: no host"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_timeout_keeps_its_cause() {
+        use std::error::Error as _;
+        let elapsed = tokio::time::timeout(Duration::ZERO, std::future::pending::<()>())
+            .await
+            .unwrap_err();
+        let e = unanswered(Duration::from_secs(2), elapsed);
+        assert_eq!(
+            e.to_string(),
+            "the response store is unavailable: Redis did not answer within 2s"
+        );
+        let cause = e.source().expect("a cause");
+        assert!(cause.is::<tokio::time::error::Elapsed>(), "{cause:?}");
     }
 }

@@ -111,7 +111,7 @@ async fn the_user_is_held_to_its_prefix() {
     let elsewhere = store.clone().prefix("other");
     let refused = elsewhere.save(&t, turn("resp_2", &[])).await;
     assert!(
-        matches!(&refused, Err(StoreError::Unavailable(m)) if m.contains("no permissions")),
+        matches!(&refused, Err(StoreError::Unavailable { message, .. }) if message.contains("no permissions")),
         "{refused:?}"
     );
     let keys: Vec<String> = redis::cmd("KEYS")
@@ -134,7 +134,7 @@ async fn a_wrong_password_fails_clearly_without_showing_it() {
     create_user(&server, "bridge").await;
     let wrong = "wr0ng-s3cret";
     let started = Instant::now();
-    let Err(StoreError::Unavailable(message)) =
+    let Err(StoreError::Unavailable { message, .. }) =
         RedisStore::connect(&url(&server, "bridge", wrong)).await
     else {
         panic!("a wrong password was accepted");
@@ -147,7 +147,7 @@ async fn a_wrong_password_fails_clearly_without_showing_it() {
         .build()
         .unwrap();
     let failed = store.get(&tenant("x"), "resp_1").await;
-    let Err(StoreError::Unavailable(message)) = &failed else {
+    let Err(StoreError::Unavailable { message, .. }) = &failed else {
         panic!("{failed:?}");
     };
     assert!(!message.contains(wrong), "{message}");
@@ -171,7 +171,7 @@ async fn a_user_created_later_is_used_without_a_new_store() {
     for _ in 0..2 {
         let refused = store.save(&t, turn("resp_1", &[])).await;
         assert!(
-            matches!(refused, Err(StoreError::Unavailable(_))),
+            matches!(refused, Err(StoreError::Unavailable { .. })),
             "{refused:?}"
         );
     }

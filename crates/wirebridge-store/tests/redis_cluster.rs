@@ -189,7 +189,10 @@ async fn a_store_made_before_the_cluster_works_once_it_is_up() {
     let t = tenant("early");
     let started = Instant::now();
     let down = store.save(&t, turn("resp_1", &[])).await;
-    assert!(matches!(down, Err(StoreError::Unavailable(_))), "{down:?}");
+    assert!(
+        matches!(down, Err(StoreError::Unavailable { .. })),
+        "{down:?}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",

@@ -41,17 +41,23 @@ async fn killed_server_is_unavailable_promptly_then_recovers() {
     server.kill();
 
     let get = promptly("get while down", store.get(&t, "resp_1")).await;
-    assert!(matches!(get, Err(StoreError::Unavailable(_))), "{get:?}");
+    assert!(
+        matches!(get, Err(StoreError::Unavailable { .. })),
+        "{get:?}"
+    );
     let save = promptly("save while down", store.save(&t, turn("resp_2", &[]))).await;
-    assert!(matches!(save, Err(StoreError::Unavailable(_))), "{save:?}");
+    assert!(
+        matches!(save, Err(StoreError::Unavailable { .. })),
+        "{save:?}"
+    );
     let delete = promptly("delete while down", store.delete(&t, "resp_1")).await;
     assert!(
-        matches!(delete, Err(StoreError::Unavailable(_))),
+        matches!(delete, Err(StoreError::Unavailable { .. })),
         "{delete:?}"
     );
     let chain = promptly("chain while down", store.chain(&t, "resp_1")).await;
     assert!(
-        matches!(chain, Err(StoreError::Unavailable(_))),
+        matches!(chain, Err(StoreError::Unavailable { .. })),
         "{chain:?}"
     );
 
@@ -88,9 +94,15 @@ async fn frozen_server_is_unavailable_promptly_then_recovers() {
     store.save(&t, turn("resp_1", &[])).await.unwrap();
     server.pause();
     let get = promptly("get while frozen", store.get(&t, "resp_1")).await;
-    assert!(matches!(get, Err(StoreError::Unavailable(_))), "{get:?}");
+    assert!(
+        matches!(get, Err(StoreError::Unavailable { .. })),
+        "{get:?}"
+    );
     let save = promptly("save while frozen", store.save(&t, turn("resp_2", &[]))).await;
-    assert!(matches!(save, Err(StoreError::Unavailable(_))), "{save:?}");
+    assert!(
+        matches!(save, Err(StoreError::Unavailable { .. })),
+        "{save:?}"
+    );
     server.resume();
 
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -121,12 +133,12 @@ async fn connecting_to_no_server_fails_promptly() {
     )
     .await;
     assert!(
-        matches!(result, Err(StoreError::Unavailable(_))),
+        matches!(result, Err(StoreError::Unavailable { .. })),
         "{result:?}"
     );
     let invalid = RedisStore::connect("not a url").await;
     assert!(
-        matches!(invalid, Err(StoreError::Unavailable(ref m)) if m.contains("invalid")),
+        matches!(invalid, Err(StoreError::Unavailable { ref message, .. }) if message.contains("invalid")),
         "{invalid:?}"
     );
 }
@@ -160,9 +172,15 @@ async fn a_store_made_while_the_server_is_down_works_once_it_is_up() {
         .expect("made without connecting");
     let t = tenant("early");
     let down = promptly("save while down", store.save(&t, turn("resp_1", &[]))).await;
-    assert!(matches!(down, Err(StoreError::Unavailable(_))), "{down:?}");
+    assert!(
+        matches!(down, Err(StoreError::Unavailable { .. })),
+        "{down:?}"
+    );
     let ping = promptly("ping while down", store.ping()).await;
-    assert!(matches!(ping, Err(StoreError::Unavailable(_))), "{ping:?}");
+    assert!(
+        matches!(ping, Err(StoreError::Unavailable { .. })),
+        "{ping:?}"
+    );
 
     let _server = RedisServer::start_on(port);
     let saved = promptly("save once up", store.save(&t, turn("resp_1", &[]))).await;

@@ -74,7 +74,7 @@ async fn the_url_says_tls() {
     let plain = server.url().replacen("rediss://", "redis://", 1);
     let refused = connect_promptly(RedisStore::builder(&plain)).await;
     assert!(
-        matches!(refused, Err(StoreError::Unavailable(_))),
+        matches!(refused, Err(StoreError::Unavailable { .. })),
         "{refused:?}"
     );
 }
@@ -85,14 +85,14 @@ async fn the_url_says_tls() {
 async fn a_wrong_ca_fails_clearly() {
     let (server, certificates, _dir) = tls_server(&[]);
     let wrong = RedisStore::builder(&server.url()).ca_certificate(certificates.pem("other-ca.crt"));
-    let Err(StoreError::Unavailable(message)) = connect_promptly(wrong).await else {
+    let Err(StoreError::Unavailable { message, .. }) = connect_promptly(wrong).await else {
         panic!("a server certificate from another CA was accepted");
     };
     assert!(message.to_lowercase().contains("certificate"), "{message}");
     // The system's CAs did not sign it either.
     let system = connect_promptly(RedisStore::builder(&server.url())).await;
     assert!(
-        matches!(system, Err(StoreError::Unavailable(_))),
+        matches!(system, Err(StoreError::Unavailable { .. })),
         "{system:?}"
     );
     // And the right CA still works on the same server.
@@ -126,7 +126,7 @@ async fn a_client_certificate_is_presented() {
     let without = RedisStore::builder(&server.url()).ca_certificate(ca);
     let refused = connect_promptly(without).await;
     assert!(
-        matches!(refused, Err(StoreError::Unavailable(_))),
+        matches!(refused, Err(StoreError::Unavailable { .. })),
         "{refused:?}"
     );
 }

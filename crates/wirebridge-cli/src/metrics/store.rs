@@ -34,7 +34,7 @@ impl MeteredStore {
         let result = call.await;
         let outcome = match &result {
             Ok(_) => "ok",
-            Err(StoreError::Unavailable(_)) => "unavailable",
+            Err(StoreError::Unavailable { .. }) => "unavailable",
             Err(_) => "error",
         };
         self.metrics

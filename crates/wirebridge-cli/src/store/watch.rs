@@ -34,7 +34,7 @@ impl WatchedStore {
     /// Notes what an operation found.
     fn observe<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
         match &result {
-            Err(StoreError::Unavailable(e)) => {
+            Err(StoreError::Unavailable { message: e, .. }) => {
                 if self.available.swap(false, Ordering::Relaxed) {
                     tracing::warn!(
                         store = %self.shown,
