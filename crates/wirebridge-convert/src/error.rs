@@ -8,6 +8,7 @@ use crate::loss::Loss;
 
 /// Why a translation failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConvertError {
     /// The body is not JSON, or not the shape the API defines.
     #[error("invalid request body{}: {message}", at(.param))]

@@ -114,6 +114,7 @@ impl FromStr for SealKey {
 
 /// Why a carrier could not be opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// Not something this bridge seals (another server's `encrypted_content`).
     #[error("it was not sealed by this bridge")]

@@ -184,6 +184,7 @@ impl Chain {
 
 /// Why a store operation failed.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum StoreError {
     /// The store cannot be reached now (a 503 for the client); it may be
     /// back later.

@@ -330,6 +330,7 @@ impl fmt::Debug for RedisStore {
 /// Why a [`RedisStoreBuilder`] cannot make a store. No message repeats a
 /// password of the URL.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RedisConfigError {
     /// The URL is not one the store reads.
     #[error("invalid Redis URL: {0}")]
