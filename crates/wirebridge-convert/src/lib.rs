@@ -1,5 +1,8 @@
-//! Sans-IO translators between the OpenAI Chat Completions and Responses
-//! APIs, and from the Anthropic Messages API to Responses.
+//! Sans-IO translators between three APIs, the OpenAI Chat Completions API,
+//! the OpenAI Responses API and the Anthropic Messages API, with Responses
+//! as the hub: Chat to Responses and back, Messages to Responses (and on to
+//! Chat through it), and Responses to a Responses backend that keeps no
+//! state, with the conversation a store keeps written into the request.
 //!
 //! Nothing here does IO: translators take bytes and return bytes, and stream
 //! translators are state machines fed one upstream event at a time. The tower
@@ -9,6 +12,7 @@
 //! |---|---|---|---|
 //! | **Responses clients, Chat backend** ([`responses_to_chat`]) | [`translate_request`](responses_to_chat::translate_request), or [`ParsedRequest`](responses_to_chat::ParsedRequest) with a stored [`History`](responses_to_chat::History) | [`translate_body`](responses_to_chat::translate_body): `chat.completion` → `Response` | [`StreamTranslator`](responses_to_chat::StreamTranslator): Chat chunk → Responses events |
 //! | **Chat clients, Responses backend** ([`chat_to_responses`]) | [`translate_request`](chat_to_responses::translate_request) | [`translate_body`](chat_to_responses::translate_body): `Response` → `chat.completion` | [`StreamTranslator`](chat_to_responses::StreamTranslator): Responses event → Chat chunks |
+//! | **Responses clients, stateless Responses backend** ([`responses_to_responses`]) | [`translate_request`](responses_to_responses::translate_request), with a stored [`History`](responses_to_chat::History) | [`translate_body`](responses_to_responses::translate_body): the backend's `Response` → the client's, under the bridge's ids | [`StreamTranslator`](responses_to_responses::StreamTranslator): the backend's events → events that follow the API's grammar |
 //! | **Anthropic Messages clients, Responses backend** ([`messages_to_responses`]; Chat backends through [`responses_to_chat`] after it) | [`translate_request`](messages_to_responses::translate_request) | [`translate_body`](messages_to_responses::translate_body): `Response` → `message` | [`StreamTranslator`](messages_to_responses::StreamTranslator): Responses event → Messages events |
 //!
 //! Every stream translator implements [`StreamTranslate`]; an
@@ -17,7 +21,7 @@
 //! their reader needs them: server-sent events for HTTP, bare JSON for a
 //! WebSocket or for another translator stacked on top, so nothing decodes
 //! what a translator wrote. A backend that streams to a client
-//! that asked for a body is answered with `translate_stream_body` in either
+//! that asked for a body is answered with `translate_stream_body` in each
 //! module.
 //!
 //! What cannot be translated is never dropped silently: every translation
