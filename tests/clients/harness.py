@@ -368,12 +368,17 @@ class Tap:
 
 
 class StaticUpstream:
-    """Answers every POST with one recorded HTTP error body and its status,
-    recording the request. (`wirebridge demo --replay` serves files with 200.)"""
+    """Answers every POST and GET with one recorded HTTP error body and its
+    status, recording the request. (`wirebridge demo --replay` serves files
+    with 200.) A GET carrying the `accepts` authorization is answered 200
+    with an empty model list instead: a backend that accepts that credential
+    alone."""
 
-    def __init__(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+    def __init__(self, status: int, body: bytes, content_type: str = "application/json",
+                 accepts: str | None = None) -> None:
         self.requests: list[Captured] = []
         owner = self
+        accepted = json.dumps({"object": "list", "data": []}).encode()
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -381,12 +386,23 @@ class StaticUpstream:
             def do_POST(self):  # noqa: N802 (http.server's naming)
                 data = self.rfile.read(int(self.headers.get("content-length", 0)))
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                owner.requests.append(Captured("POST", self.path, headers, data))
+                owner.requests.append(Captured(self.command, self.path, headers, data))
                 self.send_response(status)
                 self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_GET(self):  # noqa: N802 (http.server's naming)
+                if accepts is None or self.headers.get("authorization") != accepts:
+                    return self.do_POST()
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                owner.requests.append(Captured("GET", self.path, headers, b""))
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(accepted)))
+                self.end_headers()
+                self.wfile.write(accepted)
 
             def log_message(self, *args):
                 pass

@@ -266,3 +266,62 @@ def test_turns_run_at_once_lose_no_item(chain):
         assert question.startswith("Turn "), texts
         assert answer in answers, texts
     assert sorted(texts[::2]) == sorted(f"Turn {n}" for n in range(8))
+
+
+def test_made_up_keys_do_not_evict_a_real_tenants_conversation(log_dir):
+    """A conversation is kept only under a credential the backend accepts:
+    the bridge asks it once per credential (`GET /v1/models` with that
+    credential) before the first write. Against a backend that accepts one
+    key, a new client whose first call creates a conversation gets it, and
+    40 made-up keys writing conversations with items are each refused with
+    the backend's 401: the real tenant's conversation, in a store that keeps
+    4 tenants, is still there."""
+    body = json.dumps({"error": {"message": "Incorrect API key provided.",
+                                 "type": "invalid_request_error", "param": None,
+                                 "code": "invalid_api_key"}}).encode()
+    static = harness.StaticUpstream(401, body, accepts="Bearer sk-wirebridge-test")
+    chain = harness.start_chain(log_dir, "conversations-made-up-keys", "chat", static=static,
+                                extra=["--store-max-tenants", "4"])
+    try:
+        real = harness.client(chain)
+        created = real.conversations.create(items=[{"role": "user", "content": "Keep me"}])
+        real.conversations.items.create(created.id, items=[{"role": "user", "content": "And me"}])
+        import httpx
+        with httpx.Client(base_url=chain.base_url, trust_env=False, timeout=10.0) as http:
+            replies = [http.post("conversations", json={"items": [{"role": "user", "content": "x" * 1000}]},
+                                 headers={"authorization": f"Bearer sk-made-up-{n}"})
+                       for n in range(40)]
+        assert real.conversations.retrieve(created.id).id == created.id
+        for reply in replies:
+            assert reply.status_code == 401, reply.text
+            assert reply.json()["error"]["code"] == "invalid_api_key", reply.text
+        asked = [(c.method, c.path, c.headers.get("authorization")) for c in static.requests]
+        # The real key once, at its first write; each made-up key at its own.
+        assert asked == [("GET", "/v1/models", "Bearer sk-wirebridge-test")] + [
+            ("GET", "/v1/models", f"Bearer sk-made-up-{n}") for n in range(40)]
+        texts = item_texts(real.conversations.items.list(created.id, order="asc").data)
+        assert texts == ["Keep me", "And me"]
+    finally:
+        harness.stop_checked(chain)
+
+
+def test_a_refused_credential_keeps_no_conversation(log_dir):
+    """Against a backend that refuses the credential, creating a conversation
+    is the backend's own 401, in OpenAI's shape, and nothing is kept."""
+    body = json.dumps({"error": {"message": "Incorrect API key provided: sk-wire***test.",
+                                 "type": "invalid_request_error", "param": None,
+                                 "code": "invalid_api_key"}}).encode()
+    static = harness.StaticUpstream(401, body)
+    chain = harness.start_chain(log_dir, "conversations-refused-key", "chat", static=static)
+    try:
+        client = harness.client(chain)
+        with pytest.raises(openai.AuthenticationError) as refused:
+            client.conversations.create(items=[{"role": "user", "content": "Hello"}])
+        assert refused.value.status_code == 401
+        assert refused.value.code == "invalid_api_key"
+        assert "Incorrect API key provided" in refused.value.message
+        (probe,) = static.requests
+        assert (probe.method, probe.path) == ("GET", "/v1/models")
+        assert probe.headers["authorization"] == "Bearer sk-wirebridge-test"
+    finally:
+        harness.stop_checked(chain)

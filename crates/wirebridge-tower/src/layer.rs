@@ -213,6 +213,7 @@ macro_rules! responses_client_settings {
                 let mut stateful = Stateful::new(store);
                 stateful.translated_history(direction.translated_history);
                 stateful.max_resolved(direction.max_resolved_input);
+                stateful.trust_credentials(direction.trust_credentials);
                 direction.stateful = Some(stateful);
                 direction.convert.store = true;
                 self
@@ -260,6 +261,25 @@ macro_rules! responses_client_settings {
             /// 400 that says why.
             pub fn anonymous_store(mut self, shared: bool) -> Self {
                 self.settings().direction.anonymous_store = shared;
+                self
+            }
+
+            /// Counts every credential as one the backend accepts, for
+            /// deployments that authenticate in front of the bridge. Off by
+            /// default: what the bridge keeps without a backend call (a
+            /// conversation created, items added to one, metadata updated,
+            /// a WebSocket warm-up) is kept only under a credential the
+            /// backend has accepted. A Conversations API write under one
+            /// not yet accepted asks the backend first, once, with
+            /// `GET {prefix}/models` and the client's credentials: a 2xx
+            /// accepts it, a 401, 403 or 429 is answered as the backend
+            /// gave it, anything else is a 502 `credential_unchecked`.
+            pub fn trust_credentials(mut self, trust: bool) -> Self {
+                let direction = &mut self.settings().direction;
+                direction.trust_credentials = trust;
+                if let Some(stateful) = &mut direction.stateful {
+                    stateful.trust_credentials(trust);
+                }
                 self
             }
 

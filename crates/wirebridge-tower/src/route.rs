@@ -52,8 +52,10 @@ pub(crate) enum Route {
         runs: BackgroundRuns,
         stateful: Stateful,
     },
-    /// The Conversations API.
+    /// The Conversations API; a write under a credential the backend has
+    /// not accepted yet asks it first, at `{prefix}/models`.
     Conversation {
+        prefix: String,
         route: ConversationRoute,
         stateful: Stateful,
     },
@@ -116,9 +118,13 @@ impl Route {
                     });
                 }
             }
-            if let Some(route) = stateful::conversation_route(method, path) {
+            if let Some((prefix, route)) = stateful::conversation_route(method, path) {
                 let stateful = stateful.clone();
-                return Some(Self::Conversation { route, stateful });
+                return Some(Self::Conversation {
+                    prefix: prefix.to_owned(),
+                    route,
+                    stateful,
+                });
             }
             if let Some(route) = stateful::route(method, path, endpoint) {
                 let stateful = stateful.clone();

@@ -18,6 +18,7 @@ use crate::messages_models;
 use crate::request_body::{BoxError, RequestBody};
 use crate::route::Route;
 use crate::shared::Shared;
+use crate::stateful::Checked;
 
 /// Middleware that translates requests for one API into requests for the
 /// other, and their replies back. See
@@ -134,11 +135,26 @@ where
                     })
                 })
             }
-            Route::Conversation { route, stateful } => {
+            Route::Conversation {
+                prefix,
+                route,
+                stateful,
+            } => {
                 let tenant = stores_for(&shared, &request);
                 let limit = shared.common.body_limit;
                 Box::pin(async move {
-                    let (parts, body) = request.into_parts();
+                    let (mut parts, body) = request.into_parts();
+                    // A write reaches no backend: the credential is checked
+                    // first, once per tenant (see `stateful::probe`).
+                    if let (true, Some(tenant)) = (route.writes(), &tenant) {
+                        D::client_head(&mut parts);
+                        let checked = stateful
+                            .check_credential(inner, tenant, &parts.headers, &prefix)
+                            .await?;
+                        if let Checked::Refused(response) = checked {
+                            return Ok(response);
+                        }
+                    }
                     let body = match route.has_body() {
                         true => match exchange::read(&parts.headers, body, limit).await {
                             Ok(bytes) => bytes,

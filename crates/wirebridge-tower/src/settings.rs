@@ -110,6 +110,9 @@ pub struct ResponsesSettings {
     pub(crate) stateful: Option<Stateful>,
     pub(crate) tenant_header: Option<HeaderName>,
     pub(crate) anonymous_store: bool,
+    /// Every credential counts as accepted by the backend (see
+    /// `trust_credentials` on the layer).
+    pub(crate) trust_credentials: bool,
     pub(crate) missing_history: MissingHistory,
     /// Bytes of stored turns kept translated, with a store.
     pub(crate) translated_history: usize,
@@ -150,6 +153,7 @@ impl Default for ResponsesSettings {
             stateful: None,
             tenant_header: None,
             anonymous_store: false,
+            trust_credentials: false,
             missing_history: MissingHistory::default(),
             translated_history: responses_to_chat::HistoryCache::DEFAULT_MAX_BYTES,
             background: None,

@@ -39,13 +39,21 @@ pub(crate) enum Route {
 impl Route {
     /// Whether the request has a body to read.
     pub(crate) fn has_body(&self) -> bool {
+        self.writes()
+    }
+
+    /// Whether the request writes to the store (reads and deletes do
+    /// not: a credential nobody checked finds nothing, and deletes
+    /// nothing, but its own).
+    pub(crate) fn writes(&self) -> bool {
         matches!(self, Route::Create | Route::Update(_) | Route::AddItems(_))
     }
 }
 
-/// The Conversations API request `method` and `path` make, if any: the
-/// path ends with `/conversations` and up to three segments after it.
-pub(crate) fn route(method: &Method, path: &str) -> Option<Route> {
+/// The Conversations API request `method` and `path` make, if any, and the
+/// path before `/conversations`: the path ends with `/conversations` and
+/// up to three segments after it.
+pub(crate) fn route<'p>(method: &Method, path: &'p str) -> Option<(&'p str, Route)> {
     let path = path.trim_end_matches('/');
     // Searched byte by byte: a `str` pattern search sets up more than
     // these short paths cost to scan, and this runs for every request.
@@ -63,7 +71,7 @@ pub(crate) fn route(method: &Method, path: &str) -> Option<Route> {
         return None;
     }
     let owned = |s: &str| s.to_owned();
-    match (method, segments.as_slice()) {
+    let route = match (method, segments.as_slice()) {
         (&Method::POST, []) => Some(Route::Create),
         (&Method::GET, [id]) => Some(Route::Retrieve(owned(id))),
         (&Method::POST, [id]) => Some(Route::Update(owned(id))),
@@ -73,7 +81,8 @@ pub(crate) fn route(method: &Method, path: &str) -> Option<Route> {
         (&Method::GET, [id, "items", item]) => Some(Route::Item(owned(id), owned(item))),
         (&Method::DELETE, [id, "items", item]) => Some(Route::DeleteItem(owned(id), owned(item))),
         _ => None,
-    }
+    }?;
+    Some((&path[..at], route))
 }
 
 /// `Conversation`, as the API answers it.
@@ -387,8 +396,16 @@ mod tests {
 
     #[test]
     fn routes() {
-        let r = |m: Method, p: &str| route(&m, p);
+        let r = |m: Method, p: &str| route(&m, p).map(|(_, route)| route);
         assert_eq!(r(Method::POST, "/v1/conversations"), Some(Route::Create));
+        assert_eq!(
+            route(&Method::POST, "/openai/v1/conversations/conv_1/items"),
+            Some(("/openai/v1", Route::AddItems("conv_1".into())))
+        );
+        assert_eq!(
+            route(&Method::POST, "/conversations").map(|(prefix, _)| prefix),
+            Some("")
+        );
         assert_eq!(
             r(Method::GET, "/v1/conversations/conv_1/"),
             Some(Route::Retrieve("conv_1".into()))

@@ -12,6 +12,7 @@ mod accepted;
 mod budget;
 mod conversations;
 mod keep;
+mod probe;
 mod referable;
 mod resolve;
 mod routes;
@@ -30,6 +31,7 @@ use crate::replies::Refused;
 pub(crate) use accepted::NotFromBackend;
 pub(crate) use conversations::{route as conversation_route, Route as ConversationRoute};
 pub(crate) use keep::with_output;
+pub(crate) use probe::Checked;
 pub(crate) use resolve::Resolved;
 pub(crate) use routes::{route, Route as StoredRoute};
 pub(crate) use unkept::{unstored_event, unstored_response};
@@ -84,6 +86,10 @@ pub struct Stateful {
     /// history and the items its references name, each time named. Set
     /// by the layer (from its settings) on every `Stateful` it makes.
     max_resolved: usize,
+    /// Every credential counts as accepted: the deployment authenticates
+    /// in front of the bridge, and nothing is asked of the backend before
+    /// a write it does not answer.
+    trust_credentials: bool,
 }
 
 impl fmt::Debug for Stateful {
@@ -105,6 +111,7 @@ impl Stateful {
             accepted: Arc::default(),
             translated: Arc::default(),
             max_resolved: usize::MAX,
+            trust_credentials: false,
         }
     }
 
@@ -123,6 +130,7 @@ impl Stateful {
             accepted: layer.map(|l| Arc::clone(&l.accepted)).unwrap_or_default(),
             translated: layer.map(|l| Arc::clone(&l.translated)).unwrap_or_default(),
             max_resolved: layer.map_or(usize::MAX, |l| l.max_resolved),
+            trust_credentials: layer.is_some_and(|l| l.trust_credentials),
         }
     }
 
@@ -137,16 +145,22 @@ impl Stateful {
         self.max_resolved = bytes;
     }
 
+    /// Counts every credential as accepted (`true`): for deployments that
+    /// authenticate in front of the bridge.
+    pub(crate) fn trust_credentials(&mut self, trust: bool) {
+        self.trust_credentials = trust;
+    }
+
     /// The backend answered one of `tenant`'s requests: what is answered
     /// without it may now be kept in the store under that tenant.
     pub(crate) fn accept(&self, tenant: &str) {
         self.accepted.accept(tenant);
     }
 
-    /// Whether the backend has answered one of `tenant`'s requests.
-    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    /// Whether the backend has answered one of `tenant`'s requests (or
+    /// every credential is trusted).
     pub(crate) fn is_accepted(&self, tenant: &str) -> bool {
-        self.accepted.is_accepted(tenant)
+        self.trust_credentials || self.accepted.is_accepted(tenant)
     }
 
     /// The layer's store, if this has one.

@@ -15,7 +15,8 @@ use wirebridge_tower::{RequestBody, ResponsesToChatLayer};
 use super::{body, read, End, ScriptedBody};
 
 /// Answers with the roles and texts of the messages it received, as JSON or
-/// as a stream.
+/// as a stream; `GET …/models` (the bridge checking a credential) with a
+/// list of one model.
 pub fn echo_upstream() -> impl Service<
     Request<RequestBody<ScriptedBody>>,
     Response = Response<ScriptedBody>,
@@ -25,6 +26,11 @@ pub fn echo_upstream() -> impl Service<
        + Send
        + 'static {
     tower::service_fn(|request: Request<RequestBody<ScriptedBody>>| async move {
+        if request.method() == http::Method::GET && request.uri().path().ends_with("/models") {
+            let list = json!({"object": "list", "data": [{"id": "m", "object": "model", "created": 1, "owned_by": "o"}]});
+            let bytes = Bytes::from(list.to_string());
+            return Ok::<_, Infallible>(Response::new(ScriptedBody::new(vec![bytes], End::Eof).0));
+        }
         let bytes = request.into_body().collect().await.unwrap().to_bytes();
         let chat: Value = serde_json::from_slice(&bytes).unwrap();
         let seen: Vec<String> = chat["messages"]

@@ -1,0 +1,138 @@
+//! Asking the backend whether it accepts a credential, before the bridge
+//! writes to the shared store under it without a backend call (a
+//! conversation created, items added, metadata updated).
+//!
+//! The Conversations API is answered from the store alone: nothing else
+//! checks the credential a create or an addition of items comes with, so
+//! made-up keys could fill the store and evict real tenants' records. A
+//! tenant not yet [accepted](Stateful::is_accepted) is checked once with
+//! the cheapest authenticated call every backend of the two APIs serves,
+//! `GET {prefix}/models` with the client's own credentials: a 2xx accepts
+//! it; a 401, 403 or 429 is answered to the client as the backend gave
+//! it; anything else is a 502 that says the credential could not be
+//! checked. Refused credentials are not remembered (nothing unbounded is
+//! kept for keys anyone can make up): each write they try asks again,
+//! and so costs a backend round trip the backend's own limits apply to.
+
+use std::fmt;
+
+use bytes::Bytes;
+use http::{header, HeaderValue, Request, Response, StatusCode};
+use http_body::Body;
+use tower::Service;
+
+use super::Stateful;
+use crate::body::ResponseBody;
+use crate::error_response::{api_error, error_response, reshape_upstream_error};
+use crate::exchange::read_limited;
+use crate::replies::unusable_status;
+use crate::request_body::{BoxError, RequestBody};
+
+/// Largest backend error body read for a refusal.
+const MAX_REFUSAL_BODY: usize = 64 * 1024;
+
+/// What checking a credential came to.
+pub(crate) enum Checked<B> {
+    /// The backend accepts it (or had already): the write may go ahead.
+    Accepted,
+    /// It was not accepted: the reply to answer instead.
+    Refused(Response<ResponseBody<B>>),
+}
+
+impl Stateful {
+    /// Makes sure the backend accepts `tenant`'s credential (sent in
+    /// `headers`) before a write to the store that reaches no backend:
+    /// asks it once with `GET {prefix}/models` through `inner` (polled
+    /// ready), unless the tenant is already accepted.
+    pub(crate) async fn check_credential<S, ReqB, ResB>(
+        &self,
+        mut inner: S,
+        tenant: &str,
+        headers: &http::HeaderMap,
+        prefix: &str,
+    ) -> Result<Checked<ResB>, S::Error>
+    where
+        S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
+        ResB: Body<Data = Bytes> + Send + 'static,
+        ResB::Error: fmt::Display + Into<BoxError>,
+    {
+        if self.is_accepted(tenant) {
+            return Ok(Checked::Accepted);
+        }
+        let response = inner.call(probe(headers, prefix)).await?;
+        let status = response.status();
+        if status.is_success() {
+            self.accept(tenant);
+            return Ok(Checked::Accepted);
+        }
+        if let Some(error) = unusable_status(status) {
+            return Ok(Checked::Refused(error_response(
+                StatusCode::BAD_GATEWAY,
+                error,
+            )));
+        }
+        let passed_on = [
+            StatusCode::UNAUTHORIZED,
+            StatusCode::FORBIDDEN,
+            StatusCode::TOO_MANY_REQUESTS,
+        ];
+        if passed_on.contains(&status) {
+            let bytes = read_limited(response.into_body(), MAX_REFUSAL_BODY).await;
+            let body = reshape_upstream_error(status, &bytes);
+            return Ok(Checked::Refused(json(status, body)));
+        }
+        let error = api_error(
+            format!(
+                "the credential could not be checked before keeping a conversation: the \
+                 upstream answered {status} to GET {prefix}/models (a deployment that \
+                 authenticates in front of the bridge can skip this check with \
+                 trust_credentials)"
+            ),
+            "server_error",
+            "credential_unchecked",
+        );
+        Ok(Checked::Refused(error_response(
+            StatusCode::BAD_GATEWAY,
+            error,
+        )))
+    }
+}
+
+/// `GET {prefix}/models` with the client's headers (its credentials), for
+/// an answer in plain JSON.
+fn probe<ReqB>(headers: &http::HeaderMap, prefix: &str) -> Request<RequestBody<ReqB>> {
+    let mut request = Request::new(RequestBody::empty());
+    if let Ok(uri) = format!("{prefix}/models").parse() {
+        *request.uri_mut() = uri;
+    }
+    let mut headers = headers.clone();
+    for name in [
+        header::CONTENT_LENGTH,
+        header::TRANSFER_ENCODING,
+        header::CONTENT_TYPE,
+        header::EXPECT,
+    ] {
+        headers.remove(name);
+    }
+    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+    headers.insert(
+        header::ACCEPT_ENCODING,
+        HeaderValue::from_static("identity"),
+    );
+    *request.headers_mut() = headers;
+    request
+}
+
+/// A JSON reply.
+fn json<B>(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody<B>> {
+    let length = HeaderValue::from(body.len());
+    let mut response = Response::new(ResponseBody::full(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_LENGTH, length);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
