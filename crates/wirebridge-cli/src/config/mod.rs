@@ -231,6 +231,7 @@ impl Config {
             },
             state: StateSettings {
                 anonymous_store: s.anonymous_store.value,
+                trust_credentials: s.trust_credentials.value,
                 missing_history: s.missing_history.value.into(),
                 translated_history_bytes: s.translated_history_bytes.value.0,
                 tenant_max_entries: s.store_tenant_max_entries.value.0,

@@ -70,6 +70,8 @@ impl From<MissingHistorySetting> for MissingHistory {
 pub struct StateSettings {
     /// Requests without credentials share one stored tenant.
     pub anonymous_store: bool,
+    /// Every credential counts as accepted by the backend.
+    pub trust_credentials: bool,
     /// What a conversation that misses a turn gets.
     pub missing_history: MissingHistory,
     /// Bytes of stored turns kept translated.

@@ -101,6 +101,10 @@ settings! {
     /// Keep the responses of requests without credentials, in one tenant
     /// all of them share.
     anonymous_store: bool = "false";
+    /// Count every credential as one the backend accepts (for deployments
+    /// that authenticate in front of the bridge): conversations are then
+    /// kept without asking the backend whether it accepts the credential.
+    trust_credentials: bool = "false";
     /// Background responses (`background: true`) run at once; one more is
     /// a 429.
     max_background_runs: Count<1, { usize::MAX }> = "256";

@@ -40,6 +40,7 @@ macro_rules! responses_clients {
             .keepalive_interval(exchange.keepalive_interval)
             .observer($observer)
             .anonymous_store(config.state.anonymous_store)
+            .trust_credentials(config.state.trust_credentials)
             .missing_history(config.state.missing_history)
             .translated_history(config.state.translated_history_bytes)
             .sealer(Sealer::new(

@@ -60,6 +60,7 @@ fn defaults() {
         }
     );
     assert!(!c.state.anonymous_store);
+    assert!(!c.state.trust_credentials);
     assert_eq!(c.state.missing_history, MissingHistory::Refuse);
     assert_eq!(
         c.metrics,

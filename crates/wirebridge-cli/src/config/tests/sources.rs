@@ -95,6 +95,13 @@ fn the_flag_over_the_environment_over_the_file_over_the_default() {
         &["--anonymous-store"],
         [false, true, false, true],
     );
+    layers(
+        |c| c.state.trust_credentials,
+        "trust_credentials = true\n",
+        ("WIREBRIDGE_TRUST_CREDENTIALS", "0"),
+        &["--trust-credentials"],
+        [false, true, false, true],
+    );
     // Names from a list.
     layers(
         |c| c.log_format,
