@@ -1,6 +1,6 @@
-//! The credentials the backend has accepted: what a response answered
-//! without the backend (a WebSocket warm-up) may be kept in the shared
-//! store under.
+//! The credentials the backend has accepted: what is answered without the
+//! backend (a WebSocket warm-up, a Conversations API write) may be kept in
+//! the shared store under.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
@@ -16,7 +16,9 @@ pub(crate) struct NotFromBackend;
 
 /// Tenants (their store keys) of which the backend has answered, with a
 /// success, at least one request the bridge keeps (on a WebSocket
-/// connection, every turn is kept), on this replica.
+/// connection, every turn is kept), or the check of a Conversations API
+/// write (`GET …/models`), on this replica. Refused credentials are never
+/// written down: anyone can make up as many as they like.
 ///
 /// A warm-up (`generate: false`) never reaches the backend, so nothing has
 /// checked its credential: made-up keys could fill the shared store, or

@@ -136,3 +136,44 @@ fn json<B>(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody<B>> {
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use wirebridge_store::MemoryStore;
+
+    use super::*;
+
+    #[test]
+    fn the_probe_lists_models_with_the_clients_credentials_only() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer k"));
+        headers.insert("openai-organization", HeaderValue::from_static("org"));
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from_static("42"));
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/x"));
+        headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        let request = probe::<()>(&headers, "/openai/v1");
+        assert_eq!(request.method(), http::Method::GET);
+        assert_eq!(request.uri(), "/openai/v1/models");
+        let sent = request.headers();
+        assert_eq!(sent[header::AUTHORIZATION], "Bearer k");
+        assert_eq!(sent["openai-organization"], "org");
+        assert!(!sent.contains_key(header::CONTENT_LENGTH));
+        assert!(!sent.contains_key(header::CONTENT_TYPE));
+        assert_eq!(sent[header::ACCEPT_ENCODING], "identity");
+        assert_eq!(sent[header::ACCEPT], "application/json");
+    }
+
+    #[test]
+    fn trusted_credentials_count_as_accepted() {
+        let mut stateful = Stateful::new(Arc::new(MemoryStore::new()));
+        assert!(!stateful.is_accepted("t"));
+        stateful.trust_credentials(true);
+        assert!(stateful.is_accepted("t"));
+        stateful.trust_credentials(false);
+        assert!(!stateful.is_accepted("t"));
+        stateful.accept("t");
+        assert!(stateful.is_accepted("t"));
+    }
+}
