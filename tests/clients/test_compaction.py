@@ -35,8 +35,9 @@ CONVERSATION = [
 
 class ScriptedChat:
     """A Chat Completions server answering each request with the next text
-    of its script (as a body, or as a stream when asked), and `/tokenize`
-    with `tokens`; it records every request."""
+    of its script (as a body, or as a stream when asked), `/tokenize` with
+    `tokens`, and `GET /v1/models` (the bridge checking a credential) with
+    a list; it records every POST."""
 
     def __init__(self) -> None:
         self.requests: list[harness.Captured] = []
@@ -74,6 +75,13 @@ class ScriptedChat:
                          "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                          "usage": usage}
                 self._send(200, "application/json", json.dumps(reply).encode())
+
+            def do_GET(self):  # noqa: N802 (http.server's naming)
+                if not self.path.endswith("/models"):
+                    self._send(404, "application/json", b'{"error":{"message":"not found"}}')
+                    return
+                models = {"object": "list", "data": [{"id": "m", "object": "model", "created": 1, "owned_by": "o"}]}
+                self._send(200, "application/json", json.dumps(models).encode())
 
             def _send(self, status: int, content_type: str, body: bytes) -> None:
                 self.send_response(status)
