@@ -305,6 +305,34 @@ def test_made_up_keys_do_not_evict_a_real_tenants_conversation(log_dir):
         harness.stop_checked(chain)
 
 
+def test_a_refused_write_keeps_the_connection(log_dir):
+    """A refused create is answered once its body is read: the client's
+    kept-alive connection serves the next request."""
+    import http.client
+    import urllib.parse
+
+    static = harness.StaticUpstream(401, b'{"error":{"message":"no","type":"invalid_request_error"}}')
+    chain = harness.start_chain(log_dir, "conversations-refused-keepalive", "chat", static=static)
+    try:
+        url = urllib.parse.urlsplit(chain.base_url)
+        connection = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+        body = json.dumps({"items": [{"role": "user", "content": "x" * 200_000}]})
+        connection.request("POST", f"{url.path}/conversations", body=body,
+                           headers={"authorization": "Bearer sk-made-up", "content-type": "application/json"})
+        socket = connection.sock
+        reply = connection.getresponse()
+        assert reply.status == 401
+        reply.read()
+        assert reply.getheader("connection") != "close"
+        assert connection.sock is socket
+        connection.request("GET", f"{url.path}/conversations/conv_1", headers={"authorization": "Bearer sk-made-up"})
+        assert connection.sock is socket
+        assert connection.getresponse().status == 404
+        connection.close()
+    finally:
+        harness.stop_checked(chain)
+
+
 def test_a_refused_credential_keeps_no_conversation(log_dir):
     """Against a backend that refuses the credential, creating a conversation
     is the backend's own 401, in OpenAI's shape, and nothing is kept."""

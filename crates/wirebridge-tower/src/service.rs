@@ -144,6 +144,15 @@ where
                 let limit = shared.common.body_limit;
                 Box::pin(async move {
                     let (mut parts, body) = request.into_parts();
+                    // Read before anything is answered: a reply that left
+                    // the body unread would close a kept-alive connection.
+                    let body = match route.has_body() {
+                        true => match exchange::read(&parts.headers, body, limit).await {
+                            Ok(bytes) => bytes,
+                            Err(refused) => return Ok(refused.response()),
+                        },
+                        false => Bytes::new(),
+                    };
                     // A write reaches no backend: the credential is checked
                     // first, once per tenant (see `stateful::probe`).
                     if let (true, Some(tenant)) = (route.writes(), &tenant) {
@@ -155,13 +164,6 @@ where
                             return Ok(response);
                         }
                     }
-                    let body = match route.has_body() {
-                        true => match exchange::read(&parts.headers, body, limit).await {
-                            Ok(bytes) => bytes,
-                            Err(refused) => return Ok(refused.response()),
-                        },
-                        false => Bytes::new(),
-                    };
                     let query = parts.uri.query();
                     Ok(stateful
                         .serve_conversation(tenant.as_deref(), route, query, &body)
