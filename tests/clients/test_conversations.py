@@ -353,3 +353,18 @@ def test_a_refused_credential_keeps_no_conversation(log_dir):
         assert probe.headers["authorization"] == "Bearer sk-wirebridge-test"
     finally:
         harness.stop_checked(chain)
+
+
+def test_trusted_credentials_are_not_checked(log_dir):
+    """With `--trust-credentials` (a deployment that authenticates in front
+    of the bridge), a conversation is kept without asking the backend."""
+    static = harness.StaticUpstream(401, b'{"error":{"message":"no","type":"invalid_request_error"}}')
+    chain = harness.start_chain(log_dir, "conversations-trusted", "chat", static=static,
+                                extra=["--trust-credentials"])
+    try:
+        client = harness.client(chain)
+        created = client.conversations.create(items=[{"role": "user", "content": "Hello"}])
+        assert client.conversations.retrieve(created.id).id == created.id
+        assert static.requests == []
+    finally:
+        harness.stop_checked(chain)
