@@ -388,9 +388,13 @@ impl ConversationStore for RedisStore {
                     return Ok(page);
                 }
             }
-            Err(StoreError::Unavailable(format!(
-                "conversation {id} changed while its items were read, {READ_ATTEMPTS} times"
-            )))
+            // No error caused it: the conversation kept changing.
+            Err(StoreError::Unavailable {
+                message: format!(
+                    "conversation {id} changed while its items were read, {READ_ATTEMPTS} times"
+                ),
+                source: None,
+            })
         })
     }
 
