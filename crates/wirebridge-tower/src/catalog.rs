@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http::{header, Method, Request, Response, StatusCode, Uri};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
@@ -26,6 +26,7 @@ use crate::exchange::read_limited;
 use crate::replies::{unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::CatalogSettings;
+use crate::upstream_list::{json_reply, models_request};
 
 /// The query parameter Codex's models client always sends.
 const CODEX_MARKER: &str = "client_version";
@@ -46,7 +47,7 @@ impl CatalogSettings {
                  these models get none"
             );
         }
-        json(codex_catalog(&models))
+        json_reply(StatusCode::OK, codex_catalog(&models))
     }
 }
 
@@ -94,7 +95,7 @@ where
         // An upstream without a list of its own: the settings' models.
         return Ok(match codex {
             true => catalog.codex(None),
-            false => json(settings.openai_list(unix_now())),
+            false => json_reply(StatusCode::OK, settings.openai_list(unix_now())),
         });
     }
     if let Some(error) = unusable_status(status) {
@@ -155,27 +156,7 @@ fn catalog_request<ReqB>(request: Request<ReqB>, prefix: &str) -> Request<Reques
     uri.path_and_query = path_and_query.parse().ok();
     let uri = Uri::from_parts(uri).unwrap_or_else(|_| parts.uri.clone());
 
-    let mut headers = parts.headers;
-    for name in [
-        header::CONTENT_LENGTH,
-        header::TRANSFER_ENCODING,
-        header::CONTENT_TYPE,
-        header::CONTENT_ENCODING,
-    ] {
-        headers.remove(name);
-    }
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    // A compressed list could not be read.
-    headers.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-    let mut upstream = Request::new(RequestBody::empty());
-    *upstream.method_mut() = Method::GET;
-    *upstream.uri_mut() = uri;
-    *upstream.version_mut() = parts.version;
-    *upstream.headers_mut() = headers;
-    upstream
+    models_request(parts.headers, uri, parts.version)
 }
 
 /// An upstream error in OpenAI's shape, its status kept. A body in an
@@ -195,22 +176,7 @@ where
     }
     let status = response.status();
     let bytes = read_limited(response.into_body(), MAX_UPSTREAM_ERROR).await;
-    let mut reply = json(reshape_upstream_error(status, &bytes));
-    *reply.status_mut() = status;
-    reply
-}
-
-/// A `200` JSON reply.
-fn json<B>(body: Vec<u8>) -> Response<ResponseBody<B>> {
-    let length = HeaderValue::from(body.len());
-    let mut response = Response::new(ResponseBody::full(body));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    headers.insert(header::CONTENT_LENGTH, length);
-    response
+    json_reply(status, reshape_upstream_error(status, &bytes))
 }
 
 fn unix_now() -> u64 {

@@ -86,6 +86,7 @@ mod shutdown;
 mod stateful;
 pub mod trace_context;
 mod tracker;
+mod upstream_list;
 #[cfg(feature = "websocket")]
 mod websocket;
 

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use bytes::Bytes;
-use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
@@ -17,6 +17,7 @@ use crate::error_response::{api_error, Dialect};
 use crate::exchange::read_limited;
 use crate::replies::unusable_status;
 use crate::request_body::{BoxError, RequestBody};
+use crate::upstream_list::{json_reply, models_request};
 
 /// Largest upstream error body read.
 const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
@@ -65,26 +66,10 @@ where
 {
     let (mut parts, _) = request.into_parts();
     D::client_head(&mut parts);
-    let mut upstream = Request::new(RequestBody::empty());
-    *upstream.uri_mut() = format!("{prefix}/models")
+    let uri = format!("{prefix}/models")
         .parse()
         .unwrap_or_else(|_| parts.uri.clone());
-    *upstream.version_mut() = parts.version;
-    let mut headers = parts.headers;
-    for name in [
-        header::CONTENT_LENGTH,
-        header::TRANSFER_ENCODING,
-        header::CONTENT_TYPE,
-    ] {
-        headers.remove(name);
-    }
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    // A compressed list could not be read.
-    headers.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-    *upstream.headers_mut() = headers;
+    let upstream = models_request(parts.headers, uri, parts.version);
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
     let status = response.status();
@@ -95,7 +80,7 @@ where
     if !status.is_success() {
         let bytes = read_limited(response.into_body(), MAX_UPSTREAM_ERROR).await;
         let (status, body) = anthropic.reshape_upstream_error(status, &bytes);
-        return Ok(json(status, body));
+        return Ok(json_reply(status, body));
     }
     let list = match Limited::new(response.into_body(), max_reply_size)
         .collect()
@@ -118,7 +103,7 @@ where
         Asked::One(id) => model_info(&list, id),
     };
     Ok(match answer {
-        Ok(Some(body)) => json(StatusCode::OK, body),
+        Ok(Some(body)) => json_reply(StatusCode::OK, body),
         Ok(None) => {
             let Asked::One(id) = asked else {
                 unreachable!("a list is always answered")
@@ -143,20 +128,6 @@ fn error_code(e: &ConvertError) -> &'static str {
         ConvertError::InvalidUpstream(_) => "invalid_upstream_list",
         _ => "upstream_list_error",
     }
-}
-
-/// A JSON reply.
-fn json<B>(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody<B>> {
-    let length = HeaderValue::from(body.len());
-    let mut response = Response::new(ResponseBody::full(body));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_LENGTH, length);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 #[cfg(test)]

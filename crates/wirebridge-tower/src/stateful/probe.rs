@@ -17,7 +17,7 @@
 use std::fmt;
 
 use bytes::Bytes;
-use http::{header, HeaderValue, Request, Response, StatusCode};
+use http::{Request, Response, StatusCode};
 use http_body::Body;
 use tower::Service;
 
@@ -27,6 +27,7 @@ use crate::error_response::{api_error, error_response, reshape_upstream_error};
 use crate::exchange::read_limited;
 use crate::replies::unusable_status;
 use crate::request_body::{BoxError, RequestBody};
+use crate::upstream_list::{json_reply, models_request};
 
 /// Largest backend error body read for a refusal.
 const MAX_REFUSAL_BODY: usize = 64 * 1024;
@@ -79,7 +80,7 @@ impl Stateful {
         if passed_on.contains(&status) {
             let bytes = read_limited(response.into_body(), MAX_REFUSAL_BODY).await;
             let body = reshape_upstream_error(status, &bytes);
-            return Ok(Checked::Refused(json(status, body)));
+            return Ok(Checked::Refused(json_reply(status, body)));
         }
         let error = api_error(
             format!(
@@ -101,40 +102,8 @@ impl Stateful {
 /// `GET {prefix}/models` with the client's headers (its credentials), for
 /// an answer in plain JSON.
 fn probe<ReqB>(headers: &http::HeaderMap, prefix: &str) -> Request<RequestBody<ReqB>> {
-    let mut request = Request::new(RequestBody::empty());
-    if let Ok(uri) = format!("{prefix}/models").parse() {
-        *request.uri_mut() = uri;
-    }
-    let mut headers = headers.clone();
-    for name in [
-        header::CONTENT_LENGTH,
-        header::TRANSFER_ENCODING,
-        header::CONTENT_TYPE,
-        header::EXPECT,
-    ] {
-        headers.remove(name);
-    }
-    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    headers.insert(
-        header::ACCEPT_ENCODING,
-        HeaderValue::from_static("identity"),
-    );
-    *request.headers_mut() = headers;
-    request
-}
-
-/// A JSON reply.
-fn json<B>(status: StatusCode, body: Vec<u8>) -> Response<ResponseBody<B>> {
-    let length = HeaderValue::from(body.len());
-    let mut response = Response::new(ResponseBody::full(body));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_LENGTH, length);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
+    let uri = format!("{prefix}/models").parse().unwrap_or_default();
+    models_request(headers.clone(), uri, http::Version::HTTP_11)
 }
 
 #[cfg(test)]
@@ -142,6 +111,8 @@ mod tests {
     use std::sync::Arc;
 
     use wirebridge_store::MemoryStore;
+
+    use http::{header, HeaderValue};
 
     use super::*;
 
