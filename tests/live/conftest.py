@@ -24,10 +24,12 @@ to DIR (see tests/recorded/README.md)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,9 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "clients"))
 import harness  # noqa: E402  (tests/clients/harness.py)
 import llama  # noqa: E402
 
-# A turn of a 270M model on 2 cores takes a second or two; a whole test a
-# few turns (the Codex and Agents runs more).
-TEST_TIMEOUT = 180
+# Only a backstop against a hang: the bounds that matter are each request's,
+# derived from the pace the text server is measured at when it starts (see
+# `Pace`). The first test also waits for the servers to start.
+TEST_TIMEOUT = 900
 
 TEXT_TEMPLATE = "meta-llama-Llama-3.1-8B-Instruct.jinja"
 TOOL_TEMPLATE = "meetkai-functionary-medium-v3.2.jinja"
@@ -78,26 +81,38 @@ def spec():
     return harness.validate.Spec(harness.validate.spec_dir())
 
 
-def _server(name: str, template: str, log_dir: Path, context: int = 4096, greedy: bool = False):
+# The model servers started so far, which `no_generation_left_behind`
+# checks after each test.
+STARTED: list[llama.LlamaServer] = []
+
+
+def _server(name: str, template: str, log_dir: Path, context: int = 4096, greedy: bool = False,
+            predict: int = llama.PREDICT):
     try:
-        server = llama.LlamaServer(name, template, log_dir, context, greedy=greedy)
+        server = llama.LlamaServer(name, template, log_dir, context, predict=predict, greedy=greedy)
     except FileNotFoundError as missing:
         pytest.fail(str(missing), pytrace=False)
+    STARTED.append(server)
     return server
+
+
+def _stop_server(server: llama.LlamaServer) -> None:
+    STARTED.remove(server)
+    server.stop()
 
 
 @pytest.fixture(scope="session")
 def text_server(log_dir):
     server = _server("text", TEXT_TEMPLATE, log_dir, context=16384)
     yield server
-    server.stop()
+    _stop_server(server)
 
 
 @pytest.fixture(scope="session")
 def tool_server(log_dir):
     server = _server("tools", TOOL_TEMPLATE, log_dir)
     yield server
-    server.stop()
+    _stop_server(server)
 
 
 @pytest.fixture(scope="session")
@@ -106,7 +121,94 @@ def copy_server(log_dir):
     # about 5,400 tokens.
     server = _server("copy", COPY_TEMPLATE, log_dir, context=8192, greedy=True)
     yield server
-    server.stop()
+    _stop_server(server)
+
+
+# How many times slower than at its measure the machine may get, and the
+# least any request is given.
+PACE_FACTOR = 10
+FLOOR_SECONDS = 30.0
+# A bound on the prompt of the suite's own requests (a few hundred tokens
+# at most, the tool definitions included).
+PROMPT_TOKENS = 1024
+# What the pace is measured on: a prompt of about 260 tokens, evaluated
+# afresh, then exactly 32 tokens.
+PACE_PROMPT = "The quick brown fox jumps over the lazy dog. " * 26
+PACE_TOKENS = 32
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast the text server evaluates a prompt and writes tokens, as its
+    own `timings` said of one short generation at the start of the session
+    (the slower of two, the first one warming up), and the time a request
+    is given from there: `FLOOR_SECONDS` plus `PACE_FACTOR` times what the
+    request's tokens take at that pace. A busy machine is slower at the
+    measure already, and the factor leaves room for it to get much busier."""
+
+    prompt_per_second: float
+    predicted_per_second: float
+
+    def seconds(self, max_tokens: int = llama.PREDICT, prompt_tokens: int = PROMPT_TOKENS,
+                requests: int = 1) -> float:
+        """The time `requests` requests of `prompt_tokens` and at most
+        `max_tokens` each are given."""
+        one = prompt_tokens / self.prompt_per_second + max_tokens / self.predicted_per_second
+        return FLOOR_SECONDS + PACE_FACTOR * requests * one
+
+    def __str__(self) -> str:
+        return (f"prompt {self.prompt_per_second:.0f} tokens/s, generation {self.predicted_per_second:.1f} tokens/s;"
+                f" a request of {llama.PREDICT} tokens is given {self.seconds():.0f} s")
+
+
+@pytest.fixture(scope="session")
+def pace(text_server) -> Pace:
+    measures = [text_server.pace(PACE_PROMPT, PACE_TOKENS, timeout=TEST_TIMEOUT) for _ in range(2)]
+    measured = Pace(min(m["prompt_per_second"] for m in measures),
+                    min(m["predicted_per_second"] for m in measures))
+    MEASURED.append(measured)
+    return measured
+
+
+# The pace of this session, for the summary.
+MEASURED: list[Pace] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    for measured in MEASURED:
+        terminalreporter.write_line(f"live suite pace: {measured}")
+
+
+@pytest.fixture(autouse=True)
+def request_bounds(pace, monkeypatch):
+    """Every client a live test makes waits as long as the pace gives a
+    request the server caps at `llama.PREDICT` tokens, unless told
+    otherwise."""
+    seconds = pace.seconds()
+    for name in ("client", "async_client", "post_direct"):
+        made = getattr(harness, name)
+
+        @functools.wraps(made)
+        def bounded(*args, _made=made, timeout: float = seconds, **kwargs):
+            return _made(*args, timeout=timeout, **kwargs)
+
+        monkeypatch.setattr(harness, name, bounded)
+
+
+@pytest.fixture(autouse=True)
+def no_generation_left_behind(request_bounds, pace):
+    """After each test, no model server is still generating: a request the
+    client gave up on must have been cancelled all the way down (the bridge
+    and the relay hang up, llama-server cancels), or it would slow the next
+    test. The wait is bounded by one capped generation at the pace."""
+    yield
+    deadline = time.monotonic() + pace.seconds()
+    busy = list(STARTED)
+    while busy and time.monotonic() < deadline:
+        busy = [server for server in busy if server.generating()]
+        if busy:
+            time.sleep(0.2)
+    assert not busy, f"still generating after the test: {[server.name for server in busy]}"
 
 
 @dataclass
@@ -132,6 +234,7 @@ class LiveChain:
         if path_suffix is not None:
             exchanges = [e for e in exchanges if e.path.endswith(path_suffix)]
         for e in exchanges:
+            assert not e.abandoned, f"the bridge hung up on {e.method} {e.path} before the answer was whole"
             assert e.status == 200, f"llama-server answered {e.status} to {e.method} {e.path}: " \
                                     f"{e.response[:500]!r}\nrequest: {e.body[:2000]!r}"
         return exchanges

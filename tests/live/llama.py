@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import subprocess
 import threading
@@ -24,6 +25,12 @@ LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 # The build scripts/llama_server.sh makes (see its `build`).
 LLAMA_SERVER_BUILD = "noamx"
 STARTUP_TIMEOUT = 60.0
+# The most tokens the server writes in one answer, whatever a client asks.
+PREDICT = 128
+# How long the relay waits on the model server between two reads. Only a
+# backstop: every request is bounded in tokens, and the relay gives up as
+# soon as the bridge does (see `_Hangup`).
+RELAY_READ_TIMEOUT = 600.0
 
 
 def cache_dir() -> Path:
@@ -66,7 +73,7 @@ class LlamaServer:
     likeliest token at each step."""
 
     def __init__(self, name: str, template: str, log_dir: Path, context: int = 4096,
-                 predict: int = 128, greedy: bool = False) -> None:
+                 predict: int = PREDICT, greedy: bool = False) -> None:
         home = server_home()
         binary = home / "llama-server"
         if not binary.is_file():
@@ -81,6 +88,8 @@ class LlamaServer:
             "--jinja", "--chat-template-file", str(home / "templates" / template),
             "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", "2", "--parallel", "1",
             "--no-webui", "--alias", "gemma-3-270m", "--log-colors", "off",
+            # `/slots`, which tells whether a generation is still running.
+            "--slots",
         ]
         if greedy:
             args += ["--temp", "0"]
@@ -101,6 +110,25 @@ class LlamaServer:
                 self.stop()
                 raise RuntimeError(f"llama-server did not become ready:\n{self.log()[-3000:]}")
             time.sleep(0.25)
+
+    def _get_json(self, path: str, body: dict | None = None, timeout: float = 10.0):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data,
+                                         headers={"content-type": "application/json"})
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(request, timeout=timeout) as answer:
+            return json.loads(answer.read())
+
+    def generating(self) -> bool:
+        """Whether a slot is still working on a task (`GET /slots`)."""
+        return any(slot.get("is_processing") for slot in self._get_json("/slots"))
+
+    def pace(self, prompt: str, tokens: int, timeout: float) -> dict:
+        """The server's own `timings` of one generation of exactly `tokens`
+        tokens (`ignore_eos`) after `prompt`, evaluated afresh."""
+        answer = self._get_json("/completion", {"prompt": prompt, "n_predict": tokens, "ignore_eos": True,
+                                                "cache_prompt": False, "temperature": 0}, timeout)
+        return answer["timings"]
 
     def log(self) -> str:
         try:
@@ -130,6 +158,9 @@ class Exchange:
     status: int = 0
     response_headers: dict[str, str] = field(default_factory=dict)
     response: bytes = b""
+    # The bridge hung up before the answer was whole: the relay closed its
+    # connection to the model server, which cancels the generation.
+    abandoned: bool = False
     # Set once the relay has passed on the whole answer: a client can have
     # read the bridge's reply before the relay's thread has noted the end.
     finished: threading.Event = field(default_factory=threading.Event)
@@ -149,10 +180,68 @@ class Exchange:
         return self.response_headers.get("content-type", "").startswith("text/event-stream")
 
 
+def _gone(connection: socket.socket) -> bool:
+    """Whether the peer of `connection` closed it (or reset it). Data waiting
+    to be read is not a close."""
+    try:
+        readable, _, _ = select.select([connection], [], [], 0)
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+class _Hangup:
+    """Watches the bridge's side of an exchange while the model server works
+    on it, and closes the connection to the model server as soon as the
+    bridge hangs up. llama-server cancels a generation whose connection
+    closed (it checks about once a second, for bodies as for streams); a
+    relay that kept waiting would leave the generation running into the
+    next test."""
+
+    POLL_SECONDS = 0.1
+
+    def __init__(self, downstream: socket.socket, upstream: http.client.HTTPConnection) -> None:
+        self.downstream = downstream
+        self.upstream = upstream
+        self.seen = threading.Event()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _watch(self) -> None:
+        while not self._done.wait(self.POLL_SECONDS):
+            try:
+                readable, _, _ = select.select([self.downstream], [], [], 0)
+                if not readable:
+                    continue
+                if self.downstream.recv(1, socket.MSG_PEEK) != b"":
+                    return  # the bridge sent more: not a hang-up, and no way to watch on
+            except OSError:
+                pass
+            self.seen.set()
+            sock = self.upstream.sock
+            if sock is not None:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            return
+
+
 class Relay:
     """An HTTP/1.1 relay in front of the model server that records each
     exchange whole. Replies are passed on as they arrive (chunk by chunk for
-    streams), so the bridge sees the server's own framing and timing."""
+    streams), so the bridge sees the server's own framing and timing. When
+    the bridge hangs up before the answer is whole, the relay closes its
+    connection to the server as well (see `_Hangup`), and the exchange is
+    marked `abandoned`."""
 
     def __init__(self, target: str) -> None:
         self.target = target.removeprefix("http://")
@@ -176,30 +265,45 @@ class Relay:
                     exchange.finished.set()
 
             def _pass_on(self, exchange: Exchange, body: bytes, headers: dict[str, str]) -> None:
-                upstream = http.client.HTTPConnection(owner.target, timeout=120)
-                forwarded = {k: v for k, v in headers.items()
-                             if k not in ("host", "connection", "transfer-encoding", "keep-alive")}
-                upstream.request(self.command, self.path, body=body or None, headers=forwarded)
-                answer = upstream.getresponse()
-                exchange.status = answer.status
-                exchange.response_headers = {k.lower(): v for k, v in answer.getheaders()}
-                self.send_response(answer.status)
-                for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "keep-alive"):
-                        self.send_header(name, value)
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
+                upstream = http.client.HTTPConnection(owner.target, timeout=RELAY_READ_TIMEOUT)
+                hangup = _Hangup(self.connection, upstream)
                 received = bytearray()
-                while True:
-                    piece = answer.read1(65536)
-                    if not piece:
-                        break
-                    received += piece
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-                exchange.response = bytes(received)
-                upstream.close()
+                try:
+                    forwarded = {k: v for k, v in headers.items()
+                                 if k not in ("host", "connection", "transfer-encoding", "keep-alive")}
+                    upstream.request(self.command, self.path, body=body or None, headers=forwarded)
+                    hangup.start()
+                    answer = upstream.getresponse()
+                    exchange.status = answer.status
+                    exchange.response_headers = {k.lower(): v for k, v in answer.getheaders()}
+                    self.send_response(answer.status)
+                    for name, value in answer.getheaders():
+                        if name.lower() not in ("content-length", "transfer-encoding", "connection", "keep-alive"):
+                            self.send_header(name, value)
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
+                    while True:
+                        piece = answer.read1(65536)
+                        if not piece:
+                            break
+                        received += piece
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+                    exchange.response = bytes(received)
+                except (OSError, http.client.HTTPException):
+                    # The bridge hung up (seen by the watch, which cut the
+                    # answer short, or as a write that failed): the model
+                    # server's connection is closed below, which makes it
+                    # cancel the generation.
+                    if not (hangup.seen.is_set() or _gone(self.connection)):
+                        raise
+                    exchange.abandoned = True
+                    exchange.response = bytes(received)
+                    self.close_connection = True
+                finally:
+                    hangup.stop()
+                    upstream.close()
 
             do_GET = do_POST = do_DELETE = _relay  # noqa: N815 (http.server's naming)
 

@@ -13,7 +13,7 @@ import json
 import harness
 
 
-def test_an_agent_runs_its_tool_on_a_real_model(chat_tools, monkeypatch):
+def test_an_agent_runs_its_tool_on_a_real_model(chat_tools, pace, monkeypatch):
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
     import agents
 
@@ -30,13 +30,13 @@ def test_an_agent_runs_its_tool_on_a_real_model(chat_tools, monkeypatch):
         name="assistant",
         instructions="Call get_weather.",
         model=agents.OpenAIResponsesModel(model="gemma-3-270m",
-                                          openai_client=harness.async_client(chat_tools, timeout=60)),
-        model_settings=agents.ModelSettings(tool_choice="get_weather", max_tokens=256),
+                                          openai_client=harness.async_client(chat_tools)),
+        model_settings=agents.ModelSettings(tool_choice="get_weather", max_tokens=64),
         tools=[get_weather],
         tool_use_behavior="stop_on_first_tool",
     )
     mark = chat_tools.mark()
-    result = asyncio.run(asyncio.wait_for(agents.Runner.run(agent, "Weather in Paris?"), 120))
+    result = asyncio.run(asyncio.wait_for(agents.Runner.run(agent, "Weather in Paris?"), pace.seconds(64)))
 
     sent = chat_tools.accepted(mark, "/chat/completions")
     assert len(sent) == 1

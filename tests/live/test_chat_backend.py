@@ -103,7 +103,7 @@ def test_a_tool_loop_pairs_each_call_with_its_output(chat_tools, chat_text, spec
     """Turn 1 forces a call; turn 2 chains on it with the call's output and
     forces another; turn 3 sends the whole history to the text server for
     an answer. Each server accepted the Chat history the bridge built."""
-    client = harness.client(chat_tools, timeout=60)
+    client = harness.client(chat_tools)
     first = client.responses.create(model=MODEL, instructions="Call get_weather.",
                                     input="Weather and time in Paris?", tools=[WEATHER, TIME],
                                     tool_choice={"type": "function", "name": "get_weather"},
@@ -134,7 +134,7 @@ def test_a_tool_loop_pairs_each_call_with_its_output(chat_tools, chat_text, spec
                time_call.model_dump(exclude_none=True), {"type": "function_call_output",
                                                          "call_id": time_call.call_id, "output": "12:00"}]
     mark = chat_text.mark()
-    text_client = harness.client(chat_text, timeout=60)
+    text_client = harness.client(chat_text)
     # The answer in text: offered the tools with the choice its own, the
     # model may start a call the server cannot parse (a 500 from it, passed
     # on), which is the model's doing, not what this checks.
@@ -155,7 +155,7 @@ def test_nothing_is_reported_lost_for_what_llama_server_takes(chat_tools, chat_t
     for chain, extra in ((chat_text, {}),
                          (chat_tools, {"instructions": "Call get_weather.", "tools": [WEATHER],
                                        "tool_choice": {"type": "function", "name": "get_weather"}})):
-        client = harness.client(chain, timeout=60)
+        client = harness.client(chain)
         raw = client.responses.with_raw_response.create(model=MODEL, input="Weather in Paris?",
                                                         max_output_tokens=32, **extra)
         assert "x-wirebridge-dropped" not in raw.headers, raw.headers.get("x-wirebridge-dropped")
@@ -164,7 +164,7 @@ def test_nothing_is_reported_lost_for_what_llama_server_takes(chat_tools, chat_t
 
 @pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
 def test_a_chain_sends_the_stored_turns_back(chat_text, spec, stream):
-    client = harness.client(chat_text, timeout=60)
+    client = harness.client(chat_text)
     first = client.responses.create(model=MODEL, input="My name is Ada.", max_output_tokens=16)
     said = "".join(part.text for item in first.output if item.type == "message" for part in item.content)
     mark = chat_text.mark()

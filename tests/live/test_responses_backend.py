@@ -69,7 +69,7 @@ def test_a_responses_client_gets_what_the_server_wrote(responses_text, spec, sty
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_a_conversation_continues_over_a_server_that_keeps_nothing(responses_text, spec, stream):
-    client = harness.client(responses_text, timeout=120.0)
+    client = harness.client(responses_text)
     first = client.responses.create(model=MODEL, input="My name is Ada.", max_output_tokens=16,
                                     instructions="Answer briefly.")
     assert first.store is True
@@ -125,7 +125,7 @@ WEATHER = {
     (True, {"type": "function", "name": "get_weather"}),
 ])
 def test_a_forced_call_through_the_servers_own_responses_api(responses_tools, spec, stream, choice):
-    client = harness.client(responses_tools, timeout=120.0)
+    client = harness.client(responses_tools)
     request = {"model": MODEL, "instructions": "Call get_weather.", "input": "What is the weather in Paris?",
                "tools": [WEATHER, TIME], "tool_choice": choice, "max_output_tokens": 64}
     mark = responses_tools.mark()
@@ -150,7 +150,7 @@ def test_a_conversation_compacts_over_the_servers_own_responses_api(responses_te
     Responses request of the bridge's (it has no compaction of its own),
     and a later turn that carries the compaction item is sent the summary in
     its place, which the server accepts."""
-    client = harness.client(responses_text, timeout=120.0)
+    client = harness.client(responses_text)
     first = client.responses.create(model=MODEL, input="My name is Ada and I like green tea.",
                                     max_output_tokens=16)
     mark = responses_text.mark()
