@@ -24,7 +24,8 @@ import harness
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 # The build scripts/llama_server.sh makes (see its `build`).
 LLAMA_SERVER_BUILD = "noamx"
-STARTUP_TIMEOUT = 60.0
+# Loading the model and its warm-up run take seconds; far more on a busy machine.
+STARTUP_TIMEOUT = 180.0
 # The most tokens the server writes in one answer, whatever a client asks.
 PREDICT = 128
 # How long the relay waits on the model server between two reads. Only a
@@ -111,7 +112,9 @@ class LlamaServer:
                 raise RuntimeError(f"llama-server did not become ready:\n{self.log()[-3000:]}")
             time.sleep(0.25)
 
-    def _get_json(self, path: str, body: dict | None = None, timeout: float = 10.0):
+    def get_json(self, path: str, body: dict | None = None, timeout: float = 10.0):
+        """GET `path` (POST `body` as JSON, if given) on the server itself, past
+        the relay, and its JSON answer."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data,
                                          headers={"content-type": "application/json"})
@@ -121,12 +124,12 @@ class LlamaServer:
 
     def generating(self) -> bool:
         """Whether a slot is still working on a task (`GET /slots`)."""
-        return any(slot.get("is_processing") for slot in self._get_json("/slots"))
+        return any(slot.get("is_processing") for slot in self.get_json("/slots"))
 
     def pace(self, prompt: str, tokens: int, timeout: float) -> dict:
         """The server's own `timings` of one generation of exactly `tokens`
         tokens (`ignore_eos`) after `prompt`, evaluated afresh."""
-        answer = self._get_json("/completion", {"prompt": prompt, "n_predict": tokens, "ignore_eos": True,
+        answer = self.get_json("/completion", {"prompt": prompt, "n_predict": tokens, "ignore_eos": True,
                                                 "cache_prompt": False, "temperature": 0}, timeout)
         return answer["timings"]
 

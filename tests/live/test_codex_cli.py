@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import types
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,24 @@ def codex() -> Path:
     version = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=60).stdout
     assert codex_runs.CODEX_VERSION in version, version
     return path
+
+
+# Codex's request: about 9,800 prompt tokens (its instructions and tools).
+CODEX_PROMPT_TOKENS = 10_000
+
+
+@pytest.fixture(autouse=True)
+def codex_bounded_by_the_pace(pace, monkeypatch):
+    """A Codex run waits as long as the pace gives its turns (two, each a
+    prompt of Codex's size and a capped answer), not the fixed time
+    `codex_runs` sets for the scripted upstream, which a busy machine
+    exceeds on this prompt."""
+    seconds = pace.seconds(prompt_tokens=CODEX_PROMPT_TOKENS, requests=2)
+
+    def run(*args, timeout=None, **kwargs):
+        return subprocess.run(*args, timeout=seconds, **kwargs)
+
+    monkeypatch.setattr(codex_runs, "subprocess", types.SimpleNamespace(run=run, DEVNULL=subprocess.DEVNULL))
 
 
 def test_codex_sends_its_real_request_and_reads_the_answer(codex, chat_text, tmp_path):
