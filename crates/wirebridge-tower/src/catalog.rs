@@ -22,8 +22,7 @@ use wirebridge_convert::catalog::{codex_catalog, parse_model_list, UpstreamModel
 
 use crate::body::ResponseBody;
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
-use crate::exchange::read_limited;
-use crate::replies::{unusable_status, Refused};
+use crate::replies::{read_limited, unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::CatalogSettings;
 use crate::upstream_list::{json_reply, models_request};

@@ -30,7 +30,9 @@ use crate::direction::{Prepared, Tenant};
 use crate::error_response::{api_error, Dialect};
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
-use crate::replies::{finish_error, finish_reply, unreadable_encoding, unusable_status, Refused};
+use crate::replies::{
+    finish_error, finish_reply, read_limited, unreadable_encoding, unusable_status, Refused,
+};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
@@ -459,16 +461,4 @@ impl Keep {
             }
         }))
     }
-}
-
-pub(crate) async fn read_limited<B>(body: B, limit: usize) -> Bytes
-where
-    B: Body<Data = Bytes>,
-    B::Error: Into<BoxError>,
-{
-    Limited::new(body, limit)
-        .collect()
-        .await
-        .map(|c| c.to_bytes())
-        .unwrap_or_default()
 }

@@ -14,8 +14,7 @@ use wirebridge_convert::ConvertError;
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::error_response::{api_error, Dialect};
-use crate::exchange::read_limited;
-use crate::replies::unusable_status;
+use crate::replies::{read_limited, unusable_status};
 use crate::request_body::{BoxError, RequestBody};
 use crate::upstream_list::{json_reply, models_request};
 

@@ -1,12 +1,16 @@
 //! Finishing an exchange: the reply the client gets, and its report.
 
+use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Limited};
 use wirebridge_convert::{ConvertError, ReplySummary};
 use wirebridge_wire::error::ApiError;
 
 use crate::body::ResponseBody;
 use crate::error_response::{api_error, error_response, Dialect};
 use crate::headers::{clean_headers, insert_dropped};
+use crate::request_body::BoxError;
 use crate::tracker::Tracker;
 
 /// A request refused before reaching the upstream (or a reply that could
@@ -165,4 +169,18 @@ pub(crate) fn unreadable_encoding(headers: &HeaderMap) -> Option<ApiError<'stati
         "server_error",
         "unsupported_upstream_encoding",
     ))
+}
+
+/// An upstream body read whole up to `limit` bytes (an error's, a token
+/// count's, a model list's); empty when it cannot be read within it.
+pub(crate) async fn read_limited<B>(body: B, limit: usize) -> Bytes
+where
+    B: Body<Data = Bytes>,
+    B::Error: Into<BoxError>,
+{
+    Limited::new(body, limit)
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .unwrap_or_default()
 }

@@ -24,8 +24,7 @@ use tower::Service;
 use super::Stateful;
 use crate::body::ResponseBody;
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
-use crate::exchange::read_limited;
-use crate::replies::unusable_status;
+use crate::replies::{read_limited, unusable_status};
 use crate::request_body::{BoxError, RequestBody};
 use crate::upstream_list::{json_reply, models_request};
 

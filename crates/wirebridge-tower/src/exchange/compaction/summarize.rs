@@ -23,9 +23,10 @@ use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::ResponsesOverChat;
 use crate::error_response::{api_error, reshape_upstream_error};
-use crate::exchange::read_limited;
 use crate::headers::{is_event_stream, upstream_request};
-use crate::replies::{finish_error, finish_reply, unreadable_encoding, unusable_status};
+use crate::replies::{
+    finish_error, finish_reply, read_limited, unreadable_encoding, unusable_status,
+};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::tracker::Tracker;
