@@ -63,6 +63,7 @@ pub mod messages_to_responses;
 pub mod profile;
 mod recorder;
 pub mod responses_to_chat;
+pub mod responses_to_messages;
 pub mod responses_to_responses;
 pub mod seal;
 pub mod stream;

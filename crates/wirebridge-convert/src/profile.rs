@@ -1,6 +1,11 @@
 //! Backend profiles: what a Chat Completions server accepts and how it names
 //! things. Profiles are data: built-ins cover common servers, and users can
-//! define their own (every field has a default).
+//! define their own (every field has a default). A backend speaking
+//! Anthropic's Messages API reads its own part, [`MessagesProfile`].
+
+mod messages;
+
+pub use messages::{MessagesProfile, DEFAULT_VERSION as DEFAULT_ANTHROPIC_VERSION};
 
 use serde::{Deserialize, Serialize};
 
@@ -165,6 +170,8 @@ pub struct BackendProfile {
     /// model catalog's `context_window` of a model wins over it
     /// ([`Options::catalog`](crate::responses_to_chat::Options::catalog)).
     pub context_window: Option<u64>,
+    /// What a Messages backend takes (read only with a Messages backend).
+    pub messages: MessagesProfile,
 }
 
 impl Default for BackendProfile {
@@ -175,8 +182,9 @@ impl Default for BackendProfile {
 
 impl BackendProfile {
     /// The names of the built-in profiles.
-    pub const BUILTIN: [&'static str; 7] = [
+    pub const BUILTIN: [&'static str; 8] = [
         "openai",
+        "anthropic",
         "vllm",
         "llama-cpp",
         "ollama",
@@ -189,6 +197,7 @@ impl BackendProfile {
     pub fn builtin(name: &str) -> Option<Self> {
         Some(match name {
             "openai" => Self::openai(),
+            "anthropic" => Self::anthropic(),
             "vllm" => Self::vllm(),
             "llama-cpp" | "llama.cpp" | "llamacpp" => Self::llama_cpp(),
             "ollama" => Self::ollama(),
@@ -219,6 +228,7 @@ impl BackendProfile {
             named_tool_choice: false,
             keeps_responses: false,
             context_window: None,
+            messages: MessagesProfile::default(),
         }
     }
 
@@ -238,6 +248,16 @@ impl BackendProfile {
             passthrough: PASSTHROUGH_FIELDS.iter().map(|s| s.to_string()).collect(),
             named_tool_choice: true,
             keeps_responses: true,
+            ..Self::generic()
+        }
+    }
+
+    /// Anthropic's Messages API (and the Messages endpoints of Claude on
+    /// other clouds): the key sent as `x-api-key`, cache breakpoints marked.
+    pub fn anthropic() -> Self {
+        Self {
+            name: "anthropic".into(),
+            messages: MessagesProfile::anthropic(),
             ..Self::generic()
         }
     }

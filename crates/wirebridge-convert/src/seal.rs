@@ -45,6 +45,9 @@ pub enum Purpose {
     Reasoning,
     /// A compaction item's summary of the conversation.
     Compaction,
+    /// A Messages backend's thinking block, kept byte for byte with its
+    /// signature for the backend to read again.
+    Thinking,
 }
 
 impl Purpose {
@@ -52,6 +55,7 @@ impl Purpose {
         match self {
             Purpose::Reasoning => b"wirebridge/reasoning/1",
             Purpose::Compaction => b"wirebridge/compaction/1",
+            Purpose::Thinking => b"wirebridge/thinking/1",
         }
     }
 }

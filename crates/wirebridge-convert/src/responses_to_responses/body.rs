@@ -145,7 +145,12 @@ pub fn translate_stream_body(
         sink.take();
     }
     stream.finish(&mut sink);
-    let translator = stream.into_translator();
+    finished_body(&stream.into_translator())
+}
+
+/// The body of a stream translated to its end: the finished response, or
+/// the error it failed with.
+pub(crate) fn finished_body(translator: &StreamTranslator) -> Result<TranslatedBody, ConvertError> {
     if let Some(failure) = translator.failure() {
         return Err(ConvertError::UpstreamFailed {
             message: failure.message.clone(),

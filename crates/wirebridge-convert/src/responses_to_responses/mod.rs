@@ -57,6 +57,7 @@ mod request;
 mod stream;
 mod truncate;
 
+pub(crate) use body::finished_body;
 pub use body::{translate_body, translate_stream_body};
 pub use body_events::body_events;
 pub use request::{

@@ -1,0 +1,91 @@
+//! A Messages stream, translated as it comes.
+
+use super::reader::Reader;
+use super::ExchangeContext;
+use crate::frames::Frames;
+use crate::loss::LossReport;
+use crate::responses_to_chat::Finished;
+use crate::responses_to_responses;
+use crate::stream::StreamTranslate;
+use crate::summary::ReplySummary;
+
+/// Translates a Messages backend's stream into the Responses stream the
+/// client reads: each Messages event read as Responses events, which the
+/// stateless Responses path's translator re-sends.
+#[derive(Debug)]
+pub struct StreamTranslator {
+    reader: Reader,
+    inner: responses_to_responses::StreamTranslator,
+    /// The reader's losses and the inner translator's, together.
+    losses: LossReport,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader").finish_non_exhaustive()
+    }
+}
+
+impl StreamTranslator {
+    /// A translator for one reply.
+    pub fn new(context: ExchangeContext) -> Self {
+        Self {
+            reader: Reader::new(context.backend),
+            inner: responses_to_responses::StreamTranslator::new(context.native),
+            losses: LossReport::default(),
+        }
+    }
+
+    /// The finished response as a store keeps it, once the terminal event
+    /// is written.
+    pub fn finished(&self) -> Option<Finished<'_>> {
+        self.inner.finished()
+    }
+
+    /// The Responses translator the events are handed to.
+    pub(super) fn inner(&self) -> &responses_to_responses::StreamTranslator {
+        &self.inner
+    }
+
+    fn gather_losses(&mut self) {
+        let total = self.reader.losses().len() + self.inner.losses().len();
+        if total != self.losses.len() {
+            let mut losses = self.reader.losses().clone();
+            losses.extend(self.inner.losses().clone());
+            self.losses = losses;
+        }
+    }
+}
+
+impl StreamTranslate for StreamTranslator {
+    fn push(&mut self, data: &str, out: &mut Frames) {
+        let inner = &mut self.inner;
+        let read = self.reader.read(data, &mut |event| inner.push(event, out));
+        if let Err(why) = read {
+            self.inner.fail(&why, out);
+        }
+        self.gather_losses();
+    }
+
+    fn finish(&mut self, out: &mut Frames) {
+        self.inner.finish(out);
+        self.gather_losses();
+    }
+
+    fn fail(&mut self, message: &str, out: &mut Frames) {
+        self.inner.fail(message, out);
+        self.gather_losses();
+    }
+
+    fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+
+    fn summary(&self) -> ReplySummary {
+        self.inner.summary()
+    }
+
+    fn losses(&self) -> &LossReport {
+        &self.losses
+    }
+}
