@@ -209,10 +209,10 @@ impl Bridge {
     /// Tells the world the bridge listens on `addr`: stdout's first line,
     /// then the log.
     fn announce(&self, config: &Config, addr: std::net::SocketAddr) {
-        if config.seal.generated && config.upstream_api == UpstreamApi::Chat {
+        if config.seal.generated && config.upstream_api != UpstreamApi::Responses {
             tracing::warn!(
-                "no seal key is set (seal_key / WIREBRIDGE_SEAL_KEY): reasoning sealed for \
-                 clients can be opened only by this process; several replicas must share one \
+                "no seal key is set (seal_key / WIREBRIDGE_SEAL_KEY): reasoning and thinking \
+                 sealed for clients can be opened only by this process; several replicas must share one \
                  key (`wirebridge keygen` makes one)"
             );
         }

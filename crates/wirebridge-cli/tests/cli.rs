@@ -390,7 +390,7 @@ fn serve_help_shows_defaults_and_variables() {
     for shown in [
         "--listen <ADDR> Address to listen on [default: 127.0.0.1:8787] [env: WIREBRIDGE_LISTEN]",
         "[default: 75s] [env: WIREBRIDGE_IDLE_TIMEOUT]",
-        "--upstream-api <chat|responses>",
+        "--upstream-api <chat|responses|messages>",
         "[default: one per core] [env: WIREBRIDGE_WORKERS]",
         "--config <FILE> Settings file (TOML) [env: WIREBRIDGE_CONFIG]",
     ] {

@@ -26,7 +26,8 @@ impl Dialect {
             Direction::MessagesToResponses => Dialect::Anthropic,
             Direction::ResponsesToChat
             | Direction::ChatToResponses
-            | Direction::ResponsesToResponses => Dialect::OpenAi,
+            | Direction::ResponsesToResponses
+            | Direction::ResponsesToMessages => Dialect::OpenAi,
         }
     }
 

@@ -169,6 +169,7 @@ where
         prepared.body,
         prepared.stream,
     );
+    D::upstream_head(upstream.headers_mut(), &shared.direction);
     hand_on::<D, _>(&mut upstream, prepared.stream);
     if let Some(queued) = prepared.background.take() {
         let runs = state::background::<D>(&shared.direction).cloned();

@@ -14,7 +14,8 @@ use wirebridge_store::ResponseStore;
 
 use crate::direction::sealed::Settings as _;
 use crate::direction::{
-    state, ChatOverResponses, ResponsesOverChat, ResponsesOverResponses, Translation,
+    state, ChatOverResponses, ResponsesOverChat, ResponsesOverMessages, ResponsesOverResponses,
+    Translation,
 };
 use crate::observer::Observer;
 use crate::service::Translate;
@@ -343,7 +344,11 @@ macro_rules! responses_client_settings {
     )+};
 }
 
-responses_client_settings!(ResponsesOverChat, ResponsesOverResponses);
+responses_client_settings!(
+    ResponsesOverChat,
+    ResponsesOverResponses,
+    ResponsesOverMessages
+);
 
 impl TranslateLayer<ChatOverResponses> {
     /// Where Chat clients receive reasoning from the Responses backend.

@@ -93,8 +93,8 @@ mod websocket;
 pub use background::BackgroundRuns;
 pub use body::ResponseBody;
 pub use direction::{
-    ChatOverResponses, MessagesOverResponses, ResponsesOverChat, ResponsesOverResponses,
-    Translation,
+    ChatOverResponses, MessagesOverResponses, ResponsesOverChat, ResponsesOverMessages,
+    ResponsesOverResponses, Translation,
 };
 pub use exchange::input_tokens::INPUT_TOKENS_HEADER;
 pub use future::ResponseFuture;
@@ -257,6 +257,55 @@ pub type StatefulResponses<S> = Translate<S, ResponsesOverResponses>;
 /// # }
 /// ```
 pub type StatefulResponsesLayer = TranslateLayer<ResponsesOverResponses>;
+
+/// Responses clients over a service that speaks Anthropic's Messages API
+/// (Anthropic's own, Claude on other clouds, the Anthropic-compatible
+/// endpoints of other providers, llama.cpp's `llama-server`): each whole
+/// request (with a store, the conversation it continues) is written as a
+/// Messages request, and the reply read back as a `Response` or its event
+/// stream.
+pub type ResponsesToMessages<S> = Translate<S, ResponsesOverMessages>;
+
+/// The layer of [`ResponsesToMessages`].
+///
+/// ```
+/// use std::convert::Infallible;
+/// use bytes::Bytes;
+/// use http::{Request, Response};
+/// use http_body_util::{BodyExt, Full};
+/// use tower::{service_fn, Layer, ServiceExt};
+/// use wirebridge_convert::BackendProfile;
+/// use wirebridge_tower::{RequestBody, ResponsesToMessagesLayer};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let claude = service_fn(|req: Request<RequestBody<Full<Bytes>>>| async move {
+///     assert_eq!(req.uri().path(), "/v1/messages");
+///     // The anthropic profile sends the key as Anthropic reads it.
+///     assert_eq!(req.headers()["x-api-key"], "sk-ant-test");
+///     let body = req.into_body().collect().await.unwrap().to_bytes();
+///     let request: serde_json::Value = serde_json::from_slice(&body).unwrap();
+///     assert_eq!(request["messages"][0]["content"][0]["text"], "Hi");
+///     let reply = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude",
+///         "content":[{"type":"text","text":"Hello!"}],"stop_reason":"end_turn",
+///         "usage":{"input_tokens":3,"output_tokens":2}}"#;
+///     Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(reply))))
+/// });
+/// let service = ResponsesToMessagesLayer::new()
+///     .profile(BackendProfile::anthropic())
+///     .layer(claude);
+/// let request = Request::post("/v1/responses")
+///     .header("authorization", "Bearer sk-ant-test")
+///     .body(Full::new(Bytes::from(r#"{"model":"claude","input":"Hi"}"#)))
+///     .unwrap();
+/// let response = service.oneshot(request).await.unwrap();
+/// let body = response.into_body().collect().await.unwrap().to_bytes();
+/// let response: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(response["object"], "response");
+/// assert_eq!(response["output"][0]["content"][0]["text"], "Hello!");
+/// # }
+/// ```
+pub type ResponsesToMessagesLayer = TranslateLayer<ResponsesOverMessages>;
 
 /// Anthropic Messages clients (Claude Code, the Anthropic SDKs) over a
 /// Responses service: `POST …/messages` becomes `POST …/responses`, and

@@ -15,6 +15,8 @@ pub enum Direction {
     ChatToResponses,
     /// A Responses client, a Responses upstream that keeps no state.
     ResponsesToResponses,
+    /// A Responses client, an Anthropic Messages upstream.
+    ResponsesToMessages,
     /// An Anthropic Messages client, a Responses upstream (the bridge's own
     /// Responses side, in `wirebridge serve`).
     MessagesToResponses,
@@ -27,6 +29,7 @@ impl Direction {
             Direction::ResponsesToChat => "responses_to_chat",
             Direction::ChatToResponses => "chat_to_responses",
             Direction::ResponsesToResponses => "responses_to_responses",
+            Direction::ResponsesToMessages => "responses_to_messages",
             Direction::MessagesToResponses => "messages_to_responses",
         }
     }

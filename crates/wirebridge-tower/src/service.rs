@@ -157,6 +157,7 @@ where
                     // first, once per tenant (see `stateful::probe`).
                     if let (true, Some(tenant)) = (route.writes(), &tenant) {
                         D::client_head(&mut parts);
+                        D::upstream_head(&mut parts.headers, &shared.direction);
                         let checked = stateful
                             .check_credential(inner, tenant, &parts.headers, &prefix)
                             .await?;
@@ -179,6 +180,8 @@ where
             }
             Route::Catalog { prefix, catalog } => {
                 let limit = shared.common.max_reply_size;
+                let mut request = request;
+                D::upstream_head(request.headers_mut(), &shared.direction);
                 Box::pin(catalog::serve::<S, ReqB, ResB>(
                     inner, catalog, limit, request, prefix,
                 ))

@@ -41,6 +41,9 @@ pub enum UpstreamApi {
     Chat,
     /// Responses: Chat Completions requests are translated.
     Responses,
+    /// Anthropic Messages: Responses and Chat Completions requests are
+    /// translated; Messages requests pass through.
+    Messages,
 }
 
 /// Log output format.

@@ -69,8 +69,8 @@ settings! {
     /// Close a WebSocket connection this long after it opened (once no
     /// turn runs); the client opens a new one.
     websocket_max_age: Duration = "60m";
-    /// Backend profile: openai, vllm, llama-cpp, ollama, deepseek,
-    /// openrouter, generic, or one defined in the config file.
+    /// Backend profile: openai, anthropic, vllm, llama-cpp, ollama,
+    /// deepseek, openrouter, generic, or one defined in the config file.
     profile: String as "NAME" = "generic";
     /// Response store for `store`, `previous_response_id` and
     /// `GET /v1/responses/{id}`: memory, none, or a Redis URL:

@@ -62,22 +62,24 @@ fn store_buckets() -> Histogram {
 }
 
 /// How many (direction, streamed or not) pairs the timing histograms have.
-const TIMING_SLOTS: usize = 8;
+const TIMING_SLOTS: usize = 10;
 
-/// The slot of a direction, from 0 to 3.
+/// The slot of a direction, from 0 to 4.
 fn direction_slot(direction: Direction) -> usize {
     match direction {
         Direction::ResponsesToChat => 0,
         Direction::ChatToResponses => 1,
         Direction::ResponsesToResponses => 2,
         Direction::MessagesToResponses => 3,
+        Direction::ResponsesToMessages => 4,
     }
 }
 
 /// The token kinds counted, in the order of their slots.
 const TOKEN_KINDS: [&str; 4] = ["input", "output", "cached_input", "reasoning"];
 
-const _: () = assert!(TOKEN_SLOTS == 4 * TOKEN_KINDS.len());
+const _: () = assert!(TOKEN_SLOTS == 5 * TOKEN_KINDS.len());
+const _: () = assert!(TIMING_SLOTS == 5 * 2);
 
 /// One series of a timing histogram, kept once looked up: a family's
 /// lookup hashes its label set, and every exchange observes three.

@@ -16,7 +16,7 @@ pub const OTHER: &str = "other";
 pub const NONE: &str = "none";
 
 /// How many token counters one model can have: one per direction and kind.
-pub const TOKEN_SLOTS: usize = 16;
+pub const TOKEN_SLOTS: usize = 20;
 
 /// A model's label value, and the handles of its series.
 #[derive(Debug)]

@@ -13,8 +13,8 @@ use wirebridge_store::ResponseStore;
 use wirebridge_tower::trace_context::{TraceParent, TRACEPARENT_HEADER};
 use wirebridge_tower::{
     BackgroundRuns, Budget, ChatToResponsesLayer, Exchange, MessagesToResponsesLayer, Observer,
-    RequestBody, ResponseBody, ResponsesToChatLayer, Shutdown, StatefulResponsesLayer,
-    WebSocketSettings,
+    RequestBody, ResponseBody, ResponsesToChatLayer, ResponsesToMessagesLayer, Shutdown,
+    StatefulResponsesLayer, WebSocketSettings,
 };
 
 use crate::admin::{Admin, Endpoint};
@@ -61,6 +61,18 @@ macro_rules! responses_clients {
             false => layer.without_websocket(),
         }
     }};
+}
+
+/// The Chat clients' layer, with what the settings say of it.
+fn chat_clients(config: &Config, observer: Reports) -> ChatToResponsesLayer {
+    let exchange = &config.exchange;
+    ChatToResponsesLayer::new()
+        .policy(config.policy.clone())
+        .body_limit(config.max_body)
+        .max_reply_size(exchange.max_reply_size)
+        .stream_idle_timeout(exchange.idle_timeout)
+        .keepalive_interval(exchange.keepalive_interval)
+        .observer(observer)
 }
 
 /// What the layers report: each exchange logged and counted, each budget
@@ -111,6 +123,13 @@ pub fn app(
         .keepalive_interval(exchange.keepalive_interval)
         .observer(observer.clone())
         .shutdown(shutdown.clone());
+    // Under three layers (a Messages backend's Chat clients: the Responses
+    // side, the Chat layer, the hub), the same.
+    let flattened_twice = upstream.clone().map_request(
+        |request: Request<RequestBody<RequestBody<RequestBody<ClientBody>>>>| {
+            request.map(|body| RequestBody::flatten(RequestBody::flatten(body)))
+        },
+    );
     // Under two layers, the upstream takes the bodies of one.
     let flattened =
         upstream
@@ -118,7 +137,10 @@ pub fn app(
             .map_request(|request: Request<RequestBody<RequestBody<ClientBody>>>| {
                 request.map(RequestBody::flatten)
             });
-    let (translated, messages, endpoint): (Shared, Shared, &str) = match config.upstream_api {
+    // Messages clients of a Messages backend speak its API: their requests
+    // pass through with the rest (`messages` is `None`).
+    let (translated, messages, endpoint): (Shared, Option<Shared>, &str) = match config.upstream_api
+    {
         UpstreamApi::Chat => {
             let layer = responses_clients!(
                 ResponsesToChatLayer::new(),
@@ -133,25 +155,45 @@ pub fn app(
             let messages = messages.layer(hub.layer(flattened));
             (
                 boxed(layer.layer(upstream)),
-                boxed_twice(messages),
+                Some(boxed_twice(messages)),
                 "/responses",
             )
         }
+        UpstreamApi::Messages => {
+            // Responses clients on the bridge's Responses side, written as
+            // Messages; Chat clients through it; Messages clients straight
+            // to the backend, which speaks their API.
+            let layer = responses_clients!(
+                ResponsesToMessagesLayer::new(),
+                config,
+                observer.clone(),
+                store,
+                runs
+            )
+            .model_catalog(config.catalog.clone())
+            .shutdown(shutdown.clone());
+            let chat = chat_clients(config, observer).shutdown(shutdown);
+            let hub = layer.clone().without_websocket();
+            let both = layer
+                .layer(chat.layer(hub.layer(flattened_twice)))
+                .map_response(|response| {
+                    response.map(|body| ResponseBody::passthrough(body.boxed_unsync()))
+                });
+            (boxed(both), None, "/chat/completions|/responses")
+        }
         UpstreamApi::Responses => {
-            let chat = ChatToResponsesLayer::new()
-                .policy(config.policy.clone())
-                .body_limit(config.max_body)
-                .max_reply_size(exchange.max_reply_size)
-                .stream_idle_timeout(exchange.idle_timeout)
-                .keepalive_interval(exchange.keepalive_interval)
-                .observer(observer.clone())
+            let chat = chat_clients(config, observer.clone())
                 .model_catalog(config.catalog.clone())
                 .shutdown(shutdown.clone());
             if config.profile.keeps_responses {
                 // The backend keeps its responses itself: Responses
                 // requests are passed through as they are.
                 let messages = boxed(messages.layer(upstream.clone()));
-                (boxed(chat.layer(upstream)), messages, "/chat/completions")
+                (
+                    boxed(chat.layer(upstream)),
+                    Some(messages),
+                    "/chat/completions",
+                )
             } else {
                 let layer = responses_clients!(
                     StatefulResponsesLayer::new(),
@@ -167,7 +209,7 @@ pub fn app(
                 let both = layer.layer(chat.layer(flattened)).map_response(|response| {
                     response.map(|body| ResponseBody::passthrough(body.boxed_unsync()))
                 });
-                (boxed(both), messages, "/chat/completions|/responses")
+                (boxed(both), Some(messages), "/chat/completions|/responses")
             }
         }
     };
@@ -190,8 +232,12 @@ pub fn app(
             None => {
                 let trace = continue_trace(request.headers_mut());
                 let (method, path) = (request.method(), request.uri().path());
-                if is_messages(method, path, request.headers()) {
-                    Route::Messages(routes.messages.clone())
+                let messages = routes
+                    .messages
+                    .as_ref()
+                    .filter(|_| is_messages(method, path, request.headers()));
+                if let Some(messages) = messages {
+                    Route::Messages(messages.clone())
                 } else {
                     // The layer reports what it translates (compaction
                     // included); the rest is logged here.
@@ -235,7 +281,9 @@ type Shared =
 /// The services that answer requests, and what routing them needs.
 struct Routes {
     translated: Shared,
-    messages: Shared,
+    /// Messages clients' own stack, where the backend does not speak
+    /// their API.
+    messages: Option<Shared>,
     admin: Admin,
     metrics: Arc<Metrics>,
     open_streams: OpenGauge,

@@ -10,7 +10,8 @@ use crate::observer;
 use crate::settings::ResponsesSettings;
 
 /// A translation direction: [`ResponsesOverChat`], [`ChatOverResponses`],
-/// [`ResponsesOverResponses`] or [`MessagesOverResponses`].
+/// [`ResponsesOverResponses`], [`ResponsesOverMessages`] or
+/// [`MessagesOverResponses`].
 ///
 /// The layer and service types are generic over it; it cannot be
 /// implemented outside this crate.
@@ -31,6 +32,13 @@ pub struct ChatOverResponses;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ResponsesOverResponses;
 
+/// Responses clients, an Anthropic Messages upstream (Anthropic's API,
+/// Claude on other clouds, or a server that speaks Messages): the bridge
+/// keeps the state, as over [`ResponsesOverResponses`], and each whole
+/// request is written as Messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResponsesOverMessages;
+
 /// Anthropic Messages clients (Claude Code, the Anthropic SDKs), a
 /// Responses upstream: usually the bridge's own Responses side, stacked
 /// in front of [`ResponsesOverChat`] or [`ResponsesOverResponses`], so that
@@ -40,6 +48,7 @@ pub struct MessagesOverResponses;
 
 impl Translation for ResponsesOverChat {}
 impl Translation for ResponsesOverResponses {}
+impl Translation for ResponsesOverMessages {}
 impl Translation for ChatOverResponses {}
 impl Translation for MessagesOverResponses {}
 
@@ -81,6 +90,7 @@ pub struct ReplyParts {
 mod chat_over_responses;
 mod messages_over_responses;
 mod responses_over_chat;
+pub(crate) mod responses_over_messages;
 mod responses_over_responses;
 mod responses_side;
 mod types;
@@ -176,6 +186,10 @@ pub(crate) mod sealed {
         /// client that asked for a stream, which is never answered with a
         /// body it did not ask for.
         fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError>;
+
+        /// Adjusts the head of the request sent upstream to what the
+        /// upstream's API reads (its key header, its version).
+        fn upstream_head(_headers: &mut http::HeaderMap, _settings: &Self::Settings) {}
 
         /// The path of the backend's token-counting endpoint, after the
         /// prefix, where the profile names one (Chat backends).

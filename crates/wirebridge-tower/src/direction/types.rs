@@ -5,7 +5,9 @@
 use wirebridge_convert::responses_to_chat::compaction::CompactRequest;
 use wirebridge_convert::responses_to_chat::{self, Finished, ParsedRequest, ResponsesContext};
 use wirebridge_convert::responses_to_responses::{self, NativeContext};
-use wirebridge_convert::{chat_to_responses, messages_to_responses, ConvertError, LossPolicy};
+use wirebridge_convert::{
+    chat_to_responses, messages_to_responses, responses_to_messages, ConvertError, LossPolicy,
+};
 
 use super::messages_over_responses::MessagesRequest;
 use super::sealed::{ClientRequest, KeptStream, ReplyContext, Settings, TranslatedReply};
@@ -92,6 +94,12 @@ impl ReplyContext for NativeContext {
     }
 }
 
+impl ReplyContext for responses_to_messages::ExchangeContext {
+    fn not_stored(&mut self) {
+        self.native.echo.store = false;
+    }
+}
+
 impl ReplyContext for chat_to_responses::ChatContext {}
 
 impl ReplyContext for messages_to_responses::MessagesContext {}
@@ -138,6 +146,12 @@ impl KeptStream for responses_to_chat::StreamTranslator {
 }
 
 impl KeptStream for responses_to_responses::StreamTranslator {
+    fn kept(&self) -> Option<Finished<'_>> {
+        self.finished()
+    }
+}
+
+impl KeptStream for responses_to_messages::StreamTranslator {
     fn kept(&self) -> Option<Finished<'_>> {
         self.finished()
     }

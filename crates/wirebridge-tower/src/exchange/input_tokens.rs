@@ -83,6 +83,7 @@ where
         prefix: &prefix,
         common: &shared.common,
         speaks: Speaks::upstream_of::<D>(),
+        messages: None,
     };
     let tokenize = D::tokenize(&shared.direction);
     let (tokens, counted) = upstream

@@ -128,6 +128,22 @@ fn custom_profiles_and_policy_from_the_file() {
 }
 
 #[test]
+fn a_messages_backend_profile_from_the_file() {
+    let file = "upstream_api = \"messages\"\nprofile = \"claude-proxy\"\n[profiles.claude-proxy.messages]\nmax_tokens = 16000\napi_key_header = true\nthinking_budgets = { low = 4000, high = 24000 }\n";
+    let c = load(Some(file), &[], &[]).unwrap();
+    assert_eq!(c.upstream_api, UpstreamApi::Messages);
+    let messages = &c.profile.messages;
+    assert_eq!(messages.max_tokens, 16000);
+    assert!(messages.api_key_header && !messages.cache_control);
+    assert_eq!(messages.thinking_budget("medium"), Some(4000));
+    assert_eq!(messages.version, "2023-06-01");
+    let builtin = load(Some("profile = \"anthropic\"\n"), &[], &[]).unwrap();
+    assert!(builtin.profile.messages.cache_control);
+    let unknown = "profile = \"p\"\n[profiles.p.messages]\nmax_token = 1\n";
+    assert!(load(Some(unknown), &[], &[]).is_err());
+}
+
+#[test]
 fn inline_reasoning_is_split_unless_a_profile_turns_it_off() {
     use wirebridge_convert::profile::ThinkTags;
     let think_tags = |file: &str| load(Some(file), &[], &[]).unwrap().profile.think_tags;

@@ -291,7 +291,10 @@ fn serve_help_shows_each_default_and_variable() {
         assert!(own.starts_with(&shown), "{flag}: {own}");
     }
     assert!(help.contains("--config <FILE> Settings file (TOML) [env: WIREBRIDGE_CONFIG]"));
-    assert!(help.contains("--upstream-api <chat|responses> "), "{help}");
+    assert!(
+        help.contains("--upstream-api <chat|responses|messages> "),
+        "{help}"
+    );
     assert!(
         help.contains("--no-websocket The opposite of --websocket"),
         "{help}"

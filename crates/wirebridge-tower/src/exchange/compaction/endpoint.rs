@@ -95,6 +95,7 @@ where
         prefix: &prefix,
         common: &shared.common,
         speaks: Speaks::upstream_of::<D>(),
+        messages: Some(&settings.convert.profile.messages),
     };
     let (mut head, reply) = match upstream
         .summarize(

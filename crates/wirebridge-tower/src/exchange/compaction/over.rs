@@ -6,8 +6,11 @@ use wirebridge_convert::responses_to_chat::compaction::Summary;
 use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest, TranslatedRequest};
 use wirebridge_convert::{responses_to_responses, ConvertError};
 
+use crate::direction::responses_over_messages::messages;
 use crate::direction::sealed::Direction;
-use crate::direction::{Prepared, ResponsesOverChat, ResponsesOverResponses};
+use crate::direction::{
+    Prepared, ResponsesOverChat, ResponsesOverMessages, ResponsesOverResponses,
+};
 use crate::settings::ResponsesSettings;
 
 /// A direction whose Responses clients' turns compact.
@@ -90,6 +93,44 @@ impl Compacts for ResponsesOverResponses {
         summary: &Summary,
     ) -> Result<Prepared<Self::Context>, ConvertError> {
         responses_to_responses::translate_compacted(parsed, history, options, summary).map(native)
+    }
+}
+
+impl Compacts for ResponsesOverMessages {
+    fn plain<'a>(
+        parsed: ParsedRequest<'a>,
+        history: &History<'a>,
+        options: &Options,
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let whole = responses_to_responses::translate_request(parsed, history, options)?;
+        messages(whole, options).map(foreground)
+    }
+
+    fn compacting<'a>(
+        parsed: ParsedRequest<'a>,
+        history: &History<'a>,
+        options: &Options,
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let whole = responses_to_responses::translate_compacting(parsed, history, options)?;
+        messages(whole, options).map(foreground)
+    }
+
+    fn compacted<'a>(
+        parsed: ParsedRequest<'a>,
+        history: &History<'a>,
+        options: &Options,
+        summary: &Summary,
+    ) -> Result<Prepared<Self::Context>, ConvertError> {
+        let whole = responses_to_responses::translate_compacted(parsed, history, options, summary)?;
+        messages(whole, options).map(foreground)
+    }
+}
+
+/// A compacting turn runs in the foreground: its caller answers it.
+fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
+    Prepared {
+        background: None,
+        ..prepared
     }
 }
 

@@ -3,7 +3,8 @@
 //!
 //! The summary request is written once, as Chat. An upstream that speaks
 //! Responses is sent it through the Chat client's translator, and its
-//! answer read back through the same: one place says how a summary is
+//! answer read back through the same; one that speaks Messages, through
+//! that and then the Messages backend's: one place says how a summary is
 //! asked for and read, whichever API the backend speaks.
 
 use std::fmt;
@@ -13,13 +14,16 @@ use http::{request, response, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::{Service, ServiceExt};
-use wirebridge_convert::chat_to_responses;
+use wirebridge_convert::profile::MessagesProfile;
 use wirebridge_convert::responses_to_chat::compaction::{
     estimate_tokens, tokenize_count, tokenize_request,
 };
+use wirebridge_convert::responses_to_messages::{self, ExchangeContext};
+use wirebridge_convert::{chat_to_responses, BackendProfile, ConvertError};
 use wirebridge_wire::RawObject;
 
 use crate::body::ResponseBody;
+use crate::direction::responses_over_messages::backend_headers;
 use crate::direction::sealed::Direction;
 use crate::direction::ResponsesOverChat;
 use crate::error_response::{api_error, reshape_upstream_error};
@@ -45,6 +49,8 @@ pub(crate) struct Upstream<'r> {
     pub(crate) common: &'r Common,
     /// The API the upstream speaks.
     pub(crate) speaks: Speaks,
+    /// What a Messages upstream takes (its limits, its key header).
+    pub(crate) messages: Option<&'r MessagesProfile>,
 }
 
 /// The API an upstream speaks.
@@ -54,6 +60,8 @@ pub(crate) enum Speaks {
     Chat,
     /// Responses.
     Responses,
+    /// Anthropic Messages.
+    Messages,
 }
 
 /// A Responses request without `store`, which a backend that keeps no
@@ -74,9 +82,35 @@ impl Speaks {
     pub(crate) fn upstream_of<D: Direction>() -> Self {
         match D::UPSTREAM_ENDPOINT {
             "/responses" => Speaks::Responses,
+            "/messages" => Speaks::Messages,
             _ => Speaks::Chat,
         }
     }
+}
+
+/// How the summary's answer is read back into the Chat body it was asked
+/// for in.
+enum ReadBack {
+    /// As it is.
+    Chat,
+    /// Through the Chat client's translator.
+    Responses(chat_to_responses::ChatContext),
+    /// Through the Messages backend's, then the Chat client's.
+    Messages(
+        chat_to_responses::ChatContext,
+        responses_to_messages::BackendContext,
+    ),
+}
+
+/// The Chat summary request as the Responses request a backend that keeps
+/// no state takes, and what reading its answer back needs.
+fn summary_as_responses(
+    chat: &[u8],
+) -> Result<(Vec<u8>, chat_to_responses::ChatContext), ConvertError> {
+    // Written by the bridge: nothing in it is another API's.
+    let options = chat_to_responses::Options::default();
+    let t = chat_to_responses::translate_request(chat, &options)?;
+    Ok((stateless(t.body), t.context))
 }
 
 /// A summary the upstream wrote: its head and body. `Err` is the reply the
@@ -84,6 +118,18 @@ impl Speaks {
 pub(super) type Written<B> = Result<(response::Parts, Bytes), Response<ResponseBody<B>>>;
 
 impl Upstream<'_> {
+    /// The options a summary is written for a Messages upstream with.
+    fn messages_options(&self) -> wirebridge_convert::responses_to_chat::Options {
+        let profile = BackendProfile {
+            messages: self.messages.cloned().unwrap_or_default(),
+            ..BackendProfile::default()
+        };
+        wirebridge_convert::responses_to_chat::Options {
+            profile,
+            ..Default::default()
+        }
+    }
+
     /// Sends the summary request `body` and reads the whole reply. An
     /// upstream error status is the client's, re-shaped, as for any request;
     /// a reply that cannot be read is a 502.
@@ -102,24 +148,29 @@ impl Upstream<'_> {
             let error = api_error(message, "server_error", code);
             finish_error(tracker, StatusCode::BAD_GATEWAY, error)
         };
-        let (endpoint, body, read_back) = match self.speaks {
-            Speaks::Chat => (ResponsesOverChat::UPSTREAM_ENDPOINT, body, None),
-            Speaks::Responses => {
-                // Written by the bridge: nothing in it is another API's.
-                let options = chat_to_responses::Options::default();
-                match chat_to_responses::translate_request(&body, &options) {
-                    Ok(t) => ("/responses", stateless(t.body), Some(t.context)),
-                    Err(e) => {
-                        let message = format!("the summary request could not be written: {e}");
-                        let error = api_error(message, "server_error", "internal_error");
-                        let refused =
-                            finish_error(tracker, StatusCode::INTERNAL_SERVER_ERROR, error);
-                        return Ok(Err(refused));
-                    }
-                }
+        let written = match self.speaks {
+            Speaks::Chat => Ok((ResponsesOverChat::UPSTREAM_ENDPOINT, body, ReadBack::Chat)),
+            Speaks::Responses => summary_as_responses(&body)
+                .map(|(body, chat)| ("/responses", body, ReadBack::Responses(chat))),
+            Speaks::Messages => summary_as_responses(&body).and_then(|(body, chat)| {
+                let options = self.messages_options();
+                let t = responses_to_messages::translate_request(&body, &options)?;
+                Ok(("/messages", t.body, ReadBack::Messages(chat, t.context)))
+            }),
+        };
+        let (endpoint, body, read_back) = match written {
+            Ok(written) => written,
+            Err(e) => {
+                let message = format!("the summary request could not be written: {e}");
+                let error = api_error(message, "server_error", "internal_error");
+                let refused = finish_error(tracker, StatusCode::INTERNAL_SERVER_ERROR, error);
+                return Ok(Err(refused));
             }
         };
-        let request = upstream_request(self.parts, self.prefix, endpoint, body, false);
+        let mut request = upstream_request(self.parts, self.prefix, endpoint, body, false);
+        if let (Speaks::Messages, Some(profile)) = (self.speaks, self.messages) {
+            backend_headers(request.headers_mut(), profile);
+        }
         let response = inner.ready().await?.call(request).await?;
         tracker.first_byte();
         let (head, body) = response.into_parts();
@@ -168,10 +219,19 @@ impl Upstream<'_> {
                 )))
             }
         };
-        let Some(context) = read_back else {
-            return Ok(Ok((head, bytes)));
+        let read = match read_back {
+            ReadBack::Chat => return Ok(Ok((head, bytes))),
+            ReadBack::Responses(chat) => chat_to_responses::translate_body(&bytes, &chat),
+            ReadBack::Messages(chat, backend) => {
+                let context = ExchangeContext {
+                    backend,
+                    native: Default::default(),
+                };
+                responses_to_messages::translate_body(&bytes, &context)
+                    .and_then(|responses| chat_to_responses::translate_body(&responses.body, &chat))
+            }
         };
-        match chat_to_responses::translate_body(&bytes, &context) {
+        match read {
             Ok(chat) => Ok(Ok((head, Bytes::from(chat.body)))),
             Err(e) => Ok(Err(refuse(
                 tracker,

@@ -18,7 +18,9 @@ use super::conversation::{no_seal_key, options};
 use super::over::Compacts;
 use super::summarize::{Speaks, Upstream};
 use crate::body::{mark_framing, ResponseBody};
-use crate::direction::{Prepared, ResponsesOverChat, ResponsesOverResponses, Tenant};
+use crate::direction::{
+    Prepared, ResponsesOverChat, ResponsesOverMessages, ResponsesOverResponses, Tenant,
+};
 use crate::exchange::{framing_of, stored, Keep, Reply};
 use crate::headers::{insert_reasoning_included, upstream_request};
 use crate::replies::{finish_reply, Refused};
@@ -81,6 +83,10 @@ impl<'s> Turn<'s> {
             }
             Speaks::Responses => {
                 self.run_over::<ResponsesOverResponses, _, _, _>(inner, bytes, parsed, tracker)
+                    .await
+            }
+            Speaks::Messages => {
+                self.run_over::<ResponsesOverMessages, _, _, _>(inner, bytes, parsed, tracker)
                     .await
             }
         }
@@ -202,7 +208,8 @@ impl<'s> Turn<'s> {
         tracker.losses = t.losses;
         let stream = t.stream;
         let endpoint = C::UPSTREAM_ENDPOINT;
-        let upstream = upstream_request(&self.parts, &self.prefix, endpoint, t.body, stream);
+        let mut upstream = upstream_request(&self.parts, &self.prefix, endpoint, t.body, stream);
+        C::upstream_head(upstream.headers_mut(), self.settings);
         let response = inner.ready().await?.call(upstream).await?;
         tracker.first_byte();
         let keep = self
@@ -245,6 +252,7 @@ impl<'h> Compacting<'_, '_, 'h> {
             prefix: &self.turn.prefix,
             common: self.turn.common,
             speaks: self.turn.over,
+            messages: Some(&self.turn.settings.convert.profile.messages),
         }
     }
 
