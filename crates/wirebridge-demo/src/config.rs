@@ -13,39 +13,51 @@ pub const DEFAULT_MODEL: &str = "wirebridge-demo";
 /// (2026-01-01T00:00:00Z), so that the same request always gets the same bytes.
 pub const DEFAULT_CREATED: u64 = 1_767_225_600;
 
-/// Which OpenAI API the demo upstream speaks.
+/// Which API(s) the demo upstream speaks: OpenAI's Chat Completions and
+/// Responses, Anthropic's Messages.
 ///
-/// A request to an endpoint of an API that is not served gets the 404 an
-/// OpenAI-compatible server sends for an unknown URL, so a proxy can be tested
-/// against a Chat-only or a Responses-only upstream.
+/// A request to an endpoint of an API that is not served gets the 404 the
+/// server of that API sends for an unknown URL, so a proxy can be tested
+/// against a Chat-only, a Responses-only or a Messages-only upstream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Api {
     /// Only `POST …/chat/completions`.
     Chat,
     /// Only `POST …/responses`.
     Responses,
-    /// Both endpoints (the default).
+    /// The two OpenAI endpoints, Chat and Responses (the default).
     #[default]
     Both,
+    /// Only Anthropic's `POST …/messages` and `POST …/messages/count_tokens`.
+    Messages,
+    /// Every endpoint: Chat, Responses and Messages.
+    All,
 }
 
 impl Api {
     /// Whether `POST …/chat/completions` is served.
     pub fn serves_chat(self) -> bool {
-        matches!(self, Api::Chat | Api::Both)
+        matches!(self, Api::Chat | Api::Both | Api::All)
     }
 
     /// Whether `POST …/responses` is served.
     pub fn serves_responses(self) -> bool {
-        matches!(self, Api::Responses | Api::Both)
+        matches!(self, Api::Responses | Api::Both | Api::All)
     }
 
-    /// The lower-case name: `chat`, `responses` or `both`.
+    /// Whether `POST …/messages` and `POST …/messages/count_tokens` are served.
+    pub fn serves_messages(self) -> bool {
+        matches!(self, Api::Messages | Api::All)
+    }
+
+    /// The lower-case name: `chat`, `responses`, `both`, `messages` or `all`.
     pub fn as_str(self) -> &'static str {
         match self {
             Api::Chat => "chat",
             Api::Responses => "responses",
             Api::Both => "both",
+            Api::Messages => "messages",
+            Api::All => "all",
         }
     }
 }
@@ -57,20 +69,23 @@ impl fmt::Display for Api {
 }
 
 /// The error of parsing an [`Api`] from a string other than `chat`,
-/// `responses` or `both`.
+/// `responses`, `both`, `messages` or `all`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown API `{0}`: expected `chat`, `responses` or `both`")]
+#[error("unknown API `{0}`: expected `chat`, `responses`, `both`, `messages` or `all`")]
 pub struct ParseApiError(pub String);
 
 impl FromStr for Api {
     type Err = ParseApiError;
 
-    /// Parses `chat`, `responses` or `both` (ASCII case-insensitive).
+    /// Parses `chat`, `responses`, `both`, `messages` or `all` (ASCII
+    /// case-insensitive).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "chat" => Ok(Api::Chat),
             "responses" => Ok(Api::Responses),
             "both" => Ok(Api::Both),
+            "messages" => Ok(Api::Messages),
+            "all" => Ok(Api::All),
             _ => Err(ParseApiError(s.to_string())),
         }
     }
@@ -225,9 +240,20 @@ mod tests {
 
     #[test]
     fn api_parses_and_prints() {
-        for api in [Api::Chat, Api::Responses, Api::Both] {
+        for api in [
+            Api::Chat,
+            Api::Responses,
+            Api::Both,
+            Api::Messages,
+            Api::All,
+        ] {
             assert_eq!(api.to_string().parse::<Api>(), Ok(api));
         }
+        assert!(!Api::Both.serves_messages());
+        assert!(Api::Messages.serves_messages() && !Api::Messages.serves_chat());
+        assert!(
+            Api::All.serves_chat() && Api::All.serves_responses() && Api::All.serves_messages()
+        );
         assert_eq!("CHAT".parse::<Api>(), Ok(Api::Chat));
         let err = "grpc".parse::<Api>().unwrap_err();
         assert!(err.to_string().contains("`grpc`"));

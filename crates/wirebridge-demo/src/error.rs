@@ -1,10 +1,34 @@
-//! HTTP errors shaped as OpenAI shapes them:
-//! `{"error": {"message", "type", "param", "code"}}`.
+//! HTTP errors shaped as the client's API shapes them: OpenAI's
+//! `{"error": {"message", "type", "param", "code"}}`, or Anthropic's
+//! `{"type": "error", "error": {"type", "message"}}`.
 
 use crate::body::DemoBody;
 use crate::json::{Json, Obj};
 use http::{header, HeaderValue, Response, StatusCode};
 use serde_json::Value;
+use wirebridge_wire::messages::strict::ErrorBody;
+
+/// Which API's error shape an answer takes: the API of the endpoint the
+/// request was sent to, so that its client can read the error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorShape {
+    /// OpenAI's, for Chat Completions, Responses and any other path.
+    OpenAi,
+    /// Anthropic's, for `…/messages` and `…/messages/count_tokens`.
+    Anthropic,
+}
+
+impl ErrorShape {
+    /// The shape the errors of a request to `path` take.
+    pub(crate) fn for_path(path: &str) -> Self {
+        let path = path.trim_end_matches('/');
+        if path.ends_with("/messages") || path.ends_with("/messages/count_tokens") {
+            ErrorShape::Anthropic
+        } else {
+            ErrorShape::OpenAi
+        }
+    }
+}
 
 /// An error answered with an HTTP status and an OpenAI-shaped body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,10 +186,38 @@ impl ApiError {
         Obj::new().with("error", self.inner()).to_json()
     }
 
-    /// The HTTP response.
-    pub(crate) fn into_response(self) -> Response<DemoBody> {
+    /// Anthropic's `error.type` for this error's status, as its API types
+    /// them (`overloaded_error` is its 529; a 503 means the same).
+    pub(crate) fn anthropic_kind(&self) -> &'static str {
+        match self.status {
+            401 => "authentication_error",
+            402 => "billing_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            503 | 529 => "overloaded_error",
+            504 => "timeout_error",
+            400..=499 => "invalid_request_error",
+            _ => "api_error",
+        }
+    }
+
+    /// The whole body as Anthropic shapes it:
+    /// `{"type": "error", "error": {"type", "message"}}`.
+    pub(crate) fn anthropic_body(&self) -> String {
+        let body = ErrorBody::new(self.anthropic_kind(), self.message.as_str());
+        serde_json::to_string(&body).unwrap_or_default()
+    }
+
+    /// The HTTP response, its body in the given shape.
+    pub(crate) fn into_response(self, shape: ErrorShape) -> Response<DemoBody> {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut res = Response::new(DemoBody::full(self.body()));
+        let body = match shape {
+            ErrorShape::OpenAi => self.body(),
+            ErrorShape::Anthropic => self.anthropic_body(),
+        };
+        let mut res = Response::new(DemoBody::full(body));
         *res.status_mut() = status;
         res.headers_mut().insert(
             header::CONTENT_TYPE,
@@ -190,5 +242,32 @@ mod tests {
         let v: Value = serde_json::from_str(&ApiError::scripted(500).body()).unwrap();
         assert!(v["error"]["code"].is_null());
         assert_eq!(v["error"]["type"], "server_error");
+    }
+
+    #[test]
+    fn anthropic_bodies_are_typed_by_status() {
+        for (status, kind) in [
+            (400, "invalid_request_error"),
+            (401, "authentication_error"),
+            (404, "not_found_error"),
+            (429, "rate_limit_error"),
+            (500, "api_error"),
+            (529, "overloaded_error"),
+        ] {
+            let v: Value =
+                serde_json::from_str(&ApiError::scripted(status).anthropic_body()).unwrap();
+            assert_eq!(v["type"], "error");
+            assert_eq!(v["error"]["type"], kind, "{status}");
+            assert!(v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("demo:error"));
+            assert_eq!(v.as_object().unwrap().len(), 2);
+        }
+        assert_eq!(
+            ErrorShape::for_path("/v1/messages/count_tokens/"),
+            ErrorShape::Anthropic
+        );
+        assert_eq!(ErrorShape::for_path("/v1/responses"), ErrorShape::OpenAi);
     }
 }

@@ -3,13 +3,13 @@
 
 use crate::body::{DemoBody, Ending};
 use crate::config::DemoConfig;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorShape};
 use crate::frames::{fault_point, Frame};
 use crate::ids::Ids;
 use crate::json::{arr, Obj};
-use crate::prompt::{parse_body, parse_chat, parse_responses};
+use crate::prompt::{parse_body, parse_chat, parse_messages, parse_responses, MessagesEndpoint};
 use crate::script::{plan, Fault, Reply};
-use crate::{chat, replay, responses};
+use crate::{chat, messages, replay, responses};
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -22,6 +22,8 @@ use std::time::Duration;
 enum Endpoint {
     Chat,
     Responses,
+    Messages,
+    CountTokens,
 }
 
 /// Answer one request. Generic over the request body, so that a server (or
@@ -31,19 +33,24 @@ enum Endpoint {
 /// Routes, matched on the end of the path so that any prefix works
 /// (`/v1/chat/completions`, `/openai/v1/chat/completions`, …):
 ///
-/// * `POST …/chat/completions` and `POST …/responses` (when
-///   [`DemoConfig::api`] serves them): the scripted answer, or the replay file;
+/// * `POST …/chat/completions`, `POST …/responses` and `POST …/messages`
+///   (when [`DemoConfig::api`] serves them): the scripted answer, or the
+///   replay file;
+/// * `POST …/messages/count_tokens` (when Messages is served): the input
+///   tokens, even when replaying;
 /// * `GET …/models`: the configured model;
 /// * `GET …/healthz`: `200 ok`;
-/// * anything else: an OpenAI-shaped 404 (405 for a wrong method).
+/// * anything else: a 404 (405 for a wrong method), Anthropic-shaped under
+///   `…/messages`, OpenAI-shaped elsewhere.
 pub async fn handle<B>(config: &DemoConfig, req: Request<B>) -> Response<DemoBody>
 where
     B: Body,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
+    let shape = ErrorShape::for_path(req.uri().path());
     match route(config, req).await {
         Ok(res) => res,
-        Err(e) => e.into_response(),
+        Err(e) => e.into_response(shape),
     }
 }
 
@@ -58,6 +65,10 @@ where
         Endpoint::Chat
     } else if path.ends_with("/responses") && config.api.serves_responses() {
         Endpoint::Responses
+    } else if path.ends_with("/messages") && config.api.serves_messages() {
+        Endpoint::Messages
+    } else if path.ends_with("/messages/count_tokens") && config.api.serves_messages() {
+        Endpoint::CountTokens
     } else if path.ends_with("/healthz") || path == "/health" {
         return get_only(&method, &path, || text_response("ok\n"));
     } else if path.ends_with("/models") {
@@ -70,16 +81,22 @@ where
     }
 
     let body = read_body(req.into_body(), config.max_request_bytes).await?;
+    if endpoint == Endpoint::CountTokens {
+        let prompt = parse_messages(&body, &config.model, MessagesEndpoint::CountTokens)?;
+        return Ok(count_tokens(prompt.input_tokens));
+    }
     if let Some(file) = &config.replay {
         let replay = replay::load(file).map_err(|e| ApiError::server(e.to_string()))?;
         let body = DemoBody::chunks(replay.chunks, config.chunk_delay, Ending::Finish);
         return Ok(with_content_type(body, replay.content_type));
     }
 
-    let json = parse_body(&body)?;
     let prompt = match endpoint {
-        Endpoint::Chat => parse_chat(json, &config.model)?,
-        Endpoint::Responses => parse_responses(json, &config.model)?,
+        Endpoint::Chat => parse_chat(parse_body(&body)?, &config.model)?,
+        Endpoint::Responses => parse_responses(parse_body(&body)?, &config.model)?,
+        Endpoint::Messages | Endpoint::CountTokens => {
+            parse_messages(&body, &config.model, MessagesEndpoint::Create)?
+        }
     };
     let ids = Ids::for_request(&path, &body);
     let plan = plan(&prompt, &ids);
@@ -98,6 +115,7 @@ where
         let frames = match endpoint {
             Endpoint::Chat => chat::stream(&reply),
             Endpoint::Responses => responses::stream(&reply),
+            Endpoint::Messages | Endpoint::CountTokens => messages::stream(&reply),
         };
         let (frames, ending) = apply_fault(&reply, endpoint, frames, plan.fault());
         let chunks = frames.into_iter().map(|f| f.bytes).collect();
@@ -110,6 +128,7 @@ where
         let text = match endpoint {
             Endpoint::Chat => chat::body(&reply),
             Endpoint::Responses => responses::body(&reply),
+            Endpoint::Messages | Endpoint::CountTokens => messages::body(&reply),
         };
         let body = match plan.fault() {
             None => DemoBody::full(text),
@@ -126,6 +145,10 @@ where
         )
     };
     if let Ok(v) = HeaderValue::from_str(&ids.request()) {
+        if endpoint == Endpoint::Messages {
+            // Where Anthropic's SDKs read the request id from.
+            res.headers_mut().insert("request-id", v.clone());
+        }
         res.headers_mut().insert("x-request-id", v);
     }
     Ok(res)
@@ -150,6 +173,7 @@ fn apply_fault(
             let tail = match endpoint {
                 Endpoint::Chat => chat::failure_tail(),
                 Endpoint::Responses => responses::failure_tail(reply, keep),
+                Endpoint::Messages | Endpoint::CountTokens => messages::failure_tail(),
             };
             frames.extend(tail);
             (frames, Ending::Finish)
@@ -196,6 +220,12 @@ fn with_content_type(body: DemoBody, content_type: &'static str) -> Response<Dem
 
 fn text_response(text: &'static str) -> Response<DemoBody> {
     with_content_type(DemoBody::full(text), "text/plain; charset=utf-8")
+}
+
+/// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`.
+fn count_tokens(input_tokens: u64) -> Response<DemoBody> {
+    let body = Obj::new().with("input_tokens", input_tokens);
+    with_content_type(DemoBody::full(body.to_json()), "application/json")
 }
 
 /// `GET /v1/models`: the configured model.

@@ -33,7 +33,7 @@ impl Ids {
         self.make("resp_", "response", 0)
     }
 
-    /// `msg_…`
+    /// `msg_…` (a Responses message item, and a Messages `message`).
     pub(crate) fn message(&self) -> String {
         self.make("msg_", "message", 0)
     }
@@ -51,6 +51,11 @@ impl Ids {
     /// `call_…` (the call id of the `index`-th tool call, both APIs).
     pub(crate) fn call(&self, index: usize) -> String {
         self.make("call_", "call", index)
+    }
+
+    /// `toolu_…` (the id of the `index`-th `tool_use` block, Messages).
+    pub(crate) fn tool_use(&self, index: usize) -> String {
+        self.make("toolu_", "tool_use", index)
     }
 
     /// `req_…` (the `x-request-id` header).
@@ -81,6 +86,8 @@ mod tests {
         assert_eq!(a, Ids::for_request("/v1/responses", b"{}"));
         assert_ne!(a.response(), b.response());
         assert_ne!(a.call(0), a.call(1));
+        assert_ne!(a.tool_use(0), a.tool_use(1));
+        assert!(a.tool_use(0).starts_with("toolu_"));
         assert!(a.response().starts_with("resp_"));
         assert_eq!(a.call(0).len(), "call_".len() + 24);
     }

@@ -135,12 +135,14 @@ mod frames;
 mod handler;
 mod ids;
 mod json;
+mod messages;
 mod prompt;
 mod replay;
 mod responses;
 mod script;
 mod server;
 mod service;
+mod signature;
 mod triggers;
 
 pub use body::{DemoBody, DemoBodyError};

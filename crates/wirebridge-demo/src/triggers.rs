@@ -13,6 +13,8 @@ pub(crate) struct Triggers {
     pub cut: bool,
     /// `demo:slow MS`: this pause between chunks.
     pub slow: Option<Duration>,
+    /// `demo:redacted`: a Messages answer carries a `redacted_thinking` block.
+    pub redacted: bool,
 }
 
 /// The status `demo:error` uses when no valid status follows it.
@@ -51,6 +53,7 @@ pub(crate) fn parse(text: &str) -> Triggers {
             }
             "fail-midstream" => t.fail_midstream = true,
             "cut" => t.cut = true,
+            "redacted" => t.redacted = true,
             "slow" => {
                 if let Some(ms) = arg() {
                     t.slow = Some(Duration::from_millis(ms));
@@ -74,6 +77,7 @@ mod tests {
         assert_eq!(parse("demo:error 200").error, Some(500));
         assert!(parse("x DEMO:FAIL-MIDSTREAM.").fail_midstream);
         assert!(parse("(demo:cut)").cut);
+        assert!(parse("think, demo:redacted.").redacted);
         assert_eq!(
             parse("hello demo:slow 25 world").slow,
             Some(Duration::from_millis(25))

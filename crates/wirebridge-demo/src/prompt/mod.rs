@@ -1,10 +1,12 @@
-//! A request of either API reduced to what the demo needs to script its
-//! answer: the [`Prompt`].
+//! A request of any of the three APIs reduced to what the demo needs to
+//! script its answer: the [`Prompt`].
 
 mod chat;
+mod messages;
 mod responses;
 
 pub(crate) use chat::parse_chat;
+pub(crate) use messages::{parse_messages, MessagesEndpoint};
 pub(crate) use responses::parse_responses;
 
 use crate::error::ApiError;
@@ -19,7 +21,7 @@ pub(crate) enum Turn {
     ToolOutputs(Vec<String>),
 }
 
-/// A request of either API, reduced.
+/// A request of any API, reduced.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Prompt {
     /// The requested model, or the configured default.
@@ -28,13 +30,15 @@ pub(crate) struct Prompt {
     pub stream: bool,
     /// Chat `stream_options.include_usage: true`.
     pub include_usage: bool,
-    /// `max_completion_tokens` / `max_tokens` / `max_output_tokens`.
+    /// `max_completion_tokens` / `max_tokens` / `max_output_tokens` (Messages: `max_tokens`).
     pub max_output_tokens: Option<u64>,
-    /// Reasoning was requested with an effort other than `none`.
+    /// Reasoning was requested with an effort other than `none` (Messages:
+    /// `thinking` enabled).
     pub reasoning: bool,
     /// Names of the function tools the model may call (empty with `tool_choice: "none"`).
     pub tools: Vec<String>,
-    /// `parallel_tool_calls` (default true).
+    /// `parallel_tool_calls` (default true; Messages: not
+    /// `tool_choice.disable_parallel_tool_use`).
     pub parallel_tool_calls: bool,
     /// How the conversation ends.
     pub turn: Turn,

@@ -12,11 +12,13 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use wirebridge_demo::{DemoConfig, DemoServer};
 use wirebridge_testkit::responses_grammar::REQUIRED_RESPONSE_KEYS;
-use wirebridge_testkit::{chat_grammar, parse_sse, responses_grammar};
-use wirebridge_testkit::{ChatTranscript, ResponsesTranscript};
+use wirebridge_testkit::{chat_grammar, messages_grammar, parse_sse, responses_grammar};
+use wirebridge_testkit::{ChatTranscript, MessagesTranscript, ResponsesTranscript};
 
 pub const CHAT: &str = "/v1/chat/completions";
 pub const RESPONSES: &str = "/v1/responses";
+pub const MESSAGES: &str = "/v1/messages";
+pub const COUNT_TOKENS: &str = "/v1/messages/count_tokens";
 
 /// What the server answered.
 pub struct Answer {
@@ -54,6 +56,11 @@ pub fn client() -> Client<HttpConnector, Full<Bytes>> {
 
 pub async fn start() -> DemoServer {
     DemoServer::start(DemoConfig::default()).await
+}
+
+/// A demo upstream serving every API, Messages included.
+pub async fn start_all() -> DemoServer {
+    DemoServer::start(DemoConfig::default().api(wirebridge_demo::Api::All)).await
 }
 
 /// Send a request and read the whole answer, frame by frame, so that the
@@ -122,6 +129,24 @@ pub fn responses_request(text: &str, stream: bool) -> Value {
     })
 }
 
+/// A Messages request with one user message.
+pub fn messages_request(text: &str, stream: bool) -> Value {
+    serde_json::json!({
+        "model": "demo-model",
+        "max_tokens": 4096,
+        "stream": stream,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+    })
+}
+
+/// The demo's tools as Messages declares them.
+pub fn messages_tools() -> Value {
+    serde_json::json!([
+        {"name": "get_weather", "input_schema": {"type": "object"}},
+        {"name": "get_time", "input_schema": {"type": "object"}}
+    ])
+}
+
 /// The demo's function tool definitions for both APIs.
 pub fn chat_tools() -> Value {
     serde_json::json!([
@@ -169,6 +194,73 @@ pub fn check_responses_stream_with(
             String::from_utf8_lossy(answer.bytes())
         )
     })
+}
+
+/// Check a Messages stream strictly (every event named, the grammar the
+/// Anthropic SDKs rely on) and return its transcript.
+pub fn check_messages_stream(answer: &Answer) -> MessagesTranscript {
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.content_type(), "text/event-stream");
+    let frames = parse_sse(answer.bytes());
+    messages_grammar::check(&frames).unwrap_or_else(|v| {
+        panic!(
+            "Messages grammar violation: {v}\n{}",
+            String::from_utf8_lossy(answer.bytes())
+        )
+    })
+}
+
+/// Check the fields of a `message` body and return its transcript.
+pub fn check_messages_body(answer: &Answer) -> MessagesTranscript {
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.content_type(), "application/json");
+    let body = answer.json();
+    // (serde_json's map sorts the keys; the golden files show their order.)
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "content",
+            "id",
+            "model",
+            "role",
+            "stop_reason",
+            "stop_sequence",
+            "type",
+            "usage"
+        ],
+        "{body}"
+    );
+    assert_eq!(body["type"], "message");
+    assert_eq!(body["role"], "assistant");
+    assert!(body["id"].as_str().unwrap().starts_with("msg_"));
+    assert!(body["stop_sequence"].is_null());
+    for key in [
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ] {
+        assert!(body["usage"][key].is_u64(), "usage.{key}");
+    }
+    messages_grammar::messages_body_transcript(&body)
+}
+
+/// The Anthropic-shaped error body of an answer:
+/// `{"type": "error", "error": {"type", "message"}}`.
+pub fn anthropic_error_of(answer: &Answer) -> Value {
+    assert_eq!(answer.content_type(), "application/json");
+    let body = answer.json();
+    assert_eq!(body["type"], "error", "{body}");
+    let e = body["error"].clone();
+    assert!(e["type"].is_string() && e["message"].is_string(), "{body}");
+    assert_eq!(body.as_object().unwrap().len(), 2, "{body}");
+    e
 }
 
 /// Check the required fields of a `chat.completion` body (spec §7) and
