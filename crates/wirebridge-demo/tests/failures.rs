@@ -1,13 +1,13 @@
 //! The scripted failures: HTTP errors, in-band errors, dropped connections
-//! and slow streams, in both APIs.
+//! and slow streams, in every API.
 
 mod common;
 
 use common::*;
 use serde_json::json;
 use std::time::{Duration, Instant};
-use wirebridge_testkit::parse_sse;
 use wirebridge_testkit::responses_grammar::{self, CheckOptions};
+use wirebridge_testkit::{messages_grammar, parse_sse};
 
 #[tokio::test]
 async fn http_errors_in_both_apis() {
@@ -181,4 +181,101 @@ async fn cut_over_http2_resets_the_stream() {
     let body = chat_request("after the cut", true).to_string();
     let answer = send_with(&h2, &server.url(), "POST", CHAT, &body).await;
     check_chat_stream(&answer, false);
+}
+
+#[tokio::test]
+async fn messages_http_errors_are_anthropic_shaped() {
+    let server = start_all().await;
+    for (status, kind) in [
+        (401, "authentication_error"),
+        (429, "rate_limit_error"),
+        (500, "api_error"),
+        (529, "overloaded_error"),
+    ] {
+        let req = messages_request(&format!("demo:error {status} please"), true);
+        let answer = post(&server, MESSAGES, &req).await;
+        assert_eq!(answer.status.as_u16(), status);
+        let e = anthropic_error_of(&answer);
+        assert_eq!(e["type"], kind, "{status}");
+        assert!(e["message"].as_str().unwrap().contains("demo:error"));
+    }
+}
+
+#[tokio::test]
+async fn messages_fail_midstream() {
+    let server = start_all().await;
+    let mut req = messages_request("demo:fail-midstream now", true);
+    let answer = post(&server, MESSAGES, &req).await;
+    let t = check_messages_stream(&answer);
+    let e = t.error.expect("an error event");
+    assert_eq!(e["type"], "api_error");
+    assert!(e["message"]
+        .as_str()
+        .unwrap()
+        .contains("demo:fail-midstream"));
+    // What was said stays said; the stream ends without message_stop.
+    assert_eq!(t.text, "You said: \"demo:fail-midstream ");
+    assert_eq!(t.stop_reason, None);
+    let frames = parse_sse(answer.bytes());
+    assert_eq!(frames.last().unwrap().event.as_deref(), Some("error"));
+    assert!(!frames
+        .iter()
+        .any(|f| f.event.as_deref() == Some("message_stop")));
+
+    req["stream"] = json!(false);
+    let answer = post(&server, MESSAGES, &req).await;
+    assert_eq!(answer.status, 500);
+    assert_eq!(anthropic_error_of(&answer)["type"], "api_error");
+}
+
+#[tokio::test]
+async fn messages_cut_and_slow() {
+    let server = start_all().await;
+    let answer = post(&server, MESSAGES, &messages_request("demo:cut here", true)).await;
+    assert_eq!(answer.status, 200);
+    assert!(answer.body.is_err(), "the body must end with an error");
+    let frames = parse_sse(&answer.received);
+    // What arrived is a valid prefix: the checker only misses the end.
+    let v = messages_grammar::check(&frames).unwrap_err();
+    assert_eq!(v.frame, frames.len(), "{v}");
+    let data: String = frames.iter().map(|f| f.data.as_str()).collect();
+    assert!(data.contains("You "), "{data}");
+
+    let answer = post(&server, MESSAGES, &messages_request("demo:cut", false)).await;
+    assert!(answer.body.is_err());
+    assert!(answer.received.starts_with(b"{\"id\":\"msg_"));
+
+    let start_at = Instant::now();
+    let answer = post(
+        &server,
+        MESSAGES,
+        &messages_request("demo:slow 20 ok", true),
+    )
+    .await;
+    check_messages_stream(&answer);
+    let frames = parse_sse(answer.bytes()).len() as u32;
+    assert!(start_at.elapsed() >= Duration::from_millis(20) * (frames - 1));
+}
+
+#[tokio::test]
+async fn messages_triggers_apply_after_a_tool_result() {
+    let server = start_all().await;
+    let req = json!({
+        "max_tokens": 100,
+        "stream": true,
+        "tools": messages_tools(),
+        "messages": [
+            {"role": "user", "content": "call get_time demo:fail-midstream"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "noon"}]}
+        ]
+    });
+    let t = check_messages_stream(&post(&server, MESSAGES, &req).await);
+    assert!(t.error.is_some());
+    assert_eq!(
+        t.text, "The tool returned: ",
+        "three deltas, then the error"
+    );
 }

@@ -1,6 +1,7 @@
 //! Golden outputs: what the demo upstream sends for a few representative
 //! requests, byte for byte. They document the output for review, and
-//! `scripts/test.sh` validates them against the official OpenAPI schema.
+//! `scripts/test.sh` validates the OpenAI ones against the official OpenAPI
+//! schema; the Messages ones pass the Messages grammar checker here.
 //!
 //! Regenerate with `UPDATE_GOLDEN=1 cargo test -p wirebridge-demo --test golden`
 //! and review the diff.
@@ -10,7 +11,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use wirebridge_demo::DemoServer;
+use wirebridge_demo::{Api, DemoConfig, DemoServer};
 use wirebridge_testkit::responses_grammar;
 
 /// A request and the golden file its answer must match.
@@ -36,6 +37,10 @@ fn responses(text: &str, stream: bool, extra: Value) -> Value {
     merge(responses_request(text, stream), extra)
 }
 
+fn messages(text: &str, stream: bool, extra: Value) -> Value {
+    merge(messages_request(text, stream), extra)
+}
+
 fn merge(mut base: Value, extra: Value) -> Value {
     if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
         b.extend(e);
@@ -58,6 +63,14 @@ fn cases() -> Vec<Case> {
         {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\":\"Paris\"}"},
         {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
     ]});
+    let messages_with_tools = json!({"tools": messages_tools()});
+    let messages_follow_up = json!({"tools": messages_tools(), "messages": [
+        {"role": "user", "content": "call get_weather with city=Paris"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+            "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}
+    ]});
+    let thinking = json!({"thinking": {"type": "enabled", "budget_tokens": 1024}});
     let case = |name, path, request| Case {
         name,
         path,
@@ -163,18 +176,69 @@ fn cases() -> Vec<Case> {
             RESPONSES,
             responses("demo:fail-midstream", true, json!({})),
         ),
+        case(
+            "text.messages-stream.sse",
+            MESSAGES,
+            messages("Hello", true, json!({})),
+        ),
+        case(
+            "text.messages-response.json",
+            MESSAGES,
+            messages("Hello", false, json!({})),
+        ),
+        case(
+            "tool-calls.messages-stream.sse",
+            MESSAGES,
+            messages(calls, true, messages_with_tools.clone()),
+        ),
+        case(
+            "tool-calls.messages-response.json",
+            MESSAGES,
+            messages(calls, false, messages_with_tools),
+        ),
+        case(
+            "tool-result.messages-stream.sse",
+            MESSAGES,
+            messages("", true, messages_follow_up),
+        ),
+        case(
+            "thinking.messages-stream.sse",
+            MESSAGES,
+            messages("Think", true, thinking.clone()),
+        ),
+        case(
+            "thinking.messages-response.json",
+            MESSAGES,
+            messages("Think demo:redacted", false, thinking),
+        ),
+        case(
+            "length.messages-stream.sse",
+            MESSAGES,
+            messages("Hello", true, json!({"max_tokens": 4})),
+        ),
+        case(
+            "fail-midstream.messages-stream.sse",
+            MESSAGES,
+            messages("demo:fail-midstream", true, json!({})),
+        ),
     ]
 }
 
 #[tokio::test]
 async fn outputs_match_their_golden_files() {
-    let server = DemoServer::start(Default::default()).await;
+    let server = DemoServer::start(DemoConfig::default().api(Api::All)).await;
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let dir = golden_dir();
     let mut mismatched = Vec::new();
     for case in cases() {
         let answer = post(&server, case.path, &case.request).await;
-        if case.name.contains("-stream.") {
+        if case.path == MESSAGES {
+            if case.name.contains("-stream.") {
+                check_messages_stream(&answer);
+            } else {
+                check_messages_body(&answer);
+            }
+        } else if case.name.contains("-stream.") {
             if case.path == CHAT {
                 check_chat_stream(&answer, true);
             } else if case.name.starts_with("fail-") {
