@@ -94,10 +94,10 @@ fn split_events(bytes: &[u8]) -> Vec<Bytes> {
     chunks
 }
 
-/// Frame one-JSON-per-line content as SSE: Responses lines (a `type`
-/// starting with `response.`, or `error`, on any line) as
-/// `event: TYPE\ndata: JSON\n\n`; Chat lines as `data: JSON\n\n` followed by
-/// `data: [DONE]\n\n`.
+/// Frame one-JSON-per-line content as SSE: Responses and Messages lines (a
+/// `type` starting with `response.`, or `message_start`, or `error`, on any
+/// line) as `event: TYPE\ndata: JSON\n\n`; Chat lines as `data: JSON\n\n`
+/// followed by `data: [DONE]\n\n`.
 fn reframe(path: &Path, bytes: &[u8]) -> Result<Replay, ReplayError> {
     let text = String::from_utf8_lossy(bytes);
     let mut lines = Vec::new();
@@ -118,17 +118,19 @@ fn reframe(path: &Path, bytes: &[u8]) -> Result<Replay, ReplayError> {
         }
     }
     let event_type = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_string);
-    let responses = lines
-        .iter()
-        .any(|(_, v)| event_type(v).is_some_and(|t| t.starts_with("response.") || t == "error"));
+    // Responses and Messages streams name every event; Chat streams none.
+    let named = lines.iter().any(|(_, v)| {
+        event_type(v)
+            .is_some_and(|t| t.starts_with("response.") || t == "message_start" || t == "error")
+    });
     let mut chunks: Vec<Bytes> = lines
         .iter()
-        .map(|(line, v)| match event_type(v).filter(|_| responses) {
+        .map(|(line, v)| match event_type(v).filter(|_| named) {
             Some(ty) => Bytes::from(format!("event: {ty}\ndata: {line}\n\n")),
             None => Bytes::from(format!("data: {line}\n\n")),
         })
         .collect();
-    if !responses {
+    if !named {
         chunks.push(Bytes::from_static(b"data: [DONE]\n\n"));
     }
     Ok(Replay {
@@ -148,6 +150,24 @@ mod tests {
         assert_eq!(chunks.len(), 3);
         assert_eq!(chunks.concat(), raw.to_vec());
         assert_eq!(&chunks[0][..], b"data: 1\n\n");
+    }
+
+    #[test]
+    fn messages_lines_are_named_events() {
+        let lines = concat!(
+            r#"{"type":"message_start","message":{}}"#,
+            "\n",
+            r#"{"type":"ping"}"#,
+            "\n",
+            r#"{"type":"message_stop"}"#,
+            "\n",
+        );
+        let replay = reframe(Path::new("m.chunks.txt"), lines.as_bytes()).unwrap();
+        assert_eq!(replay.chunks.len(), 3, "no [DONE] after a Messages stream");
+        assert_eq!(
+            &replay.chunks[1][..],
+            b"event: ping\ndata: {\"type\":\"ping\"}\n\n"
+        );
     }
 
     #[test]
