@@ -18,9 +18,11 @@ impl InProcessDemo {
     }
 }
 
-/// Starts the demo upstream, speaking both APIs, on 127.0.0.1 and a free port.
+/// Starts the demo upstream, speaking every API (Chat, Responses and
+/// Messages, whichever the bridge's backend is), on 127.0.0.1 and a free
+/// port.
 pub async fn start_in_process() -> std::io::Result<InProcessDemo> {
-    let server = DemoServer::try_start(DemoConfig::new().api(Api::Both)).await?;
+    let server = DemoServer::try_start(DemoConfig::new().api(Api::All)).await?;
     Ok(InProcessDemo { server })
 }
 

@@ -45,7 +45,8 @@ enum Command {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:8788")]
         listen: SocketAddr,
-        /// The API(s) it speaks: chat, responses or both.
+        /// The API(s) it speaks: chat, responses, both (chat and responses),
+        /// messages (Anthropic's), or all.
         #[arg(long, default_value = "both")]
         api: wirebridge_demo::Api,
         /// Answer every request with this recorded stream.
