@@ -191,3 +191,91 @@ def test_async_chat_client_over_responses_upstream(responses_upstream, case):
     sent = drive.one_upstream_request(responses_upstream, mark, "/responses")
     expected = drive.upstream_answer(responses_upstream, sent)
     checks.assert_content(checks.from_chunks(chunks), expected, reasoning=False, separate_messages=False)
+
+
+# --------------------------------------------------------------------------
+# The demo upstream speaking Anthropic Messages, read by the `anthropic` SDK
+# --------------------------------------------------------------------------
+
+MESSAGES_TOOLS = [
+    {"name": "get_weather", "description": "Current weather in a city",
+     "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+]
+
+
+@pytest.fixture(scope="module")
+def messages_demo(wirebridge, log_dir):
+    """`wirebridge demo --api messages`, on its own (no bridge in front)."""
+    demo = harness.start_demo(log_dir, "demo-messages", "messages")
+    yield demo
+    code = demo.stop()
+    assert code == 0, f"the demo upstream exited with {code}:\n{demo.log()[-4000:]}"
+
+
+def test_anthropic_sdk_on_the_messages_demo(messages_demo):
+    """The official `anthropic` SDK, which raises on a malformed stream,
+    against the demo upstream's Messages dialect: a text turn, a stream read
+    by the SDK's accumulator, a tool loop, and a thinking turn whose blocks
+    go back in the next request (and are refused once altered)."""
+    import anthropic
+
+    client = anthropic.Anthropic(base_url=messages_demo.url, api_key="unused", max_retries=0, timeout=20.0,
+                                 http_client=anthropic.DefaultHttpxClient(trust_env=False))
+    hello = 'You said: "Hello, demo". This is the wirebridge demo upstream.'
+
+    # A text turn.
+    message = client.messages.create(model="demo", max_tokens=256,
+                                     messages=[{"role": "user", "content": "Hello, demo"}])
+    assert message.id.startswith("msg_")
+    assert [block.type for block in message.content] == ["text"]
+    assert message.content[0].text == hello
+    assert message.stop_reason == "end_turn"
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (2, 10)
+    assert message._request_id.startswith("req_")
+
+    # The same turn streamed: the SDK's accumulator ends with the same message.
+    with client.messages.stream(model="demo", max_tokens=256,
+                                messages=[{"role": "user", "content": "Hello, demo"}]) as stream:
+        streamed_text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert streamed_text == hello
+    assert final.content[0].text == hello and final.stop_reason == "end_turn"
+    assert final.usage.output_tokens == 10
+
+    # A tool loop: the call, then its result.
+    ask = [{"role": "user", "content": "call get_weather with city=Paris"}]
+    with client.messages.stream(model="demo", max_tokens=256, tools=MESSAGES_TOOLS, messages=ask) as stream:
+        called = stream.get_final_message()
+    assert called.stop_reason == "tool_use"
+    [call] = called.content
+    assert (call.type, call.name, call.input) == ("tool_use", "get_weather", {"city": "Paris"})
+    assert call.id.startswith("toolu_")
+    result = [{"type": "tool_result", "tool_use_id": call.id, "content": "sunny, 21 C"}]
+    answered = client.messages.create(
+        model="demo", max_tokens=256, tools=MESSAGES_TOOLS,
+        messages=ask + [{"role": "assistant", "content": called.content}, {"role": "user", "content": result}],
+    )
+    assert answered.content[0].text == "The tool returned: sunny, 21 C"
+
+    # A thinking turn, its signed blocks sent back with the next request.
+    thinking = {"type": "enabled", "budget_tokens": 1024}
+    first = [{"role": "user", "content": "Hello there demo:redacted"}]
+    with client.messages.stream(model="demo", max_tokens=2048, thinking=thinking, messages=first) as stream:
+        thought = stream.get_final_message()
+    assert [block.type for block in thought.content] == ["thinking", "redacted_thinking", "text"]
+    assert thought.content[0].thinking == "The user wrote 3 words. I will repeat them back."
+    assert thought.content[0].signature
+    history = first + [{"role": "assistant", "content": thought.content}]
+    again = client.messages.create(model="demo", max_tokens=2048, thinking=thinking,
+                                   messages=history + [{"role": "user", "content": "And again"}])
+    assert again.content[-1].text == 'You said: "And again". This is the wirebridge demo upstream.'
+
+    altered = thought.content[0].model_copy(update={"thinking": "Something else entirely."})
+    tampered = first + [{"role": "assistant", "content": [altered, *thought.content[1:]]}]
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(model="demo", max_tokens=2048, thinking=thinking,
+                               messages=tampered + [{"role": "user", "content": "And again"}])
+    assert refused.value.body["error"]["type"] == "invalid_request_error"
+    assert refused.value.body["error"]["message"].startswith("messages.1.content.0.signature:")
+
+    assert client.messages.count_tokens(model="demo", messages=ask).input_tokens == 4
