@@ -17,13 +17,12 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use std::error::Error as StdError;
 use std::time::Duration;
 
-/// Which API an endpoint belongs to.
+/// The API of a generation endpoint: the dialect its answer is drawn in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Endpoint {
     Chat,
     Responses,
     Messages,
-    CountTokens,
 }
 
 /// Answer one request. Generic over the request body, so that a server (or
@@ -68,7 +67,8 @@ where
     } else if path.ends_with("/messages") && config.api.serves_messages() {
         Endpoint::Messages
     } else if path.ends_with("/messages/count_tokens") && config.api.serves_messages() {
-        Endpoint::CountTokens
+        post_only(&method, &path)?;
+        return count_tokens(config, req.into_body()).await;
     } else if path.ends_with("/healthz") || path == "/health" {
         return get_only(&method, &path, || text_response("ok\n"));
     } else if path.ends_with("/models") {
@@ -76,15 +76,9 @@ where
     } else {
         return Err(ApiError::unknown_url(method.as_str(), &path));
     };
-    if method != Method::POST {
-        return Err(ApiError::method_not_allowed(method.as_str(), &path));
-    }
+    post_only(&method, &path)?;
 
     let body = read_body(req.into_body(), config.max_request_bytes).await?;
-    if endpoint == Endpoint::CountTokens {
-        let prompt = parse_messages(&body, &config.model, MessagesEndpoint::CountTokens)?;
-        return Ok(count_tokens(prompt.input_tokens));
-    }
     if let Some(file) = &config.replay {
         let replay = replay::load(file).map_err(|e| ApiError::server(e.to_string()))?;
         let body = DemoBody::chunks(replay.chunks, config.chunk_delay, Ending::Finish);
@@ -94,9 +88,7 @@ where
     let prompt = match endpoint {
         Endpoint::Chat => parse_chat(parse_body(&body)?, &config.model)?,
         Endpoint::Responses => parse_responses(parse_body(&body)?, &config.model)?,
-        Endpoint::Messages | Endpoint::CountTokens => {
-            parse_messages(&body, &config.model, MessagesEndpoint::Create)?
-        }
+        Endpoint::Messages => parse_messages(&body, &config.model, MessagesEndpoint::Create)?,
     };
     let ids = Ids::for_request(&path, &body);
     let plan = plan(&prompt, &ids);
@@ -115,7 +107,7 @@ where
         let frames = match endpoint {
             Endpoint::Chat => chat::stream(&reply),
             Endpoint::Responses => responses::stream(&reply),
-            Endpoint::Messages | Endpoint::CountTokens => messages::stream(&reply),
+            Endpoint::Messages => messages::stream(&reply),
         };
         let (frames, ending) = apply_fault(&reply, endpoint, frames, plan.fault());
         let chunks = frames.into_iter().map(|f| f.bytes).collect();
@@ -128,7 +120,7 @@ where
         let text = match endpoint {
             Endpoint::Chat => chat::body(&reply),
             Endpoint::Responses => responses::body(&reply),
-            Endpoint::Messages | Endpoint::CountTokens => messages::body(&reply),
+            Endpoint::Messages => messages::body(&reply),
         };
         let body = match plan.fault() {
             None => DemoBody::full(text),
@@ -173,7 +165,7 @@ fn apply_fault(
             let tail = match endpoint {
                 Endpoint::Chat => chat::failure_tail(),
                 Endpoint::Responses => responses::failure_tail(reply, keep),
-                Endpoint::Messages | Endpoint::CountTokens => messages::failure_tail(),
+                Endpoint::Messages => messages::failure_tail(),
             };
             frames.extend(tail);
             (frames, Ending::Finish)
@@ -195,6 +187,15 @@ where
             None,
             None,
         )),
+    }
+}
+
+/// The 405 for anything but `POST` on a generation endpoint.
+fn post_only(method: &Method, path: &str) -> Result<(), ApiError> {
+    if method == Method::POST {
+        Ok(())
+    } else {
+        Err(ApiError::method_not_allowed(method.as_str(), path))
     }
 }
 
@@ -222,10 +223,21 @@ fn text_response(text: &'static str) -> Response<DemoBody> {
     with_content_type(DemoBody::full(text), "text/plain; charset=utf-8")
 }
 
-/// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`.
-fn count_tokens(input_tokens: u64) -> Response<DemoBody> {
-    let body = Obj::new().with("input_tokens", input_tokens);
-    with_content_type(DemoBody::full(body.to_json()), "application/json")
+/// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`, the request
+/// checked as a Messages request without `max_tokens`. A count is no
+/// generation: it is answered when replaying too.
+async fn count_tokens<B>(config: &DemoConfig, body: B) -> Result<Response<DemoBody>, ApiError>
+where
+    B: Body,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
+    let body = read_body(body, config.max_request_bytes).await?;
+    let prompt = parse_messages(&body, &config.model, MessagesEndpoint::CountTokens)?;
+    let count = Obj::new().with("input_tokens", prompt.input_tokens);
+    Ok(with_content_type(
+        DemoBody::full(count.to_json()),
+        "application/json",
+    ))
 }
 
 /// `GET /v1/models`: the configured model.

@@ -93,3 +93,23 @@ async fn unreadable_files_are_reported() {
     std::fs::remove_file(&bad).unwrap();
     assert!(DemoConfig::default().validate().is_ok());
 }
+
+#[tokio::test]
+async fn a_messages_recording_is_replayed_and_tokens_still_counted() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden/text.messages-stream.sse");
+    let server = DemoServer::start(DemoConfig::default().api(Api::Messages).replay(&path)).await;
+    let answer = post(&server, MESSAGES, &messages_request("anything", true)).await;
+    assert_eq!(&answer.bytes()[..], &std::fs::read(&path).unwrap()[..]);
+    let t = check_messages_stream(&answer);
+    assert_eq!(
+        t.text,
+        "You said: \"Hello\". This is the wirebridge demo upstream."
+    );
+    // Counting is no generation: it is answered, not replayed.
+    let count = post(&server, COUNT_TOKENS, &messages_request("one two", false)).await;
+    assert_eq!(count.json(), serde_json::json!({"input_tokens": 2}));
+    let answer = send(&server, "GET", COUNT_TOKENS, "").await;
+    assert_eq!(answer.status, 405);
+    anthropic_error_of(&answer);
+}
