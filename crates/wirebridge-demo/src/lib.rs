@@ -157,6 +157,32 @@
 //! # }
 //! ```
 //!
+//! The same in Anthropic's Messages dialect, served with [`Api::Messages`]
+//! or [`Api::All`]:
+//!
+//! ```
+//! use bytes::Bytes;
+//! use http_body_util::{BodyExt, Full};
+//! use wirebridge_demo::{handle, Api, DemoConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let config = DemoConfig::default().api(Api::All);
+//! let body = r#"{"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Hello"}]}"#;
+//! let request = http::Request::post("/v1/messages")
+//!     .body(Full::new(Bytes::from(body)))
+//!     .unwrap();
+//! let response = handle(&config, request).await;
+//! let bytes = response.into_body().collect().await.unwrap().to_bytes();
+//! let message: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+//! assert_eq!(message["stop_reason"], "end_turn");
+//! assert_eq!(
+//!     message["content"][0]["text"],
+//!     "You said: \"Hello\". This is the wirebridge demo upstream."
+//! );
+//! # }
+//! ```
+//!
 //! In tests, [`DemoServer::start`] serves on a free loopback port until
 //! dropped.
 
