@@ -5,8 +5,9 @@ drifting unseen.
 The clients are the official SDKs: `openai` for Responses
 (`client.responses`) and for Chat Completions (`client.chat.completions`),
 `anthropic` for Messages. The backends are the demo upstream speaking Chat
-Completions and speaking Responses (a backend that keeps no state), each
-behind its own `wirebridge serve` with a seal key, so compaction runs.
+Completions, speaking Responses (a backend that keeps no state) and speaking
+Anthropic Messages, each behind its own `wirebridge serve` with a seal key,
+so compaction runs.
 
 The scenarios, in every cell where the client's API has the capability:
 - a text turn, answered whole;
@@ -37,7 +38,7 @@ import pytest
 
 import harness
 
-BACKENDS = ["chat", "responses"]
+BACKENDS = ["chat", "responses", "messages"]
 CLIENTS = ["responses", "chat", "messages"]
 WEATHER_OUTPUT = "Paris: sunny, 18 C"
 PROMPT = "call get_weather with city=Paris"

@@ -1,0 +1,171 @@
+"""A Messages backend (`wirebridge serve --upstream-api messages`): the
+demo upstream speaking Anthropic's Messages API behind a tap, reached by
+the official openai SDK, the real Codex CLI and the real Claude Code CLI.
+
+The demo signs each thinking block it writes and refuses, as Anthropic's
+API does, a conversation that hands one back altered or unsigned: a turn it
+answers after a tool loop proves the bridge returned the thinking byte for
+byte. What the backend was sent is read at the tap; what it answered, by
+asking it again directly (it is deterministic)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+import openai
+import pytest
+
+import harness
+from codex_runs import Run as CodexRun
+from test_claude_code import ANSWER, OUTPUT, PROMPT, Run as ClaudeRun, claude  # noqa: F401 (a fixture)
+
+TOOLS = [{"type": "function", "name": "get_weather", "description": "The weather in a city.",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+CALL = "call get_weather with city=Paris"
+WEATHER = "Paris: sunny, 18 C"
+
+
+@pytest.fixture(scope="module")
+def chain(wirebridge, log_dir):
+    key = base64.b64encode(os.urandom(32)).decode()
+    started = harness.start_chain(log_dir, "messages-backend", "messages", env={"WIREBRIDGE_SEAL_KEY": key})
+    yield started
+    harness.stop_checked(started)
+
+
+def messages_sent(chain, mark: int) -> list[harness.Captured]:
+    return [c for c in chain.tap.since(mark) if c.method == "POST" and c.path.endswith("/messages")]
+
+
+def thinking_answered(chain, captured: harness.Captured) -> dict:
+    """The thinking block the backend wrote in answer to `captured`."""
+    body = captured.json()
+    body["stream"] = False
+    status, _, text = harness.post_direct(chain.upstream_url + captured.path, json.dumps(body).encode())
+    assert status == 200, text
+    [block] = [b for b in json.loads(text)["content"] if b["type"] == "thinking"]
+    return block
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_thinking_goes_back_signed_through_the_store(chain, stream):
+    client = harness.client(chain)
+    mark = chain.tap.mark()
+
+    def create(**fields):
+        if not stream:
+            return client.responses.create(model="demo", tools=TOOLS, reasoning={"effort": "low"}, **fields)
+        with client.responses.stream(model="demo", tools=TOOLS, reasoning={"effort": "low"}, **fields) as s:
+            return s.get_final_response()
+
+    first = create(input=CALL)
+    assert [item.type for item in first.output] == ["reasoning", "function_call"], first.output
+    assert first.output[0].encrypted_content.startswith("wbt1.")
+    [call] = [item for item in first.output if item.type == "function_call"]
+    assert json.loads(call.arguments) == {"city": "Paris"}
+    answer = create(previous_response_id=first.id,
+                    input=[{"type": "function_call_output", "call_id": call.call_id, "output": WEATHER}])
+    assert answer.output_text == f"The tool returned: {WEATHER}"
+
+    asked, continued = messages_sent(chain, mark)
+    assert asked.json()["thinking"]["type"] == "enabled"
+    assistant = continued.json()["messages"][1]
+    assert assistant["role"] == "assistant"
+    # The block the backend wrote, byte for byte, before the call it made.
+    assert assistant["content"][0] == thinking_answered(chain, asked)
+    assert assistant["content"][1] == {"type": "tool_use", "id": call.call_id, "name": "get_weather",
+                                       "input": {"city": "Paris"}}
+    result = continued.json()["messages"][2]["content"][0]
+    assert result == {"type": "tool_result", "tool_use_id": call.call_id, "content": WEATHER}
+
+
+def test_a_client_that_keeps_its_own_history_hands_the_thinking_back(chain):
+    client = harness.client(chain)
+    first = client.responses.create(model="demo", input=CALL, tools=TOOLS, reasoning={"effort": "low"},
+                                    store=False, include=["reasoning.encrypted_content"])
+    history = [{"role": "user", "content": CALL}] + [item.model_dump(exclude_none=True) for item in first.output]
+    [call] = [item for item in first.output if item.type == "function_call"]
+    history.append({"type": "function_call_output", "call_id": call.call_id, "output": WEATHER})
+    answer = client.responses.create(model="demo", input=history, tools=TOOLS, reasoning={"effort": "low"},
+                                     store=False)
+    assert answer.output_text == f"The tool returned: {WEATHER}"
+
+    # An altered carrier never reaches the backend.
+    altered = [dict(item) for item in history]
+    carrier = altered[1]["encrypted_content"]
+    altered[1]["encrypted_content"] = carrier[:12] + ("A" if carrier[12] != "A" else "B") + carrier[13:]
+    mark = chain.tap.mark()
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="demo", input=altered, tools=TOOLS, store=False)
+    assert refused.value.body["param"] == "input[1].encrypted_content", refused.value.body
+    assert messages_sent(chain, mark) == []
+
+
+def test_a_chat_client_reaches_the_backend_through_the_responses_side(chain):
+    client = harness.client(chain)
+    mark = chain.tap.mark()
+    reply = client.chat.completions.create(model="demo", messages=[
+        {"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello Messages"}])
+    assert reply.choices[0].message.content == 'You said: "Hello Messages". This is the wirebridge demo upstream.'
+    [sent] = messages_sent(chain, mark)
+    assert sent.json()["system"] == [{"type": "text", "text": "Be brief."}]
+
+
+def test_the_anthropic_profile_sends_the_key_as_anthropic_reads_it(wirebridge, log_dir):
+    chain = harness.start_chain(log_dir, "messages-anthropic", "messages", profile="anthropic")
+    try:
+        client = harness.client(chain)
+        mark = chain.tap.mark()
+        client.responses.create(model="demo", input="Hi", instructions="Be kind.")
+        [sent] = messages_sent(chain, mark)
+        headers = {name.lower(): value for name, value in sent.headers.items()}
+        assert "authorization" not in headers, headers
+        assert headers["x-api-key"] == client.api_key
+        assert headers["anthropic-version"] == "2023-06-01"
+        body = sent.json()
+        assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert body["max_tokens"] == 32000
+    finally:
+        harness.stop_checked(chain)
+
+
+def test_codex_runs_a_tool_loop(codex, chain, tmp_path):
+    mark = chain.tap.mark()
+    run = CodexRun(codex, chain, tmp_path / "home", tmp_path / "work", "qwen3-coder",
+                   'call exec_command with cmd="printf messages-backend-ok > proof.txt && cat proof.txt"',
+                   'model_reasoning_effort="low"')
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "messages-backend-ok"
+    assert "messages-backend-ok" in run.final_answer()
+    asked, continued = messages_sent(chain, mark)
+    assert "exec_command" in [t["name"] for t in asked.json()["tools"]]
+    assistant = next(m for m in continued.json()["messages"] if m["role"] == "assistant")
+    # Codex keeps no response on the bridge (store: false): the thinking
+    # came back from its own history, sealed, and reached the backend whole.
+    assert assistant["content"][0] == thinking_answered(chain, asked)
+    assert assistant["content"][-1]["type"] == "tool_use"
+    results = [b for m in continued.json()["messages"] if m["role"] == "user" for b in m["content"]
+               if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert results and "messages-backend-ok" in json.dumps(results[0]["content"])
+
+
+def test_claude_code_passes_through_untouched(claude, chain, tmp_path):
+    front = harness.Tap(chain.bridge.url)
+    try:
+        sent_mark, upstream_mark = front.mark(), chain.tap.mark()
+        run = ClaudeRun(claude, front.url, tmp_path / "home", tmp_path / "work", PROMPT)
+        assert run.code == 0, run.report()
+        assert run.result["result"] == ANSWER, run.report()
+        sent = [c for c in front.since(sent_mark) if c.method == "POST"]
+        upstream = [c for c in chain.tap.since(upstream_mark) if c.method == "POST"]
+        # The call, the answer from its output, and whatever else Claude
+        # Code asks its backend.
+        assert len(sent) >= 2 and all(c.path == "/v1/messages?beta=true" for c in sent), [c.path for c in sent]
+        # Its API is the backend's: every request reaches it as it was sent.
+        assert [c.path for c in upstream] == [c.path for c in sent]
+        assert [c.body for c in upstream] == [c.body for c in sent]
+        assert any(f"echo {OUTPUT}" in c.body.decode() and "tool_result" in c.body.decode() for c in upstream)
+    finally:
+        front.close()
