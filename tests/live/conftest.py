@@ -273,7 +273,8 @@ def _record(chain: LiveChain) -> None:
         exchange.wait()
         if exchange.method != "POST" or exchange.status != 200:
             continue
-        api = "chat" if exchange.path.endswith("/chat/completions") else "responses"
+        api = next((name for name in ("chat", "messages") if exchange.path.endswith(f"/{name}") or
+                    exchange.path.endswith("/chat/completions") and name == "chat"), "responses")
         stem = out / f"{chain.name}-{api}-{n}"
         stem.with_suffix(".request.json").write_bytes(exchange.body)
         suffix = ".sse" if exchange.streamed else ".json"
@@ -317,6 +318,16 @@ def responses_text(wirebridge, log_dir, text_server):
 def responses_tools(wirebridge, log_dir, tool_server):
     """The bridge in front of the tool server's own `/v1/responses`."""
     chain = _chain(log_dir, "native-tools", tool_server, "responses")
+    yield chain
+    _stop(chain)
+
+
+@pytest.fixture(scope="session")
+def messages_text(wirebridge, log_dir, text_server):
+    """The bridge in front of llama-server's own `/v1/messages`: Responses
+    and Chat requests written as Messages, Messages requests passed
+    through."""
+    chain = _chain(log_dir, "messages", text_server, "messages")
     yield chain
     _stop(chain)
 
