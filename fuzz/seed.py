@@ -86,7 +86,7 @@ def classify(name):
     files end with their kind (`NAME.chat-request.json`), inputs are named
     `chat-request-*.json`, `messages-*request*.json`, `*request*.json`
     (Responses) or `*.KIND.sse`."""
-    for kind in ["chat-stream", "responses-stream", "chat-request", "responses-request"]:
+    for kind in ["chat-stream", "responses-stream", "chat-request", "responses-request", "messages-stream"]:
         if name.endswith(f".{kind}.sse") or name.endswith(f".{kind}.json"):
             return kind.replace("-", "_")
     if name.endswith(".json") and name.startswith("chat-request-"):
@@ -102,7 +102,8 @@ def collect(shared: Path):
     fixtures = shared / "fixtures"
     if not fixtures.is_dir():
         sys.exit(f"no fixtures in {shared}: pass the shared directory, or set WIREBRIDGE_SHARED_DIR")
-    seeds = {"chat_stream": {}, "responses_stream": {}, "responses_request": {}, "chat_request": {}, "messages_request": {}}
+    seeds = {"chat_stream": {}, "responses_stream": {}, "responses_request": {}, "chat_request": {},
+             "messages_request": {}, "messages_stream": {}}
 
     for path in sorted((fixtures / "openai-python").glob("*.sse")):
         sse = path.read_bytes()
@@ -233,6 +234,11 @@ def main():
     # thinking shown as a summary (options 1).
     for name, sse in seeds["responses_stream"].items():
         write("messages_stream", name, b"\x00\x01" + sse)
+    # A Messages backend's streams (the demo's golden answers), each under
+    # every context: tools declared, sealed, a small event limit.
+    for name, sse in seeds["messages_stream"].items():
+        for options in range(8):
+            write("messages_backend_stream", f"{name}-{options}", bytes([0, options]) + sse)
     for target in ["responses_request", "chat_request", "messages_request"]:
         for name, body in seeds[target].items():
             write(target, name, body)
@@ -257,7 +263,7 @@ def main():
         write("upstream_reply", name, data)
     for name, data in websocket_messages(seeds).items():
         write("websocket_client_event", name, data)
-    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply", "history_splice"]:
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply", "history_splice", "messages_backend_stream"]:
         count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
         print(f"{target}: {count} seeds")
 

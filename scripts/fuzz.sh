@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request websocket_client_event upstream_reply history_splice)
+[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request websocket_client_event upstream_reply history_splice messages_backend_stream)
 
 # The largest input each target is given. Streams longer than this are cut,
 # which is itself a case worth fuzzing; request seeds (Codex's are ~45 KB)
@@ -27,7 +27,7 @@ targets=("$@")
 max_len() {
     case "$1" in
         sse_decoder | sealed_carriers) echo 8192 ;;
-        chat_stream | responses_stream | messages_stream) echo 32768 ;;
+        chat_stream | responses_stream | messages_stream | messages_backend_stream) echo 32768 ;;
         *) echo 65536 ;;
     esac
 }

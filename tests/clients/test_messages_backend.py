@@ -169,3 +169,24 @@ def test_claude_code_passes_through_untouched(claude, chain, tmp_path):
         assert any(f"echo {OUTPUT}" in c.body.decode() and "tool_result" in c.body.decode() for c in upstream)
     finally:
         front.close()
+
+
+def test_a_configured_key_goes_as_x_api_key_and_the_clients_stays_home(wirebridge, log_dir):
+    chain = harness.start_chain(log_dir, "messages-anthropic-key", "messages", profile="anthropic",
+                                extra=["--upstream-api-key-env", "WIREBRIDGE_TEST_ANTHROPIC_KEY"],
+                                env={"WIREBRIDGE_TEST_ANTHROPIC_KEY": "sk-ant-configured"})
+    try:
+        client = harness.client(chain)
+        mark = chain.tap.mark()
+        client.responses.create(model="demo", input="Hi")
+        client.chat.completions.create(model="demo", messages=[{"role": "user", "content": "Hi"}])
+        sent = messages_sent(chain, mark)
+        assert len(sent) == 2
+        for request in sent:
+            headers = {name.lower(): value for name, value in request.headers.items()}
+            assert headers["x-api-key"] == "sk-ant-configured"
+            assert "authorization" not in headers, headers
+            assert client.api_key not in json.dumps(headers)
+        assert "sk-ant-configured" not in chain.bridge.log()
+    finally:
+        harness.stop_checked(chain)

@@ -149,11 +149,17 @@ impl Bridge {
                 (server.base_url(), None, Some(server))
             }
         };
+        // A configured key goes in the header the backend reads: Anthropic's
+        // `x-api-key` where the profile says so.
+        let key_header =
+            config.upstream_api == UpstreamApi::Messages && config.profile.messages.api_key_header;
+        let (authorization, api_key) = match config.upstream_key.as_deref() {
+            Some(key) if key_header => (None, crate::upstream::api_key(key)),
+            key => (crate::upstream::authorization(key, credentials), None),
+        };
         let options = UpstreamOptions {
-            authorization: crate::upstream::authorization(
-                config.upstream_key.as_deref(),
-                credentials,
-            ),
+            authorization,
+            api_key,
             connect_timeout: config.upstream_connect_timeout,
             first_byte_timeout: config.exchange.first_byte_timeout,
             idle_timeout: config.exchange.idle_timeout,

@@ -57,6 +57,9 @@ const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 pub struct UpstreamOptions {
     /// Sent instead of the client's `authorization`, when set.
     pub authorization: Option<HeaderValue>,
+    /// Sent as `x-api-key` instead of the client's credentials, when set
+    /// (a configured key for a backend that reads Anthropic's header).
+    pub api_key: Option<HeaderValue>,
     /// How long connecting may take.
     pub connect_timeout: Duration,
     /// How long the upstream may take to send its response head (for a
@@ -70,6 +73,17 @@ pub struct UpstreamOptions {
     pub metrics: Arc<Metrics>,
     /// The TLS settings of an `https://` upstream ([`client_config`]).
     pub tls: rustls::ClientConfig,
+}
+
+/// Anthropic's credential header.
+const X_API_KEY: header::HeaderName = header::HeaderName::from_static("x-api-key");
+
+/// A configured key as the `x-api-key` header, marked sensitive.
+pub fn api_key(key: &str) -> Option<HeaderValue> {
+    HeaderValue::from_str(key).ok().map(|mut value| {
+        value.set_sensitive(true);
+        value
+    })
 }
 
 /// The `authorization` the upstream is sent: a configured key (`Bearer`)
@@ -105,6 +119,7 @@ struct Shared {
     direct: Option<Pool<HttpConnector>>,
     target: Target,
     authorization: Option<HeaderValue>,
+    api_key: Option<HeaderValue>,
     label: Arc<str>,
     first_byte_timeout: Duration,
     idle_timeout: Duration,
@@ -135,6 +150,7 @@ impl Upstream {
             direct,
             target: Target::new(base),
             authorization: options.authorization,
+            api_key: options.api_key,
             label: options.label,
             first_byte_timeout: options.first_byte_timeout,
             idle_timeout: options.idle_timeout,
@@ -163,16 +179,20 @@ impl tower::Service<Request<Outgoing>> for Upstream {
         *request.version_mut() = http::Version::HTTP_11;
         // The client's credential, before a configured one replaces it:
         // upstream connections are never shared between two of them.
-        let partition = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .map(|credential| shared.partitions.hash_one(credential.as_bytes()))
-            .unwrap_or_default();
+        let headers = request.headers();
+        let partition = match (headers.get(header::AUTHORIZATION), headers.get(X_API_KEY)) {
+            (None, None) => 0,
+            credentials => shared.partitions.hash_one(credentials),
+        };
         request.extensions_mut().insert(Partition(partition));
         let headers = request.headers_mut();
         rewrite::strip_request(headers);
         if let Some(auth) = &shared.authorization {
             headers.insert(header::AUTHORIZATION, auth.clone());
+        }
+        if let Some(key) = &shared.api_key {
+            headers.remove(header::AUTHORIZATION);
+            headers.insert(X_API_KEY, key.clone());
         }
         // The target holds no userinfo (it was split off the upstream URL
         // when the settings were loaded): logs may show it, clients may not.

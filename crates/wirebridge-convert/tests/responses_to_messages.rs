@@ -375,3 +375,34 @@ fn a_stream_cut_short_fails_well_formed() {
     assert_eq!(transcript.status, "failed");
     assert_eq!(transcript.text, "Cut");
 }
+
+#[test]
+fn every_byte_split_of_a_stream_reads_the_same() {
+    let upstream = thinking_tool_stream();
+    let whole = {
+        let (out, _) = drive(
+            StreamTranslator::new(ExchangeContext::default()),
+            &upstream,
+            0,
+        );
+        responses_grammar::check(&parse_sse(&out)).unwrap()
+    };
+    for at in 1..upstream.len() {
+        let mut stream = wirebridge_convert::SseTranslator::new(StreamTranslator::new(
+            ExchangeContext::default(),
+        ));
+        let mut out = wirebridge_convert::Frames::sse();
+        stream.feed(&upstream[..at], &mut out);
+        stream.feed(&upstream[at..], &mut out);
+        stream.finish(&mut out);
+        let transcript = responses_grammar::check(&parse_sse(&out.take().bytes))
+            .unwrap_or_else(|v| panic!("split at {at}: {v}"));
+        assert_eq!(transcript.text, whole.text, "split at {at}");
+        assert_eq!(transcript.reasoning, whole.reasoning, "split at {at}");
+        assert_eq!(transcript.function_calls.len(), 1, "split at {at}");
+        assert_eq!(
+            transcript.function_calls[0].arguments,
+            whole.function_calls[0].arguments
+        );
+    }
+}
