@@ -190,3 +190,20 @@ def test_a_configured_key_goes_as_x_api_key_and_the_clients_stays_home(wirebridg
         assert "sk-ant-configured" not in chain.bridge.log()
     finally:
         harness.stop_checked(chain)
+
+
+def test_input_tokens_are_counted_by_the_backend(chain):
+    client = harness.client(chain)
+    first = client.responses.create(model="demo", input="My name is Ada.")
+    mark = chain.tap.mark()
+    raw = client.responses.input_tokens.with_raw_response.count(
+        model="demo", input="What is my name?", previous_response_id=first.id)
+    assert raw.headers["x-wirebridge-input-tokens"] == "counted"
+    [asked] = [c for c in chain.tap.since(mark) if c.path.endswith("/messages/count_tokens")]
+    body = asked.json()
+    assert "max_tokens" not in body and "stream" not in body
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    # What the backend counted, asked again directly.
+    status, _, text = harness.post_direct(chain.upstream_url + asked.path, asked.body)
+    assert status == 200
+    assert raw.parse().input_tokens == json.loads(text)["input_tokens"]

@@ -55,6 +55,7 @@ mod write;
 
 pub use body::{body_events, translate_body, translate_stream_body};
 pub use carrier::{ENCODED as ENCODED_CARRIER, SEALED as SEALED_CARRIER};
+pub use request::count_tokens_request;
 pub use request::{translate_request, TranslatedRequest};
 pub use stream::StreamTranslator;
 pub use tools::Declared;

@@ -201,6 +201,38 @@ pub fn translate_request(
     })
 }
 
+/// The `count_tokens` request of a Messages request the bridge wrote: what
+/// the prompt is made of (`model`, `system`, `messages`, `tools`,
+/// `tool_choice`, `thinking`), without what only a generation takes. `None`
+/// for a body that is not one.
+///
+/// ```
+/// use wirebridge_convert::responses_to_messages::count_tokens_request;
+///
+/// let body = br#"{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"Hi"}]}"#;
+/// let count = count_tokens_request(body).unwrap();
+/// assert_eq!(count, br#"{"model":"m","messages":[{"role":"user","content":"Hi"}]}"#);
+/// ```
+pub fn count_tokens_request(messages_body: &[u8]) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize, serde::Serialize)]
+    struct Count<'a> {
+        #[serde(borrow)]
+        model: &'a RawValue,
+        #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+        system: Option<&'a RawValue>,
+        #[serde(borrow)]
+        messages: &'a RawValue,
+        #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+        tools: Option<&'a RawValue>,
+        #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+        tool_choice: Option<&'a RawValue>,
+        #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
+        thinking: Option<&'a RawValue>,
+    }
+    let count: Count<'_> = serde_json::from_slice(messages_body).ok()?;
+    serde_json::to_vec(&count).ok()
+}
+
 /// `reasoning.effort` as a thinking budget, which must leave room for the
 /// answer within `max_tokens`.
 fn thinking(

@@ -61,6 +61,10 @@ impl sealed::Direction for ResponsesOverMessages {
         responses_to_messages::body_events(body)
     }
 
+    fn tokenize(_settings: &ResponsesSettings) -> Option<&str> {
+        Some("/messages/count_tokens")
+    }
+
     fn upstream_head(headers: &mut HeaderMap, settings: &ResponsesSettings) {
         backend_headers(headers, &settings.convert.profile.messages);
     }

@@ -83,7 +83,7 @@ where
         prefix: &prefix,
         common: &shared.common,
         speaks: Speaks::upstream_of::<D>(),
-        messages: None,
+        messages: state::compaction::<D>(&shared.direction).map(|s| &s.convert.profile.messages),
     };
     let tokenize = D::tokenize(&shared.direction);
     let (tokens, counted) = upstream

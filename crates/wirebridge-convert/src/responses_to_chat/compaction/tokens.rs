@@ -45,7 +45,8 @@ pub fn tokenize_request(chat_body: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The token count in a tokenize answer: its `count` (vLLM and servers
-/// like it), or the length of its `tokens` array (llama.cpp). `None` for
+/// like it), the length of its `tokens` array (llama.cpp), or its
+/// `input_tokens` (a Messages backend's `count_tokens`). `None` for
 /// anything else.
 ///
 /// ```
@@ -53,6 +54,7 @@ pub fn tokenize_request(chat_body: &[u8]) -> Option<Vec<u8>> {
 ///
 /// assert_eq!(tokenize_count(br#"{"count":3,"max_model_len":8192,"tokens":[1,2,3]}"#), Some(3));
 /// assert_eq!(tokenize_count(br#"{"tokens":[9,8]}"#), Some(2));
+/// assert_eq!(tokenize_count(br#"{"input_tokens":14}"#), Some(14));
 /// assert_eq!(tokenize_count(br#"{"error":"no"}"#), None);
 /// ```
 pub fn tokenize_count(answer: &[u8]) -> Option<u64> {
@@ -61,9 +63,11 @@ pub fn tokenize_count(answer: &[u8]) -> Option<u64> {
         count: Option<u64>,
         #[serde(borrow)]
         tokens: Option<Vec<&'a RawValue>>,
+        input_tokens: Option<u64>,
     }
     let answer: Answer<'_> = serde_json::from_slice(answer).ok()?;
     answer
         .count
         .or_else(|| answer.tokens.map(|t| t.len() as u64))
+        .or(answer.input_tokens)
 }

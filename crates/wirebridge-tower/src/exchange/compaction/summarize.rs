@@ -241,9 +241,10 @@ impl Upstream<'_> {
         }
     }
 
-    /// The tokens of the Chat request `chat_body`: counted at the
-    /// backend's `tokenize` endpoint when the profile names one and it
-    /// answers, else estimated; and whether they were counted.
+    /// The tokens of the request `chat_body` (Chat, or the Messages
+    /// request of a Messages upstream): counted at the backend's
+    /// token-counting endpoint (`tokenize`) when it has one and it answers,
+    /// else estimated; and whether they were counted.
     pub(crate) async fn count_tokens<S, ReqB, ResB>(
         &self,
         inner: &mut S,
@@ -255,10 +256,17 @@ impl Upstream<'_> {
         ResB: Body<Data = Bytes>,
         ResB::Error: Into<BoxError>,
     {
-        let Some((path, body)) = tokenize.zip(tokenize_request(chat_body)) else {
+        let written = match self.speaks {
+            Speaks::Messages => responses_to_messages::count_tokens_request(chat_body),
+            Speaks::Chat | Speaks::Responses => tokenize_request(chat_body),
+        };
+        let Some((path, body)) = tokenize.zip(written) else {
             return Ok((estimate_tokens(chat_body), false));
         };
-        let request = upstream_request(self.parts, self.prefix, path, body, false);
+        let mut request = upstream_request(self.parts, self.prefix, path, body, false);
+        if let (Speaks::Messages, Some(profile)) = (self.speaks, self.messages) {
+            backend_headers(request.headers_mut(), profile);
+        }
         let response = inner.ready().await?.call(request).await?;
         let status = response.status();
         let answer = read_limited(response.into_body(), MAX_TOKENIZE_ANSWER).await;

@@ -340,7 +340,7 @@ impl<'h> Compacting<'_, '_, 'h> {
         ResB::Error: fmt::Display + Into<BoxError>,
     {
         let upstream = self.upstream();
-        let tokenize = self.options.profile.tokenize.as_deref();
+        let tokenize = C::tokenize(self.turn.settings);
         let (tokens, _) = upstream
             .count_tokens(inner, tokenize, &translated.body)
             .await?;
