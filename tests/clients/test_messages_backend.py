@@ -151,6 +151,23 @@ def test_codex_runs_a_tool_loop(codex, chain, tmp_path):
     assert results and "messages-backend-ok" in json.dumps(results[0]["content"])
 
 
+def test_codex_runs_a_tool_loop_over_a_websocket(codex, chain, tmp_path):
+    """Codex's WebSocket mode over a Messages backend: both turns on one
+    upgraded connection, each written as a Messages request."""
+    mark = chain.tap.mark()
+    log_before = len(chain.bridge.log())
+    run = CodexRun(codex, chain, tmp_path / "home", tmp_path / "work", "qwen3-coder",
+                   'call exec_command with cmd="printf messages-over-websocket > proof.txt && cat proof.txt"',
+                   "model_providers.wirebridge.supports_websockets=true")
+    assert run.code == 0, run.report()
+    assert (run.work / "proof.txt").read_text() == "messages-over-websocket"
+    assert len(messages_sent(chain, mark)) == 2
+    log = chain.bridge.log()[log_before:]
+    assert log.count("status=101") == 1, log[-3000:]
+    turns = [line for line in log.splitlines() if " exchange " in line and "responses_to_messages" in line]
+    assert len(turns) == 3 and all("websocket" in line for line in turns), turns
+
+
 def test_claude_code_passes_through_untouched(claude, chain, tmp_path):
     front = harness.Tap(chain.bridge.url)
     try:

@@ -118,13 +118,9 @@ pub fn translate_request(
         seal: options.seal.as_ref(),
         losses: &mut losses,
     };
+    // A conversation with no message is the backend's to refuse (a
+    // WebSocket warm-up turn, answered without it, has none).
     let mut conversation = reader.read(request.instructions, items)?;
-    if conversation.messages.is_empty() {
-        return Err(ConvertError::invalid(
-            "input",
-            "a Messages backend needs at least one message to answer",
-        ));
-    }
 
     let max_tokens = request.max_output_tokens.unwrap_or(profile.max_tokens);
     let thinking = thinking(&request, max_tokens, options, &mut losses)?;

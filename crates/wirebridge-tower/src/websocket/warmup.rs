@@ -17,8 +17,8 @@ use tower::Service;
 use crate::stateful::NotFromBackend;
 
 /// Stands in for the upstream on a warm-up turn: an empty stream that used
-/// no tokens, in the upstream's API (Chat chunks, or Responses events for
-/// a Responses backend).
+/// no tokens, in the upstream's API (Chat chunks, Responses events for a
+/// Responses backend, Messages events for a Messages one).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Warmup;
 
@@ -40,7 +40,8 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let responses = request.uri().path().ends_with("/responses");
+        let path = request.uri().path();
+        let (responses, messages) = (path.ends_with("/responses"), path.ends_with("/messages"));
         Box::pin(async move {
             // The translated request the layer built: its model is echoed.
             let body = request
@@ -73,7 +74,24 @@ where
                 "data: [DONE]\n\n".to_owned(),
             ]
             .concat();
-            let stream = if responses { completed } else { chat };
+            let stopped = [
+                format!(
+                    "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\
+                     \"warmup\",\"type\":\"message\",\"role\":\"assistant\",\"model\":{model},\
+                     \"content\":[],\"stop_reason\":null,\"usage\":{{\"input_tokens\":0,\
+                     \"output_tokens\":0}}}}}}\n\n"
+                ),
+                "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\
+                 \"end_turn\"},\"usage\":{\"output_tokens\":0}}\n\n"
+                    .to_owned(),
+                "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n".to_owned(),
+            ]
+            .concat();
+            let stream = match (responses, messages) {
+                (true, _) => completed,
+                (_, true) => stopped,
+                _ => chat,
+            };
             let mut response = Response::new(Full::new(Bytes::from(stream)));
             response.extensions_mut().insert(NotFromBackend);
             response.headers_mut().insert(
