@@ -151,6 +151,24 @@ def test_codex_runs_a_tool_loop(codex, chain, tmp_path):
     assert results and "messages-backend-ok" in json.dumps(results[0]["content"])
 
 
+def test_codex_resumes_a_session_with_its_thinking(codex, chain, tmp_path):
+    """A session resumed later (`codex exec resume --last`): the backend gets
+    the earlier turns, their thinking still signed as it wrote it."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    first = CodexRun(codex, chain, home, work, "qwen3-coder", "say alpha", 'model_reasoning_effort="low"')
+    assert first.code == 0, first.report()
+    mark = chain.tap.mark()
+    resumed = CodexRun(codex, chain, home, work, "qwen3-coder", "say bravo", 'model_reasoning_effort="low"',
+                       resume=True)
+    assert resumed.code == 0, resumed.report()
+    assert "bravo" in resumed.final_answer()
+    [turn] = messages_sent(chain, mark)
+    said = json.dumps(turn.json()["messages"])
+    assert "say alpha" in said and "say bravo" in said
+    assistant = next(m for m in turn.json()["messages"] if m["role"] == "assistant")
+    assert assistant["content"][0]["type"] == "thinking" and assistant["content"][0]["signature"]
+
+
 def test_codex_runs_a_tool_loop_over_a_websocket(codex, chain, tmp_path):
     """Codex's WebSocket mode over a Messages backend: both turns on one
     upgraded connection, each written as a Messages request."""
