@@ -1,7 +1,7 @@
 //! The translation cases measured by `wirebridge-bench` and by the
 //! criterion benches of this crate, so both measure the same work.
 //!
-//! Every case runs in both directions and has a baseline: parsing the same
+//! Every case runs in every direction and has a baseline: parsing the same
 //! input JSON into a `serde_json::Value` and writing it back with `to_vec`.
 //!
 //! - `request_3k`: a Codex turn with tools, a tool call and its result;
@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use wirebridge_convert::chat_to_responses as c2r;
 use wirebridge_convert::responses_to_chat as r2c;
+use wirebridge_convert::responses_to_messages as r2m;
+use wirebridge_convert::responses_to_responses as r2r;
 use wirebridge_convert::{Frames, SseTranslator, StreamTranslate};
 
 /// Overrides where the shared directory (holding `fixtures/`) is.
@@ -43,17 +45,26 @@ pub enum Direction {
     ResponsesToChat,
     /// Chat client, Responses backend.
     ChatToResponses,
+    /// Responses client, Messages backend: Responses requests are completed
+    /// (as for a backend that keeps no state) and written as Messages;
+    /// Messages events become Responses events.
+    ResponsesToMessages,
 }
 
 impl Direction {
-    /// Both directions.
-    pub const ALL: [Direction; 2] = [Direction::ResponsesToChat, Direction::ChatToResponses];
+    /// Every direction.
+    pub const ALL: [Direction; 3] = [
+        Direction::ResponsesToChat,
+        Direction::ChatToResponses,
+        Direction::ResponsesToMessages,
+    ];
 
-    /// `responses_to_chat` or `chat_to_responses`.
+    /// `responses_to_chat`, `chat_to_responses` or `responses_to_messages`.
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::ResponsesToChat => "responses_to_chat",
             Direction::ChatToResponses => "chat_to_responses",
+            Direction::ResponsesToMessages => "responses_to_messages",
         }
     }
 }
@@ -92,6 +103,7 @@ enum Work {
 struct Contexts {
     responses: r2c::ResponsesContext,
     chat: c2r::ChatContext,
+    messages: r2m::ExchangeContext,
 }
 
 /// Finds the shared directory: `$WIREBRIDGE_SHARED_DIR`, else `shared/`
@@ -161,6 +173,9 @@ pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let contexts = Contexts {
         responses: small.context,
         chat: chat_context,
+        messages: r2m_request(&small_responses)
+            .map_err(|e| format!("the 3 KB request does not translate for Messages: {e}"))?
+            .1,
     };
     let chat_lines = lines(&load(shared, CHAT_STREAM)?);
     let responses_lines = lines(&load(shared, RESPONSES_STREAM)?);
@@ -168,7 +183,9 @@ pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let mut cases = Vec::new();
     for direction in Direction::ALL {
         let (small, large) = match direction {
-            Direction::ResponsesToChat => (small_responses.clone(), large_responses.clone()),
+            Direction::ResponsesToChat | Direction::ResponsesToMessages => {
+                (small_responses.clone(), large_responses.clone())
+            }
             Direction::ChatToResponses => (small.body.clone(), large_chat.clone()),
         };
         cases.push(request_case(direction, "request_3k", small));
@@ -176,6 +193,7 @@ pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
         let events = |n| match direction {
             Direction::ResponsesToChat => chat_stream(&chat_lines, n),
             Direction::ChatToResponses => responses_stream(&responses_lines, n),
+            Direction::ResponsesToMessages => messages_stream(&chat_lines, n),
         };
         cases.push(chunk_case(direction, &events(500)));
         cases.push(stream_case(direction, "stream_500", &events(500)));
@@ -186,6 +204,23 @@ pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
         case.check()?;
     }
     Ok(cases)
+}
+
+/// A Responses request as the proxy sends it to a Messages backend: parsed,
+/// completed (nothing stored before it) and written as Messages; the body's
+/// length and the reply's context.
+fn r2m_request(
+    body: &[u8],
+) -> Result<(usize, r2m::ExchangeContext), wirebridge_convert::ConvertError> {
+    let options = r2c::Options::default();
+    let parsed = r2c::ParsedRequest::parse(body)?;
+    let whole = r2r::translate_request(parsed, &r2c::History::default(), &options)?;
+    let written = r2m::translate_request(&whole.body, &options)?;
+    let context = r2m::ExchangeContext {
+        backend: written.context,
+        native: whole.context,
+    };
+    Ok((written.body.len(), context))
 }
 
 fn r2c_request(body: &[u8]) -> Result<r2c::TranslatedRequest, String> {
@@ -395,6 +430,42 @@ fn responses_stream(lines: &[String], n: usize) -> Vec<String> {
         .collect()
 }
 
+/// A Messages stream of `n` events: a message with one text block whose
+/// deltas are the recorded Chat stream's content, repeated, as a Messages
+/// backend would stream the same answer.
+fn messages_stream(chat_lines: &[String], n: usize) -> Vec<String> {
+    let deltas: Vec<String> = chat_lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|chunk| {
+            chunk
+                .pointer("/choices/0/delta/content")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .filter(|text| !text.is_empty())
+        .collect();
+    let mut out = vec![
+        json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message",
+            "role": "assistant", "model": "claude-bench", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 1200, "cache_read_input_tokens": 900, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ];
+    for text in deltas.iter().cycle().take(n - 5) {
+        out.push(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}));
+    }
+    out.push(json!({"type": "content_block_stop", "index": 0}));
+    out.push(
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+        "usage": {"output_tokens": n}}),
+    );
+    out.push(json!({"type": "message_stop"}));
+    out.iter()
+        .map(|e| String::from_utf8(to_bytes(e)).expect("JSON is UTF-8"))
+        .collect()
+}
+
 /// Frames event payloads as the upstream sends them, returning the bytes
 /// and where each event is.
 fn frame(direction: Direction, events: &[String]) -> (Vec<u8>, Vec<Range<usize>>) {
@@ -402,7 +473,7 @@ fn frame(direction: Direction, events: &[String]) -> (Vec<u8>, Vec<Range<usize>>
     let mut ranges = Vec::new();
     for data in events {
         let start = sse.len();
-        if direction == Direction::ChatToResponses {
+        if direction != Direction::ResponsesToChat {
             let kind = serde_json::from_str::<Value>(data)
                 .ok()
                 .and_then(|v| v["type"].as_str().map(str::to_owned));
@@ -455,7 +526,7 @@ fn stream_case(direction: Direction, kind: &str, events: &[String]) -> Case {
 fn chunk_case(direction: Direction, events: &[String]) -> Case {
     let (sse, ranges) = frame(direction, events);
     let at = match direction {
-        Direction::ResponsesToChat => 12,
+        Direction::ResponsesToChat | Direction::ResponsesToMessages => 12,
         Direction::ChatToResponses => 16,
     };
     let chunk = sse[ranges[at].clone()].to_vec();
@@ -482,6 +553,9 @@ fn stream(direction: Direction, contexts: &Contexts) -> Stream {
             Box::new(r2c::StreamTranslator::new(contexts.responses.clone()))
         }
         Direction::ChatToResponses => Box::new(c2r::StreamTranslator::new(contexts.chat.clone())),
+        Direction::ResponsesToMessages => {
+            Box::new(r2m::StreamTranslator::new(contexts.messages.clone()))
+        }
     })
 }
 
@@ -532,6 +606,7 @@ impl Runner<'_> {
                     Direction::ChatToResponses => {
                         c2r::translate_request(body, &c2r::Options::default()).map(|t| t.body.len())
                     }
+                    Direction::ResponsesToMessages => r2m_request(body).map(|(len, _)| len),
                 };
                 self.finished = written.is_ok();
                 written.unwrap_or(0)
