@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use wirebridge_wire::responses::lenient::ContentPart;
 use wirebridge_wire::JsonStr;
 
+use super::at::At;
 use super::write::{Block, Built, Source};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
@@ -27,26 +28,26 @@ impl<'r, 'p> Parts<'r, 'p> {
     pub fn block<'a>(
         &mut self,
         part: &ContentPart<'a>,
-        path: &str,
+        at: At<'_>,
     ) -> Result<Option<Block<'a>>, ConvertError> {
         match part.kind() {
             "input_text" | "output_text" | "text" | "summary_text" | "reasoning_text" => {
                 if part.annotations.is_some_and(|a| a.get() != "[]") {
                     self.losses.record(
                         LossKind::UnsupportedContent,
-                        format!("{path}.annotations"),
+                        at.field("annotations").to_string(),
                         "annotations have no Messages form; the text is sent without them",
                     )?;
                 }
                 Ok(text(part.text))
             }
             "refusal" => Ok(text(part.refusal)),
-            "input_image" => self.image(part, path).map(Some),
-            "input_file" => self.file(part, path),
+            "input_image" => self.image(part, at).map(Some),
+            "input_file" => self.file(part, at),
             other => {
                 self.losses.record(
                     LossKind::UnsupportedContent,
-                    path,
+                    at.to_string(),
                     format!("a `{other}` part has no Messages block"),
                 )?;
                 Ok(None)
@@ -54,7 +55,7 @@ impl<'r, 'p> Parts<'r, 'p> {
         }
     }
 
-    fn image<'a>(&mut self, part: &ContentPart<'a>, path: &str) -> Result<Block<'a>, ConvertError> {
+    fn image<'a>(&mut self, part: &ContentPart<'a>, at: At<'_>) -> Result<Block<'a>, ConvertError> {
         let url = part
             .image_url
             .and_then(|raw| {
@@ -71,12 +72,15 @@ impl<'r, 'p> Parts<'r, 'p> {
                 Some(_) => "an image uploaded by `file_id` lives on OpenAI's servers; Messages needs its URL or data",
                 None => "an image needs its `image_url`",
             };
-            return Err(ConvertError::invalid(format!("{path}.image_url"), why));
+            return Err(ConvertError::invalid(
+                at.field("image_url").to_string(),
+                why,
+            ));
         };
         if part.detail.as_deref().is_some_and(|d| d != "auto") {
             self.losses.record(
                 LossKind::UnsupportedContent,
-                format!("{path}.detail"),
+                at.field("detail").to_string(),
                 "Messages has no image detail setting",
             )?;
         }
@@ -89,7 +93,7 @@ impl<'r, 'p> Parts<'r, 'p> {
     fn file<'a>(
         &mut self,
         part: &ContentPart<'a>,
-        path: &str,
+        at: At<'_>,
     ) -> Result<Option<Block<'a>>, ConvertError> {
         let title = part.filename.map(|name| Cow::Borrowed(name.raw()));
         let source = match (part.file_data, part.file_url) {
@@ -107,7 +111,7 @@ impl<'r, 'p> Parts<'r, 'p> {
             (None, None) => {
                 self.losses.record(
                     LossKind::UnsupportedContent,
-                    path,
+                    at.to_string(),
                     "a file uploaded by `file_id` lives on OpenAI's servers; Messages needs its data or URL",
                 )?;
                 return Ok(None);

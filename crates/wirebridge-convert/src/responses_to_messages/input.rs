@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{Content, ContentPart, InputItem, ItemKind};
 use wirebridge_wire::JsonStr;
 
+use super::at::At;
 use super::carrier;
 use super::content::Parts;
 use super::tools::Declared;
@@ -78,7 +79,7 @@ impl Reader<'_, '_> {
                 .push(Block::text(Cow::Borrowed(text.raw())));
         }
         for (n, item) in items.iter().enumerate() {
-            self.item(&mut conversation, item, &format!("input[{n}]"))?;
+            self.item(&mut conversation, item, At::Item(n))?;
         }
         Ok(conversation.finish())
     }
@@ -87,27 +88,27 @@ impl Reader<'_, '_> {
         &mut self,
         conversation: &mut Conversation<'a>,
         item: &InputItem<'a>,
-        path: &str,
+        at: At<'_>,
     ) -> Result<(), ConvertError> {
         match item.classify() {
-            ItemKind::Message => self.message(conversation, item, path),
+            ItemKind::Message => self.message(conversation, item, at),
             ItemKind::FunctionCall => {
-                let call = self.call(item, path, false)?;
+                let call = self.call(item, at, false)?;
                 conversation.push(Role::Assistant, call);
                 Ok(())
             }
             ItemKind::CustomToolCall => {
-                let call = self.call(item, path, true)?;
+                let call = self.call(item, at, true)?;
                 conversation.push(Role::Assistant, call);
                 Ok(())
             }
             ItemKind::FunctionCallOutput | ItemKind::CustomToolCallOutput => {
-                let result = self.result(item, path)?;
+                let result = self.result(item, at)?;
                 conversation.push(Role::User, result);
                 Ok(())
             }
             ItemKind::Reasoning => {
-                if let Some(block) = self.reasoning(item, path)? {
+                if let Some(block) = self.reasoning(item, at)? {
                     conversation.push(Role::Assistant, block);
                 }
                 Ok(())
@@ -116,7 +117,7 @@ impl Reader<'_, '_> {
             ItemKind::ConfigurationUpdate => Ok(()),
             _ => self.losses.record(
                 LossKind::UnsupportedItem,
-                path,
+                at.to_string(),
                 format!(
                     "a `{}` item has no Messages form and is not sent",
                     item.type_name()
@@ -129,20 +130,20 @@ impl Reader<'_, '_> {
         &mut self,
         conversation: &mut Conversation<'a>,
         item: &InputItem<'a>,
-        path: &str,
+        at: At<'_>,
     ) -> Result<(), ConvertError> {
         let role = item.role.as_deref().unwrap_or("user");
         let content = match item.parse_content() {
             Some(Ok(content)) => content,
             Some(Err(e)) => {
                 return Err(ConvertError::invalid(
-                    format!("{path}.content"),
+                    at.field("content").to_string(),
                     e.to_string(),
                 ))
             }
             None => return Ok(()),
         };
-        let blocks = self.content(content, &format!("{path}.content"))?;
+        let blocks = self.content(content, at.field("content"))?;
         match role {
             "assistant" => {
                 for block in blocks {
@@ -156,7 +157,7 @@ impl Reader<'_, '_> {
                     } else {
                         self.losses.record(
                             LossKind::UnsupportedContent,
-                            format!("{path}.content[{n}]"),
+                            at.field("content").index(n).to_string(),
                             "a Messages system prompt holds only text",
                         )?;
                     }
@@ -169,7 +170,7 @@ impl Reader<'_, '_> {
             }
             other => {
                 return Err(ConvertError::invalid(
-                    format!("{path}.role"),
+                    at.field("role").to_string(),
                     format!("`{other}` is not a role a message can have"),
                 ))
             }
@@ -180,7 +181,7 @@ impl Reader<'_, '_> {
     fn content<'a>(
         &mut self,
         content: Content<'a>,
-        path: &str,
+        at: At<'_>,
     ) -> Result<Vec<Block<'a>>, ConvertError> {
         let parts: Vec<ContentPart<'a>> = match content {
             Content::Text(text) if text.is_empty() => return Ok(Vec::new()),
@@ -189,8 +190,7 @@ impl Reader<'_, '_> {
         };
         let mut blocks = Vec::with_capacity(parts.len());
         for (n, part) in parts.iter().enumerate() {
-            let path = format!("{path}[{n}]");
-            if let Some(block) = Parts::new(self.losses).block(part, &path)? {
+            if let Some(block) = Parts::new(self.losses).block(part, at.index(n))? {
                 blocks.push(block);
             }
         }
@@ -201,26 +201,32 @@ impl Reader<'_, '_> {
     fn call<'a>(
         &mut self,
         item: &InputItem<'a>,
-        path: &str,
+        at: At<'_>,
         custom: bool,
     ) -> Result<Block<'a>, ConvertError> {
         let id = item.call_id.as_ref().ok_or_else(|| {
-            ConvertError::invalid(format!("{path}.call_id"), "a call needs its `call_id`")
+            ConvertError::invalid(
+                at.field("call_id").to_string(),
+                "a call needs its `call_id`",
+            )
         })?;
         let name = item.name.as_deref().ok_or_else(|| {
-            ConvertError::invalid(format!("{path}.name"), "a call needs its tool's `name`")
+            ConvertError::invalid(
+                at.field("name").to_string(),
+                "a call needs its tool's `name`",
+            )
         })?;
         let name = self.tools.backend_name(name, item.namespace.as_deref());
-        let input: Json<'a> = if custom {
-            let text = item.input.map_or("\"\"", RawValue::get);
-            let wrapped = format!(r#"{{"input":{text}}}"#);
-            Cow::Owned(
-                RawValue::from_string(wrapped)
-                    .map_err(|e| ConvertError::invalid(format!("{path}.input"), e.to_string()))?,
-            )
-        } else {
-            arguments(item.arguments, path, self.losses)?
-        };
+        let input: Json<'a> =
+            if custom {
+                let text = item.input.map_or("\"\"", RawValue::get);
+                let wrapped = format!(r#"{{"input":{text}}}"#);
+                Cow::Owned(RawValue::from_string(wrapped).map_err(|e| {
+                    ConvertError::invalid(at.field("input").to_string(), e.to_string())
+                })?)
+            } else {
+                arguments(item.arguments, at, self.losses)?
+            };
         Ok(Block::Built(Built::ToolUse {
             id: string(id.as_str()),
             name,
@@ -229,20 +235,20 @@ impl Reader<'_, '_> {
         }))
     }
 
-    fn result<'a>(&mut self, item: &InputItem<'a>, path: &str) -> Result<Block<'a>, ConvertError> {
+    fn result<'a>(&mut self, item: &InputItem<'a>, at: At<'_>) -> Result<Block<'a>, ConvertError> {
         let id = item.call_id.as_ref().ok_or_else(|| {
             ConvertError::invalid(
-                format!("{path}.call_id"),
+                at.field("call_id").to_string(),
                 "a call's output needs its `call_id`",
             )
         })?;
         let output = item.output.unwrap_or_else(|| empty_string());
         let content = match Content::from_raw(output) {
             Ok(Content::Text(text)) => ToolResultContent::Text(Cow::Borrowed(text.raw())),
-            Ok(parts) => ToolResultContent::Blocks(self.content(parts, &format!("{path}.output"))?),
+            Ok(parts) => ToolResultContent::Blocks(self.content(parts, at.field("output"))?),
             Err(e) => {
                 return Err(ConvertError::invalid(
-                    format!("{path}.output"),
+                    at.field("output").to_string(),
                     e.to_string(),
                 ))
             }
@@ -260,7 +266,7 @@ impl Reader<'_, '_> {
     fn reasoning(
         &mut self,
         item: &InputItem<'_>,
-        path: &str,
+        at: At<'_>,
     ) -> Result<Option<Block<'static>>, ConvertError> {
         let carried = item
             .encrypted_content
@@ -275,7 +281,7 @@ impl Reader<'_, '_> {
             if said || item.encrypted_content.is_some() {
                 self.losses.record(
                     LossKind::ReasoningHistory,
-                    path,
+                    at.to_string(),
                     "reasoning a Messages backend did not write cannot be replayed to it (it reads only thinking it signed)",
                 )?;
             }
@@ -284,7 +290,7 @@ impl Reader<'_, '_> {
         match carrier::open(&carried, self.seal) {
             Ok(block) => Ok(Some(Block::Kept(block))),
             Err(why) => Err(ConvertError::invalid(
-                format!("{path}.encrypted_content"),
+                at.field("encrypted_content").to_string(),
                 format!("the thinking it carries cannot be replayed: {why}"),
             )),
         }
@@ -304,7 +310,7 @@ fn empty_string() -> &'static RawValue {
 /// clients an object) as the object `tool_use.input` takes.
 fn arguments<'a>(
     arguments: Option<&'a RawValue>,
-    path: &str,
+    at: At<'_>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Json<'a>, ConvertError> {
     let Some(raw) = arguments else {
@@ -322,7 +328,7 @@ fn arguments<'a>(
         _ => {
             losses.record(
                 LossKind::UnsupportedContent,
-                format!("{path}.arguments"),
+                at.field("arguments").to_string(),
                 "arguments that are not a JSON object cannot be a Messages `tool_use` input; sent as {}",
             )?;
             Ok(Cow::Owned(

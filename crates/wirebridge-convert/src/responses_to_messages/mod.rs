@@ -43,6 +43,7 @@
 //! assert_eq!(response["usage"]["input_tokens_details"]["cached_tokens"], 3);
 //! ```
 
+mod at;
 mod body;
 mod carrier;
 mod content;

@@ -186,7 +186,9 @@ pub fn translate_request(
         service_tier,
         stream: request.stream.unwrap_or(false),
     };
-    let body = serde_json::to_vec(&messages).expect("a Messages request serializes");
+    // About as long as the request it was written from: one buffer.
+    let mut body = Vec::with_capacity(text.len() + 256);
+    serde_json::to_writer(&mut body, &messages).expect("a Messages request serializes");
     Ok(TranslatedRequest {
         body,
         context: BackendContext {
