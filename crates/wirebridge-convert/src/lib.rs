@@ -52,6 +52,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod affinity;
 pub mod catalog;
 pub mod chat_to_responses;
 pub mod conversation;

@@ -21,6 +21,7 @@ use tower::Service;
 use wirebridge_convert::responses_to_chat::Turn;
 use wirebridge_convert::Framing;
 
+use crate::affinity::Affinity;
 use crate::body::{mark_framing, HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::{
     ClientRequest as _, Direction, KeptStream as _, TranslatedReply as _,
@@ -148,6 +149,7 @@ where
             return Box::pin(turn.run(inner, bytes, *request, tracker)).await;
         }
     };
+    let named = parsed.named_affinity();
     let mut prepared = match prepare::<D>(parsed, &mut stored, &tenant, shared, &mut tracker).await
     {
         Ok(prepared) => prepared,
@@ -161,6 +163,9 @@ where
     tracker.model = prepared.model.clone();
     tracker.stream = prepared.stream;
     tracker.losses = prepared.losses.clone();
+    // Once per exchange, from what the backend is sent: every turn of a
+    // conversation repeats its prefix, whichever process resolved it.
+    let affinity = named.or_else(|| Affinity::of_body(&prepared.body));
 
     let mut upstream = upstream_request(
         parts,
@@ -171,6 +176,9 @@ where
     );
     D::upstream_head(upstream.headers_mut(), &shared.direction);
     hand_on::<D, _>(&mut upstream, prepared.stream);
+    if let Some(affinity) = affinity {
+        upstream.extensions_mut().insert(affinity);
+    }
     if let Some(queued) = prepared.background.take() {
         let runs = state::background::<D>(&shared.direction).cloned();
         let stateful = state::stateful::<D>(&shared.direction).cloned();

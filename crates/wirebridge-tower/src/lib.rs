@@ -61,6 +61,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+mod affinity;
 mod background;
 mod body;
 mod catalog;
@@ -90,6 +91,7 @@ mod upstream_list;
 #[cfg(feature = "websocket")]
 mod websocket;
 
+pub use affinity::{Affinity, AffinitySource};
 pub use background::BackgroundRuns;
 pub use body::ResponseBody;
 pub use direction::{

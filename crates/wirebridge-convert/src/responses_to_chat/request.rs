@@ -113,6 +113,12 @@ impl<'a> ParsedRequest<'a> {
         conversation_id(&self.request)
     }
 
+    /// The request's `prompt_cache_key`: what the client says ties its
+    /// requests together, read here whether or not the backend is sent it.
+    pub fn prompt_cache_key(&self) -> Option<&str> {
+        self.request.prompt_cache_key.as_deref()
+    }
+
     /// The ids the request's `item_reference` input items name, in order: a
     /// store finds the items for [`History::with_referable_items`].
     pub fn item_references(&self) -> Vec<&str> {

@@ -230,6 +230,13 @@ pub(crate) mod sealed {
             Vec::new()
         }
 
+        /// The conversation the request names for itself (`conversation`,
+        /// else `prompt_cache_key`), as an affinity key; `None` leaves the
+        /// key to the translated request's prefix.
+        fn named_affinity(&self) -> Option<crate::Affinity> {
+            None
+        }
+
         /// The request, when it names compaction and the compacting
         /// exchanges take it over; itself back otherwise.
         fn compacting(self) -> Result<Box<responses_to_chat::ParsedRequest<'a>>, Self> {

@@ -54,6 +54,14 @@ impl<'a> ClientRequest<'a> for ParsedRequest<'a> {
         ParsedRequest::item_references(self)
     }
 
+    fn named_affinity(&self) -> Option<crate::Affinity> {
+        if let Ok(Some(conversation)) = self.conversation() {
+            return Some(crate::Affinity::conversation(&conversation));
+        }
+        self.prompt_cache_key()
+            .map(crate::Affinity::prompt_cache_key)
+    }
+
     fn compacting(self) -> Result<Box<ParsedRequest<'a>>, Self> {
         match self.names_compaction() {
             true => Ok(Box::new(self)),
