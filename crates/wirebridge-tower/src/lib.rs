@@ -77,6 +77,7 @@ pub mod observer;
 #[cfg(feature = "websocket")]
 mod open_sockets;
 mod paths;
+mod replicas;
 mod replies;
 mod request_body;
 mod route;
@@ -103,6 +104,10 @@ pub use future::ResponseFuture;
 pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 pub use layer::TranslateLayer;
 pub use observer::{Budget, Exchange, NoopObserver, Observer};
+pub use replicas::{
+    InFlightBody, NoReplicaEvents, NotSent, ReplicaEvents, ReplicaHealth, Replicas,
+    DEFAULT_BACKOFF, DEFAULT_EJECT_AFTER, DEFAULT_LOAD_FACTOR, MAX_PINS,
+};
 pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;
 #[cfg(feature = "websocket")]

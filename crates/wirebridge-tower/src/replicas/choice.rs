@@ -1,0 +1,310 @@
+//! Which replica serves a request: the replicas' loads, health and pins,
+//! behind one lock, and the choice made from them.
+//!
+//! A key's replicas are ordered by rendezvous hashing (the highest weight
+//! of `key × replica` first), which every process computes alike without
+//! sharing anything, and which moves only the keys of a replica that
+//! leaves. The order is walked with a bound on load: a replica with more
+//! requests in flight than `load_factor ×` the mean (counting the request
+//! being placed, rounded up) is passed over. A key is pinned where it was
+//! placed and stays there while its replica is healthy and within the
+//! bound; a key seen for the first time goes to whichever of the first
+//! [`PLACEMENT_CHOICES`] of its order holds the fewest pins, so that a few
+//! conversations spread over the set instead of following the hash alone.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use wirebridge_convert::affinity::mix;
+
+/// How many replicas at the head of a new key's order it may be placed on.
+pub(crate) const PLACEMENT_CHOICES: usize = 2;
+
+/// How the choice is made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Settings {
+    pub(crate) load_factor: f64,
+    pub(crate) eject_after: usize,
+    pub(crate) backoff: Duration,
+    pub(crate) max_pins: usize,
+}
+
+/// The replicas' state, and the choices made from it.
+pub(crate) struct Table {
+    pub(crate) settings: Settings,
+    /// Each replica's identity in the rendezvous weights: a hash of its
+    /// name, so that processes listing the replicas in another order
+    /// still agree.
+    ids: Vec<u64>,
+    state: Mutex<State>,
+}
+
+struct State {
+    slots: Vec<Slot>,
+    pins: Pins,
+    /// Where the round-robin of requests without a key goes next.
+    next: usize,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Slot {
+    in_flight: usize,
+    pins: usize,
+    failures: usize,
+    ejected_until: Option<Instant>,
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Choice {
+    /// The replicas to try, in order: the chosen one, then the rest of the
+    /// key's order for a request that could not be sent.
+    pub(crate) attempts: Vec<usize>,
+    /// The replica the key was pinned to, when it was over the bound and
+    /// the request went elsewhere.
+    pub(crate) spilled_from: Option<usize>,
+    /// Replicas whose back-off ended with this choice: tried again.
+    pub(crate) returned: Vec<usize>,
+}
+
+/// What an attempt on a replica came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// An answer that is not a 5xx.
+    Answered,
+    /// A connect failure or a 5xx.
+    Failed,
+}
+
+impl Table {
+    /// A table of replicas named by `ids` (hashes of their names).
+    pub(crate) fn new(ids: Vec<u64>, settings: Settings) -> Self {
+        let slots = vec![Slot::default(); ids.len()];
+        Self {
+            settings,
+            ids,
+            state: Mutex::new(State {
+                slots,
+                pins: Pins::new(settings.max_pins),
+                next: 0,
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // The state stays consistent at every await-free step: a panic
+        // elsewhere while the lock was held leaves nothing half-done.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Where the request of `key` (or of no key: round-robin) goes, and
+    /// the key pinned there.
+    pub(crate) fn choose(&self, key: Option<u64>, now: Instant) -> Choice {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let mut returned = Vec::new();
+        for (index, slot) in state.slots.iter_mut().enumerate() {
+            if slot.ejected_until.is_some_and(|until| until <= now) {
+                slot.ejected_until = None;
+                // On probation: one more failure ejects it again.
+                slot.failures = self.settings.eject_after.saturating_sub(1);
+                returned.push(index);
+            }
+        }
+        let mut healthy: Vec<usize> = (0..state.slots.len())
+            .filter(|&i| state.slots[i].ejected_until.is_none())
+            .collect();
+        if healthy.is_empty() {
+            healthy = (0..state.slots.len()).collect();
+        }
+        let total: usize = healthy.iter().map(|&i| state.slots[i].in_flight).sum();
+        let bound = bound(self.settings.load_factor, total, healthy.len());
+        let within = |slots: &[Slot], i: usize| slots[i].in_flight as f64 <= bound;
+
+        let Some(key) = key else {
+            let start = state.next % healthy.len();
+            state.next = state.next.wrapping_add(1);
+            let mut attempts: Vec<usize> = healthy[start..]
+                .iter()
+                .chain(&healthy[..start])
+                .copied()
+                .collect();
+            if let Some(at) = attempts.iter().position(|&i| within(&state.slots, i)) {
+                attempts.rotate_left(at);
+            }
+            return Choice {
+                attempts,
+                spilled_from: None,
+                returned,
+            };
+        };
+
+        let mut order = healthy;
+        order.sort_by_key(|&i| std::cmp::Reverse(weight(key, self.ids[i])));
+        let pinned = state.pins.get(key).filter(|i| order.contains(i));
+        let mut spilled_from = None;
+        let chosen = match pinned {
+            Some(pinned) if within(&state.slots, pinned) => pinned,
+            Some(pinned) => {
+                spilled_from = Some(pinned);
+                let next = order.iter().copied().find(|&i| within(&state.slots, i));
+                next.unwrap_or(pinned)
+            }
+            None => {
+                let candidates = order
+                    .iter()
+                    .copied()
+                    .filter(|&i| within(&state.slots, i))
+                    .take(PLACEMENT_CHOICES);
+                // The first of the fewest: ties keep the key's own order.
+                candidates
+                    .min_by_key(|&i| state.slots[i].pins)
+                    .unwrap_or(order[0])
+            }
+        };
+        if spilled_from == Some(chosen) {
+            spilled_from = None;
+        }
+        if pinned != Some(chosen) {
+            state.pins.set(key, chosen, &mut state.slots);
+        }
+        order.retain(|&i| i != chosen);
+        order.insert(0, chosen);
+        Choice {
+            attempts: order,
+            spilled_from,
+            returned,
+        }
+    }
+
+    /// Pins `key` to `replica`: the request went there after the chosen
+    /// one could not be reached.
+    pub(crate) fn repin(&self, key: u64, replica: usize) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        state.pins.set(key, replica, &mut state.slots);
+    }
+
+    /// A request starts on `replica`.
+    pub(crate) fn start(&self, replica: usize) {
+        self.lock().slots[replica].in_flight += 1;
+    }
+
+    /// A request on `replica` is over (its reply ended or was dropped).
+    pub(crate) fn finish(&self, replica: usize) {
+        let mut state = self.lock();
+        let slot = &mut state.slots[replica];
+        slot.in_flight = slot.in_flight.saturating_sub(1);
+    }
+
+    /// Records what an attempt came to; `Some(failures)` when it ejected
+    /// the replica, after that many failures in a row. Never more than
+    /// half of the replicas are out at once: past that a failing replica
+    /// stays in, since the rest could not take its share.
+    pub(crate) fn report(&self, replica: usize, outcome: Outcome, now: Instant) -> Option<usize> {
+        let mut state = self.lock();
+        let ejected = state
+            .slots
+            .iter()
+            .filter(|s| s.ejected_until.is_some())
+            .count();
+        let cap = state.slots.len() / 2;
+        let slot = &mut state.slots[replica];
+        match outcome {
+            Outcome::Answered => {
+                slot.failures = 0;
+                None
+            }
+            Outcome::Failed => {
+                slot.failures += 1;
+                let due = slot.failures >= self.settings.eject_after;
+                if due && slot.ejected_until.is_none() && ejected < cap {
+                    slot.ejected_until = Some(now + self.settings.backoff);
+                    Some(slot.failures)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Whether each replica is ready: not ejected, and not failing as
+    /// often as ejects.
+    pub(crate) fn ready(&self) -> Vec<bool> {
+        let eject_after = self.settings.eject_after;
+        self.lock()
+            .slots
+            .iter()
+            .map(|s| s.ejected_until.is_none() && s.failures < eject_after)
+            .collect()
+    }
+
+    /// Each replica's requests in flight.
+    #[cfg(test)]
+    fn in_flight(&self) -> Vec<usize> {
+        self.lock().slots.iter().map(|s| s.in_flight).collect()
+    }
+}
+
+/// The most requests in flight a replica may have and still take one
+/// more: `factor ×` the mean over `replicas`, plus one, so that a replica
+/// serving one request while the others are idle is not passed over (at
+/// low concurrency, moving a conversation costs far more than waiting).
+fn bound(factor: f64, in_flight: usize, replicas: usize) -> f64 {
+    let mean = in_flight as f64 / replicas.max(1) as f64;
+    factor * mean + 1.0
+}
+
+/// The rendezvous weight of a key on a replica.
+fn weight(key: u64, replica: u64) -> u64 {
+    mix(key ^ mix(replica))
+}
+
+/// The pins, bounded: two generations, the older dropped whole when the
+/// newer fills half the room, and a pin found in the older moved to the
+/// newer. A key in use keeps its pin; a key unused for a generation loses
+/// it.
+struct Pins {
+    current: HashMap<u64, usize>,
+    previous: HashMap<u64, usize>,
+    generation: usize,
+}
+
+impl Pins {
+    fn new(max: usize) -> Self {
+        Self {
+            current: HashMap::new(),
+            previous: HashMap::new(),
+            generation: (max / 2).max(1),
+        }
+    }
+
+    fn get(&mut self, key: u64) -> Option<usize> {
+        if let Some(&replica) = self.current.get(&key) {
+            return Some(replica);
+        }
+        let replica = self.previous.remove(&key)?;
+        self.current.insert(key, replica);
+        Some(replica)
+    }
+
+    /// Pins `key` to `replica`, counting each replica's pins in `slots`.
+    fn set(&mut self, key: u64, replica: usize, slots: &mut [Slot]) {
+        let old = self.previous.remove(&key);
+        let old = self.current.insert(key, replica).or(old);
+        if let Some(old) = old {
+            slots[old].pins = slots[old].pins.saturating_sub(1);
+        }
+        slots[replica].pins += 1;
+        if self.current.len() >= self.generation {
+            for (_, dropped) in self.previous.drain() {
+                slots[dropped].pins = slots[dropped].pins.saturating_sub(1);
+            }
+            std::mem::swap(&mut self.current, &mut self.previous);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

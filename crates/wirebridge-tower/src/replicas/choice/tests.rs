@@ -1,0 +1,197 @@
+//! The choice on its own: placement, stickiness, the bound on load,
+//! ejection and return.
+
+use std::time::{Duration, Instant};
+
+use wirebridge_convert::affinity::StableHasher;
+
+use super::*;
+
+const SETTINGS: Settings = Settings {
+    load_factor: 1.25,
+    eject_after: 3,
+    backoff: Duration::from_secs(10),
+    max_pins: 1024,
+};
+
+fn table(names: &[&str]) -> Table {
+    let ids = names.iter().map(|n| StableHasher::hash_text(n)).collect();
+    Table::new(ids, SETTINGS)
+}
+
+fn three() -> Table {
+    table(&["http://a:1/v1", "http://b:1/v1", "http://c:1/v1"])
+}
+
+fn key(n: u64) -> u64 {
+    StableHasher::hash_text(&format!("conversation {n}"))
+}
+
+fn chosen(table: &Table, key: u64, now: Instant) -> usize {
+    table.choose(Some(key), now).attempts[0]
+}
+
+#[test]
+fn a_key_stays_where_it_was_placed() {
+    let table = three();
+    let now = Instant::now();
+    let placed: Vec<usize> = (0..20).map(|n| chosen(&table, key(n), now)).collect();
+    for _ in 0..5 {
+        let again: Vec<usize> = (0..20).map(|n| chosen(&table, key(n), now)).collect();
+        assert_eq!(again, placed);
+    }
+    // Every replica is tried before a request that cannot be sent fails.
+    let mut attempts = table.choose(Some(key(0)), now).attempts;
+    attempts.sort_unstable();
+    assert_eq!(attempts, vec![0, 1, 2]);
+}
+
+#[test]
+fn six_first_turns_spread_over_three_replicas() {
+    // A bare hash may put most of a handful of keys on one replica; the
+    // fewest pins among the first two of each order bounds it at half.
+    for batch in 0..50 {
+        let table = three();
+        let now = Instant::now();
+        let mut counts = [0; 3];
+        for n in 0..6 {
+            counts[chosen(&table, key(batch * 6 + n), now)] += 1;
+        }
+        assert!(counts.iter().all(|&c| c <= 3), "batch {batch}: {counts:?}");
+    }
+}
+
+#[test]
+fn every_process_puts_a_new_key_on_the_same_replica() {
+    // Two processes, the replicas listed in other orders: with no pins of
+    // their own, each puts a key first where its weights say.
+    let names = ["http://a:1/v1", "http://b:1/v1", "http://c:1/v1"];
+    let reordered = ["http://c:1/v1", "http://a:1/v1", "http://b:1/v1"];
+    let now = Instant::now();
+    for n in 0..100 {
+        let (one, other) = (table(&names), table(&reordered));
+        let here = names[chosen(&one, key(n), now)];
+        let there = reordered[chosen(&other, key(n), now)];
+        assert_eq!(here, there, "key {n}");
+    }
+}
+
+#[test]
+fn a_replica_over_the_bound_passes_the_key_on() {
+    let table = three();
+    let now = Instant::now();
+    let home = chosen(&table, key(1), now);
+    // One request in flight there, none elsewhere: within the bound
+    // (1.25 × 1/3 + 1).
+    table.start(home);
+    let choice = table.choose(Some(key(1)), now);
+    assert_eq!((choice.attempts[0], choice.spilled_from), (home, None));
+    // Three: the mean is 1, the bound 1.25 × 1 + 1.
+    for _ in 0..2 {
+        table.start(home);
+    }
+    let choice = table.choose(Some(key(1)), now);
+    assert_ne!(choice.attempts[0], home);
+    assert_eq!(choice.spilled_from, Some(home));
+    // Re-pinned where it went: it stays there once the load is gone.
+    for _ in 0..3 {
+        table.finish(home);
+    }
+    assert_eq!(table.in_flight(), vec![0, 0, 0]);
+    assert_eq!(chosen(&table, key(1), now), choice.attempts[0]);
+    // Within the bound, a key is not moved: two in flight on each.
+    let other = chosen(&table, key(2), now);
+    for replica in [0, 1, 2, 0, 1, 2] {
+        table.start(replica);
+    }
+    let choice = table.choose(Some(key(2)), now);
+    assert_eq!((choice.attempts[0], choice.spilled_from), (other, None));
+}
+
+#[test]
+fn only_the_keys_of_an_ejected_replica_move() {
+    let table = three();
+    let now = Instant::now();
+    let placed: Vec<usize> = (0..60).map(|n| chosen(&table, key(n), now)).collect();
+    let dead = placed[0];
+    assert_eq!(table.report(dead, Outcome::Failed, now), None);
+    assert_eq!(table.report(dead, Outcome::Failed, now), None);
+    assert_eq!(table.report(dead, Outcome::Failed, now), Some(3));
+    assert!(!table.ready()[dead]);
+    for (n, &before) in placed.iter().enumerate() {
+        let after = chosen(&table, key(n as u64), now);
+        match before == dead {
+            true => assert_ne!(after, dead, "key {n} stayed on the ejected replica"),
+            false => assert_eq!(after, before, "key {n} moved off a healthy replica"),
+        }
+    }
+    // Back after the back-off, on probation: one failure ejects it again.
+    let later = now + Duration::from_secs(11);
+    let choice = table.choose(Some(key(0)), later);
+    assert_eq!(choice.returned, vec![dead]);
+    assert!(table.ready()[dead]);
+    assert_eq!(table.report(dead, Outcome::Failed, later), Some(3));
+}
+
+#[test]
+fn an_answer_resets_the_failures() {
+    let table = three();
+    let now = Instant::now();
+    for _ in 0..10 {
+        assert_eq!(table.report(1, Outcome::Failed, now), None);
+        table.report(1, Outcome::Answered, now);
+    }
+    assert_eq!(table.ready(), vec![true; 3]);
+}
+
+#[test]
+fn never_more_than_half_are_ejected() {
+    let table = three();
+    let now = Instant::now();
+    let mut ejected = 0;
+    for replica in [0, 1] {
+        for _ in 0..3 {
+            ejected += usize::from(table.report(replica, Outcome::Failed, now).is_some());
+        }
+    }
+    assert_eq!(ejected, 1);
+    // The second stays in, though failing, and is not ready.
+    assert_eq!(table.ready(), vec![false, false, true]);
+    let attempts = table.choose(None, now).attempts;
+    assert!(
+        attempts.contains(&1) && !attempts.contains(&0),
+        "{attempts:?}"
+    );
+}
+
+#[test]
+fn requests_without_a_key_go_round() {
+    let table = three();
+    let now = Instant::now();
+    let firsts: Vec<usize> = (0..6)
+        .map(|_| table.choose(None, now).attempts[0])
+        .collect();
+    assert_eq!(firsts, vec![0, 1, 2, 0, 1, 2]);
+}
+
+#[test]
+fn the_pins_are_bounded() {
+    let table = Table::new(
+        vec![1, 2],
+        Settings {
+            max_pins: 8,
+            ..SETTINGS
+        },
+    );
+    let now = Instant::now();
+    for n in 0..1000 {
+        chosen(&table, key(n), now);
+    }
+    let state = table.lock();
+    assert!(state.pins.current.len() + state.pins.previous.len() <= 8);
+    let counted: usize = state.slots.iter().map(|s| s.pins).sum();
+    assert_eq!(
+        counted,
+        state.pins.current.len() + state.pins.previous.len()
+    );
+}
