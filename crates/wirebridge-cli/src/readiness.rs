@@ -7,12 +7,15 @@
 //! ready (`degraded`): every request that needs no stored state is still
 //! served, and taking every replica out for one Redis outage would refuse
 //! those too. Requests that do need the store are answered 503
-//! `store_unavailable` meanwhile.
+//! `store_unavailable` meanwhile. With several upstream replicas, it is
+//! ready while at least one of them is (neither ejected nor failing as
+//! often as ejects): with none, every translated request would fail.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use wirebridge_store::RedisStore;
+use wirebridge_tower::ReplicaHealth;
 
 /// What `/readyz` checks.
 pub struct Readiness {
@@ -20,6 +23,8 @@ pub struct Readiness {
     /// The Redis store, asked on every check; the memory store is always
     /// there, and no store needs no check.
     redis: Option<Arc<RedisStore>>,
+    /// The upstream replicas' health, when there are several.
+    replicas: Option<ReplicaHealth>,
 }
 
 /// One check's findings.
@@ -30,12 +35,15 @@ pub struct Report {
     /// The store's state: `ok`, `unavailable`, or `none` without a store
     /// to ask.
     pub store: &'static str,
+    /// With several upstream replicas: how many are ready, of how many.
+    pub replicas: Option<(usize, usize)>,
 }
 
 impl Report {
-    /// Whether traffic may be sent: until a shutdown begins.
+    /// Whether traffic may be sent: until a shutdown begins, and while
+    /// a replica (if there are several) is ready.
     pub fn ready(&self) -> bool {
-        !self.draining
+        !self.draining && self.replicas.is_none_or(|(ready, _)| ready > 0)
     }
 
     /// `ready`, `degraded` (ready, but the store does not answer: stateless
@@ -50,8 +58,14 @@ impl Report {
 
     /// The body of `/readyz`.
     pub fn to_json(self) -> String {
+        let replicas = match self.replicas {
+            Some((ready, total)) => {
+                format!(",\"replicas\":{{\"ready\":{ready},\"total\":{total}}}")
+            }
+            None => String::new(),
+        };
         format!(
-            "{{\"status\":\"{}\",\"draining\":{},\"store\":\"{}\"}}\n",
+            "{{\"status\":\"{}\",\"draining\":{},\"store\":\"{}\"{replicas}}}\n",
             self.status(),
             self.draining,
             self.store
@@ -65,7 +79,14 @@ impl Readiness {
         Self {
             draining: AtomicBool::new(false),
             redis,
+            replicas: None,
         }
+    }
+
+    /// Also asks the upstream replicas' health, when there are several.
+    pub fn replicas(mut self, replicas: Option<ReplicaHealth>) -> Self {
+        self.replicas = replicas;
+        self
     }
 
     /// From now on, not ready.
@@ -83,7 +104,15 @@ impl Readiness {
                 Err(_) => "unavailable",
             },
         };
-        Report { draining, store }
+        let replicas = self.replicas.as_ref().map(|health| {
+            let ready = health.ready();
+            (ready.iter().filter(|r| **r).count(), ready.len())
+        });
+        Report {
+            draining,
+            store,
+            replicas,
+        }
     }
 }
 
@@ -107,6 +136,51 @@ mod tests {
             report.to_json(),
             "{\"status\":\"not_ready\",\"draining\":true,\"store\":\"none\"}\n"
         );
+    }
+
+    #[tokio::test]
+    async fn ready_while_a_replica_is() {
+        use bytes::Bytes;
+        use http::{Request, Response, StatusCode};
+        use http_body_util::Full;
+        use tower::ServiceExt;
+        use wirebridge_tower::{Affinity, Replicas, RequestBody};
+
+        let failing = tower::service_fn(|_: Request<RequestBody<Full<Bytes>>>| async {
+            let mut response = Response::new(Full::new(Bytes::new()));
+            *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            Ok::<_, std::convert::Infallible>(response)
+        });
+        let replicas = Replicas::new(vec![
+            ("http://a:1/v1".to_owned(), failing),
+            ("http://b:1/v1".to_owned(), failing),
+        ])
+        .eject_after(1);
+        let readiness = Readiness::new(None).replicas(Some(replicas.health()));
+        let report = readiness.check().await;
+        assert!(report.ready());
+        assert_eq!(
+            report.to_json(),
+            "{\"status\":\"ready\",\"draining\":false,\"store\":\"none\",\"replicas\":{\"ready\":2,\"total\":2}}\n"
+        );
+        // Both fail: one is ejected, the other (half the set is the most
+        // left out) stays in but is not ready.
+        for n in 0..2 {
+            let mut request = Request::new(RequestBody::translated(Bytes::new()));
+            request
+                .extensions_mut()
+                .insert(Affinity::conversation(&format!("c{n}")));
+            let _ = replicas.clone().oneshot(request).await;
+            let mut request = Request::new(RequestBody::translated(Bytes::new()));
+            request
+                .extensions_mut()
+                .insert(Affinity::conversation(&format!("c{n}")));
+            let _ = replicas.clone().oneshot(request).await;
+        }
+        let report = readiness.check().await;
+        assert_eq!(report.replicas, Some((0, 2)));
+        assert!(!report.ready());
+        assert_eq!(report.status(), "not_ready");
     }
 
     #[tokio::test]

@@ -21,7 +21,7 @@ use crate::metrics::{MeteredStore, Metrics};
 use crate::readiness::Readiness;
 use crate::server::{App, Limits, Places};
 use crate::signal::Signals;
-use crate::upstream::UpstreamOptions;
+use crate::upstream::{Backend, UpstreamOptions};
 
 /// Why the server could not run.
 #[derive(Debug, thiserror::Error)]
@@ -139,14 +139,19 @@ impl Bridge {
     /// Opens the store, starts the demo upstream when it is the one
     /// configured, and resolves the limits.
     async fn start(config: &Config) -> Result<Self, ServeError> {
-        let metrics = Arc::new(Metrics::new(config.metrics.max_models));
+        let mut metrics = Metrics::new(config.metrics.max_models);
+        if let UpstreamSetting::Replicas(urls) = &config.upstream {
+            metrics = metrics.with_replicas(urls.len());
+        }
+        let metrics = Arc::new(metrics);
         let (base, credentials, demo) = match &config.upstream {
-            UpstreamSetting::Url(url) => (url.uri.clone(), url.credentials.as_ref(), None),
+            UpstreamSetting::Url(url) => (Some(url.uri.clone()), url.credentials.as_ref(), None),
+            UpstreamSetting::Replicas(_) => (None, None, None),
             UpstreamSetting::Demo => {
                 let server = crate::demo::start_in_process()
                     .await
                     .map_err(ServeError::Demo)?;
-                (server.base_url(), None, Some(server))
+                (Some(server.base_url()), None, Some(server))
             }
         };
         // A configured key goes in the header the backend reads: Anthropic's
@@ -167,27 +172,39 @@ impl Bridge {
             metrics: Arc::clone(&metrics),
             tls: crate::upstream::client_config(&config.upstream_tls)?,
         };
+        // The URIs of configured upstreams hold no userinfo.
+        let (backend, upstream_shown) = match (&base, &config.upstream) {
+            (Some(base), _) => {
+                let shown = match demo {
+                    Some(_) => "demo".to_owned(),
+                    None => base.to_string(),
+                };
+                (Backend::one(base, options), shown)
+            }
+            (None, upstream) => {
+                let urls = upstream.urls();
+                let key = config.upstream_key.as_deref();
+                let backend = Backend::replicas(urls, key, &options, &config.replicas);
+                let shown: Vec<String> = urls.iter().map(|url| url.uri.to_string()).collect();
+                (backend, shown.join(","))
+            }
+        };
         let opened = crate::store::open(&config.store, &config.state).await?;
-        let readiness = Arc::new(Readiness::new(opened.redis));
+        let readiness = Arc::new(Readiness::new(opened.redis).replicas(backend.health()));
         let store = opened
             .store
             .map(|store| -> Arc<dyn wirebridge_store::ResponseStore> {
                 Arc::new(MeteredStore::new(store, Arc::clone(&metrics)))
             });
         let admin = Admin::new(Arc::clone(&metrics), Arc::clone(&readiness));
-        // The URI of a configured upstream holds no userinfo.
-        let upstream_shown = match demo {
-            Some(_) => "demo".to_owned(),
-            None => base.to_string(),
-        };
         let (ending, shutdown) = Shutdown::new();
         let runs = BackgroundRuns::new()
             .max_runs(config.state.max_background_runs)
             .max_runs_per_tenant(config.state.max_background_runs_per_tenant);
         let app = app::app(
             config,
-            base,
-            options,
+            backend,
+            metrics.clone(),
             store,
             admin.clone(),
             shutdown,

@@ -6,10 +6,12 @@
 //! [`transport`] the pool can look into; [`rewrite`] maps the request
 //! target and keeps each connection's own headers to it. An `https://`
 //! upstream goes through hyper-util's pooled client, with the TLS settings
-//! [`tls`] makes.
+//! [`tls`] makes. Several upstream URLs are replicas of one backend, which
+//! [`replicas`] puts behind one service.
 
 mod connection;
 mod pool;
+mod replicas;
 mod rewrite;
 mod tls;
 mod transport;
@@ -32,7 +34,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use wirebridge_tower::{BoxError, RequestBody};
+use wirebridge_tower::{BoxError, NotSent, RequestBody};
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
 use crate::config::Credentials;
@@ -40,6 +42,7 @@ use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
 use pool::{Partition, Pool};
+pub use replicas::Backend;
 use rewrite::Target;
 pub use tls::{client_config, UpstreamTlsError};
 
@@ -283,10 +286,16 @@ impl tower::Service<Request<Outgoing>> for Upstream {
                     tracing::warn!(upstream = %target, error = %chain(&e), "upstream request failed");
                     let (kind, why) = failure(&e);
                     metrics.upstream_error(kind);
-                    Ok(bad_gateway(
+                    let mut response = bad_gateway(
                         &format!("{label} could not be reached ({why})"),
                         "upstream_unreachable",
-                    ))
+                    );
+                    // Nothing of the request was written: a router over
+                    // several replicas may send it to another.
+                    if e.is_connect() {
+                        response.extensions_mut().insert(NotSent);
+                    }
+                    Ok(response)
                 }
             }
         })

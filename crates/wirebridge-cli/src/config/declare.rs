@@ -55,6 +55,7 @@ macro_rules! settings {
                     default: $default,
                     flag: settings!(@flag $($secret)?),
                     switch: <$ty as $crate::config::types::Value>::SWITCH,
+                    repeated: <$ty as $crate::config::types::Value>::REPEATED,
                     value_name: settings!(@name $($name)?; $ty),
                     choices: <$ty as $crate::config::types::Value>::choices,
                 },
@@ -88,6 +89,8 @@ pub(super) struct Declared {
     pub flag: bool,
     /// Whether its flags take no value (`--NAME`, `--no-NAME`).
     pub switch: bool,
+    /// Whether its flag may be given more than once.
+    pub repeated: bool,
     /// What `--help` calls the flag's value, when it takes any text.
     pub value_name: &'static str,
     /// The values it takes, when they are few.
@@ -122,7 +125,11 @@ impl Declared {
                 true => self.value_name.to_owned(),
                 false => choices.join("|"),
             };
-            return vec![arg.action(ArgAction::Set).value_name(name)];
+            let action = match self.repeated {
+                true => ArgAction::Append,
+                false => ArgAction::Set,
+            };
+            return vec![arg.action(action).value_name(name)];
         }
         let no = format!("no-{flag}");
         vec![
@@ -138,6 +145,13 @@ impl Declared {
     /// The flag given and its text, if one was.
     pub(super) fn given(&self, matches: &ArgMatches) -> Option<(String, String)> {
         let flag = self.flag_name();
+        if self.repeated {
+            let texts: Vec<&str> = matches
+                .get_many::<String>(self.key)?
+                .map(String::as_str)
+                .collect();
+            return Some((format!("--{flag}"), texts.join(",")));
+        }
         if !self.switch {
             let text = matches.get_one::<String>(self.key)?;
             return Some((format!("--{flag}"), text.clone()));

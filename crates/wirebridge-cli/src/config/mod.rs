@@ -28,8 +28,8 @@ use settings::{FileConfig, Settings};
 pub use client_certificate::ClientCertificate;
 pub use flags::ServeFlags;
 pub use parts::{
-    ExchangeLimits, MetricsSettings, MissingHistorySetting, RuntimeSettings, SealKeys,
-    ServerLimits, StateSettings,
+    ExchangeLimits, MetricsSettings, MissingHistorySetting, ReplicaSettings, RuntimeSettings,
+    SealKeys, ServerLimits, StateSettings,
 };
 pub use store::{RedisSetting, StoreSetting};
 pub use upstream::{Credentials, UpstreamTlsFiles, UpstreamUrl};
@@ -100,6 +100,8 @@ pub struct Config {
     pub metrics: MetricsSettings,
     /// How many threads serve connections.
     pub runtime: RuntimeSettings,
+    /// How requests are spread over several upstream URLs.
+    pub replicas: ReplicaSettings,
 }
 
 /// Where requests go.
@@ -109,6 +111,20 @@ pub enum Upstream {
     Demo,
     /// An HTTP(S) server.
     Url(UpstreamUrl),
+    /// The replicas of one backend, two or more: each conversation is kept
+    /// on one of them.
+    Replicas(Vec<UpstreamUrl>),
+}
+
+impl Upstream {
+    /// The URLs configured: none for the demo upstream.
+    pub fn urls(&self) -> &[UpstreamUrl] {
+        match self {
+            Upstream::Demo => &[],
+            Upstream::Url(url) => std::slice::from_ref(url),
+            Upstream::Replicas(urls) => urls,
+        }
+    }
 }
 
 /// A setting that cannot be used; exit code 2.
@@ -254,6 +270,11 @@ impl Config {
             },
             runtime: RuntimeSettings {
                 workers: s.workers.value.map(|n| n.0),
+            },
+            replicas: ReplicaSettings {
+                load_factor: s.replica_load_factor.value.0,
+                eject_after: s.replica_eject_after.value.0,
+                backoff: s.replica_backoff.value,
             },
         })
     }

@@ -142,3 +142,17 @@ impl SealKeys {
         }
     }
 }
+
+/// How requests are spread over the replicas of one backend (several
+/// upstream URLs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplicaSettings {
+    /// A replica whose requests in flight pass this many times the mean
+    /// (counting the request being placed) is passed over.
+    pub load_factor: f64,
+    /// Consecutive failures (connect failures, 5xx answers) that eject a
+    /// replica.
+    pub eject_after: usize,
+    /// How long an ejected replica is left out before it is tried again.
+    pub backoff: Duration,
+}

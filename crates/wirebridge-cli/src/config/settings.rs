@@ -14,7 +14,7 @@ use wirebridge_convert::seal::SealKey;
 use wirebridge_convert::{BackendProfile, LossPolicy};
 
 use super::declare::settings;
-use super::types::Count;
+use super::types::{Count, LoadFactor};
 use super::upstream::Label;
 use super::{models, LogFormat, MissingHistorySetting, Upstream, UpstreamApi};
 
@@ -22,7 +22,9 @@ settings! {
     /// Address to listen on.
     listen: SocketAddr = "127.0.0.1:8787";
     /// Upstream base URL including its API path (`http://localhost:8000/v1`),
-    /// or `demo` for the built-in demo upstream.
+    /// or `demo` for the built-in demo upstream. Several URLs (the flag
+    /// repeated, comma-separated, an array in the file) are replicas of one
+    /// backend: each conversation is kept on one of them.
     upstream: Upstream = "demo";
     /// The API the upstream speaks.
     upstream_api: UpstreamApi = "chat";
@@ -42,6 +44,18 @@ settings! {
     upstream_client_key_file: Option<PathBuf> = "none";
     /// How long connecting to the upstream may take.
     upstream_connect_timeout: Duration = "10s";
+    // 1.25 is where bounded-load hashing keeps most keys on their first
+    // choice while no replica runs far above the others.
+    /// With several upstream URLs: a replica with more requests in flight
+    /// than this times the mean, plus one, is passed over for the next in
+    /// the conversation's order.
+    replica_load_factor: LoadFactor as "FACTOR" = "1.25";
+    /// With several upstream URLs: consecutive connect failures or 5xx
+    /// answers that eject a replica (never more than half of them at once).
+    replica_eject_after: Count<1, 1000> as "N" = "3";
+    /// With several upstream URLs: how long an ejected replica is left out
+    /// before it is tried again.
+    replica_backoff: Duration = "10s";
     // For a request without `stream`, that is the whole generation: a slow
     // local model on a long prompt takes minutes.
     /// How long the upstream may take to send its response head; for a

@@ -15,6 +15,9 @@ pub(super) trait Value: Sized {
     const VALUE_NAME: &'static str;
     /// A flag without a value: `--NAME` sets true, `--no-NAME` false.
     const SWITCH: bool = false;
+    /// A flag that may be given more than once: its values are joined with
+    /// commas, as a variable lists them.
+    const REPEATED: bool = false;
 
     /// From a flag or an environment variable.
     fn parse(text: &str) -> Result<Self, String>;
@@ -187,6 +190,42 @@ impl<const MIN: usize, const MAX: usize> Value for Count<MIN, MAX> {
 
     fn from_toml(value: &toml::Value) -> Result<Self, String> {
         usize::from_toml(value).and_then(Self::checked)
+    }
+}
+
+/// A factor of at least 1: how far above the mean a replica's load may go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct LoadFactor(pub f64);
+
+impl Value for LoadFactor {
+    const VALUE_NAME: &'static str = "FACTOR";
+
+    fn parse(text: &str) -> Result<Self, String> {
+        let factor: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{text}' is not a number"))?;
+        Self::checked(factor)
+    }
+
+    fn from_toml(value: &toml::Value) -> Result<Self, String> {
+        match value {
+            toml::Value::Float(factor) => Self::checked(*factor),
+            toml::Value::Integer(factor) => Self::checked(*factor as f64),
+            toml::Value::String(text) => Self::parse(text),
+            other => Err(expected("a number", other)),
+        }
+    }
+}
+
+impl LoadFactor {
+    /// Below 1 no replica could take a request when all are equally busy;
+    /// past 100 the bound bounds nothing.
+    fn checked(factor: f64) -> Result<Self, String> {
+        match (1.0..=100.0).contains(&factor) {
+            true => Ok(Self(factor)),
+            false => Err(format!("{factor} is not between 1 and 100")),
+        }
     }
 }
 

@@ -7,20 +7,69 @@ use std::fmt;
 use std::path::PathBuf;
 
 use super::client_certificate::ClientCertificate;
-use super::types::Value;
+use super::types::{expected, Value};
 use super::{ConfigError, Settings, Upstream};
 
 /// Longest upstream label: it is repeated in every error body.
 const MAX_LABEL_CHARS: usize = 100;
 
-/// `demo`, or an `http://` or `https://` base URL.
+/// The most replicas one bridge spreads its requests over: far more than
+/// one backend runs, and a bound on the work of each choice.
+const MAX_REPLICAS: usize = 256;
+
+/// `demo`, an `http://` or `https://` base URL, or several URLs: the
+/// replicas of one backend (comma-separated in a flag or a variable, the
+/// flag repeated, an array in the file).
 impl Value for Upstream {
     const VALUE_NAME: &'static str = "URL";
+    const REPEATED: bool = true;
 
     fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "demo" => Ok(Upstream::Demo),
-            url => parse(url).map(Upstream::Url),
+        let items: Vec<&str> = text.split(',').map(str::trim).collect();
+        upstreams(&items)
+    }
+
+    fn from_toml(value: &toml::Value) -> Result<Self, String> {
+        match value {
+            toml::Value::String(text) => Self::parse(text),
+            toml::Value::Array(items) => {
+                let items = items
+                    .iter()
+                    .map(|item| item.as_str().ok_or_else(|| expected("a URL string", item)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                upstreams(&items)
+            }
+            other => Err(expected("a URL or an array of URLs", other)),
+        }
+    }
+}
+
+/// One URL (or `demo`), or the replicas of one backend: two URLs or more,
+/// none twice.
+fn upstreams(items: &[&str]) -> Result<Upstream, String> {
+    match items {
+        [] => Err("no URL is given".into()),
+        ["demo"] => Ok(Upstream::Demo),
+        [url] => parse(url).map(Upstream::Url),
+        many => {
+            let mut urls: Vec<UpstreamUrl> = Vec::with_capacity(many.len());
+            for item in many {
+                if item.is_empty() {
+                    return Err("an empty URL in the list".into());
+                }
+                if *item == "demo" {
+                    return Err("'demo' cannot be one of several upstreams".into());
+                }
+                let url = parse(item)?;
+                if urls.iter().any(|seen| seen.uri == url.uri) {
+                    return Err(format!("'{}' is listed twice", url.uri));
+                }
+                urls.push(url);
+            }
+            if urls.len() > MAX_REPLICAS {
+                return Err(format!("more than {MAX_REPLICAS} upstream URLs"));
+            }
+            Ok(Upstream::Replicas(urls))
         }
     }
 }
@@ -40,8 +89,12 @@ pub struct UpstreamTlsFiles {
 pub(super) fn tls_files(s: &Settings) -> Result<UpstreamTlsFiles, ConfigError> {
     let (cert, key) = (&s.upstream_client_cert_file, &s.upstream_client_key_file);
     let client_certificate = ClientCertificate::from_settings(cert, key)?;
-    let https =
-        matches!(&s.upstream.value, Upstream::Url(url) if url.uri.scheme_str() == Some("https"));
+    let https = s
+        .upstream
+        .value
+        .urls()
+        .iter()
+        .any(|url| url.uri.scheme_str() == Some("https"));
     let https_only = "it applies to an https:// upstream only";
     if !https && s.upstream_ca_file.value.is_some() {
         return Err(s.upstream_ca_file.invalid(https_only));

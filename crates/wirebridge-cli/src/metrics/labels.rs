@@ -134,3 +134,21 @@ pub fn outcome(status: u16, outcome: Option<&str>) -> &'static str {
             .unwrap_or("other"),
     }
 }
+
+/// One upstream replica.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ReplicaLabels {
+    /// Its index in the upstream list, from 0: never its address, which
+    /// may hold credentials.
+    pub replica: u16,
+}
+
+impl ReplicaLabels {
+    /// The labels of the replica at `index` (the list holds at most a few
+    /// hundred).
+    pub fn of(index: usize) -> Self {
+        Self {
+            replica: u16::try_from(index).unwrap_or(u16::MAX),
+        }
+    }
+}

@@ -9,6 +9,7 @@
 mod labels;
 mod models;
 mod open;
+mod replicas;
 mod store;
 
 use std::sync::OnceLock;
@@ -123,6 +124,8 @@ pub struct Metrics {
     store_duration: Histograms<OperationLabels>,
     open_connections: Gauge,
     open_streams: Gauge,
+    /// Each replica's series, when the upstream is several.
+    replicas: Option<replicas::ReplicaSeries>,
 }
 
 impl Metrics {
@@ -146,6 +149,7 @@ impl Metrics {
             store_duration: Family::new_with_constructor(store_buckets),
             open_connections: Gauge::default(),
             open_streams: Gauge::default(),
+            replicas: None,
             registry: Registry::with_prefix("wirebridge"),
         };
         let registry = &mut this.registry;
@@ -235,6 +239,47 @@ impl Metrics {
             this.open_streams.clone(),
         );
         this
+    }
+
+    /// Adds the series of `count` upstream replicas (each by its index).
+    pub fn with_replicas(mut self, count: usize) -> Self {
+        self.replicas = Some(replicas::ReplicaSeries::register(&mut self.registry, count));
+        self
+    }
+
+    /// A request was sent to a replica.
+    pub fn replica_started(&self, replica: usize) {
+        if let Some(series) = &self.replicas {
+            series.started(replica);
+        }
+    }
+
+    /// A request to a replica is over.
+    pub fn replica_finished(&self, replica: usize) {
+        if let Some(series) = &self.replicas {
+            series.finished(replica);
+        }
+    }
+
+    /// A replica was ejected.
+    pub fn replica_ejected(&self, replica: usize) {
+        if let Some(series) = &self.replicas {
+            series.ejected(replica);
+        }
+    }
+
+    /// A replica over the bound on load was passed over.
+    pub fn replica_spilled(&self, from: usize) {
+        if let Some(series) = &self.replicas {
+            series.spilled(from);
+        }
+    }
+
+    /// A request could not be sent to a replica and went to the next.
+    pub fn replica_failed_over(&self, from: usize) {
+        if let Some(series) = &self.replicas {
+            series.failed_over(from);
+        }
     }
 
     /// Counts a translated exchange that ended.

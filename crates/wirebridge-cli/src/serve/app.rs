@@ -4,7 +4,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
-use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Uri};
+use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response};
 use http_body_util::BodyExt;
 use tower::util::{BoxCloneService, BoxCloneSyncService};
 use tower::{Layer, Service, ServiceExt};
@@ -22,7 +22,7 @@ use crate::config::{Config, UpstreamApi};
 use crate::logging::log_exchange;
 use crate::metrics::{CountedBody, Metrics, OpenGauge};
 use crate::server::{App, ClientBody};
-use crate::upstream::{Upstream, UpstreamBody, UpstreamOptions};
+use crate::upstream::{Backend, UpstreamBody};
 
 /// A layer serving Responses clients (over Chat, or over a Responses
 /// backend that keeps no state), with what the settings say of both: the
@@ -99,18 +99,16 @@ impl Observer for Reports {
 /// `upstream`.
 pub fn app(
     config: &Config,
-    upstream: Uri,
-    options: UpstreamOptions,
+    upstream: Backend,
+    metrics: Arc<Metrics>,
     store: Option<Arc<dyn ResponseStore>>,
     admin: Admin,
     shutdown: Shutdown,
     runs: BackgroundRuns,
 ) -> App {
-    let metrics = Arc::clone(&options.metrics);
     let observer = Reports {
         metrics: Arc::clone(&metrics),
     };
-    let upstream = Upstream::new(&upstream, options);
     let exchange = &config.exchange;
     // Messages clients have a stack of their own: the Messages layer over
     // the Responses side of the bridge (or the backend's own, where it

@@ -1,5 +1,6 @@
 //! Settings resolution: what each setting takes and refuses.
 
+mod replicas;
 mod sources;
 
 use super::*;

@@ -1,0 +1,155 @@
+//! Several upstream URLs, the replicas of one backend: from the flag
+//! repeated, a comma-separated variable, an array in the file; and the
+//! settings of the choice among them.
+
+use std::time::Duration;
+
+use super::load;
+use crate::config::{ReplicaSettings, Upstream};
+
+/// The URIs of the replicas configured.
+fn replicas(upstream: &Upstream) -> Vec<String> {
+    let Upstream::Replicas(urls) = upstream else {
+        panic!("replicas: {upstream:?}");
+    };
+    urls.iter().map(|url| url.uri.to_string()).collect()
+}
+
+const TWO: [&str; 2] = ["http://a:8000/v1", "https://b:9000/api/v1"];
+
+#[test]
+fn replicas_from_each_source() {
+    let flags = load(None, &["--upstream", TWO[0], "--upstream", TWO[1]], &[]).unwrap();
+    assert_eq!(replicas(&flags.upstream), TWO);
+    let env = load(
+        None,
+        &[],
+        &[(
+            "WIREBRIDGE_UPSTREAM",
+            "http://a:8000/v1, https://b:9000/api/v1",
+        )],
+    )
+    .unwrap();
+    assert_eq!(replicas(&env.upstream), TWO);
+    let file = load(
+        Some("upstream = [\"http://a:8000/v1\", \"https://b:9000/api/v1\"]\n"),
+        &[],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(replicas(&file.upstream), TWO);
+    // One URL, in any of them, is one upstream as before.
+    let one = load(Some("upstream = [\"http://a:8000/v1\"]\n"), &[], &[]).unwrap();
+    assert!(
+        matches!(one.upstream, Upstream::Url(_)),
+        "{:?}",
+        one.upstream
+    );
+    let one = load(None, &["--upstream", "http://a:8000/v1"], &[]).unwrap();
+    assert!(matches!(one.upstream, Upstream::Url(_)));
+}
+
+#[test]
+fn each_replica_keeps_its_credentials_out_of_sight() {
+    let c = load(
+        None,
+        &[
+            "--upstream",
+            "http://alice:hunter2@a:8000/v1",
+            "--upstream",
+            "http://b:8000/v1",
+        ],
+        &[],
+    )
+    .unwrap();
+    let Upstream::Replicas(urls) = &c.upstream else {
+        panic!("replicas");
+    };
+    assert_eq!(urls[0].uri.to_string(), "http://a:8000/v1");
+    assert_eq!(
+        urls[0].credentials.as_ref().unwrap().basic_pair(),
+        b"alice:hunter2"
+    );
+    assert!(urls[1].credentials.is_none());
+    assert!(!format!("{c:?}").contains("hunter2"));
+}
+
+#[test]
+fn a_list_that_cannot_be_used_is_refused_by_name() {
+    let err = |flags: &[&str], env: &[(&str, &str)], file: Option<&str>| {
+        load(file, flags, env).unwrap_err().to_string()
+    };
+    let e = err(&["--upstream", "demo", "--upstream", TWO[0]], &[], None);
+    assert!(
+        e.contains("'upstream' (--upstream)") && e.contains("demo"),
+        "{e}"
+    );
+    let e = err(
+        &[],
+        &[("WIREBRIDGE_UPSTREAM", "http://a:1/v1,http://a:1/v1")],
+        None,
+    );
+    assert!(
+        e.contains("listed twice") && e.contains("WIREBRIDGE_UPSTREAM"),
+        "{e}"
+    );
+    let e = err(
+        &[],
+        &[("WIREBRIDGE_UPSTREAM", "http://a:1/v1,,http://b:1/v1")],
+        None,
+    );
+    assert!(e.contains("empty URL"), "{e}");
+    let e = err(&[], &[], Some("upstream = [\"http://a:1/v1\", 3]\n"));
+    assert!(e.contains("upstream") && e.contains("line 1"), "{e}");
+    let e = err(&[], &[], Some("upstream = []\n"));
+    assert!(e.contains("no URL"), "{e}");
+    // A bad URL in the list is named without its password.
+    let e = err(
+        &["--upstream", TWO[0], "--upstream", "ftp://bob:hunter2@c/v1"],
+        &[],
+        None,
+    );
+    assert!(e.contains("***@c/v1") && !e.contains("hunter2"), "{e}");
+}
+
+#[test]
+fn the_choice_s_settings_and_their_defaults() {
+    let c = load(None, &[], &[]).unwrap();
+    assert_eq!(
+        c.replicas,
+        ReplicaSettings {
+            load_factor: 1.25,
+            eject_after: 3,
+            backoff: Duration::from_secs(10),
+        }
+    );
+    // The defaults the router keeps too.
+    assert_eq!(
+        c.replicas.load_factor,
+        wirebridge_tower::DEFAULT_LOAD_FACTOR
+    );
+    assert_eq!(
+        c.replicas.eject_after,
+        wirebridge_tower::DEFAULT_EJECT_AFTER
+    );
+    assert_eq!(c.replicas.backoff, wirebridge_tower::DEFAULT_BACKOFF);
+
+    let file = "replica_load_factor = 2\nreplica_eject_after = 5\nreplica_backoff = \"30s\"\n";
+    let c = load(Some(file), &["--replica-load-factor", "1.5"], &[]).unwrap();
+    assert_eq!(
+        c.replicas,
+        ReplicaSettings {
+            load_factor: 1.5,
+            eject_after: 5,
+            backoff: Duration::from_secs(30),
+        }
+    );
+    for (flag, value) in [
+        ("--replica-load-factor", "0.9"),
+        ("--replica-load-factor", "many"),
+        ("--replica-eject-after", "0"),
+    ] {
+        let e = load(None, &[flag, value], &[]).unwrap_err().to_string();
+        assert!(e.contains(&flag[2..].replace('-', "_")), "{e}");
+    }
+}
