@@ -12,6 +12,7 @@ use common::ScriptedBody;
 use http::Request;
 use serde_json::{json, Value};
 use tower::{Layer, Service, ServiceExt};
+use wirebridge_convert::seal::{SealKey, Sealer};
 use wirebridge_store::MemoryStore;
 use wirebridge_tower::{Affinity, AffinitySource, RequestBody, ResponsesToChatLayer};
 
@@ -36,6 +37,7 @@ fn bridge(
     });
     ResponsesToChatLayer::new()
         .store(MemoryStore::new())
+        .sealer(Sealer::new(SealKey::generate(), Vec::new()))
         .layer(noting)
 }
 
@@ -130,4 +132,38 @@ async fn a_conversation_or_a_prompt_cache_key_is_the_key() {
     }
     let conversation_key = Some(Affinity::conversation(id));
     assert_eq!(taken(&keys), vec![conversation_key, conversation_key]);
+}
+
+#[tokio::test]
+async fn a_compaction_s_summary_goes_where_its_conversation_is_kept() {
+    let keys = Keys::default();
+    let service = bridge(keys.clone());
+    let conversation = json!([
+        {"role": "user", "content": "Write a haiku about the sea."},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Waves fold into foam"}]},
+        {"role": "user", "content": "Another."},
+    ]);
+    let request = json!({"model": "m", "instructions": "You are a poet.", "input": conversation});
+    let (status, reply, _) = call(
+        &service,
+        "POST",
+        "/v1/responses",
+        "sk-a",
+        Some(request.clone()),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    let (status, compacted, _) = call(
+        &service,
+        "POST",
+        "/v1/responses/compact",
+        "sk-a",
+        Some(request),
+    )
+    .await;
+    assert_eq!(status, 200, "{compacted}");
+    let keys = taken(&keys);
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(keys[0].is_some());
+    assert_eq!(keys[1], keys[0]);
 }

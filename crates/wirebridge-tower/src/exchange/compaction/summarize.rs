@@ -22,6 +22,7 @@ use wirebridge_convert::responses_to_messages::{self, ExchangeContext};
 use wirebridge_convert::{chat_to_responses, BackendProfile, ConvertError};
 use wirebridge_wire::RawObject;
 
+use crate::affinity::Affinity;
 use crate::body::ResponseBody;
 use crate::direction::responses_over_messages::backend_headers;
 use crate::direction::sealed::Direction;
@@ -167,7 +168,13 @@ impl Upstream<'_> {
                 return Ok(Err(refused));
             }
         };
+        // The summary is asked after the conversation it sums up: keyed by
+        // its prefix, it goes where that conversation is kept in cache.
+        let affinity = Affinity::of_body(&body);
         let mut request = upstream_request(self.parts, self.prefix, endpoint, body, false);
+        if let Some(affinity) = affinity {
+            request.extensions_mut().insert(affinity);
+        }
         if let (Speaks::Messages, Some(profile)) = (self.speaks, self.messages) {
             backend_headers(request.headers_mut(), profile);
         }

@@ -17,6 +17,7 @@ use wirebridge_convert::{ConvertError, Frames};
 use super::conversation::{no_seal_key, options};
 use super::over::Compacts;
 use super::summarize::{Speaks, Upstream};
+use crate::affinity::Affinity;
 use crate::body::{mark_framing, ResponseBody};
 use crate::direction::{
     Prepared, ResponsesOverChat, ResponsesOverMessages, ResponsesOverResponses, Tenant,
@@ -208,7 +209,13 @@ impl<'s> Turn<'s> {
         tracker.losses = t.losses;
         let stream = t.stream;
         let endpoint = C::UPSTREAM_ENDPOINT;
+        // Keyed by what the backend is sent: the compacted conversation's
+        // prefix, which the turns after it repeat.
+        let affinity = Affinity::of_body(&t.body);
         let mut upstream = upstream_request(&self.parts, &self.prefix, endpoint, t.body, stream);
+        if let Some(affinity) = affinity {
+            upstream.extensions_mut().insert(affinity);
+        }
         C::upstream_head(upstream.headers_mut(), self.settings);
         let response = inner.ready().await?.call(upstream).await?;
         tracker.first_byte();
