@@ -36,6 +36,7 @@ use pages::*;
 pub(crate) const SERVE_PAGES: &[&str] = &[
     "docs/settings.md",
     "docs/operating.md",
+    "docs/replicas.md",
     "docs/state.md",
     "docs/websocket.md",
     "docs/compaction.md",
