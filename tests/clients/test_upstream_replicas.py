@@ -37,20 +37,21 @@ TOOLS = [{
     "description": "Runs a command.",
     "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
 }]
-CHAT = "/v1/chat/completions"
+ENDPOINTS = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
 
 
 class Replica:
-    """`wirebridge demo --api chat` behind a tap."""
+    """`wirebridge demo --api API` behind a tap."""
 
-    def __init__(self, log_dir: Path, name: str) -> None:
-        self.demo = harness.start_demo(log_dir, name, "chat")
+    def __init__(self, log_dir: Path, name: str, api: str = "chat") -> None:
+        self.demo = harness.start_demo(log_dir, name, api)
         self.tap = harness.Tap(self.demo.url)
         self.url = self.tap.url + "/v1"
+        self.endpoint = ENDPOINTS[api]
 
     def chats(self, mark: int) -> list[harness.Captured]:
-        """The chat requests it got since `mark`."""
-        return [r for r in self.tap.since(mark) if r.method == "POST" and r.path == CHAT]
+        """The generation requests it got since `mark`."""
+        return [r for r in self.tap.since(mark) if r.method == "POST" and r.path == self.endpoint]
 
     def kill(self) -> None:
         """Gone as a crashed host is: the demo killed, the tap's port
@@ -84,8 +85,11 @@ class Replicas:
 
 
 def first_user_text(body: dict) -> str:
-    for message in body["messages"]:
-        if message["role"] == "user":
+    messages = body.get("messages") or body["input"]
+    if isinstance(messages, str):
+        return messages
+    for message in messages:
+        if message.get("role") == "user":
             content = message["content"]
             if isinstance(content, str):
                 return content
@@ -103,8 +107,9 @@ def where(replicas: Replicas, marks: list[int]) -> dict[str, list[int]]:
     return placed
 
 
-def bridge(log_dir: Path, name: str, upstreams: list[str], extra: list[str] | None = None) -> harness.Process:
-    args = ["serve", "--listen", "127.0.0.1:0", "--upstream-api", "chat", "--store", "memory"]
+def bridge(log_dir: Path, name: str, upstreams: list[str], extra: list[str] | None = None,
+           api: str = "chat") -> harness.Process:
+    args = ["serve", "--listen", "127.0.0.1:0", "--upstream-api", api, "--store", "memory"]
     for url in upstreams:
         args += ["--upstream", url]
     return harness.Process(args + (extra or []), log_dir / f"{name}.bridge.log")
@@ -206,6 +211,28 @@ def test_a_chain_stays_on_one_replica(three, bridged, stream):
     # The replica's request counter says so too.
     home = placed[opening][0]
     assert metric(bridged, "replica_requests", home) >= 6
+
+
+def test_a_chain_stays_on_one_replica_of_a_responses_backend(wirebridge, log_dir):
+    # A Responses backend that keeps no state: the bridge sends it the
+    # whole conversation each turn, to one replica.
+    replicas = Replicas([Replica(log_dir, f"responses-{n}", "responses") for n in range(REPLICAS)])
+    process = bridge(log_dir, "responses", [r.url for r in replicas.replicas], api="responses")
+    try:
+        client = sdk(process)
+        for session in range(3):
+            marks = replicas.mark()
+            previous = None
+            opening = f"responses session {session}"
+            for n in range(4):
+                previous = turn(client, opening if n == 0 else f"turn {n}", previous, n % 2 == 1)
+            placed = where(replicas, marks)
+            assert list(placed) == [opening], placed
+            assert len(placed[opening]) == 4 and len(set(placed[opening])) == 1, placed
+    finally:
+        checked_stop(process)
+        for replica in replicas.replicas:
+            replica.stop()
 
 
 def test_six_chains_of_one_agent_spread_over_the_replicas(three, log_dir):
