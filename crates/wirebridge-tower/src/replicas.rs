@@ -145,7 +145,7 @@ pub const DEFAULT_EJECT_AFTER: usize = 3;
 pub const DEFAULT_BACKOFF: Duration = Duration::from_secs(10);
 /// The most keys pinned at once: beyond it the keys unused longest lose
 /// their pins (and are placed again, usually where they were).
-pub const MAX_PINS: usize = 1 << 20;
+pub const MAX_PINS: usize = 1 << 16;
 
 impl<S> Replicas<S> {
     /// The replicas, each with its name: what tells replicas apart in
