@@ -94,27 +94,126 @@ pub enum PrefixDigest {
 /// The digest of a request body in any of the three dialects: its
 /// `prompt_cache_key` when it has one, else its stable prefix. `None` for
 /// a body that is not a JSON object.
+///
+/// The texts are hashed as they are decoded, straight from the body: how
+/// long they are, and how they are escaped, changes neither the work beyond
+/// one pass nor what is allocated.
 pub fn prefix_digest(body: &[u8]) -> Option<PrefixDigest> {
     let read: Body<'_> = serde_json::from_slice(body).ok()?;
     if let Some(key) = read.prompt_cache_key {
         return Some(PrefixDigest::PromptCacheKey(key.into_owned()));
     }
     let mut hasher = StableHasher::new();
-    for texts in [&read.system, &read.conversation.system] {
-        hasher.write(b"system");
-        for text in texts {
-            hasher.field(text.as_bytes());
-        }
+    hasher.write(b"system");
+    if let Some(system) = read.system {
+        hash_texts(&mut hasher, system)?;
+    }
+    hasher.write(b"leading");
+    for content in &read.conversation.system {
+        hash_texts(&mut hasher, content)?;
     }
     hasher.write(b"tools");
     if let Some(tools) = read.tools {
         hasher.field(tools.get().as_bytes());
     }
     hasher.write(b"user");
-    for text in &read.conversation.first_user {
-        hasher.field(text.as_bytes());
+    match &read.conversation.first_user {
+        Some(Text::Content(content)) => hash_texts(&mut hasher, content)?,
+        Some(Text::Decoded(text)) => hasher.field(text.as_bytes()),
+        None => {}
     }
     Some(PrefixDigest::Prefix(hasher.finish()))
+}
+
+/// Hashes the texts of a content as it stands in the body: a string, or
+/// the `text` of each part of a list (a part without one counts by its
+/// `type`). `None` for a content of another shape.
+fn hash_texts(hasher: &mut StableHasher, content: &RawValue) -> Option<()> {
+    let raw = content.get();
+    match raw.as_bytes().first()? {
+        b'"' => hash_json_string(hasher, raw),
+        b'[' => {
+            let parts: Vec<Part<'_>> = serde_json::from_str(raw).ok()?;
+            for part in parts {
+                if let Some(text) = part.text.or(part.kind) {
+                    hash_json_string(hasher, text.get())?;
+                }
+            }
+            Some(())
+        }
+        b'n' => Some(()),
+        _ => None,
+    }
+}
+
+/// Hashes a JSON string token (quotes and escapes as written) as
+/// [`StableHasher::field`] hashes its decoded text, decoding as it goes.
+fn hash_json_string(hasher: &mut StableHasher, token: &str) -> Option<()> {
+    let inner = token.strip_prefix('"')?.strip_suffix('"')?.as_bytes();
+    let mut length = 0u64;
+    let mut i = 0;
+    while i < inner.len() {
+        // Runs without escapes, as they are.
+        let run = inner[i..]
+            .iter()
+            .position(|&b| b == b'\\')
+            .unwrap_or(inner.len() - i);
+        hasher.write(&inner[i..i + run]);
+        length += run as u64;
+        i += run;
+        if i >= inner.len() {
+            break;
+        }
+        let decoded = match *inner.get(i + 1)? {
+            b'u' => {
+                let unit = hex4(inner.get(i + 2..i + 6)?)?;
+                i += 6;
+                let low = (0xD800..0xDC00)
+                    .contains(&unit)
+                    .then(|| {
+                        let next = inner.get(i..i + 6)?;
+                        let low = hex4(next.strip_prefix(b"\\u")?)?;
+                        (0xDC00..0xE000).contains(&low).then_some(low)
+                    })
+                    .flatten();
+                let code = match low {
+                    Some(low) => {
+                        i += 6;
+                        0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    None => unit,
+                };
+                char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
+            }
+            escaped => {
+                i += 2;
+                match escaped {
+                    b'"' => '"',
+                    b'\\' => '\\',
+                    b'/' => '/',
+                    b'b' => '\u{8}',
+                    b'f' => '\u{c}',
+                    b'n' => '\n',
+                    b'r' => '\r',
+                    b't' => '\t',
+                    _ => return None,
+                }
+            }
+        };
+        let mut buffer = [0; 4];
+        let bytes = decoded.encode_utf8(&mut buffer).as_bytes();
+        hasher.write(bytes);
+        length += bytes.len() as u64;
+    }
+    hasher.write(&length.to_le_bytes());
+    Some(())
+}
+
+/// Four hex digits.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    let text = std::str::from_utf8(digits).ok()?;
+    (text.len() == 4).then_some(())?;
+    u32::from_str_radix(text, 16).ok()
 }
 
 /// The parts of a request body the digest reads; the rest is skipped
@@ -123,7 +222,7 @@ pub fn prefix_digest(body: &[u8]) -> Option<PrefixDigest> {
 struct Body<'a> {
     prompt_cache_key: Option<Cow<'a, str>>,
     /// `instructions` (Responses) or `system` (Messages).
-    system: Vec<Cow<'a, str>>,
+    system: Option<&'a RawValue>,
     tools: Option<&'a RawValue>,
     /// `input` or `messages`.
     conversation: Leading<'a>,
@@ -151,7 +250,7 @@ impl<'de: 'a, 'a> Visitor<'de> for BodyVisitor<'a> {
                 "prompt_cache_key" => {
                     body.prompt_cache_key = map.next_value::<Option<Cow<'de, str>>>()?;
                 }
-                "instructions" | "system" => body.system = map.next_value::<Texts<'de>>()?.0,
+                "instructions" | "system" => body.system = Some(map.next_value()?),
                 "tools" => body.tools = Some(map.next_value()?),
                 "input" | "messages" => body.conversation = map.next_value()?,
                 _ => {
@@ -163,69 +262,29 @@ impl<'de: 'a, 'a> Visitor<'de> for BodyVisitor<'a> {
     }
 }
 
-/// The texts of a content: a string, or the `text` of each part of a list
-/// (a part without one counts by its `type`).
-#[derive(Default)]
-struct Texts<'a>(Vec<Cow<'a, str>>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Texts<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextsVisitor<'a>(std::marker::PhantomData<&'a ()>);
-
-        impl<'de: 'a, 'a> Visitor<'de> for TextsVisitor<'a> {
-            type Value = Texts<'a>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or a list of parts")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Texts<'a>, E> {
-                Ok(Texts(vec![Cow::Borrowed(text)]))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Texts<'a>, E> {
-                Ok(Texts(vec![Cow::Owned(text.to_owned())]))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Texts<'a>, E> {
-                Ok(Texts::default())
-            }
-
-            fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Texts<'a>, S::Error> {
-                let mut texts = Vec::new();
-                while let Some(part) = seq.next_element::<Part<'de>>()? {
-                    if let Some(text) = part.text.or(part.kind) {
-                        texts.push(text);
-                    }
-                }
-                Ok(Texts(texts))
-            }
-
-            fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Texts<'a>, M::Error> {
-                let part = Part::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(Texts(part.text.or(part.kind).into_iter().collect()))
-            }
-        }
-
-        deserializer.deserialize_any(TextsVisitor(std::marker::PhantomData))
-    }
-}
-
-/// A content part: its text, or its kind.
+/// A content part: its text, or its kind, as JSON string tokens.
 #[derive(Deserialize)]
 struct Part<'a> {
     #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
+    text: Option<&'a RawValue>,
     #[serde(borrow, default, rename = "type")]
-    kind: Option<Cow<'a, str>>,
+    kind: Option<&'a RawValue>,
 }
 
-/// The leading `system` and `developer` messages of a conversation, and
-/// its first `user` message; the rest of it is skipped as it is read.
+/// The first user message's text: its content as written, or a bare
+/// string `input` (Responses), decoded.
+enum Text<'a> {
+    Content(&'a RawValue),
+    Decoded(Cow<'a, str>),
+}
+
+/// The contents of the leading `system` and `developer` messages of a
+/// conversation, and of its first `user` message; the rest of it is
+/// skipped as it is read.
 #[derive(Default)]
 struct Leading<'a> {
-    system: Vec<Cow<'a, str>>,
-    first_user: Vec<Cow<'a, str>>,
+    system: Vec<&'a RawValue>,
+    first_user: Option<Text<'a>>,
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Leading<'a> {
@@ -241,18 +300,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Leading<'a> {
 
             // Responses `input` as a bare string: one user message.
             fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Leading<'a>, E> {
-                let first_user = vec![Cow::Borrowed(text)];
                 Ok(Leading {
                     system: Vec::new(),
-                    first_user,
+                    first_user: Some(Text::Decoded(Cow::Borrowed(text))),
                 })
             }
 
             fn visit_str<E: de::Error>(self, text: &str) -> Result<Leading<'a>, E> {
-                let first_user = vec![Cow::Owned(text.to_owned())];
                 Ok(Leading {
                     system: Vec::new(),
-                    first_user,
+                    first_user: Some(Text::Decoded(Cow::Owned(text.to_owned()))),
                 })
             }
 
@@ -263,10 +320,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Leading<'a> {
             fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Leading<'a>, S::Error> {
                 let mut leading = Leading::default();
                 while let Some(message) = seq.next_element::<Message<'de>>()? {
+                    let Some(content) = message.content else {
+                        continue;
+                    };
                     match message.role.as_deref() {
-                        Some("system" | "developer") => leading.system.extend(message.content.0),
+                        Some("system" | "developer") => leading.system.push(content),
                         Some("user") => {
-                            leading.first_user = message.content.0;
+                            leading.first_user = Some(Text::Content(content));
                             break;
                         }
                         _ => {}
@@ -283,13 +343,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for Leading<'a> {
     }
 }
 
-/// A message of a conversation: its role and the texts of its content.
+/// A message of a conversation: its role and its content as written.
 #[derive(Deserialize)]
 struct Message<'a> {
     #[serde(borrow, default)]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    content: Texts<'a>,
+    content: Option<&'a RawValue>,
 }
 
 #[cfg(test)]
@@ -329,6 +389,25 @@ mod tests {
             {"role":"user","content":[{"type":"text","text":"Hi"}]},{"role":"assistant","content":"Hello"},
             {"role":"user","content":"more"}],"model":"m"}"#;
         assert_eq!(prefix(chat), prefix(chat_later));
+    }
+
+    #[test]
+    fn a_text_escaped_otherwise_is_the_same_text() {
+        // A bare string decoded by the parser, a content token decoded as
+        // it is hashed, a text part: one text, however it is escaped.
+        let bare = prefix(r#"{"instructions":"S\/1","input":"caf\u00e9 \"x\"\n\ud83d\ude00"}"#);
+        let token = prefix(
+            r#"{"instructions":"S/1","input":[{"role":"user","content":"café \"x\"\u000a😀"}]}"#,
+        );
+        let part = prefix(
+            r#"{"instructions":"S\u002f1","input":[{"role":"user","content":[{"type":"input_text","text":"caf\u00E9 \u0022x\u0022\n\ud83d\ude00"}]}]}"#,
+        );
+        assert_eq!(bare, token);
+        assert_eq!(bare, part);
+        assert_ne!(
+            bare,
+            prefix(r#"{"instructions":"S/1","input":"cafe \"x\"\n\ud83d\ude00"}"#)
+        );
     }
 
     #[test]
