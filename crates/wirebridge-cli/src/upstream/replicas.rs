@@ -104,6 +104,7 @@ struct Reports {
 impl ReplicaEvents for Reports {
     fn started(&self, replica: usize) {
         self.metrics.replica_started(replica);
+        tracing::debug!(replica, "request sent to a replica");
     }
 
     fn finished(&self, replica: usize) {
