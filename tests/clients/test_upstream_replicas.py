@@ -235,6 +235,28 @@ def test_a_chain_stays_on_one_replica_of_a_responses_backend(wirebridge, log_dir
             replica.stop()
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["body", "stream"])
+def test_a_chat_client_passed_through_stays_on_one_replica(three, bridged, stream):
+    # A Chat client on a Chat backend is not translated: the bridge reads
+    # its request to key it, and sends it on as it came.
+    client = sdk(bridged)
+    marks = three.mark()
+    opening = f"a chat conversation ({'stream' if stream else 'body'})"
+    messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": opening}]
+    for n in range(4):
+        if stream:
+            chunks = client.chat.completions.create(model="demo", messages=messages, stream=True)
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        else:
+            text = client.chat.completions.create(model="demo", messages=messages).choices[0].message.content
+        messages += [{"role": "assistant", "content": text or "ok"}, {"role": "user", "content": f"more {n}"}]
+    placed = where(three, marks)
+    assert list(placed) == [opening], placed
+    assert len(placed[opening]) == 4 and len(set(placed[opening])) == 1, placed
+    # Passed on as the client wrote it.
+    assert three.served(marks)[placed[opening][0]][0]["messages"][1]["content"] == opening
+
+
 def test_six_chains_of_one_agent_spread_over_the_replicas(three, log_dir):
     # A bridge of its own: no pins from other tests.
     process = bridge(log_dir, "spread", [r.url for r in three.replicas])

@@ -184,7 +184,8 @@ impl Bridge {
             (None, upstream) => {
                 let urls = upstream.urls();
                 let key = config.upstream_key.as_deref();
-                let backend = Backend::replicas(urls, key, &options, &config.replicas);
+                let backend =
+                    Backend::replicas(urls, key, &options, &config.replicas, config.max_body);
                 let shown: Vec<String> = urls.iter().map(|url| url.uri.to_string()).collect();
                 (backend, shown.join(","))
             }

@@ -7,9 +7,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::{Request, Response, Uri};
-use http_body_util::BodyExt;
-use wirebridge_tower::{ReplicaEvents, ReplicaHealth, Replicas};
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use tower::ServiceExt;
+use wirebridge_tower::{Affinity, BoxError, ReplicaEvents, ReplicaHealth, Replicas, RequestBody};
+use wirebridge_wire::error::{ApiError, ErrorBody};
 
 use super::{authorization, Outgoing, Upstream, UpstreamBody, UpstreamOptions};
 use crate::config::{ReplicaSettings, UpstreamUrl};
@@ -22,7 +25,17 @@ pub enum Backend {
     /// One server.
     One(Upstream),
     /// The replicas of one backend.
-    Replicas(Replicas<Upstream>),
+    Replicas(Spread),
+}
+
+/// The replicas, and how much of a request passed through untranslated is
+/// read to key it.
+#[derive(Clone)]
+pub struct Spread {
+    replicas: Replicas<Upstream>,
+    /// A pass-through JSON request that says it is at most this long is
+    /// read whole and keyed by its prefix (the body limit).
+    max_keyed_body: usize,
 }
 
 impl Backend {
@@ -38,6 +51,7 @@ impl Backend {
         key: Option<&str>,
         options: &UpstreamOptions,
         settings: &ReplicaSettings,
+        max_keyed_body: usize,
     ) -> Self {
         let replicas = urls
             .iter()
@@ -54,20 +68,22 @@ impl Backend {
         let reports = Reports {
             metrics: Arc::clone(&options.metrics),
         };
-        Backend::Replicas(
-            Replicas::new(replicas)
-                .load_factor(settings.load_factor)
-                .eject_after(settings.eject_after)
-                .backoff(settings.backoff)
-                .events(reports),
-        )
+        let replicas = Replicas::new(replicas)
+            .load_factor(settings.load_factor)
+            .eject_after(settings.eject_after)
+            .backoff(settings.backoff)
+            .events(reports);
+        Backend::Replicas(Spread {
+            replicas,
+            max_keyed_body,
+        })
     }
 
     /// The replicas' health, when there are several.
     pub fn health(&self) -> Option<ReplicaHealth> {
         match self {
             Backend::One(_) => None,
-            Backend::Replicas(replicas) => Some(replicas.health()),
+            Backend::Replicas(spread) => Some(spread.replicas.health()),
         }
     }
 }
@@ -84,8 +100,19 @@ impl tower::Service<Request<Outgoing>> for Backend {
     fn call(&mut self, request: Request<Outgoing>) -> Self::Future {
         match self {
             Backend::One(upstream) => upstream.call(request),
-            Backend::Replicas(replicas) => {
-                let answer = replicas.call(request);
+            Backend::Replicas(spread) => {
+                if keyable(&request, spread.max_keyed_body) {
+                    let replicas = spread.replicas.clone();
+                    return Box::pin(async move {
+                        let request = match keyed(request).await {
+                            Ok(request) => request,
+                            Err(unread) => return Ok(unread),
+                        };
+                        let response = replicas.oneshot(request).await?;
+                        Ok(response.map(|body| body.boxed_unsync()))
+                    });
+                }
+                let answer = spread.replicas.call(request);
                 Box::pin(async move {
                     let response = answer.await?;
                     Ok(response.map(|body| body.boxed_unsync()))
@@ -93,6 +120,66 @@ impl tower::Service<Request<Outgoing>> for Backend {
             }
         }
     }
+}
+
+/// Whether a request the layers passed through without a key (a Chat
+/// client on a Chat backend, say) is read to key it: a JSON `POST` that
+/// says how long it is, within `limit`. Anything else (a stream of unknown
+/// length, a `GET`) goes round-robin, as it is.
+fn keyable(request: &Request<Outgoing>, limit: usize) -> bool {
+    let headers = request.headers();
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("json"));
+    let length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    request.method() == Method::POST
+        && request.extensions().get::<Affinity>().is_none()
+        && json
+        && length.is_some_and(|length| length <= limit)
+}
+
+/// The request read whole, with the key of its prefix: the body is then
+/// one that can be sent again, to the next replica when the first cannot
+/// be reached. A body that cannot be read is answered at once.
+async fn keyed(request: Request<Outgoing>) -> Result<Request<Outgoing>, Response<UpstreamBody>> {
+    let (mut parts, body) = request.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => return Err(unreadable(&e)),
+    };
+    if let Some(affinity) = Affinity::of_body(&bytes) {
+        parts.extensions.insert(affinity);
+    }
+    Ok(Request::from_parts(parts, RequestBody::translated(bytes)))
+}
+
+/// The 400 for a client body that could not be read (the client went
+/// away, or sent less than it said).
+fn unreadable(e: &BoxError) -> Response<UpstreamBody> {
+    let body = ErrorBody {
+        error: ApiError {
+            message: format!("the request body could not be read: {e}").into(),
+            kind: "invalid_request_error".into(),
+            param: None,
+            code: Some("body_read_error".into()),
+        },
+    };
+    let body = serde_json::to_vec(&body).expect("error bodies always serialize");
+    let mut response = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|e| match e {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// Each replica's events, counted in the metrics and logged with the
