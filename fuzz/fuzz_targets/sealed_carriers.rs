@@ -65,6 +65,9 @@ fn request(kind: Purpose, carrier: &str) -> String {
         Purpose::Compaction => {
             format!(r#"{{"type":"compaction","id":"cmp_1","encrypted_content":{carrier}}}"#)
         }
+        // A thinking carrier goes back to a Messages backend: the
+        // messages_backend_stream target checks those.
+        Purpose::Thinking => unreachable!("no thinking carrier is made here"),
     };
     format!(
         r#"{{"model":"m","input":[{{"role":"user","content":"Hi"}},{item},{{"role":"user","content":"Go on."}}]}}"#
@@ -85,7 +88,7 @@ fuzz_target!(|data: &[u8]| {
     let purpose = match (mode & 4 == 0, kind) {
         (true, kind) => kind,
         (false, Purpose::Reasoning) => Purpose::Compaction,
-        (false, Purpose::Compaction) => Purpose::Reasoning,
+        (false, Purpose::Compaction | Purpose::Thinking) => Purpose::Reasoning,
     };
     let carrier = if mode & 8 == 0 {
         // The genuine carrier's text, XORed with the input; bytes that
