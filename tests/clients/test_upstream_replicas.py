@@ -213,6 +213,29 @@ def test_a_chain_stays_on_one_replica(three, bridged, stream):
     assert metric(bridged, "replica_requests", home) >= 6
 
 
+def test_prompt_tokens_are_counted_to_the_replica_that_answered(three, log_dir):
+    """Each answer's prompt tokens (its usage, as the client gets it) go to
+    the series of the replica that gave it, and to no other."""
+    process = bridge(log_dir, "replica-tokens", [r.url for r in three.replicas])
+    try:
+        client = sdk(process)
+        marks = three.mark()
+        previous, used = None, 0
+        for n in range(3):
+            kwargs = {"model": "demo", "instructions": INSTRUCTIONS, "input": f"count me {n}"}
+            if previous is not None:
+                kwargs["previous_response_id"] = previous
+            response = client.responses.create(**kwargs)
+            previous, used = response.id, used + response.usage.input_tokens
+        [home] = set(where(three, marks)["count me 0"])
+        counted = [metric(process, "replica_prompt_tokens", r) for r in range(REPLICAS)]
+        assert counted[home] == used > 0, counted
+        assert sum(counted) == used, counted
+        assert 'replica=' in process.log()
+    finally:
+        checked_stop(process)
+
+
 def test_a_chain_stays_on_one_replica_of_a_responses_backend(wirebridge, log_dir):
     # A Responses backend that keeps no state: the bridge sends it the
     # whole conversation each turn, to one replica.

@@ -66,6 +66,7 @@ pub fn log_exchange(e: &Exchange) {
         dropped = %e.losses.paths(),
         trace_id = e.trace_id.map(display),
         via = e.via.map(|v| v.as_str()),
+        replica = e.replica,
         "exchange"
     );
 }

@@ -200,7 +200,7 @@ where
     }
     // `inner` was polled ready before it was moved here.
     let response = inner.call(upstream).await?;
-    tracker.first_byte();
+    tracker.answered(response.extensions());
     // A turn kept is one the backend answered for this credential (one
     // kept nowhere costs nothing here: no tenant is written down).
     let kept = prepared.turn.is_some();

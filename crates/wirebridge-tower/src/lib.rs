@@ -105,7 +105,7 @@ pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
 pub use layer::TranslateLayer;
 pub use observer::{Budget, Exchange, NoopObserver, Observer};
 pub use replicas::{
-    InFlightBody, NoReplicaEvents, NotSent, ReplicaEvents, ReplicaHealth, Replicas,
+    InFlightBody, NoReplicaEvents, NotSent, ReplicaEvents, ReplicaHealth, Replicas, ServedBy,
     DEFAULT_BACKOFF, DEFAULT_EJECT_AFTER, DEFAULT_LOAD_FACTOR, MAX_PINS,
 };
 pub use request_body::{BoxError, RequestBody};

@@ -94,6 +94,9 @@ pub struct Exchange {
     /// `ResponsesToChat` with `via: Some(MessagesToResponses)`. Both report
     /// the same tokens; count them once, from the outer exchange.
     pub via: Option<Direction>,
+    /// The replica that answered, by its index, when the upstream is a
+    /// [`Replicas`](crate::Replicas) set (see [`ServedBy`](crate::ServedBy)).
+    pub replica: Option<usize>,
 }
 
 /// Marks a request a layer hands on to a layer of this crate below it:

@@ -54,6 +54,16 @@ pub trait ReplicaEvents: Send + Sync + 'static {
     fn returned(&self, _replica: usize) {}
 }
 
+/// Which replica of a [`Replicas`] set answered: in the extensions of its
+/// response, by the replica's index in the list the set was given. The
+/// layers report it with the exchange ([`Exchange::replica`]), so that
+/// what the answer cost (its prompt tokens, those served from the
+/// replica's cache) is counted per replica.
+///
+/// [`Exchange::replica`]: crate::Exchange::replica
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServedBy(pub usize);
+
 /// Tells nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoReplicaEvents;
@@ -312,7 +322,11 @@ impl<S> Replicas<S> {
                     self.events.failed_over(replica, next);
                     request = again;
                 }
-                _ => return Ok(response.map(|body| InFlightBody::new(body, guard))),
+                _ => {
+                    let mut response = response.map(|body| InFlightBody::new(body, guard));
+                    response.extensions_mut().insert(ServedBy(replica));
+                    return Ok(response);
+                }
             }
         }
         unreachable!("a choice has at least one replica, and its last attempt returns")

@@ -25,6 +25,7 @@ pub(crate) struct Tracker {
     pub(crate) losses: LossReport,
     trace_id: Option<TraceId>,
     via: Option<Direction>,
+    replica: Option<usize>,
     reported: bool,
 }
 
@@ -51,6 +52,7 @@ impl Tracker {
             losses: LossReport::default(),
             trace_id: None,
             via: None,
+            replica: None,
             reported: false,
         }
     }
@@ -78,6 +80,13 @@ impl Tracker {
         let result = f();
         self.translation_time += start.elapsed();
         result
+    }
+
+    /// The upstream's response head arrived, with `extensions`: which
+    /// replica answered, where a [`Replicas`](crate::Replicas) set says.
+    pub(crate) fn answered(&mut self, extensions: &http::Extensions) {
+        self.first_byte();
+        self.replica = extensions.get::<crate::ServedBy>().map(|served| served.0);
     }
 
     pub(crate) fn first_byte(&mut self) {
@@ -111,6 +120,7 @@ impl Tracker {
             losses: std::mem::take(&mut self.losses),
             trace_id: self.trace_id,
             via: self.via,
+            replica: self.replica,
         };
         log(&exchange, &self.loss_warnings);
         self.observer.on_exchange(&exchange);

@@ -310,6 +310,13 @@ impl Metrics {
             .observe(e.translation_time.as_secs_f64());
         // The inner leg of a composed translation reports the same tokens
         // as the outer exchange: counted once, there.
+        if let (Some(series), Some(replica), Some(usage)) = (
+            &self.replicas,
+            e.replica,
+            e.reply.usage.filter(|_| e.via.is_none()),
+        ) {
+            series.tokens(replica, usage.input, usage.cached);
+        }
         if let Some(usage) = e.reply.usage.filter(|_| e.via.is_none()) {
             let counts = [usage.input, usage.output, usage.cached, usage.reasoning];
             for (index, (kind, count)) in TOKEN_KINDS.into_iter().zip(counts).enumerate() {

@@ -16,6 +16,8 @@ pub(super) struct ReplicaSeries {
     ejections: Family<ReplicaLabels, Counter>,
     spills: Family<ReplicaLabels, Counter>,
     failovers: Family<ReplicaLabels, Counter>,
+    prompt_tokens: Family<ReplicaLabels, Counter>,
+    cached_prompt_tokens: Family<ReplicaLabels, Counter>,
 }
 
 impl ReplicaSeries {
@@ -49,6 +51,18 @@ impl ReplicaSeries {
              to the next, by the replica that failed",
             this.failovers.clone(),
         );
+        registry.register(
+            "replica_prompt_tokens",
+            "Prompt tokens of the answers each upstream replica gave, as their usage counts them",
+            this.prompt_tokens.clone(),
+        );
+        registry.register(
+            "replica_cached_prompt_tokens",
+            "Prompt tokens each upstream replica served from its cache, as its answers' usage \
+             says (cached_tokens, or a Messages backend's cache reads): with replica_prompt_tokens, \
+             how much of each conversation's prefix its replica kept",
+            this.cached_prompt_tokens.clone(),
+        );
         for replica in 0..count {
             let labels = ReplicaLabels::of(replica);
             drop(this.requests.get_or_create(&labels));
@@ -56,6 +70,8 @@ impl ReplicaSeries {
             drop(this.ejections.get_or_create(&labels));
             drop(this.spills.get_or_create(&labels));
             drop(this.failovers.get_or_create(&labels));
+            drop(this.prompt_tokens.get_or_create(&labels));
+            drop(this.cached_prompt_tokens.get_or_create(&labels));
         }
         this
     }
@@ -70,6 +86,16 @@ impl ReplicaSeries {
         self.in_flight
             .get_or_create(&ReplicaLabels::of(replica))
             .dec();
+    }
+
+    /// The prompt tokens of an answer `replica` gave, and how many of them
+    /// it served from its cache.
+    pub(super) fn tokens(&self, replica: usize, prompt: u64, cached: u64) {
+        let labels = ReplicaLabels::of(replica);
+        self.prompt_tokens.get_or_create(&labels).inc_by(prompt);
+        self.cached_prompt_tokens
+            .get_or_create(&labels)
+            .inc_by(cached);
     }
 
     pub(super) fn ejected(&self, replica: usize) {

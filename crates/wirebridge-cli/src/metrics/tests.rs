@@ -36,6 +36,7 @@ fn exchange(model: &str, status: u16, outcome: Option<&str>) -> Exchange {
         losses,
         trace_id: None,
         via: None,
+        replica: None,
     }
 }
 
@@ -215,4 +216,33 @@ fn budgets_reached_are_counted_each_from_zero() {
             "missing {expected}\n{text}"
         );
     }
+}
+
+#[test]
+fn an_answer_counts_its_prompt_tokens_to_the_replica_that_gave_it() {
+    let metrics = Metrics::new(4).with_replicas(2);
+    let mut answered = exchange("m", 200, Some("completed"));
+    answered.replica = Some(1);
+    if let Some(usage) = answered.reply.usage.as_mut() {
+        usage.cached = 10;
+    }
+    metrics.exchange(&answered);
+    // The inner leg of a composed exchange reports the same tokens: not
+    // counted twice.
+    answered.via = Some(Direction::MessagesToResponses);
+    metrics.exchange(&answered);
+    let text = metrics.render();
+    let lines = lines(&text);
+    assert!(
+        lines.contains(&r#"wirebridge_replica_prompt_tokens_total{replica="1"} 12"#),
+        "{text}"
+    );
+    assert!(
+        lines.contains(&r#"wirebridge_replica_cached_prompt_tokens_total{replica="1"} 10"#),
+        "{text}"
+    );
+    assert!(
+        lines.contains(&r#"wirebridge_replica_prompt_tokens_total{replica="0"} 0"#),
+        "{text}"
+    );
 }

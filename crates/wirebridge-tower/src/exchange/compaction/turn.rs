@@ -218,7 +218,7 @@ impl<'s> Turn<'s> {
         }
         C::upstream_head(upstream.headers_mut(), self.settings);
         let response = inner.ready().await?.call(upstream).await?;
-        tracker.first_byte();
+        tracker.answered(response.extensions());
         let keep = self
             .settings
             .stateful
