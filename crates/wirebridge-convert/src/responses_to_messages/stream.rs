@@ -20,12 +20,6 @@ pub struct StreamTranslator {
     losses: LossReport,
 }
 
-impl std::fmt::Debug for Reader {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reader").finish_non_exhaustive()
-    }
-}
-
 impl StreamTranslator {
     /// A translator for one reply.
     pub fn new(context: ExchangeContext) -> Self {
