@@ -406,3 +406,76 @@ fn every_byte_split_of_a_stream_reads_the_same() {
         );
     }
 }
+
+#[test]
+fn tool_choices_files_and_images_by_url() {
+    let tools = json!([{"type": "function", "name": "f"}, {"type": "custom", "name": "patch"}]);
+    let choice = |tool_choice: Value, parallel: Option<bool>| {
+        let mut request =
+            json!({"model": "m", "input": "go", "tools": tools, "tool_choice": tool_choice});
+        if let Some(parallel) = parallel {
+            request["parallel_tool_calls"] = json!(parallel);
+        }
+        write(request, &options()).0["tool_choice"].clone()
+    };
+    assert_eq!(choice(json!("auto"), None), json!({"type": "auto"}));
+    assert_eq!(choice(json!("none"), Some(false)), json!({"type": "none"}));
+    assert_eq!(
+        choice(json!({"type": "function", "name": "f"}), Some(false)),
+        json!({"type": "tool", "name": "f", "disable_parallel_tool_use": true})
+    );
+    assert_eq!(
+        choice(json!({"type": "custom", "name": "patch"}), None),
+        json!({"type": "tool", "name": "patch"})
+    );
+    let (sent, t) = write(
+        json!({"model": "m", "tools": tools, "tool_choice": {"type": "web_search"}, "input": [{"role": "user", "content": [
+            {"type": "input_image", "image_url": "https://example.com/cat.png", "detail": "high"},
+            {"type": "input_file", "filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0x"},
+            {"type": "input_file", "file_url": "https://example.com/b.pdf"},
+            {"type": "input_file", "file_id": "file-1"}
+        ]}]}),
+        &options(),
+    );
+    assert_eq!(
+        sent["messages"][0]["content"],
+        json!([
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0x"}, "title": "a.pdf"},
+            {"type": "document", "source": {"type": "url", "url": "https://example.com/b.pdf"}}
+        ])
+    );
+    assert!(sent.get("tool_choice").is_none());
+    assert_eq!(
+        t.losses.paths(),
+        "tool_choice, input[0].content[0].detail, input[0].content[3]"
+    );
+}
+
+#[test]
+fn server_tools_citations_and_a_paused_turn_are_reported() {
+    let upstream = sse(&[
+        r#"{"type":"message_start","message":{"id":"msg_5","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\":\"x\"}"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Found it."}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://example.com"}}}"#,
+        r#"{"type":"content_block_stop","index":1}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"pause_turn"},"usage":{"output_tokens":4}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    let (out, translator) = drive(
+        StreamTranslator::new(ExchangeContext::default()),
+        &upstream,
+        2,
+    );
+    let transcript = responses_grammar::check(&parse_sse(&out)).unwrap_or_else(|v| panic!("{v}"));
+    assert_eq!(transcript.text, "Found it.");
+    assert!(transcript.function_calls.is_empty());
+    assert_eq!(
+        translator.losses().paths(),
+        "content[0], content[1].citations, stop_reason"
+    );
+}

@@ -32,6 +32,10 @@ pub struct MessagesProfile {
     pub api_key_header: bool,
     /// The `anthropic-version` header, unless the client sent one.
     pub version: String,
+    /// Betas the backend is asked for in `anthropic-beta` (beside any the
+    /// client sent): what a deployment turns on for every request, such as
+    /// a longer context window.
+    pub betas: Vec<String>,
 }
 
 impl Default for MessagesProfile {
@@ -49,6 +53,7 @@ impl Default for MessagesProfile {
             cache_control: false,
             api_key_header: false,
             version: DEFAULT_VERSION.into(),
+            betas: Vec::new(),
         }
     }
 }

@@ -93,8 +93,9 @@ pub(crate) fn messages(
 }
 
 /// The headers a Messages backend reads: the key as `x-api-key` where the
-/// profile says so (a client's own `x-api-key` wins), and an
-/// `anthropic-version` unless the client sent one.
+/// profile says so (a client's own `x-api-key` wins), an
+/// `anthropic-version` unless the client sent one, and the profile's betas
+/// in `anthropic-beta` (each once).
 pub(crate) fn backend_headers(headers: &mut HeaderMap, profile: &MessagesProfile) {
     if profile.api_key_header && !headers.contains_key("x-api-key") {
         let key = headers
@@ -110,6 +111,17 @@ pub(crate) fn backend_headers(headers: &mut HeaderMap, profile: &MessagesProfile
     if !headers.contains_key("anthropic-version") {
         if let Ok(version) = HeaderValue::from_str(&profile.version) {
             headers.insert("anthropic-version", version);
+        }
+    }
+    for beta in &profile.betas {
+        let asked = headers
+            .get_all("anthropic-beta")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .any(|asked| asked.trim() == beta);
+        if let (false, Ok(value)) = (asked, HeaderValue::from_str(beta)) {
+            headers.append("anthropic-beta", value);
         }
     }
 }
@@ -142,5 +154,25 @@ mod tests {
         assert_eq!(headers[header::AUTHORIZATION], "Bearer local");
         assert!(headers.get("x-api-key").is_none());
         assert_eq!(headers["anthropic-version"], "2099-01-01");
+
+        // The profile's betas, each once, beside the client's.
+        let profile = MessagesProfile {
+            betas: vec![
+                "context-1m-2025-08-07".into(),
+                "interleaved-thinking-2025-05-14".into(),
+            ],
+            ..MessagesProfile::default()
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            "anthropic-beta",
+            HeaderValue::from_static("interleaved-thinking-2025-05-14"),
+        );
+        backend_headers(&mut headers, &profile);
+        let betas: Vec<_> = headers.get_all("anthropic-beta").iter().collect();
+        assert_eq!(
+            betas,
+            ["interleaved-thinking-2025-05-14", "context-1m-2025-08-07"]
+        );
     }
 }
