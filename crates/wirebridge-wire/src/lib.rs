@@ -56,6 +56,7 @@ mod object;
 pub mod raw;
 pub mod responses;
 mod str;
+mod unmodeled;
 mod write;
 
 pub use items::Items;

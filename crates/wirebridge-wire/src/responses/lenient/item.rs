@@ -125,6 +125,13 @@ pub struct InputItem<'a> {
     /// Who runs a tool search (`client` or `server`).
     #[serde(borrow)]
     pub execution: Option<Str<'a>>,
+    /// Who wrote an `agent_message` (an agent's path, such as
+    /// `/root/worker`), as sent: the model is given only its content.
+    #[serde(borrow)]
+    pub author: Option<&'a RawValue>,
+    /// Whom an `agent_message` is addressed to, as sent.
+    #[serde(borrow)]
+    pub recipient: Option<&'a RawValue>,
     /// The item's JSON text, as sent, when the single-pass reader
     /// ([`CreateResponse::read`](super::CreateResponse::read)) kept it
     /// (serde leaves it `None`).

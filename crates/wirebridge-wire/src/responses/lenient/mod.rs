@@ -6,12 +6,14 @@
 //! item or event type this crate has never heard of still parses. Strings
 //! borrow the input ([`Str`](crate::Str), [`JsonStr`](crate::JsonStr)).
 
+mod fields;
 mod item;
 mod read;
 mod reply;
 mod request;
 mod shell;
 
+pub use fields::unmodeled_fields;
 pub use item::{Content, ContentPart, InputItem, InputItems, ItemKind};
 #[cfg(fuzzing)]
 #[doc(hidden)]

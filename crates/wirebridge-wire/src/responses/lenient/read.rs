@@ -16,8 +16,14 @@
 //! gives the same result or the error. The tests mutate real requests and
 //! check that whatever this reads, serde reads the same.
 
+use std::cell::Cell;
+
+use serde_json::value::RawValue;
+
+use super::fields::{PART, REASONING, TEXT, TOOL};
 use super::{ContentPart, CreateResponse, Input, InputItem, InputItems, Tool};
 use crate::cursor::{JsonCursor, SeenFields};
+use crate::unmodeled::{skip_noting, Shape};
 use crate::RawObject;
 
 /// A request body read by [`CreateResponse::read`].
@@ -34,6 +40,13 @@ pub struct ReadRequest<'a> {
     /// (unknown ones and repeats included): what a backend that reads the
     /// same API gets, patched, without the body being read again.
     pub members: RawObject<'a>,
+    /// Whether the body may hold fields the request types do not model:
+    /// `false` when the reader met none (nor left a value for serde to
+    /// parse later, which would skip any such field unseen), which spares
+    /// the caller the walk of
+    /// [`unmodeled_fields`](super::unmodeled_fields), which would find
+    /// none.
+    pub unmodeled: bool,
 }
 
 impl<'a> CreateResponse<'a> {
@@ -65,9 +78,10 @@ impl<'a> CreateResponse<'a> {
         // 180.6 K and 180.8 K instructions a request always kept, 181.1 K
         // and 180.3 K kept when asked).
         let mut members = RawObject::with_capacity(16);
+        let noted = Cell::new(false);
         cursor.object(|c, key| {
             let start = c.value_start()?;
-            request_field(c, key, &mut request, &mut seen)?;
+            request_field(c, key, &mut request, &mut seen, &noted)?;
             members.push(key, c.raw_since(start));
             Some(())
         })?;
@@ -76,8 +90,29 @@ impl<'a> CreateResponse<'a> {
             request,
             compact: !cursor.padded(),
             members,
+            unmodeled: noted.get(),
         })
     }
+}
+
+/// Whether the reader met a field the types do not model, or left a value
+/// for serde to parse (which would skip any such field unseen).
+type Noted = Cell<bool>;
+
+/// Steps over the value of a field the types do not model, noting it.
+fn unmodeled(c: &mut JsonCursor<'_>, noted: &Noted) -> Option<()> {
+    noted.set(true);
+    c.skip_value()
+}
+
+/// A value kept raw, looked through for fields `shape`'s types do not
+/// model (noted when there are).
+fn raw_noting<'a>(c: &mut JsonCursor<'a>, shape: Shape, noted: &Noted) -> Option<&'a RawValue> {
+    let start = c.value_start()?;
+    if skip_noting(c, shape)? {
+        noted.set(true);
+    }
+    Some(c.raw_since(start))
 }
 
 /// A count that fits a `u32`.
@@ -86,70 +121,91 @@ fn u32(c: &mut JsonCursor<'_>) -> Option<u32> {
 }
 
 /// Reads one field's value into the request.
-type ReadField<'a> = fn(&mut JsonCursor<'a>, &mut CreateResponse<'a>) -> Option<()>;
+type ReadField<'a> = fn(&mut JsonCursor<'a>, &mut CreateResponse<'a>, &Noted) -> Option<()>;
 
 fn request_field<'a>(
     c: &mut JsonCursor<'a>,
     key: &'a str,
     r: &mut CreateResponse<'a>,
     seen: &mut SeenFields,
+    noted: &Noted,
 ) -> Option<()> {
     let (bit, read): (u8, ReadField<'a>) = match key {
-        "model" => (0, |c, r| c.set(&mut r.model, JsonCursor::str)),
-        "input" => (1, |c, r| c.set(&mut r.input, input)),
-        "instructions" => (2, |c, r| c.set(&mut r.instructions, JsonCursor::json_str)),
+        "model" => (0, |c, r, _| c.set(&mut r.model, JsonCursor::str)),
+        "input" => (1, |c, r, n| c.set(&mut r.input, |c| input(c, n))),
+        "instructions" => (2, |c, r, _| {
+            c.set(&mut r.instructions, JsonCursor::json_str)
+        }),
         "tools" => (3, tools_field),
-        "tool_choice" => (4, |c, r| c.set(&mut r.tool_choice, JsonCursor::raw)),
-        "parallel_tool_calls" => (5, |c, r| {
+        "tool_choice" => (4, |c, r, _| c.set(&mut r.tool_choice, JsonCursor::raw)),
+        "parallel_tool_calls" => (5, |c, r, _| {
             c.set(&mut r.parallel_tool_calls, JsonCursor::bool)
         }),
-        "text" => (6, |c, r| c.set(&mut r.text, JsonCursor::raw)),
-        "max_output_tokens" => (7, |c, r| c.set(&mut r.max_output_tokens, JsonCursor::u64)),
-        "temperature" => (8, |c, r| c.set(&mut r.temperature, JsonCursor::f64)),
-        "top_p" => (9, |c, r| c.set(&mut r.top_p, JsonCursor::f64)),
-        "top_logprobs" => (10, |c, r| c.set(&mut r.top_logprobs, u32)),
-        "presence_penalty" => (11, |c, r| c.set(&mut r.presence_penalty, JsonCursor::f64)),
-        "frequency_penalty" => (12, |c, r| c.set(&mut r.frequency_penalty, JsonCursor::f64)),
-        "reasoning" => (13, |c, r| c.set(&mut r.reasoning, JsonCursor::raw)),
-        "user" => (14, |c, r| c.set(&mut r.user, JsonCursor::str)),
-        "safety_identifier" => (15, |c, r| c.set(&mut r.safety_identifier, JsonCursor::str)),
-        "stream" => (16, |c, r| c.set(&mut r.stream, JsonCursor::bool)),
-        "stream_options" => (17, |c, r| c.set(&mut r.stream_options, JsonCursor::raw)),
-        "store" => (18, |c, r| c.set(&mut r.store, JsonCursor::bool)),
-        "metadata" => (19, |c, r| c.set(&mut r.metadata, JsonCursor::raw)),
-        "include" => (20, |c, r| c.set(&mut r.include, include)),
-        "prompt_cache_key" => (21, |c, r| c.set(&mut r.prompt_cache_key, JsonCursor::str)),
-        "prompt_cache_retention" => (22, |c, r| {
+        "text" => (6, |c, r, n| {
+            c.set(&mut r.text, |c| raw_noting(c, Shape::Object(TEXT), n))
+        }),
+        "max_output_tokens" => (7, |c, r, _| {
+            c.set(&mut r.max_output_tokens, JsonCursor::u64)
+        }),
+        "temperature" => (8, |c, r, _| c.set(&mut r.temperature, JsonCursor::f64)),
+        "top_p" => (9, |c, r, _| c.set(&mut r.top_p, JsonCursor::f64)),
+        "top_logprobs" => (10, |c, r, _| c.set(&mut r.top_logprobs, u32)),
+        "presence_penalty" => (11, |c, r, _| {
+            c.set(&mut r.presence_penalty, JsonCursor::f64)
+        }),
+        "frequency_penalty" => (12, |c, r, _| {
+            c.set(&mut r.frequency_penalty, JsonCursor::f64)
+        }),
+        "reasoning" => (13, |c, r, n| {
+            c.set(&mut r.reasoning, |c| {
+                raw_noting(c, Shape::Object(REASONING), n)
+            })
+        }),
+        "user" => (14, |c, r, _| c.set(&mut r.user, JsonCursor::str)),
+        "safety_identifier" => (15, |c, r, _| {
+            c.set(&mut r.safety_identifier, JsonCursor::str)
+        }),
+        "stream" => (16, |c, r, _| c.set(&mut r.stream, JsonCursor::bool)),
+        "stream_options" => (17, |c, r, _| c.set(&mut r.stream_options, JsonCursor::raw)),
+        "store" => (18, |c, r, _| c.set(&mut r.store, JsonCursor::bool)),
+        "metadata" => (19, |c, r, _| c.set(&mut r.metadata, JsonCursor::raw)),
+        "include" => (20, |c, r, _| c.set(&mut r.include, include)),
+        "prompt_cache_key" => (21, |c, r, _| {
+            c.set(&mut r.prompt_cache_key, JsonCursor::str)
+        }),
+        "prompt_cache_retention" => (22, |c, r, _| {
             c.set(&mut r.prompt_cache_retention, JsonCursor::raw)
         }),
-        "service_tier" => (23, |c, r| c.set(&mut r.service_tier, JsonCursor::str)),
-        "truncation" => (24, |c, r| c.set(&mut r.truncation, JsonCursor::raw)),
-        "previous_response_id" => (25, |c, r| {
+        "service_tier" => (23, |c, r, _| c.set(&mut r.service_tier, JsonCursor::str)),
+        "truncation" => (24, |c, r, _| c.set(&mut r.truncation, JsonCursor::raw)),
+        "previous_response_id" => (25, |c, r, _| {
             c.set(&mut r.previous_response_id, JsonCursor::str)
         }),
-        "conversation" => (26, |c, r| c.set(&mut r.conversation, JsonCursor::raw)),
-        "background" => (27, |c, r| c.set(&mut r.background, JsonCursor::raw)),
-        "max_tool_calls" => (28, |c, r| c.set(&mut r.max_tool_calls, JsonCursor::u64)),
-        "prompt" => (29, |c, r| c.set(&mut r.prompt, JsonCursor::raw)),
-        "context_management" => (30, |c, r| c.set(&mut r.context_management, JsonCursor::raw)),
-        "moderation" => (31, |c, r| c.set(&mut r.moderation, JsonCursor::raw)),
-        "prompt_cache_options" => (32, |c, r| {
+        "conversation" => (26, |c, r, _| c.set(&mut r.conversation, JsonCursor::raw)),
+        "background" => (27, |c, r, _| c.set(&mut r.background, JsonCursor::raw)),
+        "max_tool_calls" => (28, |c, r, _| c.set(&mut r.max_tool_calls, JsonCursor::u64)),
+        "prompt" => (29, |c, r, _| c.set(&mut r.prompt, JsonCursor::raw)),
+        "context_management" => (30, |c, r, _| {
+            c.set(&mut r.context_management, JsonCursor::raw)
+        }),
+        "moderation" => (31, |c, r, _| c.set(&mut r.moderation, JsonCursor::raw)),
+        "prompt_cache_options" => (32, |c, r, _| {
             c.set(&mut r.prompt_cache_options, JsonCursor::raw)
         }),
-        "client_metadata" => (33, |c, r| c.set(&mut r.client_metadata, JsonCursor::raw)),
-        _ => return c.skip_value(),
+        "client_metadata" => (33, |c, r, _| c.set(&mut r.client_metadata, JsonCursor::raw)),
+        _ => return unmodeled(c, noted),
     };
     seen.once(bit)?;
-    read(c, r)
+    read(c, r, noted)
 }
 
 /// `input`: a string, or an array of items.
-fn input<'a>(c: &mut JsonCursor<'a>) -> Option<Input<'a>> {
+fn input<'a>(c: &mut JsonCursor<'a>, noted: &Noted) -> Option<Input<'a>> {
     match c.peek()? {
         b'"' => c.json_str().map(Input::Text),
         b'[' => {
             let start = c.value_start()?;
-            let items = c.list(item)?;
+            let items = c.list(|c, it| item(c, it, noted))?;
             Some(Input::Items(InputItems::read(items, c.raw_since(start))))
         }
         _ => None,
@@ -167,21 +223,27 @@ fn include<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<crate::Str<'a>>> {
 }
 
 /// `tools`, kept raw, and read into tools when every one of them reads.
-fn tools_field<'a>(c: &mut JsonCursor<'a>, r: &mut CreateResponse<'a>) -> Option<()> {
+fn tools_field<'a>(
+    c: &mut JsonCursor<'a>,
+    r: &mut CreateResponse<'a>,
+    noted: &Noted,
+) -> Option<()> {
     if c.null()? {
         return Some(());
     }
-    let (raw, parsed) = c.raw_and_parsed(tool_list)?;
+    let (raw, parsed) = c.raw_and_parsed(|c| tool_list(c, noted))?;
+    // Left to serde, which would skip an unknown key unseen.
+    noted.set(noted.get() || parsed.is_none());
     r.tools = Some(raw);
     r.parsed_tools = parsed;
     Some(())
 }
 
-fn tool_list<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<Tool<'a>>> {
-    c.list(tool)
+fn tool_list<'a>(c: &mut JsonCursor<'a>, noted: &Noted) -> Option<Vec<Tool<'a>>> {
+    c.list(|c, t| tool(c, t, noted))
 }
 
-fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
+fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -199,7 +261,9 @@ fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
         "strict" => seen
             .once(4)
             .and_then(|()| c.set(&mut t.strict, JsonCursor::bool)),
-        "tools" => seen.once(5).and_then(|()| c.set(&mut t.tools, tool_list)),
+        "tools" => seen
+            .once(5)
+            .and_then(|()| c.set(&mut t.tools, |c| tool_list(c, noted))),
         "format" => seen
             .once(6)
             .and_then(|()| c.set(&mut t.format, JsonCursor::raw)),
@@ -218,13 +282,13 @@ fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>) -> Option<()> {
         "execution" => seen
             .once(11)
             .and_then(|()| c.set(&mut t.execution, JsonCursor::str)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 
 /// One input item, with its text and, when its content is an array of
 /// parts, the parts.
-fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
+fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>, noted: &Noted) -> Option<()> {
     let start = c.value_start()?;
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
@@ -234,7 +298,7 @@ fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
         "role" => seen
             .once(1)
             .and_then(|()| c.set(&mut it.role, JsonCursor::str)),
-        "content" => seen.once(2).and_then(|()| content(c, it)),
+        "content" => seen.once(2).and_then(|()| content(c, it, noted)),
         "id" => seen
             .once(3)
             .and_then(|()| c.set(&mut it.id, JsonCursor::str)),
@@ -253,9 +317,11 @@ fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
         "arguments" => seen
             .once(8)
             .and_then(|()| c.set(&mut it.arguments, JsonCursor::raw)),
-        "output" => seen
-            .once(9)
-            .and_then(|()| c.set(&mut it.output, JsonCursor::raw)),
+        "output" => seen.once(9).and_then(|()| {
+            c.set(&mut it.output, |c| {
+                raw_noting(c, Shape::Objects(PART), noted)
+            })
+        }),
         "input" => seen
             .once(10)
             .and_then(|()| c.set(&mut it.input, JsonCursor::raw)),
@@ -268,13 +334,21 @@ fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
         "phase" => seen
             .once(13)
             .and_then(|()| c.set(&mut it.phase, JsonCursor::str)),
-        "tools" => seen
-            .once(14)
-            .and_then(|()| c.set(&mut it.tools, JsonCursor::raw)),
+        "tools" => seen.once(14).and_then(|()| {
+            c.set(&mut it.tools, |c| {
+                raw_noting(c, Shape::Objects(TOOL), noted)
+            })
+        }),
         "execution" => seen
             .once(15)
             .and_then(|()| c.set(&mut it.execution, JsonCursor::str)),
-        _ => c.skip_value(),
+        "author" => seen
+            .once(16)
+            .and_then(|()| c.set(&mut it.author, JsonCursor::raw)),
+        "recipient" => seen
+            .once(17)
+            .and_then(|()| c.set(&mut it.recipient, JsonCursor::raw)),
+        _ => unmodeled(c, noted),
     })?;
     it.raw = Some(c.raw_since(start));
     Some(())
@@ -282,7 +356,7 @@ fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
 
 /// An item's `content`: kept raw, and read into parts when it is an array
 /// of them (a string needs no parsing).
-fn content<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
+fn content<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>, noted: &Noted) -> Option<()> {
     if c.null()? {
         return Some(());
     }
@@ -290,17 +364,15 @@ fn content<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>) -> Option<()> {
         it.content = Some(c.raw()?);
         return Some(());
     }
-    let (raw, parsed) = c.raw_and_parsed(parts)?;
+    let (raw, parsed) = c.raw_and_parsed(|c| c.list(|c, p| part(c, p, noted)))?;
+    // Left to serde, which would skip an unknown key unseen.
+    noted.set(noted.get() || parsed.is_none());
     it.content = Some(raw);
     it.parsed_content = parsed;
     Some(())
 }
 
-fn parts<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<ContentPart<'a>>> {
-    c.list(part)
-}
-
-fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>) -> Option<()> {
+fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>, noted: &Noted) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
         "type" => seen
@@ -345,7 +417,7 @@ fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>) -> Option<()> {
         "logprobs" => seen
             .once(13)
             .and_then(|()| c.set(&mut p.logprobs, JsonCursor::raw)),
-        _ => c.skip_value(),
+        _ => unmodeled(c, noted),
     })
 }
 

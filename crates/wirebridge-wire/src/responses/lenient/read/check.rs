@@ -5,17 +5,28 @@
 use serde_json::value::RawValue;
 
 use crate::depth::{survey, MAX_DEPTH};
-use crate::responses::lenient::{Content, CreateResponse, Input, InputItem, ResponseShell, Tool};
+use crate::responses::lenient::{
+    unmodeled_fields, Content, CreateResponse, Input, InputItem, ResponseShell, Tool,
+};
 use crate::RawObject;
 
 /// Whether [`CreateResponse::read`] read `body`; when it did, panics unless
 /// serde reads it the same (and the depth survey agrees on its
-/// compactness, and serde's [`RawObject`] on its members).
+/// compactness, and serde's [`RawObject`] on its members), and unless a
+/// body it notes nothing unmodeled in has no field [`unmodeled_fields`]
+/// names.
 pub fn read_as_serde(body: &[u8]) -> bool {
     let Some(read) = CreateResponse::read(body) else {
         return false;
     };
     let text = String::from_utf8_lossy(body);
+    if !read.unmodeled {
+        let found = unmodeled_fields(body);
+        assert!(
+            found.is_empty(),
+            "the reader noted nothing unmodeled, but the walk finds {found:?}: {text}"
+        );
+    }
     let parsed: CreateResponse<'_> = serde_json::from_slice(body)
         .unwrap_or_else(|e| panic!("the reader read what serde refuses ({e}): {text}"));
     let found = survey(body, MAX_DEPTH);

@@ -7,7 +7,7 @@ use wirebridge_testkit::mutate::{edit, mutate, Rng};
 
 use super::check::read_as_serde;
 use crate::depth::MAX_DEPTH;
-use crate::responses::lenient::{CreateResponse, Input};
+use crate::responses::lenient::{unmodeled_fields, CreateResponse, Input};
 
 /// Every field the reader reads, in both of the shapes where a field has
 /// two, with escapes, numbers and whitespace.
@@ -26,6 +26,7 @@ const EVERY_FIELD: &str = r#"{"model":"gpt-5","instructions":"Be \"brief\".\n","
  {"type":"reasoning","summary":[{"type":"summary_text","text":"s"}],"encrypted_content":"enc","content":null},
  {"type":"tool_search_output","execution":"client","tools":[{"type":"function","name":"late"}]},
  {"type":"item_reference","id":"msg_1"},
+ {"type":"agent_message","author":"/root/worker","recipient":"/root","content":[{"type":"input_text","text":"done"}]},
  {"type":"message","role":"assistant","content":[],"unknown":{"deep":[[{}]]}}],
 "tools":[{"type":"function","name":"shell","description":"Runs \"sh\"","parameters":{"type":"object","properties":{}},"strict":false,"defer_loading":true},
  {"type":"custom","name":"apply_patch","format":{"type":"grammar","syntax":"lark","definition":"start: x"}},
@@ -58,11 +59,11 @@ fn reads_every_field_as_serde_does() {
     let Some(Input::Items(items)) = &request.input else {
         panic!("items expected");
     };
-    assert_eq!(items.len(), 10);
+    assert_eq!(items.len(), 11);
     assert_eq!(items[1].parsed_content.as_ref().map(Vec::len), Some(6));
     assert_eq!(items[1].id.as_deref(), Some("m1"));
     assert!(items[0].parsed_content.is_none(), "a string needs no parts");
-    assert!(items[9].parsed_content.as_ref().is_some_and(Vec::is_empty));
+    assert!(items[10].parsed_content.as_ref().is_some_and(Vec::is_empty));
 }
 
 #[test]
@@ -71,6 +72,37 @@ fn reads_every_recorded_codex_request() {
     assert!(!requests.is_empty());
     for (name, body) in requests {
         assert!(read_as_serde(&body), "{name}");
+        // Nothing in them the types do not model: the walk is left out.
+        let read = CreateResponse::read(&body).unwrap();
+        assert!(!read.unmodeled, "{name}");
+        assert!(unmodeled_fields(&body).is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn notes_a_field_the_types_do_not_model_at_every_level_it_reads() {
+    let plain = r#"{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},
+        {"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"ok"}]},
+        {"type":"additional_tools","tools":[{"type":"function","name":"f"}]}],
+        "tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"g"}]}],
+        "text":{"format":{"type":"text"},"verbosity":"low"},"reasoning":{"effort":"low"}}"#;
+    let read = CreateResponse::read(plain.as_bytes()).unwrap();
+    assert!(!read.unmodeled);
+    for (at, path) in [
+        (r#""model":"m""#, "x"),
+        (r#""role":"user""#, "input[0].x"),
+        (r#""text":"hi""#, "input[0].content[0].x"),
+        (r#""text":"ok""#, "input[1].output[0].x"),
+        (r#""name":"f""#, "input[2].tools[0].x"),
+        (r#""name":"g""#, "tools[0].tools[0].x"),
+        (r#""type":"text""#, "text.format.x"),
+        (r#""effort":"low""#, "reasoning.x"),
+    ] {
+        let body = plain.replacen(at, &format!(r#"{at},"x":1"#), 1);
+        let read = CreateResponse::read(body.as_bytes()).expect(&body);
+        assert!(read.unmodeled, "{body}");
+        assert_eq!(unmodeled_fields(body.as_bytes()), [path], "{body}");
+        assert!(read_as_serde(body.as_bytes()));
     }
 }
 
