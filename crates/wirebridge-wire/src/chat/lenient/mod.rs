@@ -5,12 +5,14 @@
 //! expect. Strings borrow the input ([`Str`](crate::Str),
 //! [`JsonStr`](crate::JsonStr)).
 
+mod fields;
 mod message;
 mod read;
 mod reply;
 mod request;
 mod tools;
 
+pub use fields::unmodeled_fields;
 pub use message::{
     Content, ContentPart, CustomCall, FileRef, FunctionCall, ImageUrl, Message, ToolCall,
 };
