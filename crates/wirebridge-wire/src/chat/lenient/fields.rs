@@ -67,6 +67,7 @@ pub(crate) const MESSAGE: &[Field] = &[
     ("audio", Shape::Whole),
     ("reasoning_content", Shape::Whole),
     ("reasoning", Shape::Whole),
+    ("annotations", Shape::Whole),
 ];
 
 /// The fields of [`ContentPart`](super::ContentPart).

@@ -41,6 +41,11 @@ pub struct Message<'a> {
     /// Reasoning some clients echo back (Ollama, OpenRouter convention).
     #[serde(borrow)]
     pub reasoning: Option<&'a RawValue>,
+    /// The citations of a reply, which clients echo back with the
+    /// assistant message: the reply's own record, nothing the model is
+    /// asked to read.
+    #[serde(borrow)]
+    pub annotations: Option<&'a RawValue>,
 }
 
 /// Message content: a string or typed parts.

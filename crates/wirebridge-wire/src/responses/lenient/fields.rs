@@ -93,6 +93,7 @@ pub(crate) const PART: &[Field] = &[
     ("format", Shape::Whole),
     ("annotations", Shape::Whole),
     ("logprobs", Shape::Whole),
+    ("prompt_cache_breakpoint", Shape::Whole),
 ];
 
 /// The fields of [`Tool`](super::Tool).

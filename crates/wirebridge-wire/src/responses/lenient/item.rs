@@ -301,6 +301,11 @@ pub struct ContentPart<'a> {
     /// Output-text token log probabilities.
     #[serde(borrow)]
     pub logprobs: Option<&'a RawValue>,
+    /// A prompt-cache breakpoint (`{"mode": "explicit"}`), as the bridge
+    /// writes one for a Messages block's `cache_control`: it changes what
+    /// is billed, never the answer.
+    #[serde(borrow)]
+    pub prompt_cache_breakpoint: Option<&'a RawValue>,
 }
 
 impl ContentPart<'_> {

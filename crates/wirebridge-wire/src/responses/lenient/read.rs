@@ -417,6 +417,9 @@ fn part<'a>(c: &mut JsonCursor<'a>, p: &mut ContentPart<'a>, noted: &Noted) -> O
         "logprobs" => seen
             .once(13)
             .and_then(|()| c.set(&mut p.logprobs, JsonCursor::raw)),
+        "prompt_cache_breakpoint" => seen
+            .once(14)
+            .and_then(|()| c.set(&mut p.prompt_cache_breakpoint, JsonCursor::raw)),
         _ => unmodeled(c, noted),
     })
 }

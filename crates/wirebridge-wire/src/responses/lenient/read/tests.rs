@@ -17,7 +17,7 @@ const EVERY_FIELD: &str = r#"{"model":"gpt-5","instructions":"Be \"brief\".\n","
   {"type":"input_image","image_url":{"url":"data:image/png;base64,AA"},"detail":"high"},
   {"type":"input_file","file_id":"f1","file_data":"ZGF0YQ==","file_url":"https://x/y","filename":"a.txt"},
   {"type":"input_audio","input_audio":{"data":"AA","format":"wav"},"data":"AA","format":"mp3"},
-  {"type":"output_text","text":"x","annotations":[],"logprobs":[{"token":"x","logprob":-0.5}]},
+  {"type":"output_text","text":"x","annotations":[],"logprobs":[{"token":"x","logprob":-0.5}],"prompt_cache_breakpoint":{"mode":"explicit"}},
   {"type":"refusal","refusal":"no"}],"id":"m\u0031","status":"completed","phase":"final_answer"},
  {"type":"function_call","call_id":"c1","name":"shell","namespace":"ns","arguments":"{\"cmd\":[\"ls\"]}"},
  {"type":"function_call","call_id":"c2","name":"obj","arguments":{"a":[1,2.5e-3,true,null]}},
