@@ -71,6 +71,7 @@ pub mod stream;
 pub mod summary;
 pub mod tool_names;
 mod truncation;
+mod unmodeled;
 
 pub use error::ConvertError;
 pub use frames::{Frames, Framing};

@@ -142,6 +142,11 @@ pub fn translate_request(
         }
     }
 
+    // serde cannot tell whether it skipped a field, so every request is
+    // walked; a walk that finds nothing allocates nothing.
+    let paths = wirebridge_wire::chat::lenient::unmodeled_fields(body);
+    crate::unmodeled::record(paths, |_| false, &mut losses)?;
+
     // The translation is about as long as the request: one allocation.
     let mut body = Vec::with_capacity(request_len + request_len / 4);
     out.write_json(&mut body);

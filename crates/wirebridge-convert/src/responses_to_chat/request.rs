@@ -70,6 +70,10 @@ pub struct ParsedRequest<'a> {
     /// The body's fields as raw text, when the one-pass reader read it:
     /// what a Responses backend is sent, patched, rather than read again.
     pub(crate) members: Option<RawObject<'a>>,
+    /// Whether the body may hold fields the request types do not model
+    /// (the one-pass reader met one, or serde read the body): only then
+    /// is it walked for them.
+    pub(crate) unmodeled: bool,
 }
 
 impl<'a> ParsedRequest<'a> {
@@ -84,6 +88,7 @@ impl<'a> ParsedRequest<'a> {
                 len: body.len(),
                 compact: read.compact,
                 members: Some(read.members),
+                unmodeled: read.unmodeled,
             });
         }
         let compact = ConvertError::check_depth_and_compactness(body)?;
@@ -95,6 +100,7 @@ impl<'a> ParsedRequest<'a> {
             len: body.len(),
             compact,
             members: None,
+            unmodeled: true,
         })
     }
 
@@ -218,8 +224,10 @@ fn translate_with<'a>(
 ) -> Result<Option<TranslatedRequest>, ConvertError> {
     let ParsedRequest {
         mut request,
+        body: sent,
         len: request_len,
         compact,
+        unmodeled,
         ..
     } = parsed;
     let mut losses = LossRecorder::new(&options.policy);
@@ -248,6 +256,12 @@ fn translate_with<'a>(
         false => None,
     };
     compacted::report(&request, mode, &mut losses)?;
+    // Known before the items are taken; empty (unallocated) when there is
+    // nothing to walk for.
+    let settings = match unmodeled {
+        true => crate::unmodeled::settings_items(request.input.as_ref()),
+        false => Vec::new(),
+    };
     let (input, own) = match splice {
         false => (
             Some(Conversation::new(request.input.take(), history)?),
@@ -399,6 +413,11 @@ fn translate_with<'a>(
                 return Ok(None);
             }
         }
+    }
+    if unmodeled {
+        let paths = wirebridge_wire::responses::lenient::unmodeled_fields(sent);
+        let left_out = |path: &str| crate::unmodeled::inside_items(path, &settings);
+        crate::unmodeled::record(paths, left_out, &mut losses)?;
     }
     let context = ResponsesContext {
         model: model.into_owned(),

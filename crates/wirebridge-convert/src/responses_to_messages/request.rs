@@ -69,8 +69,17 @@ pub fn translate_request(
 ) -> Result<TranslatedRequest, ConvertError> {
     let text = std::str::from_utf8(body)
         .map_err(|_| ConvertError::invalid("", "the request body is not UTF-8"))?;
-    let request: CreateResponse<'_> = serde_json::from_str(text)
-        .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
+    // One pass for the requests clients send, which also tells whether
+    // the body may hold fields the types do not model; serde for the
+    // rest, which cannot tell.
+    let (request, unmodeled) = match CreateResponse::read(body) {
+        Some(read) => (read.request, read.unmodeled),
+        None => {
+            let request = serde_json::from_str(text)
+                .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
+            (request, true)
+        }
+    };
     let members =
         RawObject::parse_str(text).map_err(|e| ConvertError::invalid("", e.to_string()))?;
     let mut losses = LossRecorder::new(&options.policy);
@@ -171,6 +180,18 @@ pub fn translate_request(
         );
     }
 
+    if unmodeled {
+        // Top-level fields are reported above, by name. The items the
+        // bridge stored and handed back come with the fields it writes
+        // (`id`, `status`, `phase`, ...), all of them modeled: only what a
+        // client added is found here.
+        let settings = crate::unmodeled::settings_indices(items);
+        let left_out = |path: &str| {
+            crate::unmodeled::is_top_level(path) || crate::unmodeled::inside_items(path, &settings)
+        };
+        let paths = wirebridge_wire::responses::lenient::unmodeled_fields(body);
+        crate::unmodeled::record(paths, left_out, &mut losses)?;
+    }
     let messages = MessagesRequest {
         model,
         max_tokens,

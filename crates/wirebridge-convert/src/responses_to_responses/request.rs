@@ -112,6 +112,8 @@ fn translate<'a>(
         compact,
         len,
         members,
+        // Items are forwarded as the client wrote them: nothing is lost.
+        unmodeled: _,
     } = parsed;
     let mut losses = LossRecorder::new(&options.policy);
     let model = request

@@ -109,8 +109,9 @@ pub(super) const RESPONSES_LOSSY: &[Lossy] = &[
     },
     Lossy {
         field: "input[].content[type=input_image] client fields (previewurl, filename)",
-        why: "fields outside the spec that some clients add to image parts are not carried",
-        reported: &[],
+        why: "fields outside the spec that some clients add to image parts are not carried: \
+              `filename` is an input file's, and any key the bridge does not read is reported",
+        reported: &[LossKind::UnsupportedParameter],
         rewrite: |e, _| {
             each_item(e, |item| {
                 for part in array_mut(item, "content") {
