@@ -1,7 +1,8 @@
 //! The stream re-encoding allocation budget: decoding the upstream's SSE,
 //! translating each event and writing the client's frames into a reused
 //! output buffer costs at most one heap allocation per chunk, amortized,
-//! in both directions.
+//! in both directions. And the walk that looks for request fields the
+//! types do not model allocates nothing in a request that holds none.
 //!
 //! Allocation counts are deterministic, unlike timings, so they are
 //! asserted here; `wirebridge-bench` reports the same counts.
@@ -11,6 +12,7 @@ use wirebridge_convert::responses_to_chat::{self as r2c, ResponsesContext};
 use wirebridge_convert::{SseTranslator, StreamTranslate};
 use wirebridge_sse::{encode_data, encode_event};
 use wirebridge_testkit::{allocations, fixtures, CountingAllocator};
+use wirebridge_wire::{chat, responses};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
@@ -144,4 +146,27 @@ fn responses_events_to_chat_chunks_allocate_at_most_once_per_chunk() {
         "steady state: {steady} allocations per chunk"
     );
     assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+}
+
+/// Every Chat request is walked (serde cannot tell whether it skipped a
+/// field), and a Responses request whenever the one-pass reader cannot
+/// tell: a walk that finds nothing must cost the request no allocation.
+#[test]
+fn a_request_with_nothing_unmodeled_is_walked_without_allocating() {
+    let chat = br#"{"model":"m","messages":[{"role":"system","content":"Be brief."},
+        {"role":"user","content":[{"type":"text","text":"Hi"},{"type":"image_url","image_url":{"url":"u"}}]},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"c","content":"ok"}],
+        "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],
+        "stream":true,"stream_options":{"include_usage":true}}"#;
+    let start = allocations();
+    let found = chat::lenient::unmodeled_fields(chat);
+    assert_eq!(allocations() - start, 0, "{found:?}");
+    assert!(found.is_empty());
+    for (name, body) in fixtures::codex_requests() {
+        let start = allocations();
+        let found = responses::lenient::unmodeled_fields(&body);
+        assert_eq!(allocations() - start, 0, "{name}: {found:?}");
+        assert!(found.is_empty(), "{name}");
+    }
 }

@@ -70,18 +70,18 @@ pub fn translate_request(
     let text = std::str::from_utf8(body)
         .map_err(|_| ConvertError::invalid("", "the request body is not UTF-8"))?;
     // One pass for the requests clients send, which also tells whether
-    // the body may hold fields the types do not model; serde for the
-    // rest, which cannot tell.
-    let (request, unmodeled) = match CreateResponse::read(body) {
-        Some(read) => (read.request, read.unmodeled),
+    // the body may hold fields the types do not model and keeps its
+    // members; serde for the rest, which cannot tell.
+    let (mut request, members, unmodeled) = match CreateResponse::read(body) {
+        Some(read) => (read.request, read.members, read.unmodeled),
         None => {
             let request = serde_json::from_str(text)
                 .map_err(|e| ConvertError::from_parse::<CreateResponse<'_>>(body, e))?;
-            (request, true)
+            let members =
+                RawObject::parse_str(text).map_err(|e| ConvertError::invalid("", e.to_string()))?;
+            (request, members, true)
         }
     };
-    let members =
-        RawObject::parse_str(text).map_err(|e| ConvertError::invalid("", e.to_string()))?;
     let mut losses = LossRecorder::new(&options.policy);
     let profile = &options.profile.messages;
 
@@ -98,9 +98,13 @@ pub fn translate_request(
         .model
         .as_deref()
         .ok_or_else(|| ConvertError::MissingField("model".into()))?;
-    let client_tools = request
-        .parse_tools()
-        .map_err(|e| ConvertError::from_parse_at("tools", e))?;
+    // The tools the reader parsed are taken, not copied.
+    let client_tools = match request.parsed_tools.take() {
+        Some(tools) => tools,
+        None => request
+            .parse_tools()
+            .map_err(|e| ConvertError::from_parse_at("tools", e))?,
+    };
     let (mut tools, declared) = tools::declare(&client_tools, &mut losses)?;
     let tool_choice = tools::choice(
         request.tool_choice,
