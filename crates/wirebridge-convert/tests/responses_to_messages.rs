@@ -479,3 +479,49 @@ fn server_tools_citations_and_a_paused_turn_are_reported() {
         "content[0], content[1].citations, stop_reason"
     );
 }
+
+#[test]
+fn a_stream_cut_or_unreadable_after_a_block_keeps_it_whole() {
+    let start = [
+        r#"{"type":"message_start","message":{"id":"msg_6","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm."}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Said."}}"#,
+        r#"{"type":"content_block_stop","index":1}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
+        r#"{"type":"content_block_delta","index":2,"delta":{"type":"thinking_delta","thinking":"Half"}}"#,
+    ];
+    let cut = sse(&start);
+    let mut unreadable = start.to_vec();
+    unreadable.push(r#"{"type":"content_block_delta","index":2,"delta":"#);
+    for upstream in [cut, sse(&unreadable)] {
+        let (out, translator) = drive(
+            StreamTranslator::new(ExchangeContext::default()),
+            &upstream,
+            1,
+        );
+        let transcript =
+            responses_grammar::check(&parse_sse(&out)).unwrap_or_else(|v| panic!("{v}"));
+        assert_eq!(transcript.status, "failed");
+        assert_eq!(transcript.text, "Said.");
+        let output: Vec<Value> = translator
+            .finished()
+            .unwrap()
+            .output
+            .iter()
+            .map(|item| serde_json::from_str(item.get()).unwrap())
+            .collect();
+        assert_eq!(output[1]["content"][0]["text"], "Said.");
+        // Whole thinking keeps its carrier; thinking cut short has no
+        // signature to carry, and is only shown.
+        assert!(output[0]["encrypted_content"].is_string());
+        assert!(
+            output[2].get("encrypted_content").is_none(),
+            "{}",
+            output[2]
+        );
+        assert_eq!(output[2]["content"][0]["text"], "Half");
+    }
+}

@@ -469,3 +469,39 @@ fn a_body_that_is_no_response_is_refused_not_answered_empty() {
     let body: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(body["status"], "completed");
 }
+
+#[test]
+fn a_stream_cut_after_a_finished_part_keeps_the_part_in_its_item() {
+    // The message's parts are done, the message itself never is.
+    let upstream = sse(&[
+        r#"{"type":"response.created","response":{"id":"x","object":"response","status":"in_progress"}}"#,
+        r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":"First."}"#,
+        r#"{"type":"response.output_text.done","item_id":"m","text":"First."}"#,
+        r#"{"type":"response.content_part.done","item_id":"m","part":{"type":"output_text","text":"First."}}"#,
+        r#"{"type":"response.content_part.added","item_id":"m","part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.delta","item_id":"m","delta":" Second"}"#,
+    ]);
+    for seed in [0, 3] {
+        let (out, translator) = drive(
+            StreamTranslator::new(NativeContext::default()),
+            &upstream,
+            seed,
+        );
+        let transcript =
+            responses_grammar::check(&parse_sse(&out)).unwrap_or_else(|v| panic!("{v}"));
+        assert_eq!(transcript.status, "failed");
+        assert_eq!(transcript.text, "First. Second");
+        let kept: Value =
+            serde_json::from_str(translator.finished().unwrap().output[0].get()).unwrap();
+        assert_eq!(kept["status"], "incomplete");
+        let texts: Vec<&str> = kept["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|part| part["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["First.", " Second"]);
+    }
+}

@@ -82,6 +82,9 @@ pub(super) struct Reader {
     losses: LossReport,
     started: bool,
     done: bool,
+    /// The reply stopped before its end (an `error` event, a stream cut
+    /// short or unreadable): what was open closes `incomplete`.
+    interrupted: bool,
 }
 
 impl std::fmt::Debug for Reader {
@@ -108,6 +111,7 @@ impl Reader {
             losses: LossReport::default(),
             started: false,
             done: false,
+            interrupted: false,
         }
     }
 
@@ -119,6 +123,26 @@ impl Reader {
     /// Reads one event's `data`, writing the Responses events it makes to
     /// `emit`; an error for data that is no Messages event.
     pub fn read(&mut self, data: &str, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
+        let read = self.read_event(data, emit);
+        if read.is_err() {
+            self.interrupt(emit);
+        }
+        read
+    }
+
+    /// The reply stops here (cut short, unreadable, or failed upstream):
+    /// what is open is closed with what it holds, so that what was said is
+    /// kept whole in the items before the failure that follows.
+    pub fn interrupt(&mut self, emit: &mut dyn FnMut(&str)) {
+        if self.done || !self.started {
+            return;
+        }
+        self.interrupted = true;
+        self.close_block(emit);
+        self.close_message(emit);
+    }
+
+    fn read_event(&mut self, data: &str, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
         if self.done {
             return Ok(());
         }
@@ -277,8 +301,7 @@ impl Reader {
             .and_then(|e| serde_json::from_str(e.get()).ok())
             .unwrap_or_default();
         self.begin(emit);
-        self.close_block(emit);
-        self.close_message(emit);
+        self.interrupt(emit);
         self.done = true;
         let kind = failure.kind.unwrap_or_else(|| "api_error".into());
         let event = json!({

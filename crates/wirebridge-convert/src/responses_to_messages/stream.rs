@@ -62,11 +62,16 @@ impl StreamTranslate for StreamTranslator {
     }
 
     fn finish(&mut self, out: &mut Frames) {
+        // Ended before `message_stop`: what was open closes first.
+        let inner = &mut self.inner;
+        self.reader.interrupt(&mut |event| inner.push(event, out));
         self.inner.finish(out);
         self.gather_losses();
     }
 
     fn fail(&mut self, message: &str, out: &mut Frames) {
+        let inner = &mut self.inner;
+        self.reader.interrupt(&mut |event| inner.push(event, out));
         self.inner.fail(message, out);
         self.gather_losses();
     }

@@ -247,12 +247,17 @@ impl Reader {
                 });
                 emit(&done.to_string());
                 let part = json!({"type": "reasoning_text", "text": text});
-                let block = json!({"type": "thinking", "thinking": text, "signature": signature});
-                let carried = carrier::carry(&block.to_string(), self.context.seal.as_ref());
-                let whole = json!({
+                let mut whole = json!({
                     "type": "reasoning", "id": item.id, "summary": [], "content": [part],
-                    "encrypted_content": carried,
                 });
+                // Thinking cut short has no signature of its own: the
+                // backend would refuse it back, so it is shown, not carried.
+                if !self.interrupted {
+                    let block =
+                        json!({"type": "thinking", "thinking": text, "signature": signature});
+                    let carried = carrier::carry(&block.to_string(), self.context.seal.as_ref());
+                    whole["encrypted_content"] = json!(carried);
+                }
                 self.item_done(&item, whole, emit);
             }
             Open::Redacted { item, block } => {
@@ -286,14 +291,14 @@ impl Reader {
                         });
                         emit(&event.to_string());
                     }
-                    call.item(&item.id, "completed", &input)
+                    call.item(&item.id, self.finished_status(), &input)
                 } else {
                     let done = json!({
                         "type": "response.function_call_arguments.done", "item_id": item.id,
                         "output_index": item.index, "arguments": arguments,
                     });
                     emit(&done.to_string());
-                    call.item(&item.id, "completed", &arguments)
+                    call.item(&item.id, self.finished_status(), &arguments)
                 };
                 self.item_done(&item, whole, emit);
             }
@@ -318,13 +323,22 @@ impl Reader {
         self.message.as_mut().expect("opened above")
     }
 
+    /// The status of an item closed now: `incomplete` once the reply was
+    /// interrupted.
+    fn finished_status(&self) -> &'static str {
+        match self.interrupted {
+            true => "incomplete",
+            false => "completed",
+        }
+    }
+
     pub(super) fn close_message(&mut self, emit: &mut dyn FnMut(&str)) {
         let Some(message) = self.message.take() else {
             return;
         };
         let status = match self.stop_reason.as_deref() {
             Some("max_tokens" | "model_context_window_exceeded" | "refusal") => "incomplete",
-            _ => "completed",
+            _ => self.finished_status(),
         };
         let whole = json!({
             "type": "message", "id": message.item.id, "role": "assistant",

@@ -58,6 +58,8 @@ impl StreamTranslator {
             }
             "response.content_part.done" => {
                 state.part_open = false;
+                let part = state.text_part();
+                state.parts_done.push(part);
                 patch_part(&mut event);
             }
             "response.output_text.delta"
@@ -121,7 +123,15 @@ impl StreamTranslator {
         event.set("item_id", &self.slots[slot].item_id);
         event.set("output_index", &slot.to_string());
         if has_content_index(kind) {
-            event.set_if_absent("content_index", "0");
+            // A backend that numbers nothing streams its parts in order:
+            // the open part is the one after those done (the one just
+            // done, for its own `done`).
+            let done = self.slots[slot].parts_done.len();
+            let index = match kind {
+                "response.content_part.done" => done.saturating_sub(1),
+                _ => done,
+            };
+            event.set_if_absent("content_index", &index.to_string());
         }
         self.send(kind, event, out);
         Ok(())

@@ -230,7 +230,8 @@ impl StreamTranslator {
         self.slots[slot].part_open = false;
         let text = serde_json::to_string(&self.slots[slot].text).expect("strings serialize");
         let mut event = self.place(slot);
-        event.set("content_index", "0");
+        let index = self.slots[slot].parts_done.len().to_string();
+        event.set("content_index", &index);
         if !std::mem::take(&mut self.slots[slot].text_done) {
             let mut done = event.clone();
             let kind = self.slots[slot].part_kind;
@@ -240,7 +241,9 @@ impl StreamTranslator {
             }
             self.send(kind.done_event(), done, out);
         }
-        event.set("part", &self.slots[slot].text_part());
+        let part = self.slots[slot].text_part();
+        event.set("part", &part);
+        self.slots[slot].parts_done.push(part);
         self.send("response.content_part.done", event, out);
     }
 
@@ -286,8 +289,9 @@ impl StreamTranslator {
             let mut item = RawObject::parse(&state.added).expect("items are objects");
             item.set("status", item_status);
             match state.kind.as_str() {
-                "message" if had_text => {
-                    item.set("content", &format!("[{}]", state.text_part()));
+                // Every part it was sent, the one just closed included.
+                "message" if !state.parts_done.is_empty() => {
+                    item.set("content", &format!("[{}]", state.parts_done.join(",")));
                 }
                 "reasoning" => {
                     if let Some(summary) = state.summary_parts() {
@@ -377,7 +381,7 @@ impl PartKind {
 
 impl super::Slot {
     /// The open part as the client was sent it: its text and annotations.
-    fn text_part(&self) -> String {
+    pub(super) fn text_part(&self) -> String {
         let text = serde_json::to_string(&self.text).expect("strings serialize");
         match self.part_kind {
             PartKind::Refusal => return format!(r#"{{"type":"refusal","refusal":{text}}}"#),

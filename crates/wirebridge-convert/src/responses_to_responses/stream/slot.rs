@@ -31,6 +31,9 @@ pub(super) struct Slot {
     pub(super) text_done: bool,
     /// The open part's annotations, from `output_text.annotation.added`.
     pub(super) annotations: Vec<Box<RawValue>>,
+    /// The parts closed so far, as the item's `content` lists them: what
+    /// an item the stream leaves unfinished still holds.
+    pub(super) parts_done: Vec<String>,
     /// The arguments so far, of a tool call.
     pub(super) arguments: String,
     /// Whether the call's arguments (or input) done event was sent.
@@ -69,6 +72,7 @@ impl Slot {
             part_kind: PartKind::OutputText,
             text_done: false,
             annotations: Vec::new(),
+            parts_done: Vec::new(),
             native_summary: None,
             summaries: Vec::new(),
             arguments: String::new(),
