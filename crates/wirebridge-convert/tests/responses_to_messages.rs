@@ -525,3 +525,34 @@ fn a_stream_cut_or_unreadable_after_a_block_keeps_it_whole() {
         assert_eq!(output[2]["content"][0]["text"], "Half");
     }
 }
+
+#[test]
+fn a_call_without_its_id_or_name_fails_the_reply() {
+    for block in [
+        r#"{"type":"tool_use","id":"toolu_1","name":"","input":{}}"#,
+        r#"{"type":"tool_use","name":"f","input":{}}"#,
+    ] {
+        let start =
+            format!(r#"{{"type":"content_block_start","index":1,"content_block":{block}}}"#);
+        let upstream = sse(&[
+            r#"{"type":"message_start","message":{"id":"msg_7","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Calling."}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            &start,
+        ]);
+        let (out, _) = drive(
+            StreamTranslator::new(ExchangeContext::default()),
+            &upstream,
+            0,
+        );
+        let transcript =
+            responses_grammar::check(&parse_sse(&out)).unwrap_or_else(|v| panic!("{v}"));
+        assert_eq!(transcript.status, "failed");
+        assert_eq!(transcript.text, "Calling.");
+        assert!(transcript.function_calls.is_empty());
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("without its id or name"));
+    }
+}

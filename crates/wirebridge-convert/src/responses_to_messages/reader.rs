@@ -153,7 +153,7 @@ impl Reader {
             "content_block_start" => {
                 self.begin(emit);
                 let block = parse_piece(event.content_block)?;
-                self.open_block(event.index.unwrap_or(0), block, event.content_block, emit);
+                self.open_block(event.index.unwrap_or(0), block, event.content_block, emit)?;
                 Ok(())
             }
             "content_block_delta" => {

@@ -17,7 +17,7 @@ impl Reader {
         block: Piece<'_>,
         raw: Option<&RawValue>,
         emit: &mut dyn FnMut(&str),
-    ) {
+    ) -> Result<(), String> {
         self.close_block(emit);
         match block.kind.as_ref() {
             "text" => {
@@ -76,12 +76,21 @@ impl Reader {
                 self.open = Some(Open::Redacted { item, block });
             }
             "tool_use" => {
+                // A call the client cannot answer (no id to answer it by,
+                // no tool to run) fails the reply.
+                let (Some(id), Some(backend_name)) = (
+                    block.id.as_deref().filter(|id| !id.is_empty()),
+                    block.name.as_deref().filter(|name| !name.is_empty()),
+                ) else {
+                    return Err(format!(
+                        "the upstream sent a tool_use block without its id or name (content[{at}])"
+                    ));
+                };
                 self.close_message(emit);
                 let item = self.new_item("fc");
-                let backend_name = block.name.as_deref().unwrap_or_default();
                 let origin = self.context.tools.origin(backend_name);
                 let call = Call {
-                    call_id: block.id.as_deref().unwrap_or_default().to_owned(),
+                    call_id: id.to_owned(),
                     name: origin.map_or(backend_name, |o| o.name.as_str()).to_owned(),
                     namespace: origin.and_then(|o| o.namespace.clone()),
                     custom: origin.is_some_and(|o| o.is_custom()),
@@ -113,6 +122,7 @@ impl Reader {
                 self.open = Some(Open::Skipped);
             }
         }
+        Ok(())
     }
 
     pub(super) fn delta(&mut self, at: usize, delta: Piece<'_>, emit: &mut dyn FnMut(&str)) {
