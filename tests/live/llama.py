@@ -66,15 +66,16 @@ def _free_port() -> int:
 
 class LlamaServer:
     """`llama-server` on loopback with the model and one chat template:
-    `--jinja`, a small context, a fixed seed, one slot (requests are served
-    in order, which keeps timings comparable), and at most `predict` tokens
+    `--jinja`, a small context, a fixed seed, one slot unless `slots` says
+    more (requests are served in order, which keeps timings comparable), and at most `predict` tokens
     per answer whatever a client asks (a base model rarely stops by itself,
     and clients such as Codex set no limit). With `greedy`, the server's
     default temperature is 0: a request that sets none (Codex's) gets the
     likeliest token at each step."""
 
     def __init__(self, name: str, template: str, log_dir: Path, context: int = 4096,
-                 predict: int = PREDICT, greedy: bool = False) -> None:
+                 predict: int = PREDICT, greedy: bool = False, slots: int = 1, threads: int = 2,
+                 metrics: bool = False) -> None:
         home = server_home()
         binary = home / "llama-server"
         if not binary.is_file():
@@ -87,13 +88,16 @@ class LlamaServer:
         args = [
             str(binary), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
             "--jinja", "--chat-template-file", str(home / "templates" / template),
-            "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", "2", "--parallel", "1",
+            "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", str(threads), "--parallel", str(slots),
             "--no-webui", "--alias", "gemma-3-270m", "--log-colors", "off",
             # `/slots`, which tells whether a generation is still running.
             "--slots",
         ]
         if greedy:
             args += ["--temp", "0"]
+        if metrics:
+            # `/metrics`: the server's own counters (prompt tokens evaluated, ...).
+            args += ["--metrics"]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, preexec_fn=harness._PREEXEC)
         deadline = time.monotonic() + STARTUP_TIMEOUT
