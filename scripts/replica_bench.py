@@ -29,7 +29,8 @@ as a check. The client times each turn's first text token.
             (the sum over conversations of the last turn's prompt);
 * reusable: for a turn after the first, what the turn before left in its
             replica's cache (its prompt and its answer); `from cache` is the
-            share of it the replicas served from cache.
+            share of it the replicas served from cache;
+* moved:    turns served by another replica than the turn before.
 
     cargo build --release -p wirebridge-cli && bash scripts/llama_server.sh
     WIREBRIDGE_BIN=target/release/wirebridge .venv/bin/python scripts/replica_bench.py \\
@@ -229,7 +230,11 @@ def converse(conversation: Conversation, route, tokens: int, turns: list[Turn], 
         body = {"model": "gemma-3-270m", "instructions": conversation.instructions, "input": history,
                 "max_output_tokens": tokens, "stream": True, "store": False}
         if conversation.tools is not None:
+            # The tools are in the prompt as with "auto" (llama-server renders
+            # them alike), but "none" keeps an answer cut at `tokens` from
+            # being parsed as a tool call, which fails when it is cut short.
             body["tools"] = conversation.tools
+            body["tool_choice"] = "none"
         first, end, output = stream_turn(route(), body)
         history.extend(next_input(output))
         with lock:
@@ -291,8 +296,11 @@ def run(workload: str, routing: str, args, logs: Path) -> Run:
                                              predict=args.tokens, slots=SLOTS, threads=args.threads,
                                              metrics=True))
             relays.append(llama.Relay(servers[-1].url))
+            # A bridge that stops resets its idle connections to the relay:
+            # not worth a traceback.
+            relays[-1].server.handle_error = lambda request, address: None
         urls = [relay.url + "/v1" for relay in relays]
-        env = {"RUST_LOG": "warn"}
+        env = {"RUST_LOG": args.log}
         if routing == "affinity":
             extra = [flag for url in urls[1:] for flag in ("--upstream", url)]
             bridges.append(harness.start_bridge(logs, f"{workload}-{routing}", urls[0], "chat", "llama-cpp",
@@ -361,24 +369,26 @@ class Summary:
     from_cache: float
     first_turn_cached: int
     per_replica: list[int]
+    moved: int
     first_token_1: float
     first_token_later: float
     seconds: float
 
 
-def summarize(result: Run, conversations_count: int) -> Summary:
+def summarize(result: Run) -> Summary:
     by_turn = {(s.conversation, s.turn): s for s in result.served}
     last = {}
     for s in result.served:
         if s.turn > last.get(s.conversation, (0, None))[0]:
             last[s.conversation] = (s.turn, s)
     minimum = sum(s.prompt_n + s.cache_n for _, s in last.values())
-    reusable = cached = 0
+    reusable = cached = moved = 0
     for s in result.served:
         before = by_turn.get((s.conversation, s.turn - 1))
         if before is not None:
             reusable += before.prompt_n + before.cache_n + before.predicted_n
             cached += s.cache_n
+            moved += before.replica != s.replica
     per_replica = [sum(1 for s in result.served if s.replica == r) for r in range(REPLICAS)]
     return Summary(
         evaluated=sum(s.prompt_n for s in result.served),
@@ -387,6 +397,7 @@ def summarize(result: Run, conversations_count: int) -> Summary:
         from_cache=cached / reusable if reusable else 0.0,
         first_turn_cached=sum(s.cache_n for s in result.served if s.turn == 1),
         per_replica=per_replica,
+        moved=moved,
         first_token_1=statistics.median(t.first_token for t in result.turns if t.turn == 1),
         first_token_later=statistics.median(t.first_token for t in result.turns if t.turn >= 2),
         seconds=result.seconds,
@@ -397,16 +408,17 @@ def report(results: list[Run], args) -> None:
     print(f"{REPLICAS} replicas x {SLOTS} slots, {args.conversations} conversations x {args.turns} turns, "
           f"{args.tokens} tokens an answer")
     print("| workload | routing | prompt tokens evaluated | (/metrics) | minimum | ratio | from cache "
-          "| turn 1 cached | turns per replica | max/even | first token, turn 1 (s) | turn >= 2 (s) | wall (s) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+          "| turn 1 cached | turns per replica | max/even | moved | first token, turn 1 (s) | turn >= 2 (s) "
+          "| wall (s) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     summaries = {}
     for result in results:
-        s = summarize(result, args.conversations)
+        s = summarize(result)
         summaries[(result.workload, result.routing)] = s
         even = sum(s.per_replica) / REPLICAS
         print(f"| {result.workload} | {result.routing} | {s.evaluated:,} | {s.metrics:,} | {s.minimum:,} "
               f"| {s.evaluated / s.minimum:.2f}x | {s.from_cache:.1%} | {s.first_turn_cached:,} "
-              f"| {' / '.join(map(str, s.per_replica))} | {max(s.per_replica) / even:.2f}x "
+              f"| {' / '.join(map(str, s.per_replica))} | {max(s.per_replica) / even:.2f}x | {s.moved} "
               f"| {s.first_token_1:.2f} | {s.first_token_later:.2f} | {s.seconds:.0f} |")
     for workload in dict.fromkeys(r.workload for r in results):
         affinity = summaries.get((workload, "affinity"))
@@ -426,6 +438,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workload", choices=["distinct", "shared", "both"], default="both")
     parser.add_argument("--routing", choices=["affinity", "round-robin", "both"], default="both")
+    parser.add_argument("--log", default="warn", help="the bridges' RUST_LOG (`info` shows each spill)")
     parser.add_argument("--json", type=Path, help="also write every turn and answer to this file")
     args = parser.parse_args()
 
@@ -441,6 +454,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps([
             {"workload": r.workload, "routing": r.routing, "seconds": r.seconds,
+             "metrics_prompt_tokens": r.metrics_prompt_tokens,
              "turns": [t.__dict__ for t in r.turns], "served": [s.__dict__ for s in r.served]}
             for r in results], indent=1))
     print(f"logs: {logs}", file=sys.stderr)
