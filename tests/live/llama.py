@@ -67,9 +67,10 @@ def _free_port() -> int:
 class LlamaServer:
     """`llama-server` on loopback with the model and one chat template:
     `--jinja`, a small context, a fixed seed, one slot unless `slots` says
-    more (requests are served in order, which keeps timings comparable), and at most `predict` tokens
-    per answer whatever a client asks (a base model rarely stops by itself,
-    and clients such as Codex set no limit). With `greedy`, the server's
+    more (requests are served in order, which keeps timings comparable),
+    `threads` threads, and at most `predict` tokens per answer whatever a
+    client asks (a base model rarely stops by itself, and clients such as
+    Codex set no limit). With `greedy`, the server's
     default temperature is 0: a request that sets none (Codex's) gets the
     likeliest token at each step."""
 
@@ -88,7 +89,8 @@ class LlamaServer:
         args = [
             str(binary), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(self.port),
             "--jinja", "--chat-template-file", str(home / "templates" / template),
-            "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", str(threads), "--parallel", str(slots),
+            "-c", str(context), "-n", str(predict), "--seed", "42", "--threads", str(threads),
+            "--parallel", str(slots),
             "--no-webui", "--alias", "gemma-3-270m", "--log-colors", "off",
             # `/slots`, which tells whether a generation is still running.
             "--slots",
