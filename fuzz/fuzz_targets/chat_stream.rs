@@ -22,8 +22,7 @@ use wirebridge_convert::profile::ThinkTags;
 use wirebridge_convert::responses_to_chat::{
     translate_request, Options, ReasoningOutput, ResponsesContext, StreamTranslator,
 };
-use wirebridge_convert::SseTranslator;
-use wirebridge_fuzz::{unreadable_copy, StreamInput, TOOLS_REQUEST};
+use wirebridge_fuzz::{drive, unreadable_copy, StreamInput, TOOLS_REQUEST};
 use wirebridge_testkit::{parse_sse, responses_grammar};
 use wirebridge_wire::chat::lenient::read_check::read_as_serde;
 
@@ -60,19 +59,11 @@ fuzz_target!(|data: &[u8]| {
     for frame in parse_sse(input.stream) {
         read_as_serde(frame.data.as_bytes());
     }
-    let translator = StreamTranslator::new(context(input.options));
-    let mut stream = if input.options & 0x20 != 0 {
-        SseTranslator::with_max_event_size(translator, 512)
-    } else {
-        SseTranslator::new(translator)
-    };
-    let mut out = wirebridge_convert::Frames::sse();
-    for piece in input.pieces() {
-        stream.feed(piece, &mut out);
-    }
-    stream.finish(&mut out);
-    let out = out.take().bytes;
-    assert!(stream.is_finished(), "no terminal event after finish");
+    let (_, out) = drive(
+        StreamTranslator::new(context(input.options)),
+        &input,
+        input.options & 0x20 != 0,
+    );
 
     let frames = parse_sse(&out);
     if let Err(violation) = responses_grammar::check(&frames) {

@@ -21,8 +21,7 @@ use wirebridge_convert::responses_to_messages::{
     translate_request, ExchangeContext, StreamTranslator,
 };
 use wirebridge_convert::seal::{SealKey, Sealer};
-use wirebridge_convert::SseTranslator;
-use wirebridge_fuzz::{unreadable_copy, StreamInput};
+use wirebridge_fuzz::{drive, unreadable_copy, StreamInput};
 use wirebridge_testkit::{parse_sse, responses_grammar};
 
 const TERMINALS: [&str; 3] = [
@@ -60,19 +59,11 @@ fuzz_target!(|data: &[u8]| {
         backend: written.context,
         native: Default::default(),
     };
-    let translator = StreamTranslator::new(context);
-    let mut stream = if input.options & 4 != 0 {
-        SseTranslator::with_max_event_size(translator, 512)
-    } else {
-        SseTranslator::new(translator)
-    };
-    let mut out = wirebridge_convert::Frames::sse();
-    for piece in input.pieces() {
-        stream.feed(piece, &mut out);
-    }
-    stream.finish(&mut out);
-    let out = out.take().bytes;
-    assert!(stream.is_finished(), "no terminal event after finish");
+    let (stream, out) = drive(
+        StreamTranslator::new(context),
+        &input,
+        input.options & 4 != 0,
+    );
 
     let frames = parse_sse(&out);
     if let Err(violation) = responses_grammar::check(&frames) {

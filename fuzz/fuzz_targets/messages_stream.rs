@@ -17,8 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use wirebridge_convert::messages_to_responses::{
     MessagesContext, StreamTranslator, ThinkingDisplay,
 };
-use wirebridge_convert::SseTranslator;
-use wirebridge_fuzz::{unreadable_copy, StreamInput};
+use wirebridge_fuzz::{drive, unreadable_copy, StreamInput};
 use wirebridge_testkit::{messages_grammar, parse_sse};
 
 const TERMINALS: [&str; 2] = ["message_stop", "error"];
@@ -44,19 +43,11 @@ fn is_terminal(event: Option<&str>) -> bool {
 
 fuzz_target!(|data: &[u8]| {
     let input = StreamInput::parse(data);
-    let translator = StreamTranslator::new(context(input.options));
-    let mut stream = if input.options & 8 != 0 {
-        SseTranslator::with_max_event_size(translator, 512)
-    } else {
-        SseTranslator::new(translator)
-    };
-    let mut out = wirebridge_convert::Frames::sse();
-    for piece in input.pieces() {
-        stream.feed(piece, &mut out);
-    }
-    stream.finish(&mut out);
-    let out = out.take().bytes;
-    assert!(stream.is_finished(), "no terminal event after finish");
+    let (_, out) = drive(
+        StreamTranslator::new(context(input.options)),
+        &input,
+        input.options & 8 != 0,
+    );
 
     let frames = parse_sse(&out);
     if let Err(violation) = messages_grammar::check(&frames) {

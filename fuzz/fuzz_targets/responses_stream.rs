@@ -17,8 +17,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use wirebridge_convert::chat_to_responses::{ChatContext, ChatReasoning, StreamTranslator};
-use wirebridge_convert::SseTranslator;
-use wirebridge_fuzz::{unreadable_copy, StreamInput};
+use wirebridge_fuzz::{drive, unreadable_copy, StreamInput};
 use wirebridge_testkit::{chat_grammar, parse_sse};
 
 fn context(options: u8) -> ChatContext {
@@ -46,18 +45,7 @@ fn is_error(data: &str) -> bool {
 fuzz_target!(|data: &[u8]| {
     let input = StreamInput::parse(data);
     let translator = StreamTranslator::new(context(input.options));
-    let mut stream = if input.options & 8 != 0 {
-        SseTranslator::with_max_event_size(translator, 512)
-    } else {
-        SseTranslator::new(translator)
-    };
-    let mut out = wirebridge_convert::Frames::sse();
-    for piece in input.pieces() {
-        stream.feed(piece, &mut out);
-    }
-    stream.finish(&mut out);
-    let out = out.take().bytes;
-    assert!(stream.is_finished(), "no terminal frame after finish");
+    let (_, out) = drive(translator, &input, input.options & 8 != 0);
 
     let frames = parse_sse(&out);
     if let Err(violation) = chat_grammar::check(&frames, true) {

@@ -16,7 +16,7 @@
 #![warn(missing_docs)]
 
 use serde::de::IgnoredAny;
-use wirebridge_convert::ConvertError;
+use wirebridge_convert::{ConvertError, Frames, SseTranslator, StreamTranslate};
 use wirebridge_testkit::{parse_sse, split_points, SseFrame, Violation};
 
 /// An input cut into its header bytes and the stream they describe.
@@ -207,4 +207,26 @@ pub fn unique_keys(text: &str) -> bool {
         }
     }
     serde_json::from_str::<Object>(text).is_ok_and(|Object(unique)| unique)
+}
+
+/// Feeds `input`'s stream to `translator` in its pieces and finishes it,
+/// as the proxy drives a stream, one upstream event limited to 512 bytes
+/// when `small_events`: the translator, which must say it is finished, and
+/// the SSE it wrote.
+pub fn drive<T: StreamTranslate>(
+    translator: T,
+    input: &StreamInput<'_>,
+    small_events: bool,
+) -> (SseTranslator<T>, Vec<u8>) {
+    let mut stream = match small_events {
+        true => SseTranslator::with_max_event_size(translator, 512),
+        false => SseTranslator::new(translator),
+    };
+    let mut out = Frames::sse();
+    for piece in input.pieces() {
+        stream.feed(piece, &mut out);
+    }
+    stream.finish(&mut out);
+    assert!(stream.is_finished(), "no terminal event after finish");
+    (stream, out.take().bytes)
 }
