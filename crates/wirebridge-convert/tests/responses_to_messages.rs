@@ -556,3 +556,31 @@ fn a_call_without_its_id_or_name_fails_the_reply() {
             .contains("without its id or name"));
     }
 }
+
+#[test]
+fn a_call_that_streams_no_input_takes_none() {
+    let upstream = sse(&[
+        r#"{"type":"message_start","message":{"id":"msg_8","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_8","name":"now","input":{}}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":2}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    for cut in [false, true] {
+        let upstream = match cut {
+            // Cut before the block closes: the call is left incomplete.
+            true => upstream[..upstream.len() / 2].to_vec(),
+            false => upstream.clone(),
+        };
+        let (out, _) = drive(
+            StreamTranslator::new(ExchangeContext::default()),
+            &upstream,
+            0,
+        );
+        let transcript =
+            responses_grammar::check(&parse_sse(&out)).unwrap_or_else(|v| panic!("{v}"));
+        if !cut {
+            assert_eq!(transcript.function_calls[0].arguments, "{}");
+        }
+    }
+}

@@ -283,11 +283,19 @@ impl Reader {
                 call,
                 arguments,
             } => {
-                let arguments = if arguments.trim().is_empty() {
-                    "{}".to_owned()
-                } else {
-                    arguments
-                };
+                // A call with no input streamed takes none: `{}`, sent as a
+                // delta too, so that its arguments are what was streamed.
+                let mut arguments = arguments;
+                if arguments.trim().is_empty() {
+                    arguments.push_str("{}");
+                    if !call.custom {
+                        let event = json!({
+                            "type": "response.function_call_arguments.delta",
+                            "item_id": item.id, "output_index": item.index, "delta": "{}",
+                        });
+                        emit(&event.to_string());
+                    }
+                }
                 let whole = if call.custom {
                     let input = serde_json::from_str::<serde_json::Value>(&arguments)
                         .ok()
