@@ -584,3 +584,26 @@ fn a_call_that_streams_no_input_takes_none() {
         }
     }
 }
+
+#[test]
+fn what_a_reply_cannot_carry_is_reported_within_a_bound() {
+    let unknown: Vec<String> = (0..500)
+        .map(|n| format!(r#"{{"type":"new_event_{n}"}}"#))
+        .collect();
+    let mut events = vec![
+        r#"{"type":"message_start","message":{"id":"msg_9","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":3,"output_tokens":1}}}"#.to_owned(),
+    ];
+    events.extend(unknown);
+    events.push(r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}"#.into());
+    events.push(r#"{"type":"message_stop"}"#.into());
+    let events: Vec<&str> = events.iter().map(String::as_str).collect();
+    let (_, translator) = drive(
+        StreamTranslator::new(ExchangeContext::default()),
+        &sse(&events),
+        0,
+    );
+    assert!(translator.is_finished());
+    let losses = translator.losses();
+    assert_eq!(losses.len(), 64);
+    assert!(losses.iter().all(|l| l.kind == LossKind::UnsupportedItem));
+}

@@ -23,6 +23,9 @@ mod event;
 
 use event::{parse_piece, Event, Started, Usage};
 
+/// Most losses one reply reports.
+const MAX_LOSSES: usize = 64;
+
 /// The block being filled.
 enum Open {
     Text {
@@ -198,7 +201,13 @@ impl Reader {
         }
     }
 
+    /// Records what the reply held that cannot be carried, up to
+    /// [`MAX_LOSSES`]: a backend that sends a new unknown event or block
+    /// all through its stream is reported, not kept without bound.
     fn lose(&mut self, kind: LossKind, path: String, reason: &str) {
+        if self.losses.len() >= MAX_LOSSES {
+            return;
+        }
         self.losses.push(Loss {
             kind,
             path,
