@@ -72,6 +72,11 @@ bash scripts/deny.sh
 echo "== cargo test"
 cargo test --workspace --quiet
 
+# The translation benches at the root, each case run once (criterion's
+# test mode), so that a bench whose inputs stopped translating fails here.
+echo "== the translation benches, once each"
+cargo test -p wirebridge --benches --quiet
+
 echo "== packages: the crates for crates.io, built from their packages (see scripts/package.sh)"
 bash scripts/package.sh
 

@@ -1,6 +1,7 @@
 //! The wirebridge benchmark harness: the translation cases measured by the
-//! `wirebridge-bench` binary and by this crate's criterion benches, built
-//! from the recorded fixtures.
+//! `wirebridge-bench` binary and by the criterion benches at the
+//! repository's root, built from the recorded fixtures; the proxy, store and
+//! depth benches.
 //!
 //! It is a crate of its own, not published, so that what only benchmarks
 //! need (a counting global allocator, fixtures found on disk, criterion)

@@ -1,9 +1,9 @@
-//! Stream re-encoding, both directions: one ~300 B chunk in steady state,
+//! Stream re-encoding, every direction: one ~300 B chunk in steady state,
 //! and whole streams of ~500 and ~5,000 chunks (SSE decoding and encoding
 //! included), each against parsing and writing every event's JSON as a
 //! `serde_json::Value`. Throughput is in chunks.
 //!
-//! `cargo bench -p wirebridge-bench --bench streams`
+//! `cargo bench --bench streams`
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]

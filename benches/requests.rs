@@ -1,8 +1,8 @@
-//! Request translation, both directions: a ~3 KB Codex turn and a ~50 KB
+//! Request translation, every direction: a ~3 KB Codex turn and a ~50 KB
 //! conversation, each against parsing and writing the same JSON as a
 //! `serde_json::Value`.
 //!
-//! `cargo bench -p wirebridge-bench --bench requests`
+//! `cargo bench --bench requests`
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]

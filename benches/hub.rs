@@ -13,21 +13,26 @@
 //!   in bare JSON, one at a time, as the layers do; `composed_sse` hands it
 //!   SSE to decode, as they did before.
 //!
-//! `cargo bench -p wirebridge-bench --bench hub`
+//! Each group also holds `baseline`: the same input's JSON parsed into a
+//! `serde_json::Value` and written back (every event's, for the stream).
+//!
+//! `cargo bench --bench hub`
 
 // `criterion_group!` defines an undocumented public function.
 #![allow(missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::value::RawValue;
-use wirebridge_convert::messages_to_responses::{self as m2r, MessagesContext, ThinkingDisplay};
-use wirebridge_convert::responses_to_chat::{self as r2c, StreamTranslator};
-use wirebridge_convert::{Frames, Framing, SseTranslator};
+use wirebridge::convert::messages_to_responses::{self as m2r, MessagesContext, ThinkingDisplay};
+use wirebridge::convert::responses_to_chat::{self as r2c, StreamTranslator};
+use wirebridge::convert::{Frames, Framing, SseTranslator};
+
+mod common;
 
 /// The Claude Code-like request of the Messages golden tests.
 const CLAUDE_CODE_REQUEST: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../wirebridge-convert/tests/inputs/messages-claude-code-request.json"
+    "/crates/wirebridge-convert/tests/inputs/messages-claude-code-request.json"
 );
 
 /// A recorded Chat stream, its text chunks repeated to 500.
@@ -39,7 +44,7 @@ fn requests(c: &mut Criterion) {
     let pretty =
         std::fs::read_to_string(CLAUDE_CODE_REQUEST).expect("the Claude Code-like request");
     let pretty: &RawValue = serde_json::from_str(&pretty).expect("JSON");
-    let messages = wirebridge_wire::compact(pretty).get().as_bytes().to_vec();
+    let messages = wirebridge::wire::compact(pretty).get().as_bytes().to_vec();
     let responses = m2r::translate_request(&messages, &m2r::Options::default())
         .expect("it translates")
         .body;
@@ -56,6 +61,9 @@ fn requests(c: &mut Criterion) {
     });
     group.bench_function("single", |b| {
         b.iter(|| r2c::translate_request(&responses, &options).unwrap())
+    });
+    group.bench_function("baseline", |b| {
+        b.iter(|| common::round_trip(std::slice::from_ref(&messages)))
     });
     group.finish();
 }
@@ -123,6 +131,7 @@ fn responses_leg(chat: &[u8], framing: Framing) -> Frames {
 
 fn streams(c: &mut Criterion) {
     let chat = chat_stream(500);
+    let documents = common::sse_documents(&chat);
     let mut group = c.benchmark_group("hub/stream_500");
     group.throughput(Throughput::Elements(500));
     group.bench_function("composed", |b| {
@@ -150,6 +159,7 @@ fn streams(c: &mut Criterion) {
         })
     });
     group.bench_function("single", |b| b.iter(|| responses_leg(&chat, Framing::Sse)));
+    group.bench_function("baseline", |b| b.iter(|| common::round_trip(&documents)));
     group.finish();
 }
 
