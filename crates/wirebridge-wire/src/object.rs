@@ -60,7 +60,7 @@ impl<'a> RawObject<'a> {
     /// an escape, nesting past the limit, anything but an object). A
     /// backend's `Response` is read this way on every turn the bridge keeps
     /// state for: with serde's raw values it cost 39 K instructions of the
-    /// turn's 309 K (see docs/performance.md).
+    /// turn's 309 K (see docs/performance-journal.md, "The stateful engine").
     fn read(text: &'a str) -> Option<Self> {
         let mut cursor = JsonCursor::new(text);
         let mut fields = Vec::with_capacity(8);

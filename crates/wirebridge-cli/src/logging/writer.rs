@@ -13,7 +13,7 @@
 //! thread waits on its channel and so is woken by each line of a proxy
 //! that logs one every few tens of microseconds. Measured in the same runs
 //! (`log-writers`, in wirebridge-bench; five runs, medians of nine rounds
-//! each; see docs/performance.md), one exchange line every 50 µs to
+//! each; see docs/performance-journal.md), one exchange line every 50 µs to
 //! `/dev/null`: this writer cost 0.88–1.09 µs of CPU a line, logging thread
 //! and writer thread together (0.71–0.84 µs on the logging thread);
 //! tracing-appender 2.3–15.6 µs (2.1–17.8 times as much; 1.3–7.0 µs on the

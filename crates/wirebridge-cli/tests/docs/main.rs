@@ -50,7 +50,11 @@ pub(crate) const SETTINGS_PAGE: &str = "docs/settings.md";
 
 /// Pages that may name the variables the test harness and the benchmarks
 /// read, beside the binary's own.
-pub(crate) const HARNESS_PAGES: &[&str] = &["docs/testing.md", "docs/performance.md"];
+pub(crate) const HARNESS_PAGES: &[&str] = &[
+    "docs/testing.md",
+    "docs/performance.md",
+    "docs/performance-journal.md",
+];
 
 /// Directories, from the repository root, whose paths the pages name.
 pub(crate) const REPOSITORY_DIRS: &[&str] = &[

@@ -61,7 +61,7 @@ impl<'a> ResponseShell<'a> {
     /// and names what is wrong). With serde alone, the stateful engine read
     /// each backend reply twice over (once for these fields, once for the
     /// raw items), 65 K instructions of a 3 KB turn's 303 K (see
-    /// docs/performance.md).
+    /// docs/performance-journal.md, "The stateful engine").
     pub fn parse(body: &'a [u8]) -> Result<Self, serde_json::Error> {
         match std::str::from_utf8(body).ok().and_then(Self::read) {
             Some(shell) => Ok(shell),
