@@ -5,11 +5,12 @@
 //! sends one request on one and drives it from the response body, over a
 //! [`transport`] the pool can look into; [`rewrite`] maps the request
 //! target and keeps each connection's own headers to it. An `https://`
-//! upstream goes through hyper-util's pooled client, with the TLS settings
-//! [`tls`] makes. Several upstream URLs are replicas of one backend, which
+//! upstream goes through hyper-util's pooled clients, one for each client
+//! credential ([`partitioned`]), with the TLS settings [`tls`] makes. Several upstream URLs are replicas of one backend, which
 //! [`replicas`] puts behind one service.
 
 mod connection;
+mod partitioned;
 mod pool;
 mod replicas;
 mod rewrite;
@@ -32,8 +33,6 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use wirebridge_tower::{BoxError, NotSent, RequestBody};
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
@@ -41,6 +40,7 @@ use crate::config::Credentials;
 use crate::idle_body::IdleBody;
 use crate::metrics::Metrics;
 use crate::server::ClientBody;
+use partitioned::Partitioned;
 use pool::{Partition, Pool};
 pub use replicas::Backend;
 use rewrite::Target;
@@ -107,8 +107,9 @@ pub fn authorization(key: Option<&str>, credentials: Option<&Credentials>) -> Op
 
 /// Sends each request to the upstream: `/v1/X` becomes `<base>/X`. A plain
 /// `http://` upstream is spoken to over connections each exchange drives
-/// itself ([`pool`]); an `https://` one through hyper-util's pooled client
-/// (TLS, and HTTP/2 when the upstream offers it).
+/// itself ([`pool`]); an `https://` one through hyper-util's pooled
+/// clients (TLS, and HTTP/2 when the upstream offers it). Either way a
+/// connection only ever carries the requests of one client credential.
 #[derive(Clone)]
 pub struct Upstream {
     // Shared: the service is cloned for every request (by the layers above
@@ -118,7 +119,7 @@ pub struct Upstream {
 
 /// What every clone of an [`Upstream`] uses.
 struct Shared {
-    client: Client<HttpsConnector<HttpConnector>, Outgoing>,
+    client: Partitioned<HttpsConnector<HttpConnector>>,
     direct: Option<Pool<HttpConnector>>,
     target: Target,
     authorization: Option<HeaderValue>,
@@ -127,7 +128,7 @@ struct Shared {
     first_byte_timeout: Duration,
     idle_timeout: Duration,
     metrics: Arc<Metrics>,
-    /// Hashes clients' credentials into the pool's partitions.
+    /// Hashes clients' credentials into the pools' partitions.
     partitions: RandomState,
 }
 
@@ -145,9 +146,7 @@ impl Upstream {
             .https_or_http()
             .enable_all_versions()
             .wrap_connector(http);
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
-            .build(https);
+        let client = Partitioned::new(https, POOL_IDLE_TIMEOUT);
         let shared = Shared {
             client,
             direct,
@@ -181,7 +180,8 @@ impl tower::Service<Request<Outgoing>> for Upstream {
         // Both HTTP versions are spoken upstream whatever the client used.
         *request.version_mut() = http::Version::HTTP_11;
         // The client's credential, before a configured one replaces it:
-        // upstream connections are never shared between two of them.
+        // upstream connections, plain or TLS, are never shared between two
+        // of them.
         let headers = request.headers();
         let partition = match (headers.get(header::AUTHORIZATION), headers.get(X_API_KEY)) {
             (None, None) => 0,

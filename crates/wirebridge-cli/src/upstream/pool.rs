@@ -254,7 +254,7 @@ impl<T> Default for IdleList<T> {
 
 /// Which client's connections a request may use: a hash of its
 /// credential, set by the caller as a request extension (none: 0).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Partition(pub u64);
 
 /// Where a connection goes back to once its exchange is done: its pool,
