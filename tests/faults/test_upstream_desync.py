@@ -13,7 +13,8 @@ the bridge may have sent the next request down the connection, cannot be
 told from that request's answer by any HTTP/1.1 client: order is all that
 ties them. Upstream connections are therefore never shared between two
 clients' credentials: such a late stray can reach only the client whose
-connection it was, which the second test shows.)"""
+connection it was, which the second test shows, over plain HTTP and over
+TLS.)"""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ from urllib.parse import urlsplit
 import pytest
 
 import upstreams
+from redis_servers import Certificates
+from tls_front import TlsFront
 
 TENANTS = 16
 REQUESTS = 1000
@@ -110,10 +113,10 @@ def run_tenant(bridge, tenant: int, count: int, replies: list, errors: list) -> 
         conn.close()
 
 
-def run_tenants(bridge) -> tuple[list[tuple[str, int, str]], list[str]]:
+def run_tenants(bridge, requests: int = REQUESTS) -> tuple[list[tuple[str, int, str]], list[str]]:
     replies: list[tuple[str, int, str]] = []
     errors: list[str] = []
-    counts = [REQUESTS // TENANTS + (1 if t < REQUESTS % TENANTS else 0) for t in range(TENANTS)]
+    counts = [requests // TENANTS + (1 if t < requests % TENANTS else 0) for t in range(TENANTS)]
     threads = [threading.Thread(target=run_tenant, args=(bridge, t, counts[t], replies, errors))
                for t in range(TENANTS)]
     for thread in threads:
@@ -165,6 +168,45 @@ def test_a_late_stray_answer_never_reaches_another_tenant(chain):
               for found in MARKER.findall(text) if tenant(found) != tenant(marker)]
     assert not across, f"{len(across)} replies carried another tenant's marker: {across[:5]}"
     assert upstream.strays >= len(upstream.seen) // STRAY_EVERY - 1 > 100
+
+
+class TlsDesync:
+    """The desynchronising upstream behind a TLS front: each TLS connection
+    the bridge opens is relayed to a connection of its own to the upstream,
+    stray answers included."""
+
+    def __init__(self) -> None:
+        self.certs = Certificates()
+        self.upstream = Desync(late=True)
+        self.front = TlsFront(self.certs, self.upstream.url)
+        self.url = f"https://127.0.0.1:{self.front.port}"
+
+    def close(self) -> None:
+        self.front.close()
+        self.upstream.close()
+        self.certs.remove()
+
+
+# Fewer than over plain HTTP: the front relays every byte through Python.
+TLS_REQUESTS = 240
+
+
+@pytest.mark.timeout(180)
+def test_a_late_stray_answer_never_reaches_another_tenant_over_tls(chain):
+    """The same over an `https://` upstream: its connections are kept apart
+    by credential just as plain ones are."""
+    upstream = TlsDesync()
+    bridge = chain("--upstream-ca-file", upstream.certs.path("ca.crt"), static=upstream)
+    replies, errors = run_tenants(bridge, TLS_REQUESTS)
+    assert len(replies) + len(errors) == TLS_REQUESTS
+    assert len(replies) > TLS_REQUESTS // 2, errors[:5]
+    tenant = lambda marker: marker[7:9]  # noqa: E731
+    across = [(marker, found) for marker, _, text in replies
+              for found in MARKER.findall(text) if tenant(found) != tenant(marker)]
+    assert not across, f"{len(across)} of {len(replies)} replies carried another tenant's marker: {across[:5]}"
+    seen = upstream.upstream.seen
+    assert upstream.upstream.strays >= len(seen) // STRAY_EVERY - 1 > 40
+    assert upstream.front.connections > 0
 
 
 @pytest.mark.parametrize("path, body", [
