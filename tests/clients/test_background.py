@@ -179,6 +179,86 @@ def test_a_run_cancelled_mid_stream_keeps_the_items_it_finished(chain, spec):
     assert [item["id"] for item in kept["output"]] == [finished.id]
 
 
+def follow_until_created(http: httpx.Client, url: str, body: dict, key: str = "sk-wirebridge-test"):
+    """Starts a streamed background run; returns the open stream, the text
+    read so far (through `response.created`), and the response id."""
+    reply = http.stream("POST", url + "/v1/responses", json=body, headers={"authorization": f"Bearer {key}"})
+    response = reply.__enter__()
+    assert response.status_code == 200, response.read()
+    lines = response.iter_lines()
+    text = ""
+    for line in lines:
+        text += line + "\n"
+        if line.startswith("data:") and '"response.created"' in line:
+            return reply, lines, text + "\n", json.loads(line[5:])["response"]["id"]
+    raise AssertionError(f"no response.created: {text!r}")
+
+
+def read_to_end(reply, lines, text: str) -> str:
+    try:
+        for line in lines:
+            text += line + "\n"
+    finally:
+        reply.__exit__(None, None, None)
+    return text
+
+
+def sdk_accepts(event: dict):
+    """The event as the official SDK's stream types read it, validated."""
+    import pydantic
+    from openai.types.responses import ResponseStreamEvent
+
+    return pydantic.TypeAdapter(ResponseStreamEvent).validate_python(event)
+
+
+def test_a_follower_of_a_cancelled_run_gets_the_cancelled_response_as_its_last_event(chain, spec):
+    sdk = client(chain)
+    body = {"model": "demo", "input": f"Cancel me {SLOW}", "background": True, "stream": True}
+    with httpx.Client(trust_env=False, timeout=20) as http:
+        reply, lines, text, response_id = follow_until_created(http, chain.bridge.url, body)
+        assert sdk.responses.cancel(response_id).status == "cancelled"
+        text = read_to_end(reply, lines, text)
+    events = schema.assert_valid_stream(spec, text, "responses")
+    last = events[-1]
+    assert last["type"] == "response.failed", [e["type"] for e in events]
+    assert last["response"]["status"] == "cancelled" and last["response"]["id"] == response_id
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    parsed = sdk_accepts(last)
+    assert parsed.type == "response.failed" and parsed.response.status == "cancelled"
+    # What the follower was told is what is kept.
+    assert sdk.responses.retrieve(response_id).status == "cancelled"
+
+
+def test_every_follower_at_shutdown_gets_the_failed_response_as_its_last_event(log_dir, spec):
+    """Four runs followed when the bridge is told to stop: each stream ends
+    with `response.failed`, whichever of the run and its backend stream
+    sees the shutdown first."""
+    chain = harness.start_chain(log_dir, "background-shutdown", "chat", extra=["--shutdown-grace-secs", "1"])
+    texts, ids = [], []
+    try:
+        with httpx.Client(trust_env=False, timeout=20) as http:
+            followed = []
+            for n in range(4):
+                # About 12 chunks a second apart, against a 1 s grace period.
+                body = {"model": "demo", "input": f"Cut short {n} demo:slow 1000", "background": True,
+                        "stream": True}
+                reply, lines, text, response_id = follow_until_created(http, chain.bridge.url, body)
+                followed.append((reply, lines, text))
+                ids.append(response_id)
+            chain.bridge.proc.terminate()
+            texts = [read_to_end(*each) for each in followed]
+        assert chain.bridge.proc.wait(20) == 0, chain.bridge.log()[-4000:]
+    finally:
+        chain.stop()
+    for text, response_id in zip(texts, ids):
+        events = schema.assert_valid_stream(spec, text, "responses")
+        last = events[-1]
+        assert last["type"] == "response.failed", [e["type"] for e in events]
+        assert last["response"]["status"] == "failed" and last["response"]["id"] == response_id
+        assert "shut" in last["response"]["error"]["message"], last
+        assert sdk_accepts(last).response.status == "failed"
+
+
 def test_runs_are_bounded_per_credential(chain):
     sdk = client(chain, "sk-busy")
     running = [sdk.responses.create(model="demo", input=f"Run {n} {SLOW}", background=True) for n in range(2)]

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::BodyExt;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tower::Service;
 use wirebridge_convert::responses_to_chat::Turn;
@@ -91,6 +92,7 @@ where
     let task = Task {
         run,
         done_items: Mutex::default(),
+        told_end: AtomicBool::new(false),
         runs: background.runs,
         stateful: background.stateful,
         tenant: background.tenant,
@@ -121,6 +123,8 @@ struct Task {
     /// The output items a streamed run has finished, for a response
     /// stopped before its end.
     done_items: Mutex<Vec<Box<RawValue>>>,
+    /// Whether followers were sent the event that ends the stream.
+    told_end: AtomicBool,
     runs: BackgroundRuns,
     stateful: Stateful,
     tenant: String,
@@ -188,7 +192,12 @@ impl Task {
             end => end,
         };
         let ended = match end {
-            End::Kept | End::CancelledElsewhere => None,
+            End::Kept => None,
+            End::CancelledElsewhere => {
+                // The store says so already; followers here are told.
+                self.tell_followers(&self.ended("cancelled", None));
+                None
+            }
             End::Cancelled => Some(self.ended("cancelled", None)),
             End::Failed(code, message) => {
                 tracing::warn!(response_id = %self.run.id, %message, "a background response failed");
@@ -196,6 +205,9 @@ impl Task {
             }
         };
         if let Some(response) = ended {
+            // Followers first: at shutdown the process may be gone before a
+            // slow store answers.
+            self.tell_followers(&response);
             let _ = self
                 .stateful
                 .save_state(&self.tenant, &self.turn, &response)
@@ -290,6 +302,7 @@ impl Task {
             }
             if let Some(response) = event.terminal() {
                 ended = true;
+                self.told_end.store(true, Ordering::Relaxed);
                 self.keep_failed(response.get().as_bytes()).await;
             }
             let mut frame = Vec::with_capacity(data.len() + event.kind.len() + 16);
@@ -306,6 +319,57 @@ impl Task {
                 "the stream ended before the response was done".into(),
             ),
         }
+    }
+
+    /// Sends followers the event that ends the stream, with `response` as
+    /// the run ended (`failed`, or `cancelled`), unless its stream sent one
+    /// already. There is no event for a cancelled response: it goes in a
+    /// `response.failed`, the event of a response stopped before it was
+    /// done, whose `status` says `cancelled`. A run stopped before its
+    /// backend answered has sent nothing, so its stream starts with
+    /// `response.created` first.
+    fn tell_followers(&self, response: &[u8]) {
+        if !self.run.streams || self.told_end.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let next = match self.run.last_sequence() {
+            Some(last) => last + 1,
+            None => {
+                self.push_lifecycle(0, "response.created", &self.queued);
+                1
+            }
+        };
+        self.push_lifecycle(next, "response.failed", response);
+    }
+
+    /// Hands followers an event of `kind` that carries `response`.
+    fn push_lifecycle(&self, sequence_number: u64, kind: &str, response: &[u8]) {
+        #[derive(Serialize)]
+        struct Lifecycle<'a> {
+            #[serde(rename = "type")]
+            kind: &'a str,
+            sequence_number: u64,
+            response: &'a RawValue,
+        }
+        let Ok(response) = serde_json::from_slice::<&RawValue>(response) else {
+            // The bridge's own responses are always JSON.
+            return;
+        };
+        let event = Lifecycle {
+            kind,
+            sequence_number,
+            response,
+        };
+        let data = serde_json::to_vec(&event).expect("an event of raw JSON serializes");
+        let mut frame = Vec::with_capacity(data.len() + kind.len() + 16);
+        wirebridge_sse::encode_event_with(&mut frame, Some(kind), |out| {
+            out.extend_from_slice(&data)
+        });
+        self.run.push(
+            sequence_number,
+            Bytes::from(frame),
+            self.runs.event_budget(),
+        );
     }
 
     /// Keeps a response that ended `failed`: the exchange keeps those that
