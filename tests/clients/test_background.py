@@ -279,6 +279,30 @@ def test_runs_are_bounded_per_credential(chain):
     assert sdk.responses.create(model="demo", input="Room again", background=True).status == "queued"
 
 
+def test_one_credential_cannot_take_every_run_the_server_allows(log_dir):
+    """Four runs at once, as many allowed a credential: one alone holds
+    half, and the next credential still finds room."""
+    chain = harness.start_chain(log_dir, "background-share", "chat",
+                                extra=["--max-background-runs", "4", "--max-background-runs-per-tenant", "4"])
+    try:
+        greedy, modest = client(chain, "sk-greedy"), client(chain, "sk-modest")
+        held = []
+        for n in range(2):
+            held.append(greedy.responses.create(model="demo", input=f"Mine {n} {SLOW}", background=True))
+        with pytest.raises(openai.RateLimitError) as refused:
+            greedy.responses.create(model="demo", input=f"All of it {SLOW}", background=True)
+        assert refused.value.body["code"] == "too_many_background_responses"
+        assert "share" in refused.value.body["message"], refused.value.body
+        assert refused.value.response.headers.get("retry-after") == "1"
+        other = modest.responses.create(model="demo", input=f"Room for me {SLOW}", background=True)
+        assert other.status == "queued"
+        for run in held:
+            greedy.responses.cancel(run.id)
+        modest.responses.cancel(other.id)
+    finally:
+        harness.stop_checked(chain)
+
+
 def test_what_cannot_run_in_the_background_is_refused(chain):
     sdk = client(chain)
     with pytest.raises(openai.BadRequestError) as refused:

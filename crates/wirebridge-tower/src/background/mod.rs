@@ -117,7 +117,10 @@ impl BackgroundRuns {
         Self::within(limits)
     }
 
-    /// At most `n` runs in flight; one more is a 429.
+    /// At most `n` runs in flight; one more is a 429. They are shared: a
+    /// tenant holds at most `n / (others + 2)` of them (at least one),
+    /// `others` being the tenants running some too, so that no tenant
+    /// takes them all and the next to ask finds room.
     pub fn max_runs(self, n: usize) -> Self {
         self.with_limits(|l| l.max_runs = n)
     }
@@ -178,6 +181,16 @@ impl BackgroundRuns {
             return Err(too_many(format!(
                 "{own} of your background responses are running, the most one credential may \
                  run at once; retry when one has finished"
+            )));
+        }
+        let others = table.per_tenant.len() - usize::from(own > 0);
+        let share = fair_share(limits.max_runs, others);
+        if own >= share {
+            return Err(too_many(format!(
+                "{own} of your background responses are running, your share of the {} this \
+                 server runs at once while {others} other credentials run theirs; retry when one \
+                 has finished",
+                limits.max_runs
             )));
         }
         let run = Arc::new(Run::new(tenant.to_owned(), id.to_owned(), streams));
@@ -264,6 +277,14 @@ impl fmt::Debug for BackgroundRuns {
     }
 }
 
+/// The runs one tenant may hold while `others` tenants hold runs too: an
+/// equal part of `max_runs` shared with them and with one more tenant yet
+/// to come, so that whoever asks next finds room (a tenant alone holds
+/// half at most), and never less than one run.
+fn fair_share(max_runs: usize, others: usize) -> usize {
+    (max_runs / others.saturating_add(2)).max(1)
+}
+
 fn too_many(message: String) -> Refused {
     Refused::new(
         StatusCode::TOO_MANY_REQUESTS,
@@ -275,4 +296,33 @@ fn too_many(message: String) -> Refused {
         },
     )
     .retry_soon()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn admitted(runs: &BackgroundRuns, tenant: &str, n: usize) -> usize {
+        (0..n)
+            .filter(|i| runs.admit(tenant, &format!("{tenant}-{i}"), false).is_ok())
+            .count()
+    }
+
+    #[test]
+    fn one_tenant_never_holds_every_run_the_server_allows() {
+        let runs = BackgroundRuns::new().max_runs(8).max_runs_per_tenant(8);
+        assert_eq!(admitted(&runs, "a", 8), 4, "a tenant alone holds half");
+        // The next finds room, and the one after it too.
+        assert_eq!(admitted(&runs, "b", 8), 2);
+        assert_eq!(admitted(&runs, "c", 8), 2);
+        assert_eq!(runs.in_flight(), 8);
+    }
+
+    #[test]
+    fn a_share_is_never_less_than_one_run() {
+        assert_eq!(fair_share(1, 0), 1);
+        assert_eq!(fair_share(4, 10), 1);
+        assert_eq!(fair_share(256, 0), 128);
+        assert_eq!(fair_share(256, 6), 32);
+    }
 }
