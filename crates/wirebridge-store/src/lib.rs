@@ -321,6 +321,36 @@ pub trait ResponseStore: Send + Sync + 'static {
         ids: &'a [String],
     ) -> BoxFuture<'a, Result<Vec<Option<StoredTurn>>, StoreError>>;
 
+    /// Holds the lease on the background run `id` of `tenant` for `ttl`
+    /// from now: the process running it says it still does. It renews the
+    /// lease well within `ttl` while the run lasts; a process that stops
+    /// without a word (killed, its machine gone) leaves it to expire, and
+    /// whoever reads the response then knows no process runs it.
+    ///
+    /// A store that keeps nothing beyond its own process (the memory store)
+    /// needs no leases: its runs end with it. This default keeps none.
+    fn hold_lease<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        ttl: std::time::Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (tenant, id, ttl);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Whether the lease on the background run `id` of `tenant` is held
+    /// ([`hold_lease`](Self::hold_lease)); `None` when the store keeps no
+    /// leases.
+    fn lease_held<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        let _ = (tenant, id);
+        Box::pin(async { Ok(None) })
+    }
+
     /// Where this store keeps conversations, if it keeps them: the stores of
     /// this crate do, with the same tenants and TTL as responses.
     /// Without one, `/v1/conversations` and the `conversation` field are

@@ -351,6 +351,37 @@ impl From<RedisConfigError> for StoreError {
 }
 
 impl ResponseStore for RedisStore {
+    /// `SET` with `PX`: the key is gone once `ttl` has passed unrenewed.
+    fn hold_lease<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut set = redis::cmd("SET");
+            let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+            set.arg(self.keys(tenant).lease(id))
+                .arg(1)
+                .arg("PX")
+                .arg(millis);
+            self.bounded(self.send::<()>(&set)).await
+        })
+    }
+
+    fn lease_held<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        Box::pin(async move {
+            let mut exists = redis::cmd("EXISTS");
+            exists.arg(self.keys(tenant).lease(id));
+            let found: u64 = self.bounded(self.send(&exists)).await?;
+            Ok(Some(found > 0))
+        })
+    }
+
     fn save<'a>(
         &'a self,
         tenant: &'a str,

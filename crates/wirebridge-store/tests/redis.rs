@@ -650,3 +650,41 @@ async fn slots_given_out_again_after_lost_writes_are_read_again() {
     assert_eq!(&*chain.turns[2].id, "resp_other");
     assert!(chain.turns[2].output.contains("answer of resp_other"));
 }
+
+#[tokio::test]
+async fn a_lease_is_held_until_it_expires_unrenewed_and_is_the_tenant_s_own() {
+    let (_server, store) = fixture().await;
+    let (alice, mallory) = (tenant("alice"), tenant("mallory"));
+    assert_eq!(
+        store.lease_held(&alice, "resp_1").await.unwrap(),
+        Some(false)
+    );
+    store
+        .hold_lease(&alice, "resp_1", Duration::from_millis(600))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.lease_held(&alice, "resp_1").await.unwrap(),
+        Some(true)
+    );
+    assert_eq!(
+        store.lease_held(&mallory, "resp_1").await.unwrap(),
+        Some(false)
+    );
+    // Renewed before it expires, it lasts on.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    store
+        .hold_lease(&alice, "resp_1", Duration::from_millis(600))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        store.lease_held(&alice, "resp_1").await.unwrap(),
+        Some(true)
+    );
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        store.lease_held(&alice, "resp_1").await.unwrap(),
+        Some(false)
+    );
+}

@@ -1,7 +1,8 @@
 //! Where a tenant's records live: `{prefix}:{<tenant>}:x` (the tenant's
 //! index: which conversation holds each response) and
 //! `{prefix}:{<tenant>}:c:<n>` (conversation `n`: its responses, their
-//! places and their items).
+//! places and their items), and `{prefix}:{<tenant>}:l:<id>`, the lease on
+//! the background run of response `id`, which expires unless renewed.
 //!
 //! A conversation of `/v1/conversations` ([`ConversationKeys`]) is three
 //! keys, named by its id: `{prefix}:{<tenant>}:v:<id>`, a hash of its record
@@ -46,6 +47,16 @@ impl TenantKeys {
     pub(super) fn index(&self) -> String {
         let mut key = self.base.clone();
         key.push('x');
+        key
+    }
+
+    /// The lease on the background run `id`: a key that exists while the
+    /// process running it renews it. The id, which the client may name,
+    /// is escaped as a conversation id is.
+    pub(super) fn lease(&self, id: &str) -> String {
+        let mut key = self.base.clone();
+        key.push_str("l:");
+        escape(&mut key, id, true);
         key
     }
 
