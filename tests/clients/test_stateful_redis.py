@@ -141,6 +141,45 @@ def test_a_background_response_cut_by_a_shutdown_ends_failed(redis_url):
         after.stop()
 
 
+def test_a_background_response_left_by_a_killed_process_reads_failed_once_its_lease_expires(redis_url):
+    """A process killed without a word writes nothing more: its run's lease
+    in Redis expires, and the next process to read the response marks it
+    `failed` rather than leaving it `queued` or `in_progress` for ever."""
+    lease = ["--background-lease", "2s"]
+    before = Proxy(redis_url, *lease)
+    try:
+        # A run longer than the lease, polled while it goes on: the lease is
+        # renewed, and it completes.
+        client = before.client()
+        running = client.responses.create(model="demo", input="Going on demo:slow 3000", background=True)
+        deadline = time.time() + 15
+        while (read := client.responses.retrieve(running.id)).status in ("queued", "in_progress"):
+            assert time.time() < deadline
+            time.sleep(0.2)
+        assert read.status == "completed", read
+        queued = before.client().responses.create(model="demo", input="Long demo:slow 8000", background=True)
+        assert queued.status == "queued"
+    finally:
+        before.proc.kill()
+        before.proc.wait(timeout=20)
+    after = Proxy(redis_url, *lease)
+    try:
+        client = after.client()
+        deadline = time.time() + 15
+        while (read := client.responses.retrieve(queued.id)).status in ("queued", "in_progress"):
+            assert time.time() < deadline, f"still {read.status} long after its lease"
+            time.sleep(0.2)
+        assert read.status == "failed", read
+        assert read.error.code == "server_error"
+        assert "stopped before it was done" in read.error.message, read.error
+        # It stays so, and is no longer running: it can be continued.
+        assert client.responses.retrieve(queued.id).status == "failed"
+        again = client.responses.create(model="demo", input="And now?", previous_response_id=queued.id)
+        assert again.status == "completed"
+    finally:
+        after.stop()
+
+
 def test_an_unknown_previous_response_is_a_404_naming_it(proxy):
     with pytest.raises(openai.NotFoundError) as raised:
         proxy.client().responses.create(model="demo", input="x", previous_response_id="resp_nope")

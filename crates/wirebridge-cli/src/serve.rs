@@ -201,7 +201,8 @@ impl Bridge {
         let (ending, shutdown) = Shutdown::new();
         let runs = BackgroundRuns::new()
             .max_runs(config.state.max_background_runs)
-            .max_runs_per_tenant(config.state.max_background_runs_per_tenant);
+            .max_runs_per_tenant(config.state.max_background_runs_per_tenant)
+            .lease(config.state.background_lease);
         let app = app::app(
             config,
             backend,

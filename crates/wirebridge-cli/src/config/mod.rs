@@ -258,6 +258,7 @@ impl Config {
                 max_tenants: s.store_max_tenants.value.0,
                 max_background_runs: s.max_background_runs.value.0,
                 max_background_runs_per_tenant: s.max_background_runs_per_tenant.value.0,
+                background_lease: s.background_lease.value,
                 max_resolved_input: s.max_resolved_input.value.map(|n| n.0),
             },
             log_format: s.log_format.value,

@@ -86,6 +86,8 @@ pub struct StateSettings {
     pub max_background_runs: usize,
     /// Background responses one tenant may run at once.
     pub max_background_runs_per_tenant: usize,
+    /// How long a background run's lease in a shared store lasts.
+    pub background_lease: Duration,
     /// The most bytes of stored items one request may take in; `None`
     /// follows the body limit (twice it).
     pub max_resolved_input: Option<usize>,

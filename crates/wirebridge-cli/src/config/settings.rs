@@ -125,6 +125,10 @@ settings! {
     /// Background responses one credential may run at once; one more is a
     /// 429.
     max_background_runs_per_tenant: Count<1, { usize::MAX }> = "32";
+    /// How long a background response's lease in a shared store (Redis)
+    /// lasts unrenewed: once it has expired, its process gone without a
+    /// word, the response reads `failed`.
+    background_lease: Duration = "30s";
     /// Bytes of stored turns kept in their Chat form, so that continuing a
     /// conversation over a Chat backend translates only what is new (0:
     /// none, every turn translated whole).

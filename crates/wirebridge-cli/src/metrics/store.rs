@@ -60,6 +60,23 @@ impl ResponseStore for MeteredStore {
         Box::pin(self.timed("get", self.inner.get(tenant, id)))
     }
 
+    fn hold_lease<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        ttl: std::time::Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.timed("hold_lease", self.inner.hold_lease(tenant, id, ttl)))
+    }
+
+    fn lease_held<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        Box::pin(self.timed("lease_held", self.inner.lease_held(tenant, id)))
+    }
+
     fn delete<'a>(
         &'a self,
         tenant: &'a str,

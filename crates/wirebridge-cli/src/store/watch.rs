@@ -70,6 +70,23 @@ impl ResponseStore for WatchedStore {
         Box::pin(async move { self.observe(self.inner.get(tenant, id).await) })
     }
 
+    fn hold_lease<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        ttl: std::time::Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move { self.observe(self.inner.hold_lease(tenant, id, ttl).await) })
+    }
+
+    fn lease_held<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
+        Box::pin(async move { self.observe(self.inner.lease_held(tenant, id).await) })
+    }
+
     fn delete<'a>(
         &'a self,
         tenant: &'a str,

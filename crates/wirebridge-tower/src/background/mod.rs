@@ -4,6 +4,7 @@
 //! and cancelled with `POST …/responses/{id}/cancel`.
 
 mod follow;
+mod lease;
 mod respond;
 mod routes;
 mod run;
@@ -19,6 +20,7 @@ use wirebridge_wire::error::ApiError;
 
 use crate::replies::Refused;
 pub(crate) use follow::Follower;
+pub(crate) use lease::{renew as renew_lease, settled};
 pub(crate) use respond::{event_stream, json, response_id, status_of, with_output, with_status};
 pub(crate) use routes::{route, Route};
 use run::EventBudget;
@@ -69,6 +71,7 @@ struct Limits {
     max_runs_per_tenant: usize,
     max_event_bytes: usize,
     max_event_bytes_total: usize,
+    lease: Duration,
 }
 
 #[derive(Default)]
@@ -89,6 +92,8 @@ impl BackgroundRuns {
     pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 << 20;
     /// The default bound on the events all runs keep together: 256 MiB.
     pub const DEFAULT_MAX_EVENT_BYTES_TOTAL: usize = 256 << 20;
+    /// The default length of a run's lease in a shared store: 30 s.
+    pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
     /// Runs within the default bounds.
     pub fn new() -> Self {
@@ -97,6 +102,7 @@ impl BackgroundRuns {
             max_runs_per_tenant: Self::DEFAULT_MAX_RUNS_PER_TENANT,
             max_event_bytes: Self::DEFAULT_MAX_EVENT_BYTES,
             max_event_bytes_total: Self::DEFAULT_MAX_EVENT_BYTES_TOTAL,
+            lease: Self::DEFAULT_LEASE,
         })
     }
 
@@ -141,6 +147,19 @@ impl BackgroundRuns {
     /// loses its own oldest.
     pub fn max_event_bytes_total(self, n: usize) -> Self {
         self.with_limits(|l| l.max_event_bytes_total = n)
+    }
+
+    /// A run holds a lease of `length` in a store shared between processes
+    /// (Redis), renewed every third of it: a response still `queued` or
+    /// `in_progress` whose lease has expired, its process gone without a
+    /// word (killed), reads `failed` from then on.
+    pub fn lease(self, length: Duration) -> Self {
+        self.with_limits(|l| l.lease = length.max(Duration::from_millis(30)))
+    }
+
+    /// The length of a run's lease.
+    pub(crate) fn lease_length(&self) -> Duration {
+        self.inner.limits.lease
     }
 
     /// The runs in flight.
@@ -272,6 +291,7 @@ impl fmt::Debug for BackgroundRuns {
                 "max_event_bytes_total",
                 &self.inner.limits.max_event_bytes_total,
             )
+            .field("lease", &self.inner.limits.lease)
             .field("in_flight", &self.in_flight())
             .finish()
     }

@@ -19,8 +19,8 @@ use wirebridge_convert::Framing;
 
 use super::{read_limited, Keep, Reply};
 use crate::background::{
-    event_stream, json, response_id, status_of, with_output, with_status, BackgroundRuns, Follower,
-    Run, Stop,
+    event_stream, json, renew_lease, response_id, status_of, with_output, with_status,
+    BackgroundRuns, Follower, Run, Stop,
 };
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
@@ -75,10 +75,24 @@ where
         Ok(run) => run,
         Err(refused) => return refused.send(&mut tracker),
     };
-    let kept = background
-        .stateful
-        .save_state(&background.tenant, &background.turn, &background.queued)
-        .await;
+    // The lease first: a reader never finds the response queued without one.
+    let leased = match background.stateful.store() {
+        Some(store) => {
+            store
+                .hold_lease(&background.tenant, &id, background.runs.lease_length())
+                .await
+        }
+        None => Ok(()),
+    };
+    let kept = match leased {
+        Ok(()) => {
+            background
+                .stateful
+                .save_state(&background.tenant, &background.turn, &background.queued)
+                .await
+        }
+        Err(e) => Err(e),
+    };
     if let Err(e) = kept {
         background.runs.finished(&run);
         return unavailable(&e).send(&mut tracker);
@@ -177,8 +191,23 @@ impl Task {
                     None => std::future::pending().await,
                 }
             };
+            let lease = async {
+                match self.stateful.store() {
+                    Some(store) => {
+                        renew_lease(
+                            &**store,
+                            &self.tenant,
+                            &self.run.id,
+                            self.runs.lease_length(),
+                        )
+                        .await
+                    }
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 end = exchange => end,
+                never = lease => match never {},
                 Stop::Cancelled = stopped => End::Cancelled,
                 () = shut => shut_down(),
                 () = self.cancelled_elsewhere() => End::CancelledElsewhere,

@@ -55,8 +55,13 @@ impl Stateful {
         };
         let result = match route {
             Route::Retrieve(id) => match store.get(tenant, &id).await {
-                Ok(Some(record)) => with_output(&record.response, &record.output)
-                    .map_err(|e| unavailable(&StoreError::Corrupt(format!("response {id}: {e}")))),
+                Ok(Some(record)) => {
+                    // A run whose process is gone reads `failed`.
+                    let record = crate::background::settled(self, &**store, tenant, record).await;
+                    with_output(&record.response, &record.output).map_err(|e| {
+                        unavailable(&StoreError::Corrupt(format!("response {id}: {e}")))
+                    })
+                }
                 Ok(None) => Err(not_found(&id)),
                 Err(e) => Err(unavailable(&e)),
             },
