@@ -159,6 +159,8 @@ def test_a_background_response_left_by_a_killed_process_reads_failed_once_its_le
         assert read.status == "completed", read
         queued = before.client().responses.create(model="demo", input="Long demo:slow 8000", background=True)
         assert queued.status == "queued"
+        continued = before.client().responses.create(model="demo", input="Also long demo:slow 8000",
+                                                     background=True)
     finally:
         before.proc.kill()
         before.proc.wait(timeout=20)
@@ -176,6 +178,18 @@ def test_a_background_response_left_by_a_killed_process_reads_failed_once_its_le
         assert client.responses.retrieve(queued.id).status == "failed"
         again = client.responses.create(model="demo", input="And now?", previous_response_id=queued.id)
         assert again.status == "completed"
+        # Continuing one nobody has read since is what finds its lease gone.
+        deadline = time.time() + 15
+        while True:
+            try:
+                again = client.responses.create(model="demo", input="Go on", previous_response_id=continued.id)
+                break
+            except openai.BadRequestError as refused:
+                assert refused.body["code"] == "previous_response_in_progress", refused.body
+                assert time.time() < deadline, "still running long after its lease"
+                time.sleep(0.2)
+        assert again.status == "completed"
+        assert client.responses.retrieve(continued.id).status == "failed"
     finally:
         after.stop()
 

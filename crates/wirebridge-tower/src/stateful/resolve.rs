@@ -212,6 +212,20 @@ impl Stateful {
         }
     }
 
+    /// Marks response `id` `failed` when it reads as running but no process
+    /// holds its run's lease (see [`crate::background::settled`]); whether
+    /// it did.
+    async fn settle_abandoned(&self, tenant: &str, id: &str) -> bool {
+        let Some(store) = self.store() else {
+            return false;
+        };
+        let Ok(Some(record)) = store.get(tenant, id).await else {
+            return false;
+        };
+        let settled = crate::background::settled(self, &**store, tenant, record).await;
+        settled.output != RUNNING
+    }
+
     /// The conversation ending with response `id`: a 404 in the client's
     /// API if the tenant has no such response or no longer has one of its
     /// ancestors (continuing without it would silently drop turns), a 503 if
@@ -222,7 +236,15 @@ impl Stateful {
         id: &str,
         policy: MissingHistory,
     ) -> Result<Chain, Refused> {
-        match self.chain(tenant, id).await {
+        let mut chain = self.chain(tenant, id).await;
+        if let Ok(Some(running)) = &chain {
+            if running.turns.last().is_some_and(|t| &*t.output == RUNNING)
+                && self.settle_abandoned(tenant, id).await
+            {
+                chain = self.chain(tenant, id).await;
+            }
+        }
+        match chain {
             Ok(Some(Chain {
                 missing: Some(missing),
                 ..
