@@ -478,3 +478,22 @@ def test_a_background_response_over_three_replicas(replicas, upstream):
         assert client.responses.retrieve(slow.id).status == "cancelled"
     time.sleep(4)
     assert first.responses.retrieve(slow.id).status == "cancelled"
+
+
+def test_a_follower_of_a_run_cancelled_through_another_replica_is_told_it_ended(replicas, upstream):
+    """Followed on the replica running it and cancelled through another:
+    the replica running it reads the cancel from the store, stops, and the
+    stream ends with the cancelled response."""
+    key = "sk-replicas-background-follow"
+    first, second = sdk(replicas.urls[0], key), sdk(replicas.urls[1], key)
+    stream = first.responses.create(model="demo", input="Follow me demo:slow 500", background=True, stream=True)
+    events = iter(stream)
+    created = next(events)
+    assert created.type == "response.created", created
+    assert second.responses.cancel(created.response.id).status == "cancelled"
+    rest = list(events)
+    assert rest, "the stream ended without a word"
+    last = rest[-1]
+    assert last.type == "response.failed", [e.type for e in rest]
+    assert last.response.status == "cancelled" and last.response.id == created.response.id
+    assert first.responses.retrieve(created.response.id).status == "cancelled"
