@@ -263,6 +263,7 @@ pub(crate) fn failure_tail() -> Vec<Frame> {
     let error = ErrorObject {
         kind: e.anthropic_kind().into(),
         message: e.message.into(),
+        details: None,
     };
     vec![frame(Kind::Other, &Event::Error { error })]
 }

@@ -327,6 +327,7 @@ impl StreamTranslator {
         let error = ErrorObject {
             kind: failure.kind.into(),
             message: failure.message.into(),
+            details: None,
         };
         self.emit(out, &Event::Error { error });
         self.finished = true;

@@ -60,6 +60,7 @@ pub const REQUEST: &[Field] = &[
     ("container", Shape::Whole),
     ("inference_geo", Shape::Whole),
     ("mcp_servers", Shape::Whole),
+    ("thread", Shape::Object(THREAD)),
 ];
 
 /// The fields of [`Message`](super::Message).
@@ -122,6 +123,12 @@ pub const THINKING: &[Field] = &[
 
 /// The fields of [`Metadata`](super::Metadata).
 pub const METADATA: &[Field] = &[("user_id", Shape::Whole)];
+
+/// The fields of [`Thread`](super::Thread).
+pub const THREAD: &[Field] = &[
+    ("type", Shape::Whole),
+    ("previous_message_id", Shape::Whole),
+];
 
 /// The fields of [`OutputConfig`](super::OutputConfig).
 pub const OUTPUT_CONFIG: &[Field] = &[
@@ -370,7 +377,7 @@ mod tests {
             "stop_sequences":["x"],"stream":true,"metadata":{"user_id":"u"},
             "output_config":{"effort":"low"},"output_format":{"type":"json_schema"},
             "context_management":{"edits":[]},"service_tier":"auto","cache_control":{},
-            "container":"c","inference_geo":"us","mcp_servers":[]}"#;
+            "container":"c","inference_geo":"us","mcp_servers":[],"thread":{"type":"create"}}"#;
         let read = CreateMessage::read(body).expect("the reader reads it");
         let debug = format!("{read:?}");
         for (name, _) in REQUEST {
@@ -393,7 +400,7 @@ mod tests {
             "thinking":{"type":"adaptive","display":"updates","extra":"e"},
             "context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all","w":2}]}}"#;
         let expected = [
-            "thread",
+            "thread.id",
             "compaction",
             "system[0].why",
             "messages[0].name",

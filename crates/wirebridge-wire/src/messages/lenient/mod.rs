@@ -21,5 +21,5 @@ pub use fields::unmodeled_fields;
 pub use read::check as read_check;
 pub use request::{
     ContextEdit, ContextManagement, CreateMessage, Message, Metadata, OutputConfig, OutputFormat,
-    Thinking, Tool, ToolChoice,
+    Thinking, Thread, Tool, ToolChoice,
 };

@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 
 use super::{
     Block, BlockSource, Content, ContextEdit, ContextManagement, CreateMessage, Message, Metadata,
-    OutputConfig, OutputFormat, Source, Thinking, Tool, ToolChoice,
+    OutputConfig, OutputFormat, Source, Thinking, Thread, Tool, ToolChoice,
 };
 use crate::cursor::{JsonCursor, SeenFields};
 
@@ -144,6 +144,9 @@ fn request_field<'a>(
         "container" => (18, |c, r, _| c.set(&mut r.container, JsonCursor::raw)),
         "inference_geo" => (19, |c, r, _| c.set(&mut r.inference_geo, JsonCursor::str)),
         "mcp_servers" => (20, |c, r, _| c.set(&mut r.mcp_servers, JsonCursor::raw)),
+        "thread" => (21, |c, r, n| {
+            c.set(&mut r.thread, |c| c.record(|c, t| thread(c, t, n)))
+        }),
         _ => return unmodeled(c, noted),
     };
     seen.once(bit)?;
@@ -349,6 +352,19 @@ fn metadata<'a>(c: &mut JsonCursor<'a>, m: &mut Metadata<'a>, noted: &Noted) -> 
         "user_id" => seen
             .once(0)
             .and_then(|()| c.set(&mut m.user_id, JsonCursor::str)),
+        _ => unmodeled(c, noted),
+    })
+}
+
+fn thread<'a>(c: &mut JsonCursor<'a>, t: &mut Thread<'a>, noted: &Noted) -> Option<()> {
+    let mut seen = SeenFields::default();
+    c.object(|c, key| match key {
+        "type" => seen
+            .once(0)
+            .and_then(|()| c.set(&mut t.kind, JsonCursor::str)),
+        "previous_message_id" => seen
+            .once(1)
+            .and_then(|()| c.set(&mut t.previous_message_id, JsonCursor::str)),
         _ => unmodeled(c, noted),
     })
 }

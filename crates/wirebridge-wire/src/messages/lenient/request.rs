@@ -86,6 +86,22 @@ pub struct CreateMessage<'a> {
     /// MCP servers the API calls itself.
     #[serde(borrow)]
     pub mcp_servers: Option<&'a RawValue>,
+    /// Server-held conversation state: start a thread, or continue one.
+    #[serde(borrow)]
+    pub thread: Option<Thread<'a>>,
+}
+
+/// `thread`: `{type: "create"}`, which keeps the conversation under the
+/// reply's `id`, or `{type: "continue", previous_message_id}`, which
+/// sends only the turns after that reply.
+#[derive(Debug, Default, Deserialize)]
+pub struct Thread<'a> {
+    /// `create` or `continue`.
+    #[serde(rename = "type", borrow)]
+    pub kind: Option<Str<'a>>,
+    /// The `id` of the reply a `continue` follows.
+    #[serde(borrow)]
+    pub previous_message_id: Option<Str<'a>>,
 }
 
 /// One message. Messages have no `system` role; `system` is a field of the

@@ -33,8 +33,18 @@ impl<'a> ErrorBody<'a> {
             error: ErrorObject {
                 kind: kind.into(),
                 message: message.into(),
+                details: None,
             },
         }
+    }
+
+    /// The same error, with the `error_code` Anthropic's API names its
+    /// cause with (`thread_not_found`, …) in `details`.
+    pub fn with_code(mut self, error_code: impl Into<Cow<'a, str>>) -> Self {
+        self.error.details = Some(ErrorDetails {
+            error_code: error_code.into(),
+        });
+        self
     }
 }
 
@@ -48,4 +58,14 @@ pub struct ErrorObject<'a> {
     pub kind: Cow<'a, str>,
     /// What went wrong.
     pub message: Cow<'a, str>,
+    /// The cause, by a code clients branch on, where the error has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<ErrorDetails<'a>>,
+}
+
+/// The `details` of an [`ErrorObject`]: `{"error_code": …}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorDetails<'a> {
+    /// A code naming the cause, such as `thread_not_found`.
+    pub error_code: Cow<'a, str>,
 }

@@ -7,6 +7,6 @@ mod event;
 mod message;
 mod write;
 
-pub use error::{ErrorBody, ErrorObject};
+pub use error::{ErrorBody, ErrorDetails, ErrorObject};
 pub use event::{Delta, Event, MessageDelta};
 pub use message::{ContentBlock, MessageBody, OutputTokensDetails, StopReason, Usage};

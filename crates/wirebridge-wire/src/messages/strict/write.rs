@@ -169,6 +169,7 @@ mod tests {
                 error: ErrorObject {
                     kind: "overloaded_error".into(),
                     message: "busy \"now\"".into(),
+                    details: None,
                 },
             },
         ];

@@ -74,6 +74,9 @@ pub struct ResponsesRequest<'a> {
     /// Whether the response is stored (Responses default: true).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,
+    /// The stored response this one continues.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_response_id: Option<Cow<'a, str>>,
     /// Service tier.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub service_tier: Option<Cow<'a, str>>,

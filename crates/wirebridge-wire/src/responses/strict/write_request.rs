@@ -108,6 +108,9 @@ impl ResponsesRequest<'_> {
         if let Some(store) = self.store {
             object.bool("store", store);
         }
+        if let Some(previous) = &self.previous_response_id {
+            object.str("previous_response_id", previous);
+        }
         if let Some(tier) = &self.service_tier {
             object.str("service_tier", tier);
         }

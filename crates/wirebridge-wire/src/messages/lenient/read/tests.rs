@@ -43,7 +43,7 @@ const EVERY_FIELD: &str = r#"{"model":"claude-sonnet-4-5","max_tokens":4096,
 "output_format":{"type":"json_schema","schema":{}},
 "context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"},{"type":"clear_tool_uses_20250919","keep":{"type":"tool_uses","value":3}}]},
 "service_tier":"auto","cache_control":{"type":"ephemeral"},"container":"cntr_1","inference_geo":"us",
-"mcp_servers":[{"type":"url","url":"https://mcp"}],"zzz_unknown":[1,{"a":"b"}]}"#;
+"mcp_servers":[{"type":"url","url":"https://mcp"}],"thread":{"type":"continue","previous_message_id":"msg_\u0031","extra":0},"zzz_unknown":[1,{"a":"b"}]}"#;
 
 fn compact(json: &str) -> String {
     serde_json::to_string(&serde_json::from_str::<Value>(json).unwrap()).unwrap()
