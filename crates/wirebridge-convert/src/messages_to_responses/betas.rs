@@ -16,7 +16,7 @@ use crate::recorder::LossRecorder;
 const THINKING_TOKEN_COUNT: &str = "thinking-token-count-2026-05-13";
 
 /// Betas the translation honours, with what each asks for.
-const KNOWN: [&str; 30] = [
+const KNOWN: [&str; 31] = [
     // Name the client or its credential; they ask nothing of the reply.
     "claude-code-20250219",
     "oauth-2025-04-20",
@@ -67,11 +67,14 @@ const KNOWN: [&str; 30] = [
     "files-api-2025-04-14",
     "skills-2025-10-02",
     "mcp-client-2025-11-20",
+    // `thread`: the bridge keeps the thread as a chain of its stored
+    // responses.
+    "message-threads-2026-08-12",
 ];
 
 /// Betas Claude Code sends that turn on a feature of Anthropic's API the
 /// bridge does not implement, with what the report says of each.
-const UNSUPPORTED: [(&str, &str); 3] = [
+const UNSUPPORTED: [(&str, &str); 2] = [
     (
         "dangerous-tool-use-2026-09-03",
         "turns on Anthropic's server-side check of tool calls (the request's `safeguards`), which the backend does not run",
@@ -79,10 +82,6 @@ const UNSUPPORTED: [(&str, &str); 3] = [
     (
         "afk-mode-2026-01-31",
         "turns on behaviour Anthropic's API keeps for sessions whose tool calls run unattended (Claude Code's auto mode); the backend has no such mode",
-    ),
-    (
-        "message-threads-2026-08-12",
-        "turns on message threads kept on Anthropic's side, which the bridge does not keep",
     ),
 ];
 
@@ -176,6 +175,13 @@ mod tests {
             !reasons.iter().any(|r| r.contains("does not know")),
             "{reasons:?}"
         );
+    }
+
+    #[test]
+    fn the_message_threads_beta_is_read_as_such() {
+        // The SDKs' thread helper adds it to every turn of a thread.
+        let (_, reasons) = reported(&["effort-2025-11-24,message-threads-2026-08-12"]);
+        assert!(reasons.is_empty(), "{reasons:?}");
     }
 
     #[test]

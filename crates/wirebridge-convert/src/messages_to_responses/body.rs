@@ -130,7 +130,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
         usage: response.usage.as_ref().map(token_usage),
         tool_calls: calls,
     };
-    let id = ResponseIds::new().message();
+    let id = reply_id(response.id.as_deref(), ctx);
     let message = MessageBody {
         id: &id,
         model: response
@@ -272,4 +272,15 @@ pub(super) fn server_call_loss(path: String, name: &str) -> Loss {
             "a call to '{name}', a tool the request did not declare: the backend ran it itself, and a Messages reply holds only calls for the client to run"
         ),
     }
+}
+
+/// The `id` of the reply to the response `response_id`: for a turn of a
+/// thread, the one its next turn continues from (the response's stem);
+/// otherwise a fresh one.
+pub(super) fn reply_id(response_id: Option<&str>, ctx: &MessagesContext) -> String {
+    ctx.thread
+        .as_ref()
+        .and(response_id)
+        .and_then(super::message_id_of)
+        .unwrap_or_else(|| ResponseIds::new().message())
 }

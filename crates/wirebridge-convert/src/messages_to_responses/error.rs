@@ -103,10 +103,24 @@ pub fn error_body_for(
     let status = status_of(kind)
         .filter(|_| kind != "invalid_request_error" || !(400..500).contains(&status))
         .unwrap_or(status);
-    let body = ErrorBody::new(kind, message);
+    let mut body = ErrorBody::new(kind, message);
+    if let Some(code) = code.filter(|c| ANTHROPIC_CODES.contains(c)) {
+        body = body.with_code(code);
+    }
     let bytes = serde_json::to_vec(&body).expect("error bodies always serialize");
     (status, bytes)
 }
+
+/// The causes Anthropic's API names in an error's `details.error_code`,
+/// which its SDKs raise as errors of their own (`ThreadNotFoundError`, …):
+/// an error answered with one of them as its `code` carries it there.
+const ANTHROPIC_CODES: [&str; 5] = [
+    "thread_not_found",
+    "thread_already_continued",
+    "thread_continue_in_flight",
+    "thread_fingerprint_mismatch",
+    "thread_unsupported_request",
+];
 
 /// The status and body a Messages client gets for `err`: a request that
 /// cannot be translated is an `invalid_request_error` (400) whose message
@@ -167,6 +181,23 @@ mod tests {
             code: None,
         };
         assert_eq!(error_body(&unknown).0, 502);
+    }
+
+    #[test]
+    fn a_code_of_anthropics_is_carried_as_its_error_code() {
+        let (status, body) = error_body_for(
+            404,
+            Some("invalid_request_error"),
+            Some("thread_not_found"),
+            "thread.previous_message_id: no such thread",
+        );
+        assert_eq!(status, 404);
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["type"], "not_found_error");
+        assert_eq!(body["error"]["details"]["error_code"], "thread_not_found");
+        let (_, body) = error_body_for(404, None, Some("not_found"), "no");
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert!(body["error"].get("details").is_none(), "{body}");
     }
 
     #[test]

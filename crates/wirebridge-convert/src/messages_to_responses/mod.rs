@@ -59,6 +59,7 @@ mod reply;
 mod request;
 mod stream;
 mod thinking;
+mod thread;
 mod tools;
 mod unmodeled;
 
@@ -68,6 +69,7 @@ pub use models::{model_info, model_list, ModelPage};
 pub use request::{translate_request, translate_request_with_betas, TranslatedRequest};
 pub use stream::StreamTranslator;
 pub use thinking::effort_for_budget;
+pub use thread::{message_id_of, response_id_of, ThreadTurn};
 
 use crate::loss::LossPolicy;
 
@@ -111,6 +113,9 @@ pub struct MessagesContext {
     /// Whether usage says how many output tokens were thinking (the
     /// client turned on Anthropic's `thinking-token-count` beta).
     pub count_thinking: bool,
+    /// What the request's `thread` asks, if it names one: the reply is
+    /// then kept, and its `id` is the one the next turn continues from.
+    pub thread: Option<ThreadTurn>,
 }
 
 impl MessagesContext {

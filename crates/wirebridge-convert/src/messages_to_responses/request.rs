@@ -10,7 +10,7 @@ use super::content::{is_text, parse_content};
 use super::items::{mark_last_breakpoint, translate_messages};
 use super::thinking::{plan, text};
 use super::tools::translate_tools;
-use super::{MessagesContext, Options, ThinkingDisplay};
+use super::{MessagesContext, Options, ThinkingDisplay, ThreadTurn};
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossReport};
 use crate::recorder::LossRecorder;
@@ -117,6 +117,7 @@ pub fn translate_request_with_betas(
     }
 
     let betas = super::betas::plan(betas, &mut losses)?;
+    let thread = super::thread::read(&request)?;
     unsupported(&request, &mut losses)?;
     let tools = translate_tools(&request, &mut losses)?;
     let mut input = translate_messages(&mut messages, &mut losses)?;
@@ -160,9 +161,14 @@ pub fn translate_request_with_betas(
         reasoning: thinking.reasoning,
         user,
         safety_identifier,
-        // A Messages client sends the whole conversation every time:
-        // nothing is kept for it to refer to.
-        store: Some(false),
+        // A Messages client sends the whole conversation every time,
+        // unless it keeps a thread: only then is there something to
+        // refer to later.
+        store: Some(thread.is_some()),
+        previous_response_id: thread
+            .as_ref()
+            .and_then(ThreadTurn::previous_response_id)
+            .map(|id| Cow::Owned(id.to_owned())),
         service_tier: service_tier(&request)?,
         stream: stream.then_some(true),
         ..ResponsesRequest::default()
@@ -174,8 +180,14 @@ pub fn translate_request_with_betas(
         model: model.into_owned(),
         stream,
         thinking: thinking.display,
-        declared_tools: Some(tools.declared),
+        // A continue's tools are the thread's, which the request does not
+        // name: every call is let through.
+        declared_tools: match thread {
+            Some(ThreadTurn::Continue { .. }) => None,
+            _ => Some(tools.declared),
+        },
         count_thinking: betas.count_thinking,
+        thread,
     };
     Ok(TranslatedRequest {
         body,

@@ -10,14 +10,7 @@ use crate::recorder::LossRecorder;
 
 /// Top-level fields of Anthropic's API that ask for a feature the bridge
 /// does not implement, with what each asks for.
-const UNSUPPORTED: [(&str, LossKind, &str); 4] = [
-    (
-        "thread",
-        // The turn would be answered without the thread's history: as
-        // with any state the bridge does not keep, refused by default.
-        LossKind::StatefulFeature,
-        "a message thread keeps the conversation on Anthropic's side; the bridge keeps no Messages threads, so the turn would be answered without the thread's history",
-    ),
+const UNSUPPORTED: [(&str, LossKind, &str); 3] = [
     (
         "compaction",
         LossKind::UnsupportedParameter,

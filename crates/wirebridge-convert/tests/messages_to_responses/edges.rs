@@ -17,6 +17,7 @@ fn ctx(thinking: ThinkingDisplay, declared: Option<&[&str]>) -> MessagesContext 
         thinking,
         declared_tools: declared.map(|d| d.iter().map(|s| s.to_string()).collect()),
         count_thinking: false,
+        thread: None,
     }
 }
 

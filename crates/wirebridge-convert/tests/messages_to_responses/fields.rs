@@ -77,18 +77,30 @@ fn a_strict_policy_refuses_an_unmodeled_field_naming_it() {
 }
 
 #[test]
-fn a_thread_is_refused_by_default_for_the_history_it_would_lose() {
-    let body = r#"{"model":"m","max_tokens":100,"thread":{"id":"thr_1"},"messages":[{"role":"user","content":"And then?"}]}"#;
-    let err = translate_request(body.as_bytes(), &Options::default()).unwrap_err();
-    assert_eq!(err.param(), Some("thread"));
-    assert!(err.to_string().contains("history"), "{err}");
-    let allowed = LossPolicy::default().with(
-        LossKind::StatefulFeature,
-        wirebridge_convert::LossAction::Drop,
-    );
-    let (_, losses) = translated(body, allowed);
-    assert_eq!(losses[0].0, LossKind::StatefulFeature);
-    assert_eq!(paths(&losses), ["thread"]);
+fn a_thread_becomes_the_chain_of_stored_responses_it_names() {
+    let create = r#"{"model":"m","max_tokens":100,"system":"Be brief.","thread":{"type":"create"},
+        "tools":[{"name":"f","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"Hi"}]}"#;
+    let (out, losses) = translated(create, LossPolicy::strict());
+    assert!(losses.is_empty(), "{losses:?}");
+    assert_eq!(out["store"], true);
+    assert_eq!(out["instructions"], "Be brief.");
+    assert!(out.get("previous_response_id").is_none(), "{out}");
+
+    // Only the new turn: the thread holds the system prompt and tools.
+    let next = r#"{"model":"m","max_tokens":100,"thread":{"type":"continue","previous_message_id":"msg_0123abcd"},
+        "messages":[{"role":"user","content":"And then?"}]}"#;
+    let (out, losses) = translated(next, LossPolicy::strict());
+    assert!(losses.is_empty(), "{losses:?}");
+    assert_eq!(out["store"], true);
+    assert_eq!(out["previous_response_id"], "resp_0123abcd");
+    assert!(out.get("instructions").is_none() && out.get("tools").is_none(), "{out}");
+    assert_eq!(out["input"].as_array().unwrap().len(), 1);
+
+    // A field of `thread` the bridge does not read is reported by its path.
+    let extra = r#"{"model":"m","max_tokens":100,"thread":{"type":"create","id":"thr_1"},
+        "messages":[{"role":"user","content":"Hi"}]}"#;
+    let (_, losses) = translated(extra, LossPolicy::default());
+    assert_eq!(paths(&losses), ["thread.id"]);
 }
 
 #[test]

@@ -134,6 +134,7 @@ fn chain(
         thinking,
         declared_tools: None,
         count_thinking: false,
+        thread: None,
     }));
     let mut out = Frames::sse();
     let mut middle = Frames::new(middle);

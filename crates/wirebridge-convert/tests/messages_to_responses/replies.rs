@@ -195,3 +195,31 @@ fn streams_folded_into_bodies_agree_with_streams() {
         assert_eq!(folded.summary, translator.summary(), "{name}");
     }
 }
+
+#[test]
+fn a_turn_of_a_thread_is_answered_with_the_id_it_continues_from() {
+    let ctx = MessagesContext {
+        model: "m".into(),
+        thread: Some(wirebridge_convert::messages_to_responses::ThreadTurn::Create),
+        ..MessagesContext::default()
+    };
+    let body = br#"{"id":"resp_5eed","object":"response","status":"completed","model":"m",
+        "output":[{"type":"message","id":"msg_x","role":"assistant","status":"completed",
+        "content":[{"type":"output_text","text":"Hi","annotations":[]}]}],
+        "usage":{"input_tokens":1,"output_tokens":1,"total_tokens":2}}"#;
+    let reply: Value = serde_json::from_slice(&translate_body(body, &ctx).unwrap().body).unwrap();
+    assert_eq!(reply["id"], "msg_5eed");
+
+    let events = [
+        r#"{"type":"response.created","sequence_number":0,"response":{"id":"resp_5eed","model":"m"}}"#,
+        r#"{"type":"response.completed","sequence_number":1,"response":{"id":"resp_5eed","status":"completed","output":[],"usage":{"input_tokens":1,"output_tokens":1}}}"#,
+    ];
+    let mut translator = StreamTranslator::new(ctx);
+    let mut out = wirebridge_convert::Frames::sse();
+    for event in events {
+        translator.push(event, &mut out);
+    }
+    let text = String::from_utf8(out.as_bytes().to_vec()).unwrap();
+    assert!(text.contains(r#""id":"msg_5eed""#), "{text}");
+    assert_eq!(translator.id(), "msg_5eed");
+}

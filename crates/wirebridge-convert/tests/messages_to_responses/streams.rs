@@ -185,6 +185,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
         thinking,
         declared_tools: None,
         count_thinking: thinking != ThinkingDisplay::Off,
+        thread: None,
     }
 }
 

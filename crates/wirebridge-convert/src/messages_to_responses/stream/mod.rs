@@ -24,6 +24,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::messages::strict::{ErrorObject, Event, MessageBody, MessageDelta};
 use wirebridge_wire::responses::lenient::{ResponseBody, StreamEvent, Usage as ResponsesUsage};
 
+use super::body::reply_id;
 use super::reply::{stop_reason, token_usage, usage, Failure};
 use super::MessagesContext;
 use crate::chat_to_responses::read_event;
@@ -257,6 +258,12 @@ impl StreamTranslator {
             return;
         }
         let body = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok());
+        if self.ctx.thread.is_some() {
+            // The id the next turn of the thread continues from.
+            if let Some(id) = body.as_ref().and_then(|b| b.id.as_deref()) {
+                self.id = reply_id(Some(id), &self.ctx);
+            }
+        }
         if let Some(model) = body.as_ref().and_then(|b| b.model.as_deref()) {
             if !model.is_empty() {
                 model.clone_into(&mut self.model);
