@@ -9,6 +9,7 @@ pub(crate) mod compaction;
 pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
 pub(crate) mod stored;
+mod thread;
 
 use std::fmt;
 use std::sync::Arc;
@@ -117,9 +118,18 @@ where
     ResB::Error: fmt::Display + Into<BoxError>,
 {
     let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
-    // Declared before the parsed request, which borrows from it once
-    // translated: it must be dropped after it.
+    // Declared before the parsed request, which borrows from them: they
+    // must be dropped after it.
     let mut stored = Resolved::default();
+    let held_by_thread: Vec<u8>;
+    let bytes = match thread::held(shared, parts, &tenant, bytes).await {
+        Ok(None) => bytes,
+        Ok(Some(held)) => {
+            held_by_thread = held;
+            &held_by_thread[..]
+        }
+        Err(refused) => return Ok(refused.send(&mut tracker)),
+    };
     // Parsed once, here: whether the request compacts is read from it,
     // and the compacting exchanges take it over.
     let parsed = match tracker.timed(|| D::parse(parts, bytes)) {
@@ -176,6 +186,7 @@ where
     );
     D::upstream_head(upstream.headers_mut(), &shared.direction);
     hand_on::<D, _>(&mut upstream, prepared.stream);
+    D::mark_upstream(&prepared.context, upstream.extensions_mut());
     if let Some(affinity) = affinity {
         upstream.extensions_mut().insert(affinity);
     }

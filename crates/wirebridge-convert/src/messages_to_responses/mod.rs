@@ -69,7 +69,7 @@ pub use models::{model_info, model_list, ModelPage};
 pub use request::{translate_request, translate_request_with_betas, TranslatedRequest};
 pub use stream::StreamTranslator;
 pub use thinking::effort_for_budget;
-pub use thread::{message_id_of, response_id_of, ThreadTurn};
+pub use thread::{held_by_thread, message_id_of, response_id_of, ThreadTurn};
 
 use crate::loss::LossPolicy;
 

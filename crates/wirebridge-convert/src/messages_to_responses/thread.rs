@@ -10,6 +10,7 @@
 //! the response it was stored as share their stem, so the id a client is
 //! given is the one it continues from.
 
+use serde_json::value::RawValue;
 use wirebridge_wire::messages::lenient::CreateMessage;
 
 use crate::error::ConvertError;
@@ -66,6 +67,62 @@ pub fn response_id_of(message_id: &str) -> String {
     }
 }
 
+/// The Responses request of a thread's continue, `request`, with what the
+/// thread holds: the `instructions` and `tools` of `stored`, the stored
+/// `Response` it follows (each turn of a thread is stored with them, so
+/// the one before is enough). Copied as stored, not read again.
+///
+/// ```
+/// use wirebridge_convert::messages_to_responses::held_by_thread;
+///
+/// let request = br#"{"model":"m","input":[],"previous_response_id":"resp_1"}"#;
+/// let stored = r#"{"id":"resp_1","instructions":"Be brief.","tools":[{"type":"function","name":"f"}],"output":[]}"#;
+/// let body = held_by_thread(request, stored).unwrap();
+/// let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+/// assert_eq!(body["instructions"], "Be brief.");
+/// assert_eq!(body["tools"][0]["name"], "f");
+/// assert_eq!(body["previous_response_id"], "resp_1");
+/// ```
+pub fn held_by_thread(request: &[u8], stored: &str) -> Result<Vec<u8>, ConvertError> {
+    #[derive(serde::Deserialize)]
+    struct Held<'a> {
+        #[serde(borrow)]
+        instructions: Option<&'a RawValue>,
+        #[serde(borrow)]
+        tools: Option<&'a RawValue>,
+    }
+    let held: Held<'_> = serde_json::from_str(stored).map_err(|e| {
+        ConvertError::InvalidUpstream(format!("the stored response the thread continues: {e}"))
+    })?;
+    let start = request.iter().position(|b| !b.is_ascii_whitespace());
+    let Some(start) = start.filter(|&at| request[at] == b'{') else {
+        // Not an object: left for the request's reader to refuse.
+        return Ok(request.to_vec());
+    };
+    let mut out = Vec::with_capacity(request.len() + stored.len());
+    out.extend_from_slice(&request[..=start]);
+    let mut members = Vec::new();
+    if let Some(text) = held.instructions.filter(|r| r.get() != "null") {
+        members.push(("instructions", text));
+    }
+    if let Some(tools) = held.tools.filter(|r| !matches!(r.get(), "null" | "[]")) {
+        members.push(("tools", tools));
+    }
+    let rest = &request[start + 1..];
+    let empty = rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
+    for (n, (key, value)) in members.iter().enumerate() {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(value.get().as_bytes());
+        if n + 1 < members.len() || !empty {
+            out.push(b',');
+        }
+    }
+    out.extend_from_slice(rest);
+    Ok(out)
+}
+
 /// Reads `thread`, and what it requires of the rest of the request: a
 /// continue takes its system prompt and tools from the thread, so one that
 /// sends either is refused naming it (the thread would otherwise answer
@@ -87,7 +144,7 @@ pub(super) fn read(request: &CreateMessage<'_>) -> Result<Option<ThreadTurn>, Co
                     "must be the id of an earlier reply of the thread",
                 ));
             }
-            let present = |raw: Option<&serde_json::value::RawValue>| {
+            let present = |raw: Option<&RawValue>| {
                 raw.is_some_and(|r| r.get() != "null")
             };
             if present(request.system) {
@@ -147,6 +204,17 @@ mod tests {
             Some(ThreadTurn::Create)
         );
         assert_eq!(read_body("{}").unwrap(), None);
+    }
+
+    #[test]
+    fn what_a_thread_holds_is_added_only_where_it_holds_something() {
+        let stored = r#"{"instructions":null,"tools":[],"output":[]}"#;
+        let body = held_by_thread(br#" {"model":"m"}"#, stored).unwrap();
+        assert_eq!(body, br#" {"model":"m"}"#);
+        let stored = r#"{"instructions":"s","tools":[]}"#;
+        assert_eq!(held_by_thread(b"{}", stored).unwrap(), br#"{"instructions":"s"}"#);
+        assert_eq!(held_by_thread(b"[]", stored).unwrap(), b"[]");
+        assert!(held_by_thread(b"{}", "not json").is_err());
     }
 
     #[test]

@@ -131,6 +131,14 @@ impl sealed::Direction for MessagesOverResponses {
         }
     }
 
+    fn mark_upstream(context: &MessagesContext, extensions: &mut http::Extensions) {
+        // The hub keeps the thread: it checks the store keeps it for this
+        // credential, and gives a continue what the thread holds.
+        if let Some(thread) = &context.thread {
+            extensions.insert(thread.clone());
+        }
+    }
+
     fn stream(context: Self::Context) -> Self::Stream {
         StreamTranslator::new(context)
     }

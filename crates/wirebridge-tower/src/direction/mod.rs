@@ -191,6 +191,11 @@ pub(crate) mod sealed {
         /// upstream's API reads (its key header, its version).
         fn upstream_head(_headers: &mut http::HeaderMap, _settings: &Self::Settings) {}
 
+        /// Marks the request sent upstream with what the layer below (the
+        /// Responses hub) must know of it that its body does not say: a
+        /// Messages client's thread.
+        fn mark_upstream(_context: &Self::Context, _extensions: &mut http::Extensions) {}
+
         /// The path of the backend's token-counting endpoint, after the
         /// prefix, where the profile names one (Chat backends).
         fn tokenize(_settings: &Self::Settings) -> Option<&str> {
