@@ -144,9 +144,7 @@ pub(super) fn read(request: &CreateMessage<'_>) -> Result<Option<ThreadTurn>, Co
                     "must be the id of an earlier reply of the thread",
                 ));
             }
-            let present = |raw: Option<&RawValue>| {
-                raw.is_some_and(|r| r.get() != "null")
-            };
+            let present = |raw: Option<&RawValue>| raw.is_some_and(|r| r.get() != "null");
             if present(request.system) {
                 return Err(create_only("system"));
             }
@@ -212,7 +210,10 @@ mod tests {
         let body = held_by_thread(br#" {"model":"m"}"#, stored).unwrap();
         assert_eq!(body, br#" {"model":"m"}"#);
         let stored = r#"{"instructions":"s","tools":[]}"#;
-        assert_eq!(held_by_thread(b"{}", stored).unwrap(), br#"{"instructions":"s"}"#);
+        assert_eq!(
+            held_by_thread(b"{}", stored).unwrap(),
+            br#"{"instructions":"s"}"#
+        );
         assert_eq!(held_by_thread(b"[]", stored).unwrap(), b"[]");
         assert!(held_by_thread(b"{}", "not json").is_err());
     }
@@ -228,7 +229,10 @@ mod tests {
                 r#"{"tools":[],"thread":{"type":"continue","previous_message_id":"msg_1"}}"#,
                 "tools",
             ),
-            (r#"{"thread":{"type":"continue"}}"#, "thread.previous_message_id"),
+            (
+                r#"{"thread":{"type":"continue"}}"#,
+                "thread.previous_message_id",
+            ),
             (
                 r#"{"thread":{"type":"continue","previous_message_id":""}}"#,
                 "thread.previous_message_id",

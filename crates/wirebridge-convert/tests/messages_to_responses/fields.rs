@@ -93,7 +93,10 @@ fn a_thread_becomes_the_chain_of_stored_responses_it_names() {
     assert!(losses.is_empty(), "{losses:?}");
     assert_eq!(out["store"], true);
     assert_eq!(out["previous_response_id"], "resp_0123abcd");
-    assert!(out.get("instructions").is_none() && out.get("tools").is_none(), "{out}");
+    assert!(
+        out.get("instructions").is_none() && out.get("tools").is_none(),
+        "{out}"
+    );
     assert_eq!(out["input"].as_array().unwrap().len(), 1);
 
     // A field of `thread` the bridge does not read is reported by its path.
