@@ -136,7 +136,9 @@ pub fn app(
                 request.map(RequestBody::flatten)
             });
     // Messages clients of a Messages backend speak its API: their requests
-    // pass through with the rest (`messages` is `None`).
+    // pass through with the rest, but for those that turn on message
+    // threads, which the bridge keeps (`threads_only`).
+    let threads_only = config.upstream_api == UpstreamApi::Messages;
     let (translated, messages, endpoint): (Shared, Option<Shared>, &str) = match config.upstream_api
     {
         UpstreamApi::Chat => {
@@ -172,12 +174,18 @@ pub fn app(
             .shutdown(shutdown.clone());
             let chat = chat_clients(config, observer).shutdown(shutdown);
             let hub = layer.clone().without_websocket();
+            // A thread is kept on the Responses side, as for any backend.
+            let threads = messages.layer(hub.clone().layer(flattened));
             let both = layer
                 .layer(chat.layer(hub.layer(flattened_twice)))
                 .map_response(|response| {
                     response.map(|body| ResponseBody::passthrough(body.boxed_unsync()))
                 });
-            (boxed(both), None, "/chat/completions|/responses")
+            (
+                boxed(both),
+                Some(boxed_twice(threads)),
+                "/chat/completions|/responses",
+            )
         }
         UpstreamApi::Responses => {
             let chat = chat_clients(config, observer.clone())
@@ -216,6 +224,7 @@ pub fn app(
         open_streams: metrics.open_streams(),
         translated,
         messages,
+        threads_only,
         admin,
         metrics,
         endpoint,
@@ -233,7 +242,8 @@ pub fn app(
                 let messages = routes
                     .messages
                     .as_ref()
-                    .filter(|_| is_messages(method, path, request.headers()));
+                    .filter(|_| is_messages(method, path, request.headers()))
+                    .filter(|_| !routes.threads_only || turns_on_threads(request.headers()));
                 if let Some(messages) = messages {
                     Route::Messages(messages.clone())
                 } else {
@@ -280,8 +290,12 @@ type Shared =
 struct Routes {
     translated: Shared,
     /// Messages clients' own stack, where the backend does not speak
-    /// their API.
+    /// their API, or keeps no message threads.
     messages: Option<Shared>,
+    /// Whether `messages` answers only the requests that turn on message
+    /// threads (on a Messages backend, which is sent the others as they
+    /// are).
+    threads_only: bool,
     admin: Admin,
     metrics: Arc<Metrics>,
     open_streams: OpenGauge,
@@ -354,6 +368,20 @@ fn is_messages(method: &Method, path: &str, headers: &HeaderMap) -> bool {
         _ => false,
     }
 }
+
+/// Whether a request turns on message threads (`anthropic-beta:
+/// message-threads-2026-08-12`, which every turn of a thread sends).
+fn turns_on_threads(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("anthropic-beta")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|beta| beta.trim() == MESSAGE_THREADS_BETA)
+}
+
+/// The beta of message threads.
+const MESSAGE_THREADS_BETA: &str = "message-threads-2026-08-12";
 
 /// The vendors' part of a trace's context.
 const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
