@@ -512,3 +512,120 @@ async fn betas_are_read_before_they_are_stripped() {
     let message = error["error"]["message"].as_str().unwrap();
     assert!(message.contains("dreaming-2026-04-21"), "{message}");
 }
+
+/// A Messages client's thread, kept in the Responses layer's store: the
+/// create is kept with its system prompt and tools; a continue sends only
+/// the new turn, and the Chat backend is sent the whole conversation with
+/// them. A reply the store does not keep is Anthropic's 404, and a layer
+/// without a store refuses the thread.
+#[tokio::test]
+async fn a_thread_is_kept_in_the_responses_layers_store() {
+    let chat_reply =
+        json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Hello Ada."}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23}})
+        .to_string();
+    let seen = Seen::default();
+    let store: Arc<dyn wirebridge_store::ResponseStore> =
+        Arc::new(wirebridge_store::MemoryStore::new());
+    let service = |store: Option<&Arc<dyn wirebridge_store::ResponseStore>>| {
+        let chat = upstream(
+            StatusCode::OK,
+            "application/json",
+            chat_reply.clone().into_bytes(),
+            3,
+            seen.clone(),
+        );
+        let responses = match store {
+            Some(store) => ResponsesToChatLayer::new().store_arc(Arc::clone(store)),
+            None => ResponsesToChatLayer::new(),
+        };
+        stack(
+            MessagesToResponsesLayer::new(),
+            responses,
+            chat,
+            Arc::default(),
+        )
+    };
+    let ask = |json: String| {
+        let mut request = post("/v1/messages", &json);
+        request.headers_mut().insert(
+            "anthropic-beta",
+            "message-threads-2026-08-12".parse().unwrap(),
+        );
+        request
+    };
+    let continuing = |id: &str, text: &str| {
+        json!({"model": "m", "max_tokens": 64,
+            "thread": {"type": "continue", "previous_message_id": id},
+            "messages": [{"role": "user", "content": text}]})
+        .to_string()
+    };
+
+    let create = format!(
+        r#"{{"model":"m","max_tokens":64,"system":"Be brief.","tools":{TOOLS},
+        "thread":{{"type":"create"}},"messages":[{{"role":"user","content":"My name is Ada."}}]}}"#
+    );
+    let (status, headers, bytes) =
+        read(service(Some(&store)).oneshot(ask(create)).await.unwrap()).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    assert!(headers.get(wirebridge_tower::DROPPED_HEADER).is_none());
+    let first: Value = serde_json::from_slice(&bytes).unwrap();
+    let id = first["id"].as_str().unwrap();
+
+    let next = continuing(id, "What is my name?");
+    let (status, _, bytes) = read(service(Some(&store)).oneshot(ask(next)).await.unwrap()).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&bytes));
+    let (_, _, sent) = seen.last();
+    let sent: Value = serde_json::from_slice(&sent).unwrap();
+    let turns: Vec<(&str, &str)> = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap(),
+                m["content"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        turns,
+        [
+            ("system", "Be brief."),
+            ("user", "My name is Ada."),
+            ("assistant", "Hello Ada."),
+            ("user", "What is my name?"),
+        ],
+        "{sent}"
+    );
+    assert_eq!(sent["tools"][0]["function"]["name"], "Query", "{sent}");
+
+    let calls = seen.0.lock().unwrap().len();
+    let unknown = continuing("msg_0123456789abcdef0123456789abcdef", "Hi");
+    let (status, _, bytes) = read(service(Some(&store)).oneshot(ask(unknown)).await.unwrap()).await;
+    assert_eq!(status, 404);
+    let error: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(error["error"]["type"], "not_found_error");
+    assert_eq!(error["error"]["details"]["error_code"], "thread_not_found");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("thread.previous_message_id"),
+        "{message}"
+    );
+
+    let storeless = continuing(id, "Hi");
+    let (status, _, bytes) = read(service(None).oneshot(ask(storeless)).await.unwrap()).await;
+    assert_eq!(status, 400);
+    let error: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        error["error"]["details"]["error_code"],
+        "thread_unsupported_request"
+    );
+    assert_eq!(
+        seen.0.lock().unwrap().len(),
+        calls,
+        "refused before the backend"
+    );
+}
