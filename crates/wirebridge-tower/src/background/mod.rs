@@ -19,9 +19,10 @@ use tokio::sync::watch;
 use wirebridge_wire::error::ApiError;
 
 use crate::replies::Refused;
+pub(crate) use crate::stateful::{status_of, with_status};
 pub(crate) use follow::Follower;
-pub(crate) use lease::{renew as renew_lease, settled};
-pub(crate) use respond::{event_stream, json, response_id, status_of, with_output, with_status};
+pub(crate) use lease::renew as renew_lease;
+pub(crate) use respond::{event_stream, json, response_id, with_output};
 pub(crate) use routes::{route, Route};
 use run::EventBudget;
 pub(crate) use run::{Run, Stop};

@@ -20,32 +20,6 @@ pub(crate) fn response_id(response: &[u8]) -> String {
         .unwrap_or_default()
 }
 
-/// The `status` of a stored response object.
-pub(crate) fn status_of(response: &str) -> Option<String> {
-    let raw: &RawValue = serde_json::from_str(response).ok()?;
-    RawObject::parse(raw).ok()?.str("status").map(str::to_owned)
-}
-
-/// `response` with another status (and, for `failed`, its error).
-pub(crate) fn with_status(response: &[u8], status: &str, error: Option<(&str, &str)>) -> Vec<u8> {
-    let Some(raw) = std::str::from_utf8(response)
-        .ok()
-        .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
-    else {
-        return response.to_vec();
-    };
-    let Ok(mut object) = RawObject::parse(raw) else {
-        return response.to_vec();
-    };
-    let status = serde_json::to_string(status).expect("a string serializes");
-    object.set("status", &status);
-    if let Some((code, message)) = error {
-        let error = serde_json::json!({ "code": code, "message": message });
-        object.set("error", &error.to_string());
-    }
-    object.to_raw().get().as_bytes().to_vec()
-}
-
 pub(crate) fn json<B>(body: Vec<u8>) -> Response<ResponseBody<B>> {
     let length = HeaderValue::from(body.len());
     let mut response = Response::new(ResponseBody::full(body));

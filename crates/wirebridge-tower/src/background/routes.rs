@@ -6,12 +6,12 @@ use http::{Method, Response, StatusCode};
 use wirebridge_wire::error::ApiError;
 
 use super::follow::Follower;
-use super::respond::{event_stream, status_of, with_status};
+use super::respond::event_stream;
 use super::run::Stop;
 use super::BackgroundRuns;
 use crate::body::ResponseBody;
 use crate::replies::Refused;
-use crate::stateful::{unavailable, with_output, Stateful};
+use crate::stateful::{status_of, unavailable, with_output, with_status, Stateful};
 
 /// How long a cancel waits for the run it stopped to write its end.
 const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);

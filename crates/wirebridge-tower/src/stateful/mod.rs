@@ -8,6 +8,7 @@
 //! the stored history as borrowed JSON
 //! ([`History`](wirebridge_convert::responses_to_chat::History)).
 
+mod abandoned;
 mod accepted;
 mod budget;
 mod conversations;
@@ -28,6 +29,7 @@ use wirebridge_wire::error::ApiError;
 
 use crate::replies::Refused;
 
+pub(crate) use abandoned::{settled, status_of, with_status};
 pub(crate) use accepted::NotFromBackend;
 pub(crate) use conversations::{route as conversation_route, Route as ConversationRoute};
 pub(crate) use keep::with_output;

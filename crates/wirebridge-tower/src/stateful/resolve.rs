@@ -213,7 +213,7 @@ impl Stateful {
     }
 
     /// Marks response `id` `failed` when it reads as running but no process
-    /// holds its run's lease (see [`crate::background::settled`]); whether
+    /// holds its run's lease (see [`super::settled`]); whether
     /// it did.
     async fn settle_abandoned(&self, tenant: &str, id: &str) -> bool {
         let Some(store) = self.store() else {
@@ -222,7 +222,7 @@ impl Stateful {
         let Ok(Some(record)) = store.get(tenant, id).await else {
             return false;
         };
-        let settled = crate::background::settled(self, &**store, tenant, record).await;
+        let settled = super::settled(self, &**store, tenant, record).await;
         settled.output != RUNNING
     }
 

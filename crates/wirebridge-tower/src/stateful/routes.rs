@@ -57,7 +57,7 @@ impl Stateful {
             Route::Retrieve(id) => match store.get(tenant, &id).await {
                 Ok(Some(record)) => {
                     // A run whose process is gone reads `failed`.
-                    let record = crate::background::settled(self, &**store, tenant, record).await;
+                    let record = super::settled(self, &**store, tenant, record).await;
                     with_output(&record.response, &record.output).map_err(|e| {
                         unavailable(&StoreError::Corrupt(format!("response {id}: {e}")))
                     })
