@@ -1,14 +1,16 @@
 //! The stream re-encoding allocation budget: decoding the upstream's SSE,
 //! translating each event and writing the client's frames into a reused
 //! output buffer costs at most one heap allocation per chunk, amortized,
-//! in both directions. And the walk that looks for request fields the
-//! types do not model allocates nothing in a request that holds none.
+//! in every direction (the stateless Responses path included). And the
+//! walk that looks for request fields the types do not model allocates
+//! nothing in a request that holds none.
 //!
 //! Allocation counts are deterministic, unlike timings, so they are
 //! asserted here; `wirebridge-bench` reports the same counts.
 
 use wirebridge_convert::chat_to_responses::{self as c2r, ChatContext};
 use wirebridge_convert::responses_to_chat::{self as r2c, ResponsesContext};
+use wirebridge_convert::responses_to_responses::{self as r2r, NativeContext};
 use wirebridge_convert::{SseTranslator, StreamTranslate};
 use wirebridge_sse::{encode_data, encode_event};
 use wirebridge_testkit::{allocations, fixtures, CountingAllocator};
@@ -146,6 +148,24 @@ fn responses_events_to_chat_chunks_allocate_at_most_once_per_chunk() {
         "steady state: {steady} allocations per chunk"
     );
     assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+}
+
+/// A backend that keeps no state streams Responses events, re-sent under
+/// the bridge's ids and positions: each delta is read into its fields (the
+/// one allocation) and written again with the bridge's values in place,
+/// never set on it first (which cost eight more).
+#[test]
+fn a_stateless_backends_deltas_allocate_once_each() {
+    let stream = responses_stream();
+    let translator = r2r::StreamTranslator::new(NativeContext::default());
+    let (steady, whole, translator) = budget(&stream, translator);
+    assert!(translator.is_finished());
+    // The lifecycle events at either end cost a few more, amortized.
+    assert!(
+        steady <= 1.01,
+        "steady state: {steady} allocations per chunk"
+    );
+    assert!(whole <= 1.05, "whole stream: {whole} allocations per chunk");
 }
 
 /// Every Chat request is walked (serde cannot tell whether it skipped a

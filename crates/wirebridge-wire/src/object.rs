@@ -100,6 +100,18 @@ impl<'a> RawObject<'a> {
         (!inner.contains('\\')).then_some(inner)
     }
 
+    /// The value of `key`, if it is a string without escapes, borrowed
+    /// from the text the object was read from (not from the object), so
+    /// that it outlives the object: `None` as well for a value set since.
+    pub fn borrowed_str(&self, key: &str) -> Option<&'a str> {
+        let (_, value) = self.fields.iter().find(|(k, _)| k == key)?;
+        let Cow::Borrowed(value) = value else {
+            return None;
+        };
+        let inner = value.get().strip_prefix('"')?.strip_suffix('"')?;
+        (!inner.contains('\\')).then_some(inner)
+    }
+
     /// Sets `key` to `json` (a JSON text, such as `false` or `{}`),
     /// replacing its value or adding it at the end.
     ///
@@ -277,6 +289,20 @@ mod tests {
 
     fn object(json: &str) -> RawObject<'_> {
         serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_borrowed_str_outlives_its_object_and_a_set_value_is_none() {
+        let text = r#"{"type":"response.output_text.delta","item_id":"m\u0031","n":1}"#;
+        let kind = {
+            let mut event = RawObject::parse_str(text).unwrap();
+            event.set("n", "2");
+            assert_eq!(event.borrowed_str("n"), None);
+            // Escaped: read as `str` reads it, not at all.
+            assert_eq!(event.borrowed_str("item_id"), None);
+            event.borrowed_str("type").unwrap()
+        };
+        assert_eq!(kind, "response.output_text.delta");
     }
 
     #[test]

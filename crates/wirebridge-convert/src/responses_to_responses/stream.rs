@@ -14,6 +14,9 @@ mod slot;
 mod summary;
 mod whole;
 
+use std::borrow::Cow;
+use std::io::Write;
+
 use slot::Slot;
 
 use crate::frames::Frames;
@@ -155,8 +158,12 @@ impl StreamTranslator {
             }
             _ => format!("the upstream sent an event that is not JSON: {data}"),
         })?;
-        let kind = event.str("type").unwrap_or_default().to_owned();
-        if BEGINNINGS.contains(&kind.as_str()) || ENDINGS.contains(&kind.as_str()) {
+        // Borrowed from `data`, not `event`, which goes on to be dispatched.
+        let kind = match event.borrowed_str("type") {
+            Some(kind) => Cow::Borrowed(kind),
+            None => Cow::Owned(event.str("type").unwrap_or_default().to_owned()),
+        };
+        if BEGINNINGS.contains(&kind.as_ref()) || ENDINGS.contains(&kind.as_ref()) {
             let response = || {
                 let raw = event.get("response");
                 raw.map(|raw| ResponseShell::parse(raw.get().as_bytes()))
@@ -412,9 +419,7 @@ impl StreamTranslator {
             out.extend_from_slice(kind.as_bytes());
             out.extend_from_slice(b"\",\"response\":");
             out.extend_from_slice(response.as_bytes());
-            out.extend_from_slice(b",\"sequence_number\":");
-            out.extend_from_slice(seq.to_string().as_bytes());
-            out.push(b'}');
+            write!(out, ",\"sequence_number\":{seq}}}").expect("writes to memory");
         });
     }
 
@@ -435,9 +440,7 @@ impl StreamTranslator {
                 out.push(b':');
                 out.extend_from_slice(value.get().as_bytes());
             }
-            out.extend_from_slice(b",\"sequence_number\":");
-            out.extend_from_slice(seq.to_string().as_bytes());
-            out.push(b'}');
+            write!(out, ",\"sequence_number\":{seq}}}").expect("writes to memory");
         });
     }
 

@@ -1,7 +1,10 @@
 //! The events about one item's content, passed on under the bridge's ids
 //! with the positions the grammar requires.
 
+use std::io::Write;
+
 use crate::frames::Frames;
+use wirebridge_wire::raw::JsonStr;
 use wirebridge_wire::RawObject;
 
 use super::end::PartKind;
@@ -15,10 +18,11 @@ impl StreamTranslator {
         mut event: RawObject<'_>,
         out: &mut Frames,
     ) -> Result<(), String> {
-        let id = event.str("item_id").map(str::to_owned);
+        let id = event.str("item_id");
         let at = event.get("output_index").and_then(index);
-        let Some(slot) = self.find(id.as_deref(), at).or_else(|| self.open_slot()) else {
-            if id.is_none() && at.is_none() {
+        let (named, found) = (id.is_some(), self.find(id, at));
+        let Some(slot) = found.or_else(|| self.open_slot()) else {
+            if !named && at.is_none() {
                 // Not about an item (an event this bridge does not know):
                 // passed on as it is, in sequence.
                 self.send(kind, event, out);
@@ -65,11 +69,15 @@ impl StreamTranslator {
             "response.output_text.delta"
             | "response.refusal.delta"
             | "response.reasoning_text.delta" => {
-                if let Some(delta) = string(event.get("delta")) {
-                    state.text.push_str(&delta);
-                }
-                if kind == "response.output_text.delta" {
-                    event.set_if_absent("logprobs", "[]");
+                // Decoded straight onto the text: the delta is most of the
+                // stream, and its own copy would be one allocation each.
+                match event.get("delta").and_then(JsonStr::new) {
+                    Some(delta) => state.text.push_str(&delta.decode()),
+                    None => {
+                        if let Some(delta) = string(event.get("delta")) {
+                            state.text.push_str(&delta);
+                        }
+                    }
                 }
             }
             "response.output_text.annotation.added" => {
@@ -91,9 +99,6 @@ impl StreamTranslator {
                     None => event.set(field, &json_string(&state.text)),
                 }
                 state.text_done = true;
-                if kind == "response.output_text.done" {
-                    event.set_if_absent("logprobs", "[]");
-                }
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 if let Some(delta) = string(event.get("delta")) {
@@ -120,20 +125,28 @@ impl StreamTranslator {
             }
             _ => {}
         }
-        event.set("item_id", &self.slots[slot].item_id);
-        event.set("output_index", &slot.to_string());
-        if has_content_index(kind) {
+        let content_index = has_content_index(kind).then(|| {
             // A backend that numbers nothing streams its parts in order:
             // the open part is the one after those done (the one just
             // done, for its own `done`).
             let done = self.slots[slot].parts_done.len();
-            let index = match kind {
+            match kind {
                 "response.content_part.done" => done.saturating_sub(1),
                 _ => done,
-            };
-            event.set_if_absent("content_index", &index.to_string());
-        }
-        self.send(kind, event, out);
+            }
+        });
+        let place = Place {
+            item_id: &self.slots[slot].item_id,
+            output_index: slot,
+            content_index,
+            logprobs: matches!(
+                kind,
+                "response.output_text.delta" | "response.output_text.done"
+            ),
+        };
+        let seq = self.seq;
+        self.seq += 1;
+        place.send(kind, &event, seq, out);
         Ok(())
     }
 
@@ -143,6 +156,83 @@ impl StreamTranslator {
         event.set("item_id", &self.slots[slot].item_id);
         event.set("output_index", &slot.to_string());
         event
+    }
+}
+
+/// Where an event about an item goes in the client's stream: the fields
+/// the bridge sets on it, written with the event's own rather than set on
+/// it first (each set is an allocation, and a text delta is most of a
+/// stream).
+struct Place<'p> {
+    /// The item's id, a JSON string literal: replaces the event's.
+    item_id: &'p str,
+    /// Replaces the event's.
+    output_index: usize,
+    /// Added when the event names none.
+    content_index: Option<usize>,
+    /// `"logprobs":[]` added when the event has none.
+    logprobs: bool,
+}
+
+impl Place<'_> {
+    /// Writes `event` as one event of type `kind`: its type first, its own
+    /// fields in their order (`item_id` and `output_index` given the
+    /// bridge's values in place, a repeat of either left out), then what it
+    /// lacks (`logprobs`, `item_id`, `output_index`, `content_index`, in
+    /// that order), then its place in the stream.
+    fn send(&self, kind: &str, event: &RawObject<'_>, seq: u64, out: &mut Frames) {
+        let (mut id_written, mut index_written) = (false, false);
+        let (mut has_content_index, mut has_logprobs) = (false, false);
+        out.event(Some(kind), |out| {
+            out.extend_from_slice(b"{\"type\":");
+            serde_json::to_writer(&mut *out, kind).expect("strings serialize");
+            for (key, value) in event.fields() {
+                let value = match key {
+                    "type" | "sequence_number" => continue,
+                    "item_id" if id_written => continue,
+                    "output_index" if index_written => continue,
+                    "item_id" => {
+                        id_written = true;
+                        None
+                    }
+                    "output_index" => {
+                        index_written = true;
+                        None
+                    }
+                    "content_index" => {
+                        has_content_index = true;
+                        Some(value)
+                    }
+                    "logprobs" => {
+                        has_logprobs = true;
+                        Some(value)
+                    }
+                    _ => Some(value),
+                };
+                out.push(b',');
+                serde_json::to_writer(&mut *out, key).expect("strings serialize");
+                out.push(b':');
+                match (value, key) {
+                    (Some(value), _) => out.extend_from_slice(value.get().as_bytes()),
+                    (None, "item_id") => out.extend_from_slice(self.item_id.as_bytes()),
+                    (None, _) => write!(out, "{}", self.output_index).expect("writes to memory"),
+                }
+            }
+            if self.logprobs && !has_logprobs {
+                out.extend_from_slice(b",\"logprobs\":[]");
+            }
+            if !id_written {
+                out.extend_from_slice(b",\"item_id\":");
+                out.extend_from_slice(self.item_id.as_bytes());
+            }
+            if !index_written {
+                write!(out, ",\"output_index\":{}", self.output_index).expect("writes to memory");
+            }
+            if let Some(at) = self.content_index.filter(|_| !has_content_index) {
+                write!(out, ",\"content_index\":{at}").expect("writes to memory");
+            }
+            write!(out, ",\"sequence_number\":{seq}}}").expect("writes to memory");
+        });
     }
 }
 
