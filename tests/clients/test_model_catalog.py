@@ -177,3 +177,54 @@ def test_the_sdk_lists_the_upstream_models(catalog_chain):
     assert models[0].object == "model"
     assert models[0].owned_by == "wirebridge"
     assert isinstance(models[0].created, int)
+
+
+def fetch_catalog(chain: harness.Chain, if_none_match: str | None = None):
+    """Codex's request for its catalog: the status, headers and body."""
+    import urllib.error
+    import urllib.request
+
+    headers = {"authorization": "Bearer sk-codex-test"}
+    if if_none_match is not None:
+        headers["if-none-match"] = if_none_match
+    request = urllib.request.Request(chain.base_url + "/models?client_version=0.171.0", headers=headers)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=10) as reply:
+            return reply.status, reply.headers, reply.read()
+    except urllib.error.HTTPError as not_ok:
+        return not_ok.code, not_ok.headers, not_ok.read()
+
+
+def test_the_catalog_has_a_tag_and_is_not_sent_again_while_it_holds(catalog_chain, wirebridge, log_dir,
+                                                                   tmp_path):
+    """Codex keeps the catalog's tag (`ETag`, also `X-Models-Etag`) with its
+    copy; asked with it in `If-None-Match`, the bridge answers 304 with no
+    body. Another catalog has another tag."""
+    status, headers, body = fetch_catalog(catalog_chain)
+    assert status == 200 and json.loads(body)["models"]
+    tag = headers["etag"]
+    assert tag.startswith('"') and tag.endswith('"'), tag
+    assert headers["x-models-etag"] == tag
+    # The tag is of the catalog, not of the request: it holds.
+    assert fetch_catalog(catalog_chain)[1]["etag"] == tag
+
+    status, headers, body = fetch_catalog(catalog_chain, if_none_match=tag)
+    assert (status, body) == (304, b"")
+    assert headers["etag"] == tag
+    status, _, body = fetch_catalog(catalog_chain, if_none_match='"not-this-one"')
+    assert status == 200 and json.loads(body)["models"]
+
+    # A bridge whose settings say something else of a model: another tag,
+    # and the old one gets the whole catalog.
+    config = tmp_path / "bridge.toml"
+    config.write_text(BRIDGE_CONFIG.replace('"Local reader"', '"Local reader, renamed"'))
+    changed = harness.start_chain(log_dir, "catalog-changed", "chat", extra=["--config", str(config)])
+    try:
+        status, headers, body = fetch_catalog(changed, if_none_match=tag)
+        assert status == 200
+        assert headers["etag"] != tag and headers["x-models-etag"] == headers["etag"]
+        names = {m["slug"]: m["display_name"] for m in json.loads(body)["models"]}
+        assert names["local-reader"] == "Local reader, renamed"
+    finally:
+        harness.stop_checked(changed)

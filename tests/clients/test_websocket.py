@@ -319,6 +319,50 @@ def raw_connect(chain, key: str):
     return ws_connect(url, additional_headers={"authorization": f"Bearer {key}"}, open_timeout=5)
 
 
+def test_the_upgrade_tells_codex_its_message_limit_turn_state_and_catalog(wirebridge, log_dir):
+    """Codex reads four headers from the upgrade: the largest message it
+    may send (the bridge's `max_body`, past which the connection closes with
+    1009), a turn state it sends back when it reopens a connection during a
+    turn (echoed then), and, once it has read the catalog, the catalog's tag
+    and the backend's model when the catalog lists only that one."""
+    from websockets.exceptions import ConnectionClosedError
+    from websockets.sync.client import connect as ws_connect
+
+    chain = harness.start_chain(log_dir, "ws-codex-head", "chat", extra=["--max-body", "65536"])
+    try:
+        with raw_connect(chain, "sk-a") as connection:
+            headers = connection.response.headers
+            assert headers["x-codex-websocket-max-message-bytes"] == "65536"
+            assert headers["x-reasoning-included"] == "true"
+            state = headers["x-codex-turn-state"]
+            assert state
+            assert "x-models-etag" not in headers and "openai-model" not in headers
+            connection.send(json.dumps({"type": "response.create", "model": "demo", "input": "x" * 65536}))
+            with pytest.raises(ConnectionClosedError) as closed:
+                connection.recv(timeout=5)
+            assert closed.value.rcvd.code == 1009
+        with raw_connect(chain, "sk-a") as other:
+            assert other.response.headers["x-codex-turn-state"] != state
+
+        url = chain.base_url.replace("http://", "ws://") + "/responses"
+        again = ws_connect(url, additional_headers={"authorization": "Bearer sk-a", "x-codex-turn-state": state},
+                           open_timeout=5)
+        with again:
+            assert again.response.headers["x-codex-turn-state"] == state
+
+        # Codex reads its catalog: the demo upstream lists one model.
+        request = urllib.request.Request(chain.base_url + "/models?client_version=0.171.0",
+                                         headers={"authorization": "Bearer sk-a"})
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(request, timeout=5) as reply:
+            tag = reply.headers["etag"]
+            assert [m["slug"] for m in json.load(reply)["models"]] == ["wirebridge-demo"]
+        with raw_connect(chain, "sk-a") as connection:
+            assert connection.response.headers["x-models-etag"] == tag
+            assert connection.response.headers["openai-model"] == "wirebridge-demo"
+    finally:
+        harness.stop_checked(chain)
+
+
 def test_a_tenant_holds_at_most_its_cap_of_connections(wirebridge, log_dir):
     from websockets.exceptions import InvalidStatus
 

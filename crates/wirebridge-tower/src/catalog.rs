@@ -8,19 +8,24 @@
 //! `user-agent` headers name which Codex asks (`codex_exec`,
 //! `codex_cli_rs`, …), so they cannot tell Codex by one name. OpenAI's SDKs
 //! send no query there.
+//!
+//! Codex's catalog carries an entity tag ([`crate::catalog_etag`]): a
+//! request whose `If-None-Match` names the current one is answered
+//! `304 Not Modified`, with no body.
 
 use std::fmt;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use http::{header, Method, Request, Response, StatusCode, Uri};
+use http::{header, HeaderMap, Method, Request, Response, StatusCode, Uri};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
 use wirebridge_convert::catalog::{codex_catalog, parse_model_list, UpstreamModel};
 
 use crate::body::ResponseBody;
+use crate::catalog_etag as etag;
 use crate::error_response::{api_error, error_response, reshape_upstream_error};
 use crate::replies::{read_limited, unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
@@ -34,8 +39,13 @@ const CODEX_MARKER: &str = "client_version";
 const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
 
 impl CatalogSettings {
-    /// Codex's catalog, of the upstream's models when it listed them.
-    fn codex<B>(&self, upstream: Option<&[UpstreamModel]>) -> Response<ResponseBody<B>> {
+    /// Codex's catalog, of the upstream's models when it listed them; or
+    /// `304` when the client's `If-None-Match` names its tag.
+    fn codex<B>(
+        &self,
+        upstream: Option<&[UpstreamModel]>,
+        asked: &HeaderMap,
+    ) -> Response<ResponseBody<B>> {
         let models = self.models.models(upstream);
         let bare = models.iter().filter(|m| m.instructions.is_empty()).count();
         if bare > 0 && !self.warned.swap(true, Ordering::Relaxed) {
@@ -46,7 +56,20 @@ impl CatalogSettings {
                  these models get none"
             );
         }
-        json_reply(StatusCode::OK, codex_catalog(&models))
+        let body = codex_catalog(&models);
+        let tag = etag::of(&body);
+        self.last_served
+            .set(etag::Served::new(tag.clone(), &models));
+        let mut response = match etag::matches(asked, &tag) {
+            true => {
+                let mut response = Response::new(ResponseBody::full(Vec::new()));
+                *response.status_mut() = StatusCode::NOT_MODIFIED;
+                response
+            }
+            false => json_reply(StatusCode::OK, body),
+        };
+        etag::insert(response.headers_mut(), &tag);
+        response
     }
 }
 
@@ -81,6 +104,10 @@ where
     ResB::Error: fmt::Display + Into<BoxError>,
 {
     let codex = from_codex(request.uri());
+    let asked = match codex {
+        true => request.headers().clone(),
+        false => HeaderMap::new(),
+    };
     let upstream = match codex {
         true => catalog_request(request, &prefix),
         // Another client's request goes as it came.
@@ -93,7 +120,7 @@ where
     if status == StatusCode::NOT_FOUND && settings.has_models() {
         // An upstream without a list of its own: the settings' models.
         return Ok(match codex {
-            true => catalog.codex(None),
+            true => catalog.codex(None, &asked),
             false => json_reply(StatusCode::OK, settings.openai_list(unix_now())),
         });
     }
@@ -130,14 +157,14 @@ where
         }
     };
     Ok(match parse_model_list(&body) {
-        Ok(upstream) => catalog.codex(Some(&upstream)),
+        Ok(upstream) => catalog.codex(Some(&upstream), &asked),
         Err(e) => Refused::from_convert(e).response(),
     })
 }
 
 /// Codex's request, as the upstream is asked for its plain list: the same
-/// headers (its credentials), without Codex's marker, and a body the
-/// bridge can read.
+/// headers (its credentials) but its conditions, without Codex's marker,
+/// and a body the bridge can read.
 fn catalog_request<ReqB>(request: Request<ReqB>, prefix: &str) -> Request<RequestBody<ReqB>> {
     let (parts, _) = request.into_parts();
     let query: Vec<&str> = parts
@@ -155,7 +182,12 @@ fn catalog_request<ReqB>(request: Request<ReqB>, prefix: &str) -> Request<Reques
     uri.path_and_query = path_and_query.parse().ok();
     let uri = Uri::from_parts(uri).unwrap_or_else(|_| parts.uri.clone());
 
-    models_request(parts.headers, uri, parts.version)
+    // The client's conditions are on Codex's catalog, which the bridge
+    // writes: the upstream's list is always read whole.
+    let mut headers = parts.headers;
+    headers.remove(header::IF_NONE_MATCH);
+    headers.remove(header::IF_MODIFIED_SINCE);
+    models_request(headers, uri, parts.version)
 }
 
 /// An upstream error in OpenAI's shape, its status kept. A body in an
@@ -218,6 +250,7 @@ mod tests {
             .header(header::AUTHORIZATION, "Bearer sk-1")
             .header(header::ACCEPT_ENCODING, "gzip")
             .header("originator", "codex_cli_rs")
+            .header(header::IF_NONE_MATCH, "\"0123456789abcdef\"")
             .body(())
             .unwrap();
         let upstream = catalog_request(request, "/v1");
@@ -227,6 +260,7 @@ mod tests {
         assert_eq!(headers[header::AUTHORIZATION], "Bearer sk-1");
         assert_eq!(headers[header::ACCEPT_ENCODING], "identity");
         assert_eq!(headers["originator"], "codex_cli_rs");
+        assert!(headers.get(header::IF_NONE_MATCH).is_none());
         let only = Request::get("/models?client_version=1").body(()).unwrap();
         assert_eq!(catalog_request(only, "").uri(), "/models");
     }

@@ -23,6 +23,22 @@ pub const DROPPED_HEADER: &str = "x-wirebridge-dropped";
 /// compact early.
 pub const REASONING_INCLUDED_HEADER: &str = "x-reasoning-included";
 
+/// Header on the WebSocket upgrade giving the largest message, in bytes,
+/// the bridge reads from the client: a larger one closes the connection
+/// (1009). Codex reads it to know what it may send.
+pub const WEBSOCKET_MAX_MESSAGE_BYTES_HEADER: &str = "x-codex-websocket-max-message-bytes";
+
+/// Header of Codex's turn state: an opaque token a server gives on the
+/// WebSocket upgrade, which Codex keeps for the rest of its turn and sends
+/// back with the turn's later requests (and on a connection it reopens
+/// during the turn), so that they reach the same place.
+pub const TURN_STATE_HEADER: &str = "x-codex-turn-state";
+
+/// Header naming the model that serves the client, on the WebSocket
+/// upgrade. Codex takes a name other than the model it asked for as its
+/// request having been rerouted, and says so.
+pub const SERVER_MODEL_HEADER: &str = "openai-model";
+
 /// The upstream request: same method, headers (credentials, request ids)
 /// and query, the other endpoint, the translated body.
 pub(crate) fn upstream_request<B>(

@@ -65,6 +65,7 @@ mod affinity;
 mod background;
 mod body;
 mod catalog;
+mod catalog_etag;
 mod direction;
 mod error_response;
 mod exchange;
@@ -95,13 +96,17 @@ mod websocket;
 pub use affinity::{Affinity, AffinitySource};
 pub use background::BackgroundRuns;
 pub use body::ResponseBody;
+pub use catalog_etag::MODELS_ETAG_HEADER;
 pub use direction::{
     ChatOverResponses, MessagesOverResponses, ResponsesOverChat, ResponsesOverMessages,
     ResponsesOverResponses, Translation,
 };
 pub use exchange::input_tokens::INPUT_TOKENS_HEADER;
 pub use future::ResponseFuture;
-pub use headers::{DROPPED_HEADER, REASONING_INCLUDED_HEADER};
+pub use headers::{
+    DROPPED_HEADER, REASONING_INCLUDED_HEADER, SERVER_MODEL_HEADER, TURN_STATE_HEADER,
+    WEBSOCKET_MAX_MESSAGE_BYTES_HEADER,
+};
 pub use layer::TranslateLayer;
 pub use observer::{Budget, Exchange, NoopObserver, Observer};
 pub use replicas::{

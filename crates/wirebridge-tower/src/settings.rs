@@ -82,6 +82,8 @@ pub(crate) struct CatalogSettings {
     pub(crate) models: Arc<ModelCatalog>,
     /// Whether serving models without instructions was warned about.
     pub(crate) warned: Arc<AtomicBool>,
+    /// The catalog served last, which the WebSocket upgrade names.
+    pub(crate) last_served: crate::catalog_etag::LastServed,
 }
 
 impl CatalogSettings {
@@ -89,6 +91,7 @@ impl CatalogSettings {
         Self {
             models: Arc::new(settings),
             warned: Arc::default(),
+            last_served: Default::default(),
         }
     }
 }

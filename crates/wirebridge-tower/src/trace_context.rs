@@ -215,7 +215,7 @@ fn new_span_id() -> SpanId {
 /// Unpredictable enough for ids that need only be unique: SipHash keyed
 /// from the OS (through `RandomState`) over a process-wide counter. Trace
 /// ids protect nothing, so no cryptographic generator is needed.
-fn random_u64() -> u64 {
+pub(crate) fn random_u64() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));

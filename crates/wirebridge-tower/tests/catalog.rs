@@ -10,7 +10,9 @@ use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
 use tower::{service_fn, Layer, ServiceExt};
 use wirebridge_convert::catalog::{InputModality, ModelCatalog, ModelSettings};
-use wirebridge_tower::{ChatToResponsesLayer, RequestBody, ResponsesToChatLayer};
+use wirebridge_tower::{
+    ChatToResponsesLayer, RequestBody, ResponsesToChatLayer, MODELS_ETAG_HEADER,
+};
 
 const LIST: &str = r#"{"object":"list","data":[
     {"id":"qwen3-coder","object":"model","created":1,"owned_by":"vllm","max_model_len":32768},
@@ -80,12 +82,24 @@ async fn get(
     body: &'static str,
     uri: &str,
 ) -> (StatusCode, http::HeaderMap, Bytes, Asked) {
+    get_if(layer, status, body, uri, None).await
+}
+
+/// [`get`], with an `If-None-Match` when `tag` is given.
+async fn get_if(
+    layer: &ResponsesToChatLayer,
+    status: u16,
+    body: &'static str,
+    uri: &str,
+    tag: Option<&str>,
+) -> (StatusCode, http::HeaderMap, Bytes, Asked) {
     let asked = Asked::default();
     let service = layer.layer(upstream(status, body, asked.clone()));
-    let request = Request::get(uri)
-        .header("authorization", "Bearer sk-client")
-        .body(Full::new(Bytes::new()))
-        .unwrap();
+    let mut request = Request::get(uri).header("authorization", "Bearer sk-client");
+    if let Some(tag) = tag {
+        request = request.header("if-none-match", tag);
+    }
+    let request = request.body(Full::new(Bytes::new())).unwrap();
     let response = service.oneshot(request).await.unwrap();
     let (head, body) = response.into_parts();
     let body = body.collect().await.unwrap().to_bytes();
@@ -125,6 +139,42 @@ async fn codex_gets_its_catalog_built_from_the_upstream_list() {
     assert_eq!(vl["display_name"], "Qwen3 VL");
     assert_eq!(vl["use_responses_lite"], true);
     assert_eq!(alias["input_modalities"], json!(["text"]));
+}
+
+#[tokio::test]
+async fn codexs_catalog_has_a_tag_and_is_not_sent_again_while_it_holds() {
+    let layer = ResponsesToChatLayer::new().model_catalog(catalog());
+    let codex = "/v1/models?client_version=0.171.0";
+    let (status, headers, body, _) = get(&layer, 200, LIST, codex).await;
+    assert_eq!(status, 200);
+    let tag = headers["etag"].to_str().unwrap().to_owned();
+    assert!(tag.starts_with('"') && tag.ends_with('"'), "{tag}");
+    assert_eq!(headers[MODELS_ETAG_HEADER], tag.as_str());
+    assert!(!body.is_empty());
+
+    // The same catalog, asked for with its tag: 304, no body, the tag.
+    let (status, headers, body, asked) = get_if(&layer, 200, LIST, codex, Some(&tag)).await;
+    assert_eq!(status, 304);
+    assert!(body.is_empty());
+    assert!(headers.get("content-type").is_none());
+    assert_eq!(headers["etag"], tag.as_str());
+    // The upstream was still asked (the catalog is built from its list).
+    assert_eq!(asked.lock().unwrap().len(), 1);
+
+    // Another tag, or none: the catalog whole.
+    let (status, _, body, _) = get_if(&layer, 200, LIST, codex, Some("\"other\"")).await;
+    assert_eq!(status, 200);
+    assert!(!body.is_empty());
+
+    // The upstream's list changed: so did the tag, and the old one no
+    // longer holds.
+    const FEWER: &str = r#"{"object":"list","data":[
+        {"id":"qwen3-coder","object":"model","created":1,"owned_by":"vllm"}]}"#;
+    let (status, headers, body, _) = get_if(&layer, 200, FEWER, codex, Some(&tag)).await;
+    assert_eq!(status, 200);
+    assert_ne!(headers["etag"], tag.as_str());
+    assert_eq!(headers[MODELS_ETAG_HEADER], headers["etag"]);
+    assert_eq!(json_of(&body)["models"].as_array().unwrap().len(), 3);
 }
 
 #[tokio::test]

@@ -13,7 +13,10 @@ use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 use wirebridge_store::MemoryStore;
-use wirebridge_tower::{ResponsesToChatLayer, WebSocketSettings, REASONING_INCLUDED_HEADER};
+use wirebridge_tower::{
+    ResponsesToChatLayer, WebSocketSettings, MODELS_ETAG_HEADER, REASONING_INCLUDED_HEADER,
+    SERVER_MODEL_HEADER, TURN_STATE_HEADER, WEBSOCKET_MAX_MESSAGE_BYTES_HEADER,
+};
 
 mod common;
 use common::websocket::{
@@ -84,6 +87,52 @@ async fn the_upgrade_says_the_usage_counts_the_reasoning_given() {
         .unwrap();
     assert_eq!(response.status(), 101);
     assert_eq!(response.headers()[REASONING_INCLUDED_HEADER], "true");
+}
+
+#[tokio::test]
+async fn the_upgrade_gives_codex_the_message_limit_and_a_turn_state() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+    let layer = ResponsesToChatLayer::new().body_limit(4096);
+    let url = serve(layer, Arc::new(Upstream::default())).await;
+    let (mut client, response) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    let headers = response.headers();
+    // The limit is the one the connection enforces.
+    assert_eq!(headers[WEBSOCKET_MAX_MESSAGE_BYTES_HEADER], "4096");
+    let state = headers[TURN_STATE_HEADER].to_str().unwrap().to_owned();
+    assert!(!state.is_empty());
+    // No catalog was served: neither its tag nor a model is named.
+    assert!(headers.get(MODELS_ETAG_HEADER).is_none());
+    assert!(headers.get(SERVER_MODEL_HEADER).is_none());
+    let too_large = json!({"type": "response.create", "input": "x".repeat(4096)});
+    client
+        .send(Message::text(too_large.to_string()))
+        .await
+        .unwrap();
+    let closed = loop {
+        match client.next().await {
+            Some(Ok(Message::Close(frame))) => break frame,
+            Some(Ok(_)) => continue,
+            _ => panic!("the connection ended without a close frame"),
+        }
+    };
+    assert_eq!(closed.unwrap().code, CloseCode::Size);
+
+    // A connection Codex reopens during a turn sends the state back: the
+    // same one is answered.
+    let mut request = url.as_str().into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert(TURN_STATE_HEADER, state.parse().unwrap());
+    let (_again, response) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(response.headers()[TURN_STATE_HEADER], state.as_str());
+    // Another connection, another state.
+    let (_other, response) = tokio_tungstenite::connect_async(url.as_str())
+        .await
+        .unwrap();
+    assert_ne!(response.headers()[TURN_STATE_HEADER], state.as_str());
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@
 //! so a turn is logged and counted as one exchange.
 
 mod client_event;
+mod codex_head;
 #[cfg(fuzzing)]
 pub mod fuzzing;
 mod handshake;
@@ -71,10 +72,17 @@ where
         Err(refusal) => return refusal.into_response(),
     };
     let (mut parts, _body) = request.into_parts();
+    let mut response = accepted.response;
+    let catalog = shared.common.catalog.as_ref();
+    codex_head::insert(
+        response.headers_mut(),
+        &parts.headers,
+        shared.common.body_limit,
+        catalog.and_then(|catalog| catalog.last_served.get()),
+    );
     handshake::strip_upgrade_headers(&mut parts.headers);
     let session = session::Session::new(inner, shared, settings, parts, prefix, place);
     tokio::spawn(session.run(accepted.on_upgrade));
-    let mut response = accepted.response;
     // Codex reads it from the upgrade, for every turn of the connection.
     if D::REASONING_INCLUDED {
         crate::headers::insert_reasoning_included(response.headers_mut());
