@@ -11,8 +11,8 @@ from pathlib import Path
 
 import harness
 
-CODEX_VERSION = "0.169.0"
-NODE_DIR = harness.REPO / "tests" / "clients" / "node"
+CODEX_VERSION = harness.node_pin("@openai/codex")
+NODE_DIR = harness.NODE_DIR
 
 
 def codex_binary() -> Path:

@@ -71,7 +71,7 @@ def responses_upstream(wirebridge, log_dir):
 def node_clients():
     """The directory of the Node clients (tests/clients/node), every package
     its package.json pins installed there."""
-    node_dir = harness.REPO / "tests" / "clients" / "node"
+    node_dir = harness.NODE_DIR
     pinned = json.loads((node_dir / "package.json").read_text())["dependencies"]
     missing = [name for name in pinned if not (node_dir / "node_modules" / name / "package.json").is_file()]
     if missing:

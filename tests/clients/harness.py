@@ -21,6 +21,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parents[2]
+# The Node clients: their scripts, the package.json pinning them and their
+# node_modules. `$WIREBRIDGE_NODE_DIR` names another such folder (one with
+# other versions installed: scripts/clients_newest.sh).
+NODE_DIR = Path(os.environ.get("WIREBRIDGE_NODE_DIR", REPO / "tests" / "clients" / "node"))
+
+
+def node_pin(package: str) -> str:
+    """The version of a Node client that NODE_DIR's package.json pins."""
+    return json.loads((NODE_DIR / "package.json").read_text())["dependencies"][package]
 sys.path.insert(0, str(REPO / "tests" / "schema"))
 
 import validate  # noqa: E402  (tests/schema/validate.py)

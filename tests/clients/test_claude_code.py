@@ -35,8 +35,8 @@ import pytest
 import drive
 import harness
 
-CLAUDE_VERSION = "2.1.332"
-NODE_DIR = harness.REPO / "tests" / "clients" / "node"
+CLAUDE_VERSION = harness.node_pin("@anthropic-ai/claude-code")
+NODE_DIR = harness.NODE_DIR
 MODEL = "qwen3-coder"
 
 # The demo upstream calls the tool named after `call`, with the `key=value`
