@@ -14,35 +14,23 @@
 //! tells when the read met nothing for it to find, as in every request
 //! Claude Code sends by default, so that it can be left out.
 
-use serde_json::Value;
+use crate::unmodeled::{Field, Shape};
 
-use crate::cursor::JsonCursor;
+/// A `content` (or `system`): a string, not looked into, or an array of
+/// blocks; a block's `content` is one too, so the list is given by a
+/// function, which lets [`BLOCK`] name itself.
+const CONTENT: Shape = Shape::ObjectsOf(|| BLOCK);
 
-/// What a field holds, as far as the walk looks into it.
-#[derive(Debug, Clone, Copy)]
-pub enum Shape {
-    /// A value read whole (a scalar, or kept raw): not looked into.
-    Whole,
-    /// An object with these fields.
-    Object(&'static [Field]),
-    /// An array of objects with these fields.
-    Objects(&'static [Field]),
-    /// A `content` (or `system`): a string, or an array of blocks.
-    Content,
-    /// A block's `source`: a string (a search result's URL), or a source
-    /// object.
-    Source,
-}
-
-/// One field a type models: its name and what it holds.
-pub type Field = (&'static str, Shape);
+/// A block's `source`: a string (a search result's URL), not looked into,
+/// or a source object.
+const SOURCE_OBJECT: Shape = Shape::Object(SOURCE);
 
 /// The fields of [`CreateMessage`](super::CreateMessage).
-pub const REQUEST: &[Field] = &[
+pub(crate) const REQUEST: &[Field] = &[
     ("model", Shape::Whole),
     ("max_tokens", Shape::Whole),
     ("messages", Shape::Objects(MESSAGE)),
-    ("system", Shape::Content),
+    ("system", CONTENT),
     ("tools", Shape::Objects(TOOL)),
     ("tool_choice", Shape::Object(TOOL_CHOICE)),
     ("thinking", Shape::Object(THINKING)),
@@ -64,13 +52,13 @@ pub const REQUEST: &[Field] = &[
 ];
 
 /// The fields of [`Message`](super::Message).
-pub const MESSAGE: &[Field] = &[("role", Shape::Whole), ("content", Shape::Content)];
+pub(crate) const MESSAGE: &[Field] = &[("role", Shape::Whole), ("content", CONTENT)];
 
 /// The fields of [`Block`](super::Block).
-pub const BLOCK: &[Field] = &[
+pub(crate) const BLOCK: &[Field] = &[
     ("type", Shape::Whole),
     ("text", Shape::Whole),
-    ("source", Shape::Source),
+    ("source", SOURCE_OBJECT),
     ("title", Shape::Whole),
     ("context", Shape::Whole),
     ("citations", Shape::Whole),
@@ -78,7 +66,7 @@ pub const BLOCK: &[Field] = &[
     ("name", Shape::Whole),
     ("input", Shape::Whole),
     ("tool_use_id", Shape::Whole),
-    ("content", Shape::Content),
+    ("content", CONTENT),
     ("is_error", Shape::Whole),
     ("thinking", Shape::Whole),
     ("signature", Shape::Whole),
@@ -87,17 +75,17 @@ pub const BLOCK: &[Field] = &[
 ];
 
 /// The fields of [`Source`](super::Source).
-pub const SOURCE: &[Field] = &[
+pub(crate) const SOURCE: &[Field] = &[
     ("type", Shape::Whole),
     ("media_type", Shape::Whole),
     ("data", Shape::Whole),
     ("url", Shape::Whole),
     ("file_id", Shape::Whole),
-    ("content", Shape::Content),
+    ("content", CONTENT),
 ];
 
 /// The fields of [`Tool`](super::Tool).
-pub const TOOL: &[Field] = &[
+pub(crate) const TOOL: &[Field] = &[
     ("type", Shape::Whole),
     ("name", Shape::Whole),
     ("description", Shape::Whole),
@@ -108,21 +96,21 @@ pub const TOOL: &[Field] = &[
 ];
 
 /// The fields of [`ToolChoice`](super::ToolChoice).
-pub const TOOL_CHOICE: &[Field] = &[
+pub(crate) const TOOL_CHOICE: &[Field] = &[
     ("type", Shape::Whole),
     ("name", Shape::Whole),
     ("disable_parallel_tool_use", Shape::Whole),
 ];
 
 /// The fields of [`Thinking`](super::Thinking).
-pub const THINKING: &[Field] = &[
+pub(crate) const THINKING: &[Field] = &[
     ("type", Shape::Whole),
     ("budget_tokens", Shape::Whole),
     ("display", Shape::Whole),
 ];
 
 /// The fields of [`Metadata`](super::Metadata).
-pub const METADATA: &[Field] = &[("user_id", Shape::Whole)];
+pub(crate) const METADATA: &[Field] = &[("user_id", Shape::Whole)];
 
 /// The fields of [`Thread`](super::Thread).
 pub const THREAD: &[Field] = &[
@@ -131,19 +119,19 @@ pub const THREAD: &[Field] = &[
 ];
 
 /// The fields of [`OutputConfig`](super::OutputConfig).
-pub const OUTPUT_CONFIG: &[Field] = &[
+pub(crate) const OUTPUT_CONFIG: &[Field] = &[
     ("effort", Shape::Whole),
     ("format", Shape::Object(OUTPUT_FORMAT)),
 ];
 
 /// The fields of [`OutputFormat`](super::OutputFormat).
-pub const OUTPUT_FORMAT: &[Field] = &[("type", Shape::Whole), ("schema", Shape::Whole)];
+pub(crate) const OUTPUT_FORMAT: &[Field] = &[("type", Shape::Whole), ("schema", Shape::Whole)];
 
 /// The fields of [`ContextManagement`](super::ContextManagement).
-pub const CONTEXT_MANAGEMENT: &[Field] = &[("edits", Shape::Objects(CONTEXT_EDIT))];
+pub(crate) const CONTEXT_MANAGEMENT: &[Field] = &[("edits", Shape::Objects(CONTEXT_EDIT))];
 
 /// The fields of [`ContextEdit`](super::ContextEdit).
-pub const CONTEXT_EDIT: &[Field] = &[("type", Shape::Whole), ("keep", Shape::Whole)];
+pub(crate) const CONTEXT_EDIT: &[Field] = &[("type", Shape::Whole), ("keep", Shape::Whole)];
 
 /// The JSON paths of the fields in a request body that the request types
 /// do not model (`thread`, `messages[0].content[1].extra`), in the order
@@ -159,176 +147,17 @@ pub const CONTEXT_EDIT: &[Field] = &[("type", Shape::Whole), ("keep", Shape::Who
 /// assert_eq!(unmodeled_fields(body), ["thread", "messages[0].content[0].lang"]);
 /// ```
 pub fn unmodeled_fields(body: &[u8]) -> Vec<String> {
-    let Ok(text) = std::str::from_utf8(body) else {
-        return Vec::new();
-    };
-    let mut walk = Walk::default();
-    let mut cursor = JsonCursor::new(text);
-    if walk
-        .object(&mut cursor, REQUEST)
-        .and_then(|()| cursor.end())
-        .is_some()
-    {
-        return walk.found;
-    }
-    // The cursor gives up on what it does not handle (an escaped key);
-    // serde's tree takes anything that is JSON. What is not is refused
-    // when the body is parsed.
-    let mut walk = Walk::default();
-    if let Ok(value) = serde_json::from_slice::<Value>(body) {
-        walk.value_object(&value, REQUEST);
-    }
-    walk.found
-}
-
-/// A walk's place in the body, and what it found. The path is one buffer
-/// grown and cut back as the walk goes in and out, so that a body with
-/// nothing to report allocates no path.
-#[derive(Default)]
-struct Walk {
-    path: String,
-    found: Vec<String>,
-}
-
-impl Walk {
-    /// Runs `inside` with `.key` (or `key` at the top) added to the path.
-    fn member<T>(&mut self, key: &str, inside: impl FnOnce(&mut Self) -> T) -> T {
-        let len = self.path.len();
-        if len > 0 {
-            self.path.push('.');
-        }
-        self.path.push_str(key);
-        let out = inside(self);
-        self.path.truncate(len);
-        out
-    }
-
-    /// Runs `inside` with `[index]` added to the path.
-    fn element<T>(&mut self, index: usize, inside: impl FnOnce(&mut Self) -> T) -> T {
-        use std::fmt::Write;
-        let len = self.path.len();
-        write!(self.path, "[{index}]").expect("writing to a String cannot fail");
-        let out = inside(self);
-        self.path.truncate(len);
-        out
-    }
-
-    fn object(&mut self, c: &mut JsonCursor<'_>, fields: &'static [Field]) -> Option<()> {
-        c.object(
-            |c, key| match fields.iter().find(|(name, _)| *name == key) {
-                // Most of a body: stepped over without touching the path.
-                Some((_, Shape::Whole)) => c.skip_value(),
-                Some((_, shape)) => self.member(key, |walk| walk.value(c, *shape)),
-                None => {
-                    if !c.null()? {
-                        self.member(key, |walk| walk.found.push(walk.path.clone()));
-                        c.skip_value()?;
-                    }
-                    Some(())
-                }
-            },
-        )
-    }
-
-    fn value(&mut self, c: &mut JsonCursor<'_>, shape: Shape) -> Option<()> {
-        match (shape, c.peek()?) {
-            (Shape::Object(fields), b'{') => self.object(c, fields),
-            (Shape::Source, b'{') => self.object(c, SOURCE),
-            (Shape::Objects(fields), b'[') => self.objects(c, fields),
-            (Shape::Content, b'[') => self.objects(c, BLOCK),
-            _ => c.skip_value(),
-        }
-    }
-
-    fn objects(&mut self, c: &mut JsonCursor<'_>, fields: &'static [Field]) -> Option<()> {
-        let mut index = 0;
-        c.array(|c| {
-            index += 1;
-            match c.peek()? {
-                b'{' => self.element(index - 1, |walk| walk.object(c, fields)),
-                _ => c.skip_value(),
-            }
-        })
-    }
-
-    fn value_object(&mut self, value: &Value, fields: &'static [Field]) {
-        let Value::Object(map) = value else { return };
-        for (key, inner) in map {
-            match fields.iter().find(|(name, _)| name == key) {
-                Some((_, shape)) => self.member(key, |walk| walk.value_shaped(inner, *shape)),
-                None if inner.is_null() => {}
-                None => self.member(key, |walk| walk.found.push(walk.path.clone())),
-            }
-        }
-    }
-
-    fn value_shaped(&mut self, value: &Value, shape: Shape) {
-        let fields = match shape {
-            Shape::Whole => return,
-            Shape::Object(fields) => return self.value_object(value, fields),
-            Shape::Source => return self.value_object(value, SOURCE),
-            Shape::Objects(fields) => fields,
-            Shape::Content => BLOCK,
-        };
-        if let Value::Array(list) = value {
-            for (i, element) in list.iter().enumerate() {
-                self.element(i, |walk| walk.value_object(element, fields));
-            }
-        }
-    }
+    crate::unmodeled::unmodeled_fields(body, REQUEST)
 }
 
 #[cfg(test)]
 mod tests {
-    use serde::de::{value::Error, Deserialize, Deserializer, Error as _, Visitor};
-
     use super::*;
     use crate::messages::lenient::{
         Block, ContextEdit, ContextManagement, CreateMessage, Message, Metadata, OutputConfig,
         OutputFormat, Source, Thinking, Tool, ToolChoice,
     };
-
-    /// A deserializer that only asks a type for the fields it declares:
-    /// what serde's derive hands `deserialize_struct`.
-    struct Probe<'f>(&'f mut &'static [&'static str]);
-
-    impl<'de> Deserializer<'de> for Probe<'_> {
-        type Error = Error;
-
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
-            Err(Error::custom("a struct was expected"))
-        }
-
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Error> {
-            *self.0 = fields;
-            Err(Error::custom("probed"))
-        }
-
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
-            enum identifier ignored_any
-        }
-    }
-
-    fn declared<'de, T: Deserialize<'de>>() -> Vec<&'static str> {
-        let mut fields: &'static [&'static str] = &[];
-        let _ = T::deserialize(Probe(&mut fields));
-        let mut fields = fields.to_vec();
-        fields.sort_unstable();
-        fields
-    }
-
-    fn listed(fields: &[Field]) -> Vec<&'static str> {
-        let mut names: Vec<_> = fields.iter().map(|(name, _)| *name).collect();
-        names.sort_unstable();
-        names
-    }
+    use crate::unmodeled::probe::{assert_lists, declared};
 
     /// Every request type declares the fields its list names, no more and
     /// no fewer: a field added to a type and not to the walk (or the other
@@ -361,10 +190,7 @@ mod tests {
             ),
             ("ContextEdit", declared::<ContextEdit<'_>>(), CONTEXT_EDIT),
         ];
-        for (name, declared, fields) in pairs {
-            assert!(!declared.is_empty(), "{name} declares no fields");
-            assert_eq!(declared, listed(fields), "{name}");
-        }
+        assert_lists(&pairs);
     }
 
     /// The single-pass reader reads each top-level field the walk knows

@@ -10,7 +10,7 @@
 //! report.
 
 mod block;
-pub mod fields;
+mod fields;
 mod read;
 mod request;
 
