@@ -3,6 +3,7 @@
 //! a strict policy, and never found in what real clients send.
 
 use serde_json::{json, Value};
+use wirebridge_convert::profile::BackendProfile;
 use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest};
 use wirebridge_convert::{
     chat_to_responses, responses_to_chat, responses_to_messages, responses_to_responses,
@@ -144,6 +145,65 @@ fn items_the_bridge_stored_report_nothing_over_messages() {
     ], "tools": [{"type": "function", "name": "weather", "parameters": {"type": "object"}}]});
     let losses = over_messages(&request, &Options::default()).unwrap();
     assert_eq!(not_read(&losses), ["input[6].content[0].lang"]);
+}
+
+/// The tool choice, a reasoning item's summary and a custom tool's format
+/// are kept raw and read by each translator: a key none of them reads is
+/// reported inside them too, over a Chat and over a Messages backend, and
+/// those the translators read are not.
+#[test]
+fn keys_inside_the_tool_choice_a_summary_and_a_custom_format_are_reported() {
+    let request = |extra: bool| {
+        let mut request = json!({"model": "m", "input": [
+            {"role": "user", "content": "Weather in SF?"},
+            {"type": "reasoning", "id": "rs_1",
+             "summary": [{"type": "summary_text", "text": "Look it up."}]},
+            {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": "sunny"}
+        ], "tools": [
+            {"type": "function", "name": "weather", "parameters": {"type": "object"}},
+            {"type": "custom", "name": "patch", "format": {"type": "text"}}
+        ], "tool_choice": {"type": "function", "name": "weather"}});
+        if extra {
+            request["input"][1]["summary"][0]["lang"] = json!("en");
+            request["tools"][1]["format"]["version"] = json!(2);
+            request["tool_choice"]["hint"] = json!("fast");
+        }
+        request
+    };
+    // A Chat backend that takes reasoning back is sent the summary of the
+    // tool loop's reasoning; a Messages backend reads only thinking it
+    // signed, so that loss covers the item, and what is inside it is not
+    // reported again.
+    let replaying = Options {
+        profile: BackendProfile {
+            replay_reasoning: true,
+            ..BackendProfile::vllm()
+        },
+        ..Options::default()
+    };
+    let everything: &[&str] = &[
+        "input[1].summary[0].lang",
+        "tool_choice.hint",
+        "tools[1].format.version",
+    ];
+    type Translate = fn(&Value, &Options) -> Result<LossReport, ConvertError>;
+    for (backend, translate, options, expected) in [
+        ("chat", over_chat as Translate, &replaying, everything),
+        (
+            "messages",
+            over_messages,
+            &Options::default(),
+            &everything[1..],
+        ),
+    ] {
+        let read = translate(&request(false), options).unwrap();
+        assert_eq!(not_read(&read), Vec::<String>::new(), "{backend}");
+        let added = translate(&request(true), options).unwrap();
+        assert_eq!(not_read(&added), expected, "{backend}: {added:?}");
+    }
+    let chat = over_chat(&request(false), &replaying).unwrap();
+    assert!(chat.is_empty(), "the summary is replayed: {chat:?}");
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub(crate) const REQUEST: &[Field] = &[
     ("input", Shape::Objects(ITEM)),
     ("instructions", Shape::Whole),
     ("tools", Shape::Objects(TOOL)),
-    ("tool_choice", Shape::Whole),
+    ("tool_choice", Shape::Object(TOOL_CHOICE)),
     ("parallel_tool_calls", Shape::Whole),
     ("text", Shape::Object(TEXT)),
     ("max_output_tokens", Shape::Whole),
@@ -68,7 +68,7 @@ pub(crate) const ITEM: &[Field] = &[
     ("arguments", Shape::Whole),
     ("output", Shape::Objects(PART)),
     ("input", Shape::Whole),
-    ("summary", Shape::Whole),
+    ("summary", Shape::Objects(SUMMARY_PART)),
     ("encrypted_content", Shape::Whole),
     ("phase", Shape::Whole),
     ("tools", Shape::Objects(TOOL)),
@@ -105,12 +105,42 @@ pub(crate) const TOOL: &[Field] = &[
     ("strict", Shape::Whole),
     // A namespace's tools are tools.
     ("tools", Shape::ObjectsOf(|| TOOL)),
-    ("format", Shape::Whole),
+    ("format", Shape::Object(CUSTOM_TOOL_FORMAT)),
     ("user_location", Shape::Whole),
     ("search_context_size", Shape::Whole),
     ("external_web_access", Shape::Whole),
     ("defer_loading", Shape::Whole),
     ("execution", Shape::Whole),
+];
+
+/// The keys of an object `tool_choice` the translators read (it is kept
+/// raw, and read by each): `type`; the tool's `name` (and `namespace`),
+/// or a Chat-style `function.name`; an `allowed_tools` choice's `mode` and
+/// `tools`, each a choice of its own. A hosted tool's choice (an `mcp`
+/// one's `server_label`, …) is reported whole as lost, keys and all.
+pub(crate) const TOOL_CHOICE: &[Field] = &[
+    ("type", Shape::Whole),
+    ("name", Shape::Whole),
+    ("namespace", Shape::Whole),
+    ("function", Shape::Object(NAMED_FUNCTION)),
+    ("mode", Shape::Whole),
+    ("tools", Shape::ObjectsOf(|| TOOL_CHOICE)),
+];
+
+/// The keys of a Chat-style `{"function": {"name": …}}` in a tool choice.
+pub(crate) const NAMED_FUNCTION: &[Field] = &[("name", Shape::Whole)];
+
+/// The keys of a reasoning item's `summary` parts the translators read
+/// (the summary is kept raw): a `summary_text` part's `type` and `text`.
+pub(crate) const SUMMARY_PART: &[Field] = &[("type", Shape::Whole), ("text", Shape::Whole)];
+
+/// The keys of a custom tool's `format` the translators read (it is kept
+/// raw): `type` (`text` or `grammar`), and a grammar's `syntax` and
+/// `definition`.
+pub(crate) const CUSTOM_TOOL_FORMAT: &[Field] = &[
+    ("type", Shape::Whole),
+    ("syntax", Shape::Whole),
+    ("definition", Shape::Whole),
 ];
 
 /// The fields of [`TextParam`](super::TextParam).

@@ -20,7 +20,7 @@ use std::cell::Cell;
 
 use serde_json::value::RawValue;
 
-use super::fields::{PART, REASONING, TEXT, TOOL};
+use super::fields::{CUSTOM_TOOL_FORMAT, PART, REASONING, SUMMARY_PART, TEXT, TOOL, TOOL_CHOICE};
 use super::{ContentPart, CreateResponse, Input, InputItem, InputItems, Tool};
 use crate::cursor::{JsonCursor, SeenFields};
 use crate::unmodeled::{skip_noting, Shape};
@@ -137,7 +137,11 @@ fn request_field<'a>(
             c.set(&mut r.instructions, JsonCursor::json_str)
         }),
         "tools" => (3, tools_field),
-        "tool_choice" => (4, |c, r, _| c.set(&mut r.tool_choice, JsonCursor::raw)),
+        "tool_choice" => (4, |c, r, n| {
+            c.set(&mut r.tool_choice, |c| {
+                raw_noting(c, Shape::Object(TOOL_CHOICE), n)
+            })
+        }),
         "parallel_tool_calls" => (5, |c, r, _| {
             c.set(&mut r.parallel_tool_calls, JsonCursor::bool)
         }),
@@ -264,9 +268,11 @@ fn tool<'a>(c: &mut JsonCursor<'a>, t: &mut Tool<'a>, noted: &Noted) -> Option<(
         "tools" => seen
             .once(5)
             .and_then(|()| c.set(&mut t.tools, |c| tool_list(c, noted))),
-        "format" => seen
-            .once(6)
-            .and_then(|()| c.set(&mut t.format, JsonCursor::raw)),
+        "format" => seen.once(6).and_then(|()| {
+            c.set(&mut t.format, |c| {
+                raw_noting(c, Shape::Object(CUSTOM_TOOL_FORMAT), noted)
+            })
+        }),
         "user_location" => seen
             .once(7)
             .and_then(|()| c.set(&mut t.user_location, JsonCursor::raw)),
@@ -325,9 +331,11 @@ fn item<'a>(c: &mut JsonCursor<'a>, it: &mut InputItem<'a>, noted: &Noted) -> Op
         "input" => seen
             .once(10)
             .and_then(|()| c.set(&mut it.input, JsonCursor::raw)),
-        "summary" => seen
-            .once(11)
-            .and_then(|()| c.set(&mut it.summary, JsonCursor::raw)),
+        "summary" => seen.once(11).and_then(|()| {
+            c.set(&mut it.summary, |c| {
+                raw_noting(c, Shape::Objects(SUMMARY_PART), noted)
+            })
+        }),
         "encrypted_content" => seen
             .once(12)
             .and_then(|()| c.set(&mut it.encrypted_content, JsonCursor::raw)),

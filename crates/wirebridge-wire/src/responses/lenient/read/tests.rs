@@ -83,11 +83,16 @@ fn reads_every_recorded_codex_request() {
 fn notes_a_field_the_types_do_not_model_at_every_level_it_reads() {
     let plain = r#"{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]},
         {"type":"function_call_output","call_id":"c","output":[{"type":"input_text","text":"ok"}]},
-        {"type":"additional_tools","tools":[{"type":"function","name":"f"}]}],
-        "tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"g"}]}],
+        {"type":"additional_tools","tools":[{"type":"function","name":"f"}]},
+        {"type":"reasoning","summary":[{"type":"summary_text","text":"thought"}]}],
+        "tools":[{"type":"namespace","name":"n","tools":[{"type":"function","name":"g"}]},
+            {"type":"custom","name":"p","format":{"type":"grammar","syntax":"lark","definition":"start: x"}}],
+        "tool_choice":{"type":"allowed_tools","mode":"auto",
+            "tools":[{"type":"function","name":"g2"},{"type":"function","function":{"name":"f2"}}]},
         "text":{"format":{"type":"text"},"verbosity":"low"},"reasoning":{"effort":"low"}}"#;
     let read = CreateResponse::read(plain.as_bytes()).unwrap();
     assert!(!read.unmodeled);
+    assert!(unmodeled_fields(plain.as_bytes()).is_empty());
     for (at, path) in [
         (r#""model":"m""#, "x"),
         (r#""role":"user""#, "input[0].x"),
@@ -97,6 +102,11 @@ fn notes_a_field_the_types_do_not_model_at_every_level_it_reads() {
         (r#""name":"g""#, "tools[0].tools[0].x"),
         (r#""type":"text""#, "text.format.x"),
         (r#""effort":"low""#, "reasoning.x"),
+        (r#""text":"thought""#, "input[3].summary[0].x"),
+        (r#""definition":"start: x""#, "tools[1].format.x"),
+        (r#""mode":"auto""#, "tool_choice.x"),
+        (r#""name":"g2""#, "tool_choice.tools[0].x"),
+        (r#""name":"f2""#, "tool_choice.tools[1].function.x"),
     ] {
         let body = plain.replacen(at, &format!(r#"{at},"x":1"#), 1);
         let read = CreateResponse::read(body.as_bytes()).expect(&body);
