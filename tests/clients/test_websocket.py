@@ -359,6 +359,10 @@ def test_the_upgrade_tells_codex_its_message_limit_turn_state_and_catalog(wirebr
         with raw_connect(chain, "sk-a") as connection:
             assert connection.response.headers["x-models-etag"] == tag
             assert connection.response.headers["openai-model"] == "wirebridge-demo"
+        # Another credential has read no catalog: none is named to it.
+        with raw_connect(chain, "sk-b") as connection:
+            assert "x-models-etag" not in connection.response.headers
+            assert "openai-model" not in connection.response.headers
     finally:
         harness.stop_checked(chain)
 

@@ -45,6 +45,7 @@ impl CatalogSettings {
         &self,
         upstream: Option<&[UpstreamModel]>,
         asked: &HeaderMap,
+        holder: &str,
     ) -> Response<ResponseBody<B>> {
         let models = self.models.models(upstream);
         let bare = models.iter().filter(|m| m.instructions.is_empty()).count();
@@ -59,7 +60,7 @@ impl CatalogSettings {
         let body = codex_catalog(&models);
         let tag = etag::of(&body);
         self.last_served
-            .set(etag::Served::new(tag.clone(), &models));
+            .set(holder.to_owned(), etag::Served::new(tag.clone(), &models));
         let mut response = match etag::matches(asked, &tag) {
             true => {
                 let mut response = Response::new(ResponseBody::full(Vec::new()));
@@ -90,13 +91,16 @@ fn is_marker(pair: &str) -> bool {
     pair.split('=').next() == Some(CODEX_MARKER)
 }
 
-/// Answers `GET {prefix}/models`.
+/// Answers `GET {prefix}/models`, for `holder` (the
+/// [`catalog_etag::holder`](crate::catalog_etag::holder) of the client's
+/// request).
 pub(crate) async fn serve<S, ReqB, ResB>(
     mut inner: S,
     catalog: CatalogSettings,
     max_reply_size: usize,
     request: Request<ReqB>,
     prefix: String,
+    holder: String,
 ) -> Result<Response<ResponseBody<ResB>>, S::Error>
 where
     S: Service<Request<RequestBody<ReqB>>, Response = Response<ResB>>,
@@ -120,7 +124,7 @@ where
     if status == StatusCode::NOT_FOUND && settings.has_models() {
         // An upstream without a list of its own: the settings' models.
         return Ok(match codex {
-            true => catalog.codex(None, &asked),
+            true => catalog.codex(None, &asked, &holder),
             false => json_reply(StatusCode::OK, settings.openai_list(unix_now())),
         });
     }
@@ -157,7 +161,7 @@ where
         }
     };
     Ok(match parse_model_list(&body) {
-        Ok(upstream) => catalog.codex(Some(&upstream), &asked),
+        Ok(upstream) => catalog.codex(Some(&upstream), &asked, &holder),
         Err(e) => Refused::from_convert(e).response(),
     })
 }

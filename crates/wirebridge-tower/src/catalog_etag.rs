@@ -6,6 +6,7 @@
 //! from the body's `etag`); the bridge sends it as `X-Models-Etag` too, the
 //! name Codex reads it under from a WebSocket upgrade or a Responses reply.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use http::{header, HeaderMap, HeaderValue};
@@ -69,23 +70,46 @@ impl Served {
     }
 }
 
-/// The last [`Served`] catalog, shared by a layer's clones.
+/// Most credentials whose last catalog is kept: past it, one of them is
+/// forgotten (its next upgrade names no catalog until it reads one again).
+const MAX_HOLDERS: usize = 1024;
+
+/// Who a catalog was served to: a digest of the request's credential. The
+/// upstream may list other models for another credential, and one
+/// credential's catalog is not told to another's connection.
+pub(crate) fn holder(headers: &HeaderMap) -> String {
+    wirebridge_store::tenant_key(
+        headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes),
+    )
+}
+
+/// The last [`Served`] catalog of each [`holder`], shared by a layer's
+/// clones.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LastServed(Arc<Mutex<Option<Served>>>);
+pub(crate) struct LastServed(Arc<Mutex<HashMap<String, Served>>>);
 
 impl LastServed {
-    /// Records the catalog just served.
-    pub(crate) fn set(&self, served: Served) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(served);
+    /// Records the catalog just served to `holder`.
+    pub(crate) fn set(&self, holder: String, served: Served) {
+        let mut last = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.len() >= MAX_HOLDERS && !last.contains_key(&holder) {
+            if let Some(any) = last.keys().next().cloned() {
+                last.remove(&any);
+            }
+        }
+        last.insert(holder, served);
     }
 
-    /// The catalog served last, if one was.
+    /// The catalog served last to `holder`, if one was.
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-    pub(crate) fn get(&self) -> Option<Served> {
+    pub(crate) fn get(&self, holder: &str) -> Option<Served> {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .get(holder)
+            .cloned()
     }
 }
 
@@ -108,6 +132,29 @@ mod tests {
         assert!(tag.starts_with('"') && tag.ends_with('"'));
         assert_eq!(tag, of(br#"{"models":[]}"#));
         assert_ne!(tag, of(br#"{"models":[{}]}"#));
+    }
+
+    #[test]
+    fn each_credential_has_its_last_catalog_and_the_count_is_bounded() {
+        let served = |etag: &str| Served {
+            etag: etag.into(),
+            sole_model: None,
+        };
+        let mut a = HeaderMap::new();
+        a.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer a"));
+        let mut b = HeaderMap::new();
+        b.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer b"));
+        let last = LastServed::default();
+        last.set(holder(&a), served("\"1\""));
+        assert_eq!(last.get(&holder(&a)), Some(served("\"1\"")));
+        assert_eq!(last.get(&holder(&b)), None);
+        assert_eq!(last.get(&holder(&HeaderMap::new())), None);
+        last.set(holder(&a), served("\"2\""));
+        assert_eq!(last.get(&holder(&a)), Some(served("\"2\"")));
+        for i in 0..MAX_HOLDERS + 10 {
+            last.set(format!("holder-{i}"), served("\"3\""));
+        }
+        assert_eq!(last.0.lock().unwrap().len(), MAX_HOLDERS);
     }
 
     #[test]

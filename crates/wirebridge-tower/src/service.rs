@@ -181,9 +181,11 @@ where
             Route::Catalog { prefix, catalog } => {
                 let limit = shared.common.max_reply_size;
                 let mut request = request;
+                // The client's credential, before the upstream's replaces it.
+                let holder = crate::catalog_etag::holder(request.headers());
                 D::upstream_head(request.headers_mut(), &shared.direction);
                 Box::pin(catalog::serve::<S, ReqB, ResB>(
-                    inner, catalog, limit, request, prefix,
+                    inner, catalog, limit, request, prefix, holder,
                 ))
             }
             Route::Compact { prefix } => Box::pin(compaction::compact::<S, D, ReqB, ResB>(

@@ -19,10 +19,10 @@ const MAX_TURN_STATE: usize = 512;
 ///   connection during a turn, so that Codex's turn keeps one token; else a
 ///   new one. The bridge routes by what a request holds, not by this token,
 ///   so any token serves: Codex needs one to send back;
-/// - the tag of the catalog served last, so that Codex refreshes a cached
-///   catalog that changed since;
-/// - the backend's model, only when the catalog served last listed just
-///   one: then every turn is served by it. Otherwise the upgrade, which
+/// - the tag of the catalog served last to the same credential, so that
+///   Codex refreshes a cached catalog that changed since;
+/// - the backend's model, only when that catalog listed just one: then
+///   every turn is served by it. Otherwise the upgrade, which
 ///   precedes every request, cannot know it, and a guess would read to
 ///   Codex as a reroute.
 pub(crate) fn insert(

@@ -78,7 +78,10 @@ where
         response.headers_mut(),
         &parts.headers,
         shared.common.body_limit,
-        catalog.and_then(|catalog| catalog.last_served.get()),
+        catalog.and_then(|catalog| {
+            let holder = crate::catalog_etag::holder(&parts.headers);
+            catalog.last_served.get(&holder)
+        }),
     );
     handshake::strip_upgrade_headers(&mut parts.headers);
     let session = session::Session::new(inner, shared, settings, parts, prefix, place);
