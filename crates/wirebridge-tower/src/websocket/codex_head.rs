@@ -1,6 +1,6 @@
 //! What the `101` tells Codex about the connection, in the headers Codex
-//! reads from the upgrade (and from no later message): the largest message
-//! it may send, the turn state, the catalog's tag and the backend's model.
+//! reads from the upgrade: the largest message it may send, the turn
+//! state, the catalog's tag and the backend's model.
 
 use http::{HeaderMap, HeaderValue};
 
