@@ -134,17 +134,20 @@ pub(crate) const CONTEXT_MANAGEMENT: &[Field] = &[("edits", Shape::Objects(CONTE
 pub(crate) const CONTEXT_EDIT: &[Field] = &[("type", Shape::Whole), ("keep", Shape::Whole)];
 
 /// The JSON paths of the fields in a request body that the request types
-/// do not model (`thread`, `messages[0].content[1].extra`), in the order
-/// they come. A field set to `null` is absent, as everywhere in the
-/// reader. A value of a shape the types do not take (a number where
+/// do not model (`routing`, `thread.id`, `messages[0].content[1].extra`),
+/// in the order they come. A field set to `null` is absent, as everywhere
+/// in the reader. A value of a shape the types do not take (a number where
 /// messages go) is not looked into: parsing the body refuses it.
 ///
 /// ```
 /// use wirebridge_wire::messages::lenient::unmodeled_fields;
 ///
-/// let body = br#"{"model":"m","thread":{"id":"t"},"diagnostics":null,
+/// let body = br#"{"model":"m","routing":{"region":"eu"},"thread":{"id":"t"},"diagnostics":null,
 ///   "messages":[{"role":"user","content":[{"type":"text","text":"Hi","lang":"en"}]}]}"#;
-/// assert_eq!(unmodeled_fields(body), ["thread", "messages[0].content[0].lang"]);
+/// assert_eq!(
+///     unmodeled_fields(body),
+///     ["routing", "thread.id", "messages[0].content[0].lang"]
+/// );
 /// ```
 pub fn unmodeled_fields(body: &[u8]) -> Vec<String> {
     crate::unmodeled::unmodeled_fields(body, REQUEST)
