@@ -53,6 +53,7 @@
 #![deny(missing_docs)]
 
 pub mod affinity;
+pub mod cache_diagnostics;
 pub mod catalog;
 pub mod chat_to_responses;
 pub mod conversation;
