@@ -351,6 +351,33 @@ pub trait ResponseStore: Send + Sync + 'static {
         Box::pin(async { Ok(None) })
     }
 
+    /// Keeps the prompt cache fingerprint of response `id` (hashes and
+    /// token estimates, never prompt text; see the convert crate's
+    /// `cache_diagnostics`), for a later request to compare itself with. It
+    /// lives as long as a stored response would, and is the tenant's alone.
+    ///
+    /// A store that keeps no fingerprints (the default) answers `Ok` and
+    /// keeps nothing: a comparison with the response then finds no baseline.
+    fn keep_fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        fingerprint: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let _ = (tenant, id, fingerprint);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The fingerprint kept for response `id`, if the tenant has it.
+    fn fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        let _ = (tenant, id);
+        Box::pin(async { Ok(None) })
+    }
+
     /// Where this store keeps conversations, if it keeps them: the stores of
     /// this crate do, with the same tenants and TTL as responses.
     /// Without one, `/v1/conversations` and the `conversation` field are

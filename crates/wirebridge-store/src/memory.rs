@@ -1,6 +1,7 @@
 //! The in-process store: bounded, expiring, and lost on restart.
 
 mod conversations;
+mod fingerprints;
 mod items;
 mod table;
 
@@ -13,6 +14,7 @@ use crate::conversation::{
 };
 use crate::{BoxFuture, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
 use conversations::Conversations;
+use fingerprints::{Bounds, Fingerprints};
 use table::{Inserted, Limits, Table};
 
 /// Where a [`MemoryStore`] reads the time from.
@@ -108,6 +110,7 @@ pub struct MemoryStore {
     clock: Clock,
     table: Mutex<Table>,
     conversations: Mutex<Conversations>,
+    fingerprints: Mutex<Fingerprints>,
 }
 
 impl MemoryStore {
@@ -140,6 +143,7 @@ impl MemoryStore {
             clock: Arc::new(Instant::now),
             table: Mutex::new(Table::default()),
             conversations: Mutex::new(Conversations::default()),
+            fingerprints: Mutex::new(Fingerprints::default()),
         }
     }
 
@@ -242,6 +246,19 @@ impl MemoryStore {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The prompt cache fingerprints, even if a thread panicked while
+    /// holding them, as for [`lock`](Self::lock).
+    fn fingerprints(&self) -> MutexGuard<'_, Fingerprints> {
+        self.fingerprints
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many prompt cache fingerprints are kept.
+    pub fn fingerprint_count(&self) -> usize {
+        self.fingerprints().len()
+    }
+
     /// The table, even if a thread panicked while holding it: every table
     /// operation leaves it consistent between statements that can panic.
     fn lock(&self) -> MutexGuard<'_, Table> {
@@ -329,6 +346,43 @@ impl ResponseStore for MemoryStore {
             let now = (self.clock)();
             let table = self.lock();
             Ok(ids.iter().map(|id| table.turn(tenant, id, now)).collect())
+        })
+    }
+
+    fn keep_fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        fingerprint: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            // Bounded as the records are, counted apart from them: a
+            // fingerprint is a few dozen bytes a conversation entry.
+            let bounds = Bounds {
+                entries: self.limits.max_entries,
+                bytes: self.limits.max_bytes,
+            };
+            match self
+                .fingerprints()
+                .keep(tenant, id, fingerprint, now, bounds)
+            {
+                true => Ok(()),
+                false => Err(StoreError::NotKept(format!(
+                    "the prompt cache fingerprint of {id} is larger than the store's bounds"
+                ))),
+            }
+        })
+    }
+
+    fn fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let now = (self.clock)();
+            Ok(self.fingerprints().get(tenant, id, now, self.limits.ttl))
         })
     }
 

@@ -11,6 +11,7 @@ mod builder;
 mod chain_reply;
 mod connection;
 mod conversations;
+mod fingerprints;
 mod kept;
 mod keys;
 mod record;
@@ -539,6 +540,23 @@ impl ResponseStore for RedisStore {
     /// This store: conversations are kept beside responses, on the same
     /// server, under the same prefix and TTL (see
     /// [Conversations](RedisStore#conversations)).
+    fn keep_fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        fingerprint: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.set_fingerprint(tenant, id, fingerprint))
+    }
+
+    fn fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(self.get_fingerprint(tenant, id))
+    }
+
     fn conversations(&self) -> Option<&dyn ConversationStore> {
         Some(self)
     }

@@ -203,6 +203,22 @@ async fn every_key_has_the_ttl_and_continuing_renews_it() {
 }
 
 #[tokio::test]
+async fn a_fingerprint_is_one_key_of_its_tenant_with_the_ttl() {
+    let (server, store) = fixture().await;
+    let t = tenant("prints");
+    let short = store.ttl(Duration::from_secs(90));
+    short
+        .keep_fingerprint(&t, "resp_1", "{}".to_owned())
+        .await
+        .unwrap();
+    let mut connection = raw(&server).await;
+    let key = format!("wirebridge:resp:{{{t}}}:f:resp_1");
+    assert_eq!(keys(&mut connection, "*").await, vec![key.clone()]);
+    let ttl = ttl_of(&mut connection, &key).await;
+    assert!((85..=90).contains(&ttl), "{ttl}");
+}
+
+#[tokio::test]
 async fn records_expire_after_a_one_second_ttl() {
     let (_server, store) = fixture().await;
     let store = store.ttl(Duration::from_secs(1));

@@ -106,6 +106,18 @@ impl TenantKeys {
     }
 }
 
+impl TenantKeys {
+    /// `…:f:<id>`: the prompt cache fingerprint kept for response `id` (a
+    /// string, with the store's TTL), the id escaped as a tenant is.
+    pub(super) fn fingerprint(&self, id: &str) -> String {
+        let mut key = String::with_capacity(self.base.len() + id.len() + 2);
+        key.push_str(&self.base);
+        key.push_str("f:");
+        escape(&mut key, id, true);
+        key
+    }
+}
+
 fn escape(out: &mut String, text: &str, colons: bool) {
     for c in text.chars() {
         match c {
@@ -144,6 +156,14 @@ mod tests {
         assert_ne!(index("p", ""), index("p", "%"));
         // A tenant that ends like another's key still has its own tag.
         assert_ne!(index("p", "a}:x"), index("p", "a"));
+    }
+
+    #[test]
+    fn a_fingerprint_s_key_carries_the_tenant_s_tag() {
+        let tenant = TenantKeys::new("p", "abc");
+        assert_eq!(tenant.fingerprint("resp_1"), "p:{abc}:f:resp_1");
+        assert_eq!(tenant.fingerprint("a}:x"), "p:{abc}:f:a%7D%3Ax");
+        assert_ne!(tenant.fingerprint("x"), tenant.conversation("x").record);
     }
 
     /// The keys of conversation `id` of `tenant`, under prefix `p`.

@@ -37,6 +37,7 @@ macro_rules! shared_suite {
             interleaved_branches_each_see_their_own,
             a_response_saved_again_elsewhere_leaves_its_old_place_missing,
             a_conversation_10_000_deep_is_whole,
+            fingerprints_are_kept_per_tenant,
         );
 
         #[tokio::test]
@@ -556,4 +557,27 @@ pub async fn expired_parent_is_named_missing(
         chain_ids(store, &t, "resp_new").await,
         broken(&["resp_new"], "resp_old")
     );
+}
+
+/// A prompt cache fingerprint is read back by its tenant alone, and kept
+/// again replaces it.
+pub async fn fingerprints_are_kept_per_tenant(store: &dyn ResponseStore) {
+    let (alice, bob) = (tenant("alice"), tenant("bob"));
+    let none = store.fingerprint(&alice, "resp_1").await.expect("read");
+    assert_eq!(none, None);
+    store
+        .keep_fingerprint(&alice, "resp_1", r#"{"m":"1"}"#.to_owned())
+        .await
+        .expect("keep");
+    let read = store.fingerprint(&alice, "resp_1").await.expect("read");
+    assert_eq!(read.as_deref(), Some(r#"{"m":"1"}"#));
+    assert_eq!(store.fingerprint(&bob, "resp_1").await.expect("read"), None);
+    // No response record comes of it.
+    assert_eq!(store.get(&alice, "resp_1").await.expect("get"), None);
+    store
+        .keep_fingerprint(&alice, "resp_1", r#"{"m":"2"}"#.to_owned())
+        .await
+        .expect("keep");
+    let read = store.fingerprint(&alice, "resp_1").await.expect("read");
+    assert_eq!(read.as_deref(), Some(r#"{"m":"2"}"#));
 }
