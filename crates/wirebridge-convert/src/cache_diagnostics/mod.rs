@@ -36,6 +36,7 @@ mod responses;
 
 pub use compare::compare;
 pub use responses::{comparison_response_id, responses_fingerprint};
+pub(crate) use responses::{keep_comparison_from_backend, record_cache_options};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -170,6 +171,18 @@ pub(crate) fn digest(bytes: &[u8]) -> String {
         out.push_str(&format!("{byte:02x}"));
     }
     out
+}
+
+/// What a request asks of prompt cache diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheDiagnosis {
+    /// The response (Responses) or message (Messages) it asks to be
+    /// compared with; `None` for a request that only opts in, to be
+    /// compared with later.
+    pub comparison: Option<String>,
+    /// Its own fingerprint: compared with the earlier one's, and kept
+    /// under its response's id for a later request.
+    pub fingerprint: Fingerprint,
 }
 
 /// What changed first between the request compared with and this one.

@@ -5,8 +5,38 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input};
 
-use super::{digest, Fingerprint, Part};
+use wirebridge_wire::RawObject;
+
+use super::{digest, CacheDiagnosis, Fingerprint, Part};
 use crate::error::ConvertError;
+use crate::loss::LossKind;
+use crate::recorder::LossRecorder;
+use crate::responses_to_chat::{History, ParsedRequest};
+
+impl ParsedRequest<'_> {
+    /// What the request asks of prompt cache diagnostics, if it takes
+    /// part: a request that carries `prompt_cache_options` does (a first
+    /// turn opts in with `{}`, or with `comparison_response_id: null`), as
+    /// a Messages request that carries `diagnostics` does; its conversation
+    /// before its own input is `history`'s. Only such requests are
+    /// fingerprinted: the others cost nothing.
+    pub fn cache_diagnosis(
+        &self,
+        history: &History<'_>,
+    ) -> Result<Option<CacheDiagnosis>, ConvertError> {
+        let options = self
+            .request
+            .prompt_cache_options
+            .filter(|o| o.get() != "null");
+        if options.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(CacheDiagnosis {
+            comparison: comparison_response_id(options)?,
+            fingerprint: responses_fingerprint(&self.request, history.arrays())?,
+        }))
+    }
+}
 
 /// `prompt_cache_options.comparison_response_id`: the response whose
 /// prompt this request expected to reuse, when it asks for diagnostics.
@@ -27,6 +57,59 @@ pub fn comparison_response_id(options: Option<&RawValue>) -> Result<Option<Strin
         )
     })?;
     Ok(read.comparison_response_id)
+}
+
+/// Records the members of `prompt_cache_options` the backend is not sent
+/// (`backend_lacks` says why), each under its own path, but for
+/// `comparison_response_id`, which the bridge answers itself.
+pub(crate) fn record_cache_options(
+    options: Option<&RawValue>,
+    backend_lacks: &str,
+    losses: &mut LossRecorder<'_>,
+) -> Result<(), ConvertError> {
+    let Some(options) = options else {
+        return Ok(());
+    };
+    let Ok(members) = RawObject::parse(options) else {
+        return losses.record(
+            LossKind::UnsupportedParameter,
+            "prompt_cache_options",
+            backend_lacks,
+        );
+    };
+    for (key, _) in members.fields() {
+        if key != "comparison_response_id" {
+            losses.record(
+                LossKind::UnsupportedParameter,
+                format!("prompt_cache_options.{key}"),
+                backend_lacks,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes `comparison_response_id` out of the `prompt_cache_options` a
+/// Responses backend is sent: the id is the bridge's, which the backend
+/// never saw, and the bridge answers the comparison itself. The other
+/// options go on as they were; options left empty are not sent.
+pub(crate) fn keep_comparison_from_backend(upstream: &mut RawObject<'_>) {
+    let Some(options) = upstream.get("prompt_cache_options") else {
+        return;
+    };
+    let Ok(mut options) = RawObject::parse(options) else {
+        // Not an object: the backend refuses it as it would.
+        return;
+    };
+    if options.get("comparison_response_id").is_none() {
+        return;
+    }
+    options.remove("comparison_response_id");
+    let rest = (options.fields().count() > 0).then(|| options.to_raw());
+    match rest {
+        None => upstream.remove("prompt_cache_options"),
+        Some(rest) => upstream.set_raw("prompt_cache_options", rest),
+    }
 }
 
 /// The fingerprint of `request`, whose conversation before its own input
@@ -216,6 +299,29 @@ mod tests {
                 other => panic!("{to}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_responses_backend_is_not_sent_the_bridge_s_comparison_id() {
+        let sent = |body: &str| {
+            let mut upstream = RawObject::parse_str(body).unwrap();
+            keep_comparison_from_backend(&mut upstream);
+            let mut out = Vec::new();
+            upstream.write_json(&mut out);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            sent(r#"{"model":"m","prompt_cache_options":{"comparison_response_id":"resp_1"}}"#),
+            r#"{"model":"m"}"#
+        );
+        assert_eq!(
+            sent(r#"{"prompt_cache_options":{"ttl":"30m","comparison_response_id":null}}"#),
+            r#"{"prompt_cache_options":{"ttl":"30m"}}"#
+        );
+        assert_eq!(
+            sent(r#"{"prompt_cache_options":{"ttl":"30m"}}"#),
+            r#"{"prompt_cache_options":{"ttl":"30m"}}"#
+        );
     }
 
     #[test]

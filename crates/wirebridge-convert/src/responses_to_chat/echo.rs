@@ -37,6 +37,8 @@ pub(crate) fn echo(
         presence_penalty: request.presence_penalty.unwrap_or(0.0),
         previous_response_id: request.previous_response_id.as_deref().map(str::to_owned),
         prompt_cache_key: request.prompt_cache_key.as_deref().map(str::to_owned),
+        // Answered by the bridge, not the request: see `cache_diagnostics`.
+        prompt_cache_diagnostics: None,
         conversation: conversation_id(request)
             .ok()
             .flatten()

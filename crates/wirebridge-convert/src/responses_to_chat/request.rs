@@ -597,12 +597,16 @@ fn passthrough<'a>(
         true => None,
         false => request.context_management,
     };
-    let dropped: [(&str, Option<&RawValue>); 4] = [
+    let dropped: [(&str, Option<&RawValue>); 3] = [
         ("context_management", context_management),
         ("moderation", request.moderation),
-        ("prompt_cache_options", request.prompt_cache_options),
         ("client_metadata", request.client_metadata),
     ];
+    crate::cache_diagnostics::record_cache_options(
+        non_null(request.prompt_cache_options),
+        "Chat Completions has no equivalent",
+        losses,
+    )?;
     for (field, value) in dropped {
         if non_null(value).is_some() {
             losses.record(

@@ -86,6 +86,13 @@ pub fn translate_request(
     let profile = &options.profile.messages;
 
     for (field, value) in members.fields() {
+        if field == "prompt_cache_options" {
+            // The comparison is answered by the bridge; the rest is lost.
+            let options = Some(value).filter(|v| v.get() != "null");
+            let lacks = "the Messages API has no equivalent";
+            crate::cache_diagnostics::record_cache_options(options, lacks, &mut losses)?;
+            continue;
+        }
         if !READ.contains(&field) && value.get() != "null" {
             losses.record(
                 LossKind::UnsupportedParameter,

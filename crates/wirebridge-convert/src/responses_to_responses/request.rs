@@ -149,6 +149,7 @@ fn translate<'a>(
     if mode.compacts {
         upstream.remove("context_management");
     }
+    crate::cache_diagnostics::keep_comparison_from_backend(&mut upstream);
     let input = whole_input(history, &own_input, len, options.seal.as_ref(), &mut losses)?;
     // Before compaction is read: a summary's cut must not take the tools
     // declared before it.

@@ -61,6 +61,12 @@ pub struct ResponseEcho {
     pub previous_response_id: Option<String>,
     /// `prompt_cache_key` as sent.
     pub prompt_cache_key: Option<String>,
+    /// `prompt_cache_diagnostics`: why the prompt cache could (not) reuse
+    /// the prefix of the response the request named in
+    /// `prompt_cache_options.comparison_response_id`; left out when it
+    /// named none. Not a request field, but known with the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_cache_diagnostics: Option<Box<RawValue>>,
     /// The conversation the response is part of, when it is in one;
     /// left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -175,6 +181,7 @@ impl ResponseEcho {
             + raw(&self.metadata)
             + text(&self.previous_response_id)
             + text(&self.prompt_cache_key)
+            + self.prompt_cache_diagnostics.as_deref().map_or(0, raw)
             + text(&self.safety_identifier)
             + text(&self.user)
             + self.service_tier.len()
@@ -216,6 +223,7 @@ impl Default for ResponseEcho {
             presence_penalty: 0.0,
             previous_response_id: None,
             prompt_cache_key: None,
+            prompt_cache_diagnostics: None,
             conversation: None,
             reasoning: None,
             safety_identifier: None,
@@ -336,6 +344,7 @@ mod tests {
             presence_penalty: -0.300_000_000_000_000_04,
             previous_response_id: Some("resp_0123456789abcdef0123456789abcdef".into()),
             prompt_cache_key: Some("a \"quoted\" key".into()),
+            prompt_cache_diagnostics: Some(raw(r#"{"type":"cache_hit"}"#)),
             conversation: Some(ConversationRef {
                 id: "conv_0123456789abcdef0123456789abcdef".into(),
             }),

@@ -109,6 +109,9 @@ impl ResponseEcho {
         object.value("presence_penalty", &self.presence_penalty);
         optional_str(object, "previous_response_id", &self.previous_response_id);
         optional_str(object, "prompt_cache_key", &self.prompt_cache_key);
+        if let Some(diagnostics) = &self.prompt_cache_diagnostics {
+            object.raw("prompt_cache_diagnostics", diagnostics);
+        }
         if let Some(conversation) = &self.conversation {
             let mut inner = Object::open(object.key("conversation"));
             inner.str("id", &conversation.id);

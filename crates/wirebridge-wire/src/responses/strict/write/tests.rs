@@ -29,6 +29,9 @@ fn full_echo() -> ResponseEcho {
         presence_penalty: f64::NAN,
         previous_response_id: Some(AWKWARD.into()),
         prompt_cache_key: Some(AWKWARD.into()),
+        prompt_cache_diagnostics: Some(raw(
+            r#"{"type":"cache_miss","reason":"tools_changed","cache_missed_tokens":3}"#,
+        )),
         conversation: Some(ConversationRef { id: AWKWARD.into() }),
         reasoning: Some(raw(r#"{"effort":"high","summary":"auto"}"#)),
         safety_identifier: Some(AWKWARD.into()),
