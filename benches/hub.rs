@@ -116,6 +116,7 @@ fn messages_context() -> MessagesContext {
         declared_tools: None,
         count_thinking: false,
         thread: None,
+        diagnostics: None,
     }
 }
 

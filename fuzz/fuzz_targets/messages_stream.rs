@@ -35,6 +35,7 @@ fn context(options: u8) -> MessagesContext {
         declared_tools: (options & 4 != 0).then(|| vec!["f".to_owned()]),
         count_thinking: options & 8 != 0,
         thread: None,
+        diagnostics: None,
     }
 }
 

@@ -131,6 +131,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
         tool_calls: calls,
     };
     let id = reply_id(response.id.as_deref(), ctx);
+    let diagnostics = super::diagnostics::reply(ctx);
     let message = MessageBody {
         id: &id,
         model: response
@@ -141,6 +142,7 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
         content,
         stop_reason: Some(stop),
         usage: usage(&response.usage.unwrap_or_default(), ctx.count_thinking),
+        diagnostics: diagnostics.as_deref(),
         ..MessageBody::default()
     };
     Ok(TranslatedBody {
@@ -275,12 +277,14 @@ pub(super) fn server_call_loss(path: String, name: &str) -> Loss {
 }
 
 /// The `id` of the reply to the response `response_id`: for a turn of a
-/// thread, the one its next turn continues from (the response's stem);
-/// otherwise a fresh one.
+/// thread, the one its next turn continues from, and for a turn that asked
+/// for cache diagnostics, the one a later turn compares itself with (the
+/// response's stem, either way); otherwise a fresh one.
 pub(super) fn reply_id(response_id: Option<&str>, ctx: &MessagesContext) -> String {
-    ctx.thread
-        .as_ref()
-        .and(response_id)
+    let named = ctx.thread.is_some() || ctx.diagnostics.is_some();
+    named
+        .then_some(response_id)
+        .flatten()
         .and_then(super::message_id_of)
         .unwrap_or_else(|| ResponseIds::new().message())
 }

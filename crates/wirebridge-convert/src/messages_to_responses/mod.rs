@@ -51,6 +51,7 @@
 mod betas;
 mod body;
 mod content;
+mod diagnostics;
 mod error;
 mod items;
 mod models;
@@ -64,6 +65,7 @@ mod tools;
 mod unmodeled;
 
 pub use body::{translate_body, translate_stream_body, TranslatedBody};
+pub use diagnostics::CacheDiagnostics;
 pub use error::{error_body, error_body_for, error_type_for_status};
 pub use models::{model_info, model_list, ModelPage};
 pub use request::{translate_request, translate_request_with_betas, TranslatedRequest};
@@ -116,6 +118,10 @@ pub struct MessagesContext {
     /// What the request's `thread` asks, if it names one: the reply is
     /// then kept, and its `id` is the one the next turn continues from.
     pub thread: Option<ThreadTurn>,
+    /// Prompt cache diagnostics, when the request asked for them
+    /// (`diagnostics`): the layer sets the Responses side's verdict here
+    /// before the reply is translated.
+    pub diagnostics: Option<CacheDiagnostics>,
 }
 
 impl MessagesContext {

@@ -145,6 +145,7 @@ pub fn translate_request_with_betas(
         None => (None, None),
     };
     let stream = request.stream == Some(true);
+    let diagnostics = super::diagnostics::asked(request.diagnostics, &mut losses)?;
     let out = ResponsesRequest {
         model: model.clone().into_cow(),
         input,
@@ -171,6 +172,7 @@ pub fn translate_request_with_betas(
             .map(|id| Cow::Owned(id.to_owned())),
         service_tier: service_tier(&request)?,
         stream: stream.then_some(true),
+        prompt_cache_options: diagnostics.as_ref().map(|(_, options)| &**options),
         ..ResponsesRequest::default()
     };
 
@@ -188,6 +190,7 @@ pub fn translate_request_with_betas(
         },
         count_thinking: betas.count_thinking,
         thread,
+        diagnostics: diagnostics.map(|(asked, _)| asked),
     };
     Ok(TranslatedRequest {
         body,

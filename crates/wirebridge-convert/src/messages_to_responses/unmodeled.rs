@@ -10,16 +10,11 @@ use crate::recorder::LossRecorder;
 
 /// Top-level fields of Anthropic's API that ask for a feature the bridge
 /// does not implement, with what each asks for.
-const UNSUPPORTED: [(&str, LossKind, &str); 3] = [
+const UNSUPPORTED: [(&str, LossKind, &str); 2] = [
     (
         "compaction",
         LossKind::UnsupportedParameter,
         "the bridge does not compact Messages conversations; the backend is sent the conversation as the client sent it",
-    ),
-    (
-        "diagnostics",
-        LossKind::UnsupportedParameter,
-        "diagnostics are reported by Anthropic's API itself; the backend returns none",
     ),
     (
         "safeguards",

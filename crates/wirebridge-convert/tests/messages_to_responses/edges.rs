@@ -18,6 +18,7 @@ fn ctx(thinking: ThinkingDisplay, declared: Option<&[&str]>) -> MessagesContext 
         declared_tools: declared.map(|d| d.iter().map(|s| s.to_string()).collect()),
         count_thinking: false,
         thread: None,
+        diagnostics: None,
     }
 }
 

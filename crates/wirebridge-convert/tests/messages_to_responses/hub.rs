@@ -135,6 +135,7 @@ fn chain(
         declared_tools: None,
         count_thinking: false,
         thread: None,
+        diagnostics: None,
     }));
     let mut out = Frames::sse();
     let mut middle = Frames::new(middle);

@@ -17,6 +17,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
         model: "claude-sonnet-4-5".into(),
         thinking,
         count_thinking: thinking != ThinkingDisplay::Off,
+        diagnostics: None,
         ..MessagesContext::default()
     }
 }

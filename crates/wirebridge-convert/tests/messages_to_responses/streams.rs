@@ -186,6 +186,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
         declared_tools: None,
         count_thinking: thinking != ThinkingDisplay::Off,
         thread: None,
+        diagnostics: None,
     }
 }
 

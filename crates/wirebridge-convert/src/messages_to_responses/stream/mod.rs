@@ -258,8 +258,8 @@ impl StreamTranslator {
             return;
         }
         let body = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok());
-        if self.ctx.thread.is_some() {
-            // The id the next turn of the thread continues from.
+        if self.ctx.thread.is_some() || self.ctx.diagnostics.is_some() {
+            // The id the next turn continues from, or compares itself with.
             if let Some(id) = body.as_ref().and_then(|b| b.id.as_deref()) {
                 self.id = reply_id(Some(id), &self.ctx);
             }
@@ -278,9 +278,13 @@ impl StreamTranslator {
             return;
         }
         self.started = true;
+        // Known with the request: `message_start` says it, as Anthropic's
+        // API does.
+        let diagnostics = super::diagnostics::reply(&self.ctx);
         let message = MessageBody {
             id: &self.id,
             model: &self.model,
+            diagnostics: diagnostics.as_deref(),
             ..MessageBody::default()
         };
         self.emit(out, &Event::MessageStart { message });

@@ -49,6 +49,7 @@ pub(crate) const REQUEST: &[Field] = &[
     ("inference_geo", Shape::Whole),
     ("mcp_servers", Shape::Whole),
     ("thread", Shape::Object(THREAD)),
+    ("diagnostics", Shape::Whole),
 ];
 
 /// The fields of [`Message`](super::Message).
@@ -206,7 +207,7 @@ mod tests {
             "stop_sequences":["x"],"stream":true,"metadata":{"user_id":"u"},
             "output_config":{"effort":"low"},"output_format":{"type":"json_schema"},
             "context_management":{"edits":[]},"service_tier":"auto","cache_control":{},
-            "container":"c","inference_geo":"us","mcp_servers":[],"thread":{"type":"create"}}"#;
+            "container":"c","inference_geo":"us","mcp_servers":[],"thread":{"type":"create"},"diagnostics":{}}"#;
         let read = CreateMessage::read(body).expect("the reader reads it");
         let debug = format!("{read:?}");
         for (name, _) in REQUEST {

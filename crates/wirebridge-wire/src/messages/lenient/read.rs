@@ -147,6 +147,7 @@ fn request_field<'a>(
         "thread" => (21, |c, r, n| {
             c.set(&mut r.thread, |c| c.record(|c, t| thread(c, t, n)))
         }),
+        "diagnostics" => (22, |c, r, _| c.set(&mut r.diagnostics, JsonCursor::raw)),
         _ => return unmodeled(c, noted),
     };
     seen.once(bit)?;

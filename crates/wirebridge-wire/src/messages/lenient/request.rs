@@ -89,6 +89,10 @@ pub struct CreateMessage<'a> {
     /// Server-held conversation state: start a thread, or continue one.
     #[serde(borrow)]
     pub thread: Option<Thread<'a>>,
+    /// `{previous_message_id}`: prompt cache diagnostics asked for, kept
+    /// raw (read by the translator, which names what is wrong in it).
+    #[serde(borrow)]
+    pub diagnostics: Option<&'a RawValue>,
 }
 
 /// `thread`: `{type: "create"}`, which keeps the conversation under the

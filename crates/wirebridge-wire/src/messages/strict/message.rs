@@ -50,6 +50,11 @@ pub struct MessageBody<'a> {
     pub stop_sequence: Option<&'a str>,
     /// Token usage.
     pub usage: Usage,
+    /// Prompt cache diagnostics (`{"cache_miss_reason":…}`), when the
+    /// request asked for them and a divergence was found; left out
+    /// otherwise, which the SDKs read as `null`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<&'a serde_json::value::RawValue>,
 }
 
 impl Default for MessageBody<'_> {
@@ -63,6 +68,7 @@ impl Default for MessageBody<'_> {
             stop_reason: None,
             stop_sequence: None,
             usage: Usage::default(),
+            diagnostics: None,
         }
     }
 }
