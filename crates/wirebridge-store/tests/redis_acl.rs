@@ -23,8 +23,9 @@ const PASSWORD: &str = "p@ss:w0rd/1";
 /// The same, as a URL writes it.
 const PASSWORD_IN_URL: &str = "p%40ss%3Aw0rd%2F1";
 
-/// What the store needs: its scripts, the commands they run, and `PING`,
-/// on keys under its prefix only.
+/// What the store needs: its scripts, the commands they run, `PING`, and
+/// `GET` and `SET` for prompt cache fingerprints, on keys under its prefix
+/// only.
 const BRIDGE_RULES: &[&str] = &[
     "resetkeys",
     "~wirebridge:resp:*",
@@ -43,6 +44,8 @@ const BRIDGE_RULES: &[&str] = &[
     "+exists",
     "+expire",
     "+ttl",
+    "+get",
+    "+set",
 ];
 
 /// A server with an `admin` user and no usable `default` user.

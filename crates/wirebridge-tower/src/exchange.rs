@@ -5,6 +5,7 @@
 
 mod background;
 mod body_as_stream;
+mod cache_diagnostics;
 pub(crate) mod compaction;
 pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
@@ -19,13 +20,14 @@ use http::{header, HeaderMap, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
+use wirebridge_convert::cache_diagnostics::Verdict;
 use wirebridge_convert::responses_to_chat::Turn;
 use wirebridge_convert::Framing;
 
 use crate::affinity::Affinity;
 use crate::body::{mark_framing, HoldFuture, Release, ResponseBody, StreamState};
 use crate::direction::sealed::{
-    ClientRequest as _, Direction, KeptStream as _, TranslatedReply as _,
+    ClientRequest as _, Direction, KeptStream as _, ReplyContext, TranslatedReply as _,
 };
 use crate::direction::state;
 use crate::direction::{Prepared, Tenant};
@@ -43,6 +45,12 @@ use crate::stateful::{
 };
 use crate::tracker::Tracker;
 use background::Background;
+
+/// The verdict of a prompt cache comparison, in the extensions of a reply
+/// a layer of this crate's hands up to another (the Responses hub's reply
+/// to the Messages layer): a value, never read back from the JSON.
+#[derive(Debug, Clone, Copy)]
+struct HandedVerdict(Verdict);
 
 /// Largest upstream error body read.
 const MAX_UPSTREAM_ERROR: usize = 1024 * 1024;
@@ -229,6 +237,7 @@ where
             turn,
         });
     let step = Reply {
+        verdict: prepared.verdict,
         context: prepared.context,
         stream: prepared.stream,
         keep,
@@ -321,9 +330,17 @@ pub(crate) async fn prepare<'a, D: Direction>(
     }
     let stored: &'a Resolved = stored;
     let history = stored.history()?;
+    let diagnosis = parsed
+        .cache_diagnosis(&history)
+        .map_err(Refused::from_convert)?;
     let mut prepared = tracker
         .timed(|| D::translate(parsed, &history, settings, &tenant.key))
         .map_err(Refused::from_convert)?;
+    if let Some(diagnosis) = diagnosis {
+        let stateful = state::stateful::<D>(settings);
+        prepared.verdict =
+            cache_diagnostics::answer(stateful, tenant, diagnosis, &mut prepared.context).await;
+    }
     stored::settle(
         stored,
         tenant,
@@ -344,6 +361,9 @@ pub(crate) struct Keep {
 /// The upstream answered: what the reply needs.
 pub(crate) struct Reply<'s, C> {
     pub(crate) context: C,
+    /// The verdict of the prompt cache comparison the request asked for,
+    /// handed with the reply to a layer of this crate's above.
+    pub(crate) verdict: Option<Verdict>,
     pub(crate) stream: bool,
     pub(crate) keep: Option<Keep>,
     pub(crate) common: &'s Common,
@@ -351,10 +371,10 @@ pub(crate) struct Reply<'s, C> {
     pub(crate) framing: Framing,
 }
 
-impl<C: Send + Sync + 'static> Reply<'_, C> {
+impl<C: ReplyContext> Reply<'_, C> {
     /// The client's reply to the upstream's response.
     pub(crate) async fn send<D, B>(
-        self,
+        mut self,
         response: Response<B>,
         mut tracker: Tracker,
     ) -> Response<ResponseBody<B>>
@@ -364,6 +384,13 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         B::Error: fmt::Display + Into<BoxError>,
     {
         let (mut head, body) = response.into_parts();
+        // The layer below answered a comparison this request asked of it.
+        if let Some(HandedVerdict(verdict)) = head.extensions.remove::<HandedVerdict>() {
+            self.context.diagnosed_below(verdict);
+        }
+        if let Some(verdict) = self.verdict.take() {
+            head.extensions.insert(HandedVerdict(verdict));
+        }
         // Whether the upstream (a layer of this crate's) streams bare JSON
         // events; the client's reply says so only of its own framing.
         let events_apart = head

@@ -101,6 +101,26 @@ impl ResponseStore for MeteredStore {
         Box::pin(self.timed("turns", self.inner.turns(tenant, ids)))
     }
 
+    fn keep_fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        fingerprint: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(self.timed(
+            "keep_fingerprint",
+            self.inner.keep_fingerprint(tenant, id, fingerprint),
+        ))
+    }
+
+    fn fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(self.timed("fingerprint", self.inner.fingerprint(tenant, id)))
+    }
+
     fn conversations(&self) -> Option<&dyn ConversationStore> {
         self.inner
             .conversations()

@@ -111,6 +111,25 @@ impl ResponseStore for WatchedStore {
         Box::pin(async move { self.observe(self.inner.turns(tenant, ids).await) })
     }
 
+    fn keep_fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+        fingerprint: String,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(
+            async move { self.observe(self.inner.keep_fingerprint(tenant, id, fingerprint).await) },
+        )
+    }
+
+    fn fingerprint<'a>(
+        &'a self,
+        tenant: &'a str,
+        id: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move { self.observe(self.inner.fingerprint(tenant, id).await) })
+    }
+
     fn conversations(&self) -> Option<&dyn ConversationStore> {
         self.inner
             .conversations()

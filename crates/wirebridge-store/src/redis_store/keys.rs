@@ -11,6 +11,9 @@
 //! `{prefix}:{<tenant>}:v:<id>:i`, a hash from each item id to the item.
 //! The last two are absent while it has no items.
 //!
+//! A prompt cache fingerprint is one string key, `{prefix}:{<tenant>}:f:<id>`,
+//! named by its response's id, escaped as a tenant is.
+//!
 //! The braces make the tenant a Redis Cluster hash tag: every key of one
 //! tenant hashes to the same slot, so a conversation is read by one script
 //! on one node. The tenant part is escaped (`%`, `:`, `{` and `}` as `%25`,

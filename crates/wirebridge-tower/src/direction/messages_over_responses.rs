@@ -110,6 +110,7 @@ impl sealed::Direction for MessagesOverResponses {
             &settings.convert,
         )?;
         Ok(Prepared {
+            verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),
             body: t.body,

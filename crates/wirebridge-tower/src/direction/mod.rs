@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use wirebridge_convert::cache_diagnostics::{CacheDiagnosis, Verdict};
 use wirebridge_convert::responses_to_chat::{self, Finished, History, Turn};
 use wirebridge_convert::{ConvertError, LossPolicy, LossReport, ReplySummary, StreamTranslate};
 
@@ -69,6 +70,10 @@ pub struct Prepared<C> {
     /// The `Response` to answer at once when the request runs in the
     /// background.
     pub(crate) background: Option<Vec<u8>>,
+    /// What a prompt cache comparison the request asked for found: handed
+    /// to a layer of this crate's stacked above (the Messages layer), as a
+    /// value, with the reply.
+    pub(crate) verdict: Option<Verdict>,
 }
 
 /// Whose request it is: the namespace of what is kept for it.
@@ -242,6 +247,17 @@ pub(crate) mod sealed {
             None
         }
 
+        /// What the request asks of prompt cache diagnostics, its
+        /// conversation before its own input being `history`'s; `None`
+        /// when it takes no part (see `exchange/cache_diagnostics.rs`).
+        fn cache_diagnosis(
+            &self,
+            history: &History<'_>,
+        ) -> Result<Option<CacheDiagnosis>, ConvertError> {
+            let _ = history;
+            Ok(None)
+        }
+
         /// The request, when it names compaction and the compacting
         /// exchanges take it over; itself back otherwise.
         fn compacting(self) -> Result<Box<responses_to_chat::ParsedRequest<'a>>, Self> {
@@ -253,6 +269,23 @@ pub(crate) mod sealed {
     pub trait ReplyContext: Send + Sync + 'static {
         /// The reply is not kept, whatever the request asked: it says so.
         fn not_stored(&mut self) {}
+
+        /// The reply says what a prompt cache comparison found.
+        fn diagnosed(&mut self, verdict: &Verdict) {
+            let _ = verdict;
+        }
+
+        /// What the Responses layer below found for a comparison this
+        /// request asked of it (it hands the verdict up with its reply).
+        fn diagnosed_below(&mut self, verdict: Verdict) {
+            let _ = verdict;
+        }
+
+        /// The id the reply will have, when it is known before the reply
+        /// (the bridge names it): what a fingerprint is kept under.
+        fn reply_id(&self) -> Option<String> {
+            None
+        }
     }
 
     /// A translated reply body.

@@ -35,6 +35,7 @@ impl sealed::Direction for ResponsesOverChat {
         let options = responses_side::options(settings, tenant);
         let t = parsed.translate(history, &options)?;
         Ok(Prepared {
+            verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),
             body: t.body,

@@ -79,6 +79,7 @@ pub(crate) fn messages(
     let mut losses = whole.losses;
     losses.extend(written.losses);
     Ok(Prepared {
+        verdict: None,
         stream: whole.context.stream,
         model: whole.context.model.clone(),
         body: written.body,

@@ -37,6 +37,7 @@ impl sealed::Direction for ResponsesOverResponses {
         let options = responses_side::options(settings, tenant);
         let t = responses_to_responses::translate_request(parsed, history, &options)?;
         Ok(Prepared {
+            verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),
             body: t.body,

@@ -2,6 +2,7 @@
 //! each direction has, the stored state a Responses request continues, and
 //! the response a reply leaves for the store.
 
+use wirebridge_convert::cache_diagnostics::{CacheDiagnosis, Verdict};
 use wirebridge_convert::responses_to_chat::compaction::CompactRequest;
 use wirebridge_convert::responses_to_chat::{self, Finished, ParsedRequest, ResponsesContext};
 use wirebridge_convert::responses_to_responses::{self, NativeContext};
@@ -62,6 +63,13 @@ impl<'a> ClientRequest<'a> for ParsedRequest<'a> {
             .map(crate::Affinity::prompt_cache_key)
     }
 
+    fn cache_diagnosis(
+        &self,
+        history: &responses_to_chat::History<'_>,
+    ) -> Result<Option<CacheDiagnosis>, ConvertError> {
+        ParsedRequest::cache_diagnosis(self, history)
+    }
+
     fn compacting(self) -> Result<Box<ParsedRequest<'a>>, Self> {
         match self.names_compaction() {
             true => Ok(Box::new(self)),
@@ -94,11 +102,27 @@ impl ReplyContext for ResponsesContext {
     fn not_stored(&mut self) {
         self.echo.store = false;
     }
+
+    fn diagnosed(&mut self, verdict: &Verdict) {
+        self.echo.prompt_cache_diagnostics = Some(responses_diagnostics(verdict));
+    }
+
+    fn reply_id(&self) -> Option<String> {
+        Some(self.ids.response())
+    }
 }
 
 impl ReplyContext for NativeContext {
     fn not_stored(&mut self) {
         self.echo.store = false;
+    }
+
+    fn diagnosed(&mut self, verdict: &Verdict) {
+        self.echo.prompt_cache_diagnostics = Some(responses_diagnostics(verdict));
+    }
+
+    fn reply_id(&self) -> Option<String> {
+        Some(self.ids.response())
     }
 }
 
@@ -106,11 +130,31 @@ impl ReplyContext for responses_to_messages::ExchangeContext {
     fn not_stored(&mut self) {
         self.native.echo.store = false;
     }
+
+    fn diagnosed(&mut self, verdict: &Verdict) {
+        self.native.diagnosed(verdict);
+    }
+
+    fn reply_id(&self) -> Option<String> {
+        self.native.reply_id()
+    }
+}
+
+/// A verdict as a `Response`'s `prompt_cache_diagnostics`.
+fn responses_diagnostics(verdict: &Verdict) -> Box<serde_json::value::RawValue> {
+    serde_json::value::RawValue::from_string(verdict.responses_json())
+        .expect("a verdict is written as JSON")
 }
 
 impl ReplyContext for chat_to_responses::ChatContext {}
 
-impl ReplyContext for messages_to_responses::MessagesContext {}
+impl ReplyContext for messages_to_responses::MessagesContext {
+    fn diagnosed_below(&mut self, verdict: Verdict) {
+        if let Some(asked) = &mut self.diagnostics {
+            asked.verdict = Some(verdict);
+        }
+    }
+}
 
 /// A `Response`, from either backend.
 impl TranslatedReply for responses_to_chat::TranslatedBody {

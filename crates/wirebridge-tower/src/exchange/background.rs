@@ -274,6 +274,7 @@ impl Task {
             turn: self.turn.clone(),
         };
         let reply = Reply {
+            verdict: None,
             context,
             stream,
             keep: Some(keep),

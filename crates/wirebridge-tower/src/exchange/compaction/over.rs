@@ -129,6 +129,7 @@ impl Compacts for ResponsesOverMessages {
 /// A compacting turn runs in the foreground: its caller answers it.
 fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
     Prepared {
+        verdict: None,
         background: None,
         ..prepared
     }
@@ -136,6 +137,7 @@ fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
 
 fn chat(t: TranslatedRequest) -> Prepared<<ResponsesOverChat as Direction>::Context> {
     Prepared {
+        verdict: None,
         stream: t.context.stream,
         model: t.context.model.clone(),
         body: t.body,
@@ -150,6 +152,7 @@ fn native(
     t: responses_to_responses::TranslatedRequest,
 ) -> Prepared<<ResponsesOverResponses as Direction>::Context> {
     Prepared {
+        verdict: None,
         stream: t.context.stream,
         model: t.context.model.clone(),
         body: t.body,

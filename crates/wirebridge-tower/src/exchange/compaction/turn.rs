@@ -230,6 +230,7 @@ impl<'s> Turn<'s> {
                 turn,
             });
         let reply = Reply {
+            verdict: None,
             context: t.context,
             stream,
             keep,
