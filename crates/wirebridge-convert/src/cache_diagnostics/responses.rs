@@ -4,39 +4,12 @@
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input};
-
 use wirebridge_wire::RawObject;
 
-use super::{digest, CacheDiagnosis, Fingerprint, Part};
+use super::{digest, Fingerprint, Part};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
-use crate::responses_to_chat::{History, ParsedRequest};
-
-impl ParsedRequest<'_> {
-    /// What the request asks of prompt cache diagnostics, if it takes
-    /// part: a request that carries `prompt_cache_options` does (a first
-    /// turn opts in with `{}`, or with `comparison_response_id: null`), as
-    /// a Messages request that carries `diagnostics` does; its conversation
-    /// before its own input is `history`'s. Only such requests are
-    /// fingerprinted: the others cost nothing.
-    pub fn cache_diagnosis(
-        &self,
-        history: &History<'_>,
-    ) -> Result<Option<CacheDiagnosis>, ConvertError> {
-        let options = self
-            .request
-            .prompt_cache_options
-            .filter(|o| o.get() != "null");
-        if options.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(CacheDiagnosis {
-            comparison: comparison_response_id(options)?,
-            fingerprint: responses_fingerprint(&self.request, history.arrays())?,
-        }))
-    }
-}
 
 /// `prompt_cache_options.comparison_response_id`: the response whose
 /// prompt this request expected to reuse, when it asks for diagnostics.

@@ -32,6 +32,7 @@ pub(crate) mod background;
 mod body;
 mod body_chunks;
 mod builder;
+mod cache_diagnosis;
 mod collected;
 mod compacted;
 pub mod compaction;
