@@ -166,3 +166,37 @@ def test_messages_another_tenant_s_message_is_not_found(chain):
     mine = message(claude(chain))
     theirs = message(claude(chain, key="sk-ant-another-tenant"), previous=mine.id)
     assert theirs.diagnostics.cache_miss_reason.type == "previous_message_not_found"
+
+
+# --------------------------------------------------------------------------
+# Bridges sharing a Redis store: a fingerprint kept by one is compared by
+# another, and a Messages client's too.
+# --------------------------------------------------------------------------
+
+
+def test_two_bridges_sharing_redis_compare_what_either_kept():
+    from redis_servers import RedisServer
+    from test_stateful_redis import Proxy
+
+    server = RedisServer().start()
+    first_bridge, second_bridge = Proxy(server.url()), Proxy(server.url())
+    try:
+        kept = ask(first_bridge.client())
+        changed = ask(second_bridge.client(), tools=DATE, compare_with=kept.id)
+        assert changed.prompt_cache_diagnostics.reason == "tools_changed"
+        same = ask(second_bridge.client(), compare_with=kept.id)
+        assert same.prompt_cache_diagnostics.type == "cache_hit"
+        theirs = ask(second_bridge.client("sk-mallory"), compare_with=kept.id)
+        assert theirs.prompt_cache_diagnostics.type == "comparison_response_not_found"
+
+        claude_first = anthropic.Anthropic(base_url=first_bridge.url, api_key="sk-ant-x", max_retries=0,
+                                           timeout=20.0)
+        claude_second = anthropic.Anthropic(base_url=second_bridge.url, api_key="sk-ant-x", max_retries=0,
+                                            timeout=20.0)
+        opened = message(claude_first)
+        edited = message(claude_second, previous=opened.id, system="Be brief.")
+        assert edited.diagnostics.cache_miss_reason.type == "system_changed"
+    finally:
+        first_bridge.stop()
+        second_bridge.stop()
+        server.stop()
