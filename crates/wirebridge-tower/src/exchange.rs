@@ -168,7 +168,15 @@ where
         }
     };
     let named = parsed.named_affinity();
-    let mut prepared = match prepare::<D>(parsed, &mut stored, &tenant, shared, &mut tracker).await
+    let mut prepared = match prepare::<D>(
+        parsed,
+        &mut stored,
+        &tenant,
+        shared,
+        &mut tracker,
+        Purpose::Turn,
+    )
+    .await
     {
         Ok(prepared) => prepared,
         Err(refused) => {
@@ -314,6 +322,16 @@ where
     }
 }
 
+/// What a prepared request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// A turn: the backend answers it, and the prompt cache diagnostics it
+    /// asks for are answered (its fingerprint kept).
+    Turn,
+    /// A count of its input tokens: nothing is answered or kept for it.
+    Count,
+}
+
 /// Resolves the stored conversation a parsed request continues (into
 /// `stored`, which the translation borrows), and translates the request.
 pub(crate) async fn prepare<'a, D: Direction>(
@@ -322,6 +340,7 @@ pub(crate) async fn prepare<'a, D: Direction>(
     tenant: &Tenant,
     shared: &Shared<D>,
     tracker: &mut Tracker,
+    purpose: Purpose,
 ) -> Result<Prepared<D::Context>, Refused> {
     let settings = &shared.direction;
     if let Some(stateful) = state::stateful::<D>(settings) {
@@ -330,9 +349,12 @@ pub(crate) async fn prepare<'a, D: Direction>(
     }
     let stored: &'a Resolved = stored;
     let history = stored.history()?;
-    let diagnosis = parsed
-        .cache_diagnosis(&history)
-        .map_err(Refused::from_convert)?;
+    let diagnosis = match purpose {
+        Purpose::Turn => parsed
+            .cache_diagnosis(&history)
+            .map_err(Refused::from_convert)?,
+        Purpose::Count => None,
+    };
     let mut prepared = tracker
         .timed(|| D::translate(parsed, &history, settings, &tenant.key))
         .map_err(Refused::from_convert)?;

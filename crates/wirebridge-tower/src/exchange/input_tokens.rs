@@ -17,7 +17,7 @@ use tower::Service;
 use wirebridge_convert::ReplySummary;
 
 use super::compaction::{Speaks, Upstream};
-use super::{open, prepare};
+use super::{open, prepare, Purpose};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
@@ -72,7 +72,16 @@ where
         Ok(parsed) => parsed,
         Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
     };
-    let prepared = match prepare::<D>(parsed, &mut stored, &tenant, &shared, &mut tracker).await {
+    let prepared = match prepare::<D>(
+        parsed,
+        &mut stored,
+        &tenant,
+        &shared,
+        &mut tracker,
+        Purpose::Count,
+    )
+    .await
+    {
         Ok(prepared) => prepared,
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
