@@ -32,18 +32,27 @@ pub(crate) async fn answer<C: ReplyContext>(
         comparison,
         fingerprint,
     } = diagnosis;
-    let verdict = match comparison {
-        Some(id) => Some(compared(store, &tenant.key, &id, &fingerprint).await),
-        None => None,
+    // The comparison and the keeping do not wait for each other: one
+    // round trip's time before the request goes on, not two.
+    let reply_id = context.reply_id();
+    let comparing = async {
+        match &comparison {
+            Some(id) => Some(compared(store, &tenant.key, id, &fingerprint).await),
+            None => None,
+        }
     };
-    if let Some(verdict) = &verdict {
-        context.diagnosed(verdict);
-    }
-    if let (Some(store), Some(id)) = (store, context.reply_id()) {
-        let kept = store.keep_fingerprint(&tenant.key, &id, fingerprint.encode());
+    let keeping = async {
+        let (Some(store), Some(id)) = (store, &reply_id) else {
+            return;
+        };
+        let kept = store.keep_fingerprint(&tenant.key, id, fingerprint.encode());
         if let Err(e) = kept.await {
             tracing::warn!(error = %e, response = %id, "prompt cache fingerprint not kept");
         }
+    };
+    let (verdict, ()) = tokio::join!(comparing, keeping);
+    if let Some(verdict) = &verdict {
+        context.diagnosed(verdict);
     }
     verdict
 }
