@@ -37,8 +37,10 @@ def ask(client, *, tools=TIME, model="demo", compare_with=None, stream=False, **
     events = list(client.responses.create(model=model, instructions=POLICY, input="Reply with exactly OK.",
                                           tools=tools, stream=True,
                                           extra_body={"prompt_cache_options": options}, **extra))
-    lifecycle = [e.response for e in events if e.type in ("response.created", "response.completed")]
-    assert [r.prompt_cache_diagnostics for r in lifecycle[1:]] == [lifecycle[0].prompt_cache_diagnostics]
+    lifecycle = [e.response for e in events
+                 if e.type in ("response.created", "response.in_progress", "response.completed")]
+    assert len(lifecycle) == 3
+    assert all(r.prompt_cache_diagnostics == lifecycle[0].prompt_cache_diagnostics for r in lifecycle)
     assert events[-1].type == "response.completed"
     return events[-1].response
 
