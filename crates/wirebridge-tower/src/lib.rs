@@ -111,7 +111,7 @@ pub use layer::TranslateLayer;
 pub use observer::{Budget, Exchange, NoopObserver, Observer};
 pub use replicas::{
     InFlightBody, NoReplicaEvents, NotSent, ReplicaEvents, ReplicaHealth, Replicas, ServedBy,
-    DEFAULT_BACKOFF, DEFAULT_EJECT_AFTER, DEFAULT_LOAD_FACTOR, MAX_PINS,
+    DEFAULT_BACKOFF, DEFAULT_EJECT_AFTER, DEFAULT_LOAD_FACTOR, DEFAULT_MOVE_SLACK, MAX_PINS,
 };
 pub use request_body::{BoxError, RequestBody};
 pub use service::Translate;

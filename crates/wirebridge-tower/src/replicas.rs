@@ -83,9 +83,11 @@ impl ReplicaEvents for NoReplicaEvents {}
 ///   [`load_factor`](Replicas::load_factor) × the mean, plus one, is
 ///   passed over for the next in the order.
 /// - **Sticky**: a key stays where it was placed (an in-process table,
-///   bounded) until its replica is ejected or over the bound; a key seen
-///   for the first time goes to the replica with the fewest keys among the
-///   first two of its order.
+///   bounded) until its replica is ejected or past the bound by more than
+///   [`move_slack`](Replicas::move_slack) requests, since a move makes the
+///   new replica evaluate the whole conversation again; a key seen for the
+///   first time goes to the replica with the fewest keys among the first
+///   two of its order within the bound.
 /// - **Health**: after [`eject_after`](Replicas::eject_after) connect
 ///   failures or 5xx answers in a row a replica is left out for the
 ///   [`backoff`](Replicas::backoff), never more than half of them at once.
@@ -149,6 +151,8 @@ impl<S> fmt::Debug for Replicas<S> {
 
 /// The default of [`Replicas::load_factor`].
 pub const DEFAULT_LOAD_FACTOR: f64 = 1.25;
+/// The default of [`Replicas::move_slack`].
+pub const DEFAULT_MOVE_SLACK: usize = 2;
 /// The default of [`Replicas::eject_after`].
 pub const DEFAULT_EJECT_AFTER: usize = 3;
 /// The default of [`Replicas::backoff`].
@@ -169,6 +173,7 @@ impl<S> Replicas<S> {
             .unzip();
         let settings = Settings {
             load_factor: DEFAULT_LOAD_FACTOR,
+            move_slack: DEFAULT_MOVE_SLACK,
             eject_after: DEFAULT_EJECT_AFTER,
             backoff: DEFAULT_BACKOFF,
             max_pins: MAX_PINS,
@@ -184,6 +189,15 @@ impl<S> Replicas<S> {
     /// passes it over (at least 1; default 1.25).
     pub fn load_factor(self, factor: f64) -> Self {
         self.settings(|s| s.load_factor = factor.max(1.0))
+    }
+
+    /// How many requests in flight past the bound a pinned key's replica
+    /// may hold before the key moves (default 2): a new key is placed
+    /// within the bound, but a key already pinned has its history in that
+    /// replica's cache, and moving it costs evaluating all of it again,
+    /// more than waiting behind a request or two.
+    pub fn move_slack(self, slack: usize) -> Self {
+        self.settings(|s| s.move_slack = slack)
     }
 
     /// Failures in a row (connect failures, 5xx answers) that eject a

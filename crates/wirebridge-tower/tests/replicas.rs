@@ -227,10 +227,11 @@ async fn a_stream_counts_in_flight_until_its_body_ends() {
     let told = Told::default();
     let replicas = set.replicas().events(told.clone());
     let (home, _) = send(&replicas, translated("c4")).await;
-    // Three replies held open on the key's replica (bodies not read), the
-    // others idle: the bound is 1.25 × 1 + 1, and the next request spills.
+    // Six replies held open on the key's replica (bodies not read), the
+    // others idle: the bound is 1.25 × 2 + 1, six is past it by more than
+    // the slack of 2, and the next request spills.
     let mut held = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..6 {
         let response = replicas.clone().oneshot(translated("c4")).await.unwrap();
         held.push(response);
     }

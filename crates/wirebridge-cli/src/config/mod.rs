@@ -274,6 +274,7 @@ impl Config {
             },
             replicas: ReplicaSettings {
                 load_factor: s.replica_load_factor.value.0,
+                move_slack: s.replica_move_slack.value.0,
                 eject_after: s.replica_eject_after.value.0,
                 backoff: s.replica_backoff.value,
             },

@@ -152,6 +152,9 @@ pub struct ReplicaSettings {
     /// A replica whose requests in flight pass this many times the mean
     /// (counting the request being placed) is passed over.
     pub load_factor: f64,
+    /// Requests in flight past that bound a pinned conversation's replica
+    /// may hold before the conversation moves.
+    pub move_slack: usize,
     /// Consecutive failures (connect failures, 5xx answers) that eject a
     /// replica.
     pub eject_after: usize,

@@ -50,6 +50,13 @@ settings! {
     /// than this times the mean, plus one, is passed over for the next in
     /// the conversation's order.
     replica_load_factor: LoadFactor as "FACTOR" = "1.25";
+    // A move makes the new replica evaluate the whole conversation again:
+    // on a prefix-cached backend that costs about as much as two or three
+    // turns waiting for a slot.
+    /// With several upstream URLs: how many requests in flight past that
+    /// bound a conversation's own replica may hold before the conversation
+    /// moves (new conversations are placed within the bound).
+    replica_move_slack: Count<0, 1000> as "N" = "2";
     /// With several upstream URLs: consecutive connect failures or 5xx
     /// answers that eject a replica (never more than half of them at once).
     replica_eject_after: Count<1, 1000> as "N" = "3";

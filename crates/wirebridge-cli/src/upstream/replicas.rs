@@ -70,6 +70,7 @@ impl Backend {
         };
         let replicas = Replicas::new(replicas)
             .load_factor(settings.load_factor)
+            .move_slack(settings.move_slack)
             .eject_after(settings.eject_after)
             .backoff(settings.backoff)
             .events(reports);

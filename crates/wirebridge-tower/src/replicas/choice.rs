@@ -5,12 +5,17 @@
 //! of `key × replica` first), which every process computes alike without
 //! sharing anything, and which moves only the keys of a replica that
 //! leaves. The order is walked with a bound on load: a replica with more
-//! requests in flight than `load_factor ×` the mean (counting the request
-//! being placed, rounded up) is passed over. A key is pinned where it was
-//! placed and stays there while its replica is healthy and within the
-//! bound; a key seen for the first time goes to whichever of the first
-//! [`PLACEMENT_CHOICES`] of its order holds the fewest pins, so that a few
-//! conversations spread over the set instead of following the hash alone.
+//! requests in flight than `load_factor ×` the mean, plus one, is passed
+//! over. A key seen for the first time goes to whichever of the first
+//! [`PLACEMENT_CHOICES`] of its order within that bound holds the fewest
+//! pins, so that a few conversations spread over the set instead of
+//! following the hash alone.
+//!
+//! A key is pinned where it was placed, and held to a higher bound: its
+//! replica holds the conversation so far in cache, and a move makes the
+//! next one evaluate all of it again, which costs more than waiting behind
+//! a request or two. So a pinned key moves only when its replica is past
+//! the bound by more than `move_slack` requests (or is ejected).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -25,6 +30,9 @@ pub(crate) const PLACEMENT_CHOICES: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Settings {
     pub(crate) load_factor: f64,
+    /// Requests in flight past the bound that a pinned key's replica may
+    /// hold before the key moves.
+    pub(crate) move_slack: usize,
     pub(crate) eject_after: usize,
     pub(crate) backoff: Duration,
     pub(crate) max_pins: usize,
@@ -121,6 +129,11 @@ impl Table {
         let total: usize = healthy.iter().map(|&i| state.slots[i].in_flight).sum();
         let bound = bound(self.settings.load_factor, total, healthy.len());
         let within = |slots: &[Slot], i: usize| slots[i].in_flight as f64 <= bound;
+        // A pinned key's replica holds its history: moving it costs a whole
+        // evaluation of that history, so it is moved only past the slack.
+        let keeps = |slots: &[Slot], i: usize| {
+            slots[i].in_flight as f64 <= bound + self.settings.move_slack as f64
+        };
 
         let Some(key) = key else {
             let start = state.next % healthy.len();
@@ -145,7 +158,7 @@ impl Table {
         let pinned = state.pins.get(key).filter(|i| order.contains(i));
         let mut spilled_from = None;
         let chosen = match pinned {
-            Some(pinned) if within(&state.slots, pinned) => pinned,
+            Some(pinned) if keeps(&state.slots, pinned) => pinned,
             Some(pinned) => {
                 spilled_from = Some(pinned);
                 let next = order.iter().copied().find(|&i| within(&state.slots, i));

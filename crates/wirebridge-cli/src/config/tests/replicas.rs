@@ -119,6 +119,7 @@ fn the_choice_s_settings_and_their_defaults() {
         c.replicas,
         ReplicaSettings {
             load_factor: 1.25,
+            move_slack: 2,
             eject_after: 3,
             backoff: Duration::from_secs(10),
         }
@@ -128,6 +129,7 @@ fn the_choice_s_settings_and_their_defaults() {
         c.replicas.load_factor,
         wirebridge_tower::DEFAULT_LOAD_FACTOR
     );
+    assert_eq!(c.replicas.move_slack, wirebridge_tower::DEFAULT_MOVE_SLACK);
     assert_eq!(
         c.replicas.eject_after,
         wirebridge_tower::DEFAULT_EJECT_AFTER
@@ -135,11 +137,17 @@ fn the_choice_s_settings_and_their_defaults() {
     assert_eq!(c.replicas.backoff, wirebridge_tower::DEFAULT_BACKOFF);
 
     let file = "replica_load_factor = 2\nreplica_eject_after = 5\nreplica_backoff = \"30s\"\n";
-    let c = load(Some(file), &["--replica-load-factor", "1.5"], &[]).unwrap();
+    let c = load(
+        Some(file),
+        &["--replica-load-factor", "1.5", "--replica-move-slack", "0"],
+        &[],
+    )
+    .unwrap();
     assert_eq!(
         c.replicas,
         ReplicaSettings {
             load_factor: 1.5,
+            move_slack: 0,
             eject_after: 5,
             backoff: Duration::from_secs(30),
         }
@@ -148,6 +156,7 @@ fn the_choice_s_settings_and_their_defaults() {
         ("--replica-load-factor", "0.9"),
         ("--replica-load-factor", "many"),
         ("--replica-eject-after", "0"),
+        ("--replica-move-slack", "some"),
     ] {
         let e = load(None, &[flag, value], &[]).unwrap_err().to_string();
         assert!(e.contains(&flag[2..].replace('-', "_")), "{e}");

@@ -9,6 +9,7 @@ use super::*;
 
 const SETTINGS: Settings = Settings {
     load_factor: 1.25,
+    move_slack: 2,
     eject_after: 3,
     backoff: Duration::from_secs(10),
     max_pins: 1024,
@@ -77,7 +78,7 @@ fn every_process_puts_a_new_key_on_the_same_replica() {
 }
 
 #[test]
-fn a_replica_over_the_bound_passes_the_key_on() {
+fn a_replica_far_past_the_bound_passes_its_key_on() {
     let table = three();
     let now = Instant::now();
     let home = chosen(&table, key(1), now);
@@ -86,15 +87,16 @@ fn a_replica_over_the_bound_passes_the_key_on() {
     table.start(home);
     let choice = table.choose(Some(key(1)), now);
     assert_eq!((choice.attempts[0], choice.spilled_from), (home, None));
-    // Three: the mean is 1, the bound 1.25 × 1 + 1.
-    for _ in 0..2 {
+    // Six: the mean is 2, the bound 1.25 × 2 + 1 = 3.5, and six is past
+    // it by more than the slack of 2.
+    for _ in 0..5 {
         table.start(home);
     }
     let choice = table.choose(Some(key(1)), now);
     assert_ne!(choice.attempts[0], home);
     assert_eq!(choice.spilled_from, Some(home));
     // Re-pinned where it went: it stays there once the load is gone.
-    for _ in 0..3 {
+    for _ in 0..6 {
         table.finish(home);
     }
     assert_eq!(table.in_flight(), vec![0, 0, 0]);
@@ -106,6 +108,75 @@ fn a_replica_over_the_bound_passes_the_key_on() {
     }
     let choice = table.choose(Some(key(2)), now);
     assert_eq!((choice.attempts[0], choice.spilled_from), (other, None));
+}
+
+#[test]
+fn a_pinned_key_stays_on_a_replica_a_little_past_the_bound() {
+    // Two in flight on a key's replica, the others idle: past the bound
+    // (1.25 × 2/3 + 1 = 1.83), but moving would make another replica
+    // evaluate the whole conversation again, which costs more than waiting.
+    let table = three();
+    let now = Instant::now();
+    let home = chosen(&table, key(1), now);
+    for in_flight in 1..=5 {
+        table.start(home);
+        let choice = table.choose(Some(key(1)), now);
+        assert_eq!(
+            (choice.attempts[0], choice.spilled_from),
+            (home, None),
+            "{in_flight} in flight"
+        );
+    }
+    // Six: the mean is 2, the bound 3.5, and six is past it by more than
+    // the slack: the replica is overloaded, and the key moves.
+    table.start(home);
+    let choice = table.choose(Some(key(1)), now);
+    assert_ne!(choice.attempts[0], home);
+    assert_eq!(choice.spilled_from, Some(home));
+}
+
+#[test]
+fn a_pinned_key_stays_at_four_in_flight_against_a_mean_of_one_and_six_tenths() {
+    // Five replicas, four requests on the key's own and one on each other:
+    // the mean is 8/5, the bound 1.25 × 1.6 + 1 = 3, and four is within
+    // the slack of 2 past it.
+    let table = table(&[
+        "http://a:1/v1",
+        "http://b:1/v1",
+        "http://c:1/v1",
+        "http://d:1/v1",
+        "http://e:1/v1",
+    ]);
+    let now = Instant::now();
+    let home = chosen(&table, key(7), now);
+    for replica in 0..5 {
+        let load = if replica == home { 4 } else { 1 };
+        for _ in 0..load {
+            table.start(replica);
+        }
+    }
+    let choice = table.choose(Some(key(7)), now);
+    assert_eq!((choice.attempts[0], choice.spilled_from), (home, None));
+}
+
+#[test]
+fn new_keys_spill_where_pinned_keys_stay() {
+    // Under one load, a key with a pin stays and a key seen for the first
+    // time is placed within the bound: the slack is for moves only.
+    let table = three();
+    let now = Instant::now();
+    let home = chosen(&table, key(1), now);
+    table.start(home);
+    table.start(home);
+    for n in 100..160 {
+        let choice = table.choose(Some(key(n)), now);
+        assert_ne!(
+            choice.attempts[0], home,
+            "key {n} placed on a replica past the bound"
+        );
+        let again = table.choose(Some(key(1)), now);
+        assert_eq!((again.attempts[0], again.spilled_from), (home, None));
+    }
 }
 
 #[test]
