@@ -15,7 +15,7 @@ mod choice;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ use wirebridge_convert::affinity::StableHasher;
 use crate::affinity::Affinity;
 use crate::request_body::RequestBody;
 pub use body::InFlightBody;
-use choice::{Choice, Outcome, Settings, Table};
+use choice::{Choice, Outcome, Placed, Settings, Table};
 
 /// Marks a reply the inner service made without sending the request (its
 /// connection could not be opened): [`Replicas`] sends the request to the
@@ -52,6 +52,11 @@ pub trait ReplicaEvents: Send + Sync + 'static {
     fn ejected(&self, _replica: usize, _failures: usize) {}
     /// `replica`'s back-off is over: it is tried again.
     fn returned(&self, _replica: usize) {}
+    /// `replica` joined the set ([`Replicas::update`]).
+    fn joined(&self, _replica: usize) {}
+    /// `replica` left the set ([`Replicas::update`]): its keys are placed
+    /// again on the rest.
+    fn left(&self, _replica: usize) {}
 }
 
 /// Which replica of a [`Replicas`] set answered: in the extensions of its
@@ -126,7 +131,9 @@ impl ReplicaEvents for NoReplicaEvents {}
 /// # }
 /// ```
 pub struct Replicas<S> {
-    services: Arc<[S]>,
+    /// By slot: a replica that left keeps its service until its slot is
+    /// taken.
+    services: Arc<RwLock<Vec<S>>>,
     table: Arc<Table>,
     events: Arc<dyn ReplicaEvents>,
 }
@@ -144,7 +151,7 @@ impl<S> Clone for Replicas<S> {
 impl<S> fmt::Debug for Replicas<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Replicas")
-            .field("replicas", &self.services.len())
+            .field("replicas", &self.health().ready().len())
             .finish_non_exhaustive()
     }
 }
@@ -179,7 +186,7 @@ impl<S> Replicas<S> {
             max_pins: MAX_PINS,
         };
         Self {
-            services: services.into(),
+            services: Arc::new(RwLock::new(services)),
             table: Arc::new(Table::new(ids, settings)),
             events: Arc::new(NoReplicaEvents),
         }
@@ -224,6 +231,43 @@ impl<S> Replicas<S> {
         }
     }
 
+    /// Makes the set the replicas `names` (a set that changes at run time:
+    /// the addresses a DNS name resolves to), each new one's service made
+    /// by `service`. A replica already in the set keeps its index, its
+    /// conversations and its health; one that left loses its conversations,
+    /// placed again on the rest (its requests in flight end as they would);
+    /// one that joins takes new conversations as their order says, and no
+    /// conversation pinned elsewhere moves to it. An empty list changes
+    /// nothing: a set is never left without a replica. Says the index of
+    /// each replica of `names`.
+    pub fn update(&self, names: &[String], mut service: impl FnMut(&str) -> S) -> Vec<usize> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let ids: Vec<u64> = names.iter().map(|n| StableHasher::hash_text(n)).collect();
+        let mut services = self.services.write().unwrap_or_else(|e| e.into_inner());
+        let (placed, left) = self.table.update(&ids);
+        for (name, placed) in names.iter().zip(&placed) {
+            if let Placed::Joined(slot) = *placed {
+                let made = service(name);
+                match services.get_mut(slot) {
+                    Some(old) => *old = made,
+                    None => services.push(made),
+                }
+            }
+        }
+        drop(services);
+        for &slot in &left {
+            self.events.left(slot);
+        }
+        for placed in &placed {
+            if let Placed::Joined(slot) = *placed {
+                self.events.joined(slot);
+            }
+        }
+        placed.iter().map(|p| p.slot()).collect()
+    }
+
     /// The settings changed, on a table not yet shared.
     fn settings(mut self, change: impl FnOnce(&mut Settings)) -> Self {
         let table = Arc::get_mut(&mut self.table).expect("set before the service is cloned");
@@ -240,8 +284,15 @@ pub struct ReplicaHealth {
 }
 
 impl ReplicaHealth {
-    /// Each replica's readiness, by index.
+    /// The readiness of each replica in the set, in the order of their
+    /// indexes.
     pub fn ready(&self) -> Vec<bool> {
+        self.table.ready().into_iter().flatten().collect()
+    }
+
+    /// Each index's readiness: `None` for an index whose replica left the
+    /// set.
+    pub fn by_index(&self) -> Vec<Option<bool>> {
         self.table.ready()
     }
 }
@@ -310,7 +361,7 @@ impl<S> Replicas<S> {
                 events: Arc::clone(&self.events),
                 replica,
             };
-            let service = self.services[replica].clone();
+            let service = self.services.read().unwrap_or_else(|e| e.into_inner())[replica].clone();
             let response = match service.oneshot(request).await {
                 Ok(response) => response,
                 Err(e) => {

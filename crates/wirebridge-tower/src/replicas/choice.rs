@@ -41,10 +41,6 @@ pub(crate) struct Settings {
 /// The replicas' state, and the choices made from it.
 pub(crate) struct Table {
     pub(crate) settings: Settings,
-    /// Each replica's identity in the rendezvous weights: a hash of its
-    /// name, so that processes listing the replicas in another order
-    /// still agree.
-    ids: Vec<u64>,
     state: Mutex<State>,
 }
 
@@ -57,6 +53,13 @@ struct State {
 
 #[derive(Debug, Default, Clone)]
 struct Slot {
+    /// The replica's identity in the rendezvous weights: a hash of its
+    /// name, so that processes listing the replicas in another order
+    /// still agree.
+    id: u64,
+    /// In the set: a replica that left keeps its slot (and index) until
+    /// its last request is over and a new replica takes it.
+    present: bool,
     in_flight: usize,
     pins: usize,
     failures: usize,
@@ -76,6 +79,24 @@ pub(crate) struct Choice {
     pub(crate) returned: Vec<usize>,
 }
 
+/// Where a replica of an updated set is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// In the set already, in this slot.
+    Kept(usize),
+    /// New to the set, in this slot.
+    Joined(usize),
+}
+
+impl Placed {
+    /// The replica's slot.
+    pub(crate) fn slot(self) -> usize {
+        match self {
+            Placed::Kept(slot) | Placed::Joined(slot) => slot,
+        }
+    }
+}
+
 /// What an attempt on a replica came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -88,10 +109,16 @@ pub(crate) enum Outcome {
 impl Table {
     /// A table of replicas named by `ids` (hashes of their names).
     pub(crate) fn new(ids: Vec<u64>, settings: Settings) -> Self {
-        let slots = vec![Slot::default(); ids.len()];
+        let slots = ids
+            .into_iter()
+            .map(|id| Slot {
+                id,
+                present: true,
+                ..Slot::default()
+            })
+            .collect();
         Self {
             settings,
-            ids,
             state: Mutex::new(State {
                 slots,
                 pins: Pins::new(settings.max_pins),
@@ -120,11 +147,16 @@ impl Table {
                 returned.push(index);
             }
         }
-        let mut healthy: Vec<usize> = (0..state.slots.len())
+        let present: Vec<usize> = (0..state.slots.len())
+            .filter(|&i| state.slots[i].present)
+            .collect();
+        let mut healthy: Vec<usize> = present
+            .iter()
+            .copied()
             .filter(|&i| state.slots[i].ejected_until.is_none())
             .collect();
         if healthy.is_empty() {
-            healthy = (0..state.slots.len()).collect();
+            healthy = present;
         }
         let total: usize = healthy.iter().map(|&i| state.slots[i].in_flight).sum();
         let bound = bound(self.settings.load_factor, total, healthy.len());
@@ -154,7 +186,7 @@ impl Table {
         };
 
         let mut order = healthy;
-        order.sort_by_key(|&i| std::cmp::Reverse(weight(key, self.ids[i])));
+        order.sort_by_key(|&i| std::cmp::Reverse(weight(key, state.slots[i].id)));
         let pinned = state.pins.get(key).filter(|i| order.contains(i));
         let mut spilled_from = None;
         let chosen = match pinned {
@@ -192,11 +224,68 @@ impl Table {
     }
 
     /// Pins `key` to `replica`: the request went there after the chosen
-    /// one could not be reached.
+    /// one could not be reached. A replica that left meanwhile gets no
+    /// pin.
     pub(crate) fn repin(&self, key: u64, replica: usize) {
         let mut state = self.lock();
         let state = &mut *state;
-        state.pins.set(key, replica, &mut state.slots);
+        if state.slots[replica].present {
+            state.pins.set(key, replica, &mut state.slots);
+        }
+    }
+
+    /// Makes the set the replicas named by `ids` (at least one), and says
+    /// the slot of each: a replica already in the set keeps its slot, its
+    /// pins and its health; one that left loses its pins (its keys are
+    /// placed again, on the rest) and its slot, once its last request is
+    /// over, may be taken by one that joins. A replica that joins holds no
+    /// pin: keys pinned elsewhere stay, and new keys find it by their
+    /// order.
+    pub(crate) fn update(&self, ids: &[u64]) -> (Vec<Placed>, Vec<usize>) {
+        let mut state = self.lock();
+        let state = &mut *state;
+        let mut left = Vec::new();
+        for index in 0..state.slots.len() {
+            let slot = &mut state.slots[index];
+            if slot.present && !ids.contains(&slot.id) {
+                slot.present = false;
+                slot.failures = 0;
+                slot.ejected_until = None;
+                state.pins.forget(index, &mut state.slots);
+                left.push(index);
+            }
+        }
+        let placed = ids
+            .iter()
+            .map(|&id| {
+                if let Some(index) = state.slots.iter().position(|s| s.present && s.id == id) {
+                    return Placed::Kept(index);
+                }
+                let fresh = Slot {
+                    id,
+                    present: true,
+                    ..Slot::default()
+                };
+                // A slot whose replica left and whose requests are over, or
+                // a new one: the slots stay as many as the most replicas
+                // in the set at once, and those still answering.
+                let free = state
+                    .slots
+                    .iter()
+                    .position(|s| !s.present && s.in_flight == 0);
+                match free {
+                    Some(index) => {
+                        state.slots[index] = fresh;
+                        Placed::Joined(index)
+                    }
+                    None => {
+                        state.slots.push(fresh);
+                        Placed::Joined(state.slots.len() - 1)
+                    }
+                }
+            })
+            .collect();
+        (placed, left)
     }
 
     /// A request starts on `replica`.
@@ -222,8 +311,12 @@ impl Table {
             .iter()
             .filter(|s| s.ejected_until.is_some())
             .count();
-        let cap = state.slots.len() / 2;
+        let cap = state.slots.iter().filter(|s| s.present).count() / 2;
         let slot = &mut state.slots[replica];
+        if !slot.present {
+            // An answer from a replica that has left the set since.
+            return None;
+        }
         match outcome {
             Outcome::Answered => {
                 slot.failures = 0;
@@ -242,14 +335,18 @@ impl Table {
         }
     }
 
-    /// Whether each replica is ready: not ejected, and not failing as
-    /// often as ejects.
-    pub(crate) fn ready(&self) -> Vec<bool> {
+    /// Whether each replica in the set is ready (not ejected, and not
+    /// failing as often as ejects), by slot; `None` for a slot whose
+    /// replica left the set.
+    pub(crate) fn ready(&self) -> Vec<Option<bool>> {
         let eject_after = self.settings.eject_after;
         self.lock()
             .slots
             .iter()
-            .map(|s| s.ejected_until.is_none() && s.failures < eject_after)
+            .map(|s| {
+                s.present
+                    .then(|| s.ejected_until.is_none() && s.failures < eject_after)
+            })
             .collect()
     }
 
@@ -300,6 +397,13 @@ impl Pins {
         let replica = self.previous.remove(&key)?;
         self.current.insert(key, replica);
         Some(replica)
+    }
+
+    /// Drops every pin to `replica`: its keys are placed again.
+    fn forget(&mut self, replica: usize, slots: &mut [Slot]) {
+        self.current.retain(|_, pinned| *pinned != replica);
+        self.previous.retain(|_, pinned| *pinned != replica);
+        slots[replica].pins = 0;
     }
 
     /// Pins `key` to `replica`, counting each replica's pins in `slots`.

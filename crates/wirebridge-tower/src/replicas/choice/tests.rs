@@ -28,6 +28,14 @@ fn key(n: u64) -> u64 {
     StableHasher::hash_text(&format!("conversation {n}"))
 }
 
+fn ready(table: &Table) -> Vec<bool> {
+    table.ready().into_iter().flatten().collect()
+}
+
+fn ids(names: &[&str]) -> Vec<u64> {
+    names.iter().map(|n| StableHasher::hash_text(n)).collect()
+}
+
 fn chosen(table: &Table, key: u64, now: Instant) -> usize {
     table.choose(Some(key), now).attempts[0]
 }
@@ -188,7 +196,7 @@ fn only_the_keys_of_an_ejected_replica_move() {
     assert_eq!(table.report(dead, Outcome::Failed, now), None);
     assert_eq!(table.report(dead, Outcome::Failed, now), None);
     assert_eq!(table.report(dead, Outcome::Failed, now), Some(3));
-    assert!(!table.ready()[dead]);
+    assert!(!ready(&table)[dead]);
     for (n, &before) in placed.iter().enumerate() {
         let after = chosen(&table, key(n as u64), now);
         match before == dead {
@@ -200,7 +208,7 @@ fn only_the_keys_of_an_ejected_replica_move() {
     let later = now + Duration::from_secs(11);
     let choice = table.choose(Some(key(0)), later);
     assert_eq!(choice.returned, vec![dead]);
-    assert!(table.ready()[dead]);
+    assert!(ready(&table)[dead]);
     assert_eq!(table.report(dead, Outcome::Failed, later), Some(3));
 }
 
@@ -212,7 +220,7 @@ fn an_answer_resets_the_failures() {
         assert_eq!(table.report(1, Outcome::Failed, now), None);
         table.report(1, Outcome::Answered, now);
     }
-    assert_eq!(table.ready(), vec![true; 3]);
+    assert_eq!(ready(&table), vec![true; 3]);
 }
 
 #[test]
@@ -227,7 +235,7 @@ fn never_more_than_half_are_ejected() {
     }
     assert_eq!(ejected, 1);
     // The second stays in, though failing, and is not ready.
-    assert_eq!(table.ready(), vec![false, false, true]);
+    assert_eq!(ready(&table), vec![false, false, true]);
     let attempts = table.choose(None, now).attempts;
     assert!(
         attempts.contains(&1) && !attempts.contains(&0),
@@ -265,4 +273,73 @@ fn the_pins_are_bounded() {
         counted,
         state.pins.current.len() + state.pins.previous.len()
     );
+}
+
+#[test]
+fn a_replica_that_joins_takes_new_keys_and_no_pinned_one() {
+    let table = table(&["http://a:1/v1", "http://b:1/v1"]);
+    let now = Instant::now();
+    let placed: Vec<usize> = (0..60).map(|n| chosen(&table, key(n), now)).collect();
+    let (slots, left) = table.update(&ids(&["http://b:1/v1", "http://a:1/v1", "http://c:1/v1"]));
+    assert_eq!(
+        slots,
+        vec![Placed::Kept(1), Placed::Kept(0), Placed::Joined(2)]
+    );
+    assert!(left.is_empty());
+    for (n, &before) in placed.iter().enumerate() {
+        assert_eq!(chosen(&table, key(n as u64), now), before, "key {n} moved");
+    }
+    // New keys find it: by their order, and by its fewer pins.
+    let joined = (100..160)
+        .filter(|&n| chosen(&table, key(n), now) == 2)
+        .count();
+    assert!(joined >= 20, "{joined} of 60 new keys on the new replica");
+    assert_eq!(ready(&table), vec![true; 3]);
+}
+
+#[test]
+fn only_the_keys_of_a_replica_that_leaves_move() {
+    let table = three();
+    let now = Instant::now();
+    let placed: Vec<usize> = (0..60).map(|n| chosen(&table, key(n), now)).collect();
+    let (slots, left) = table.update(&ids(&["http://a:1/v1", "http://c:1/v1"]));
+    assert_eq!(slots, vec![Placed::Kept(0), Placed::Kept(2)]);
+    assert_eq!(left, vec![1]);
+    for (n, &before) in placed.iter().enumerate() {
+        let after = table.choose(Some(key(n as u64)), now).attempts;
+        assert!(
+            !after.contains(&1),
+            "key {n} may still go to the replica that left"
+        );
+        if before != 1 {
+            assert_eq!(after[0], before, "key {n} moved off a replica still there");
+        }
+    }
+    assert_eq!(table.ready(), vec![Some(true), None, Some(true)]);
+    assert!((0..6).all(|_| table.choose(None, now).attempts[0] != 1));
+}
+
+#[test]
+fn a_slot_is_taken_again_once_its_requests_are_over() {
+    let table = three();
+    table.start(1);
+    let (_, left) = table.update(&ids(&["http://a:1/v1", "http://c:1/v1"]));
+    assert_eq!(left, vec![1]);
+    // Its request still runs: a replica that joins gets a slot of its own.
+    let (slots, _) = table.update(&ids(&["http://a:1/v1", "http://c:1/v1", "http://d:1/v1"]));
+    assert_eq!(slots[2], Placed::Joined(3));
+    // A failure reported by the request that outlived its replica is
+    // nobody's.
+    for _ in 0..3 {
+        assert_eq!(table.report(1, Outcome::Failed, Instant::now()), None);
+    }
+    table.finish(1);
+    let (slots, _) = table.update(&ids(&[
+        "http://a:1/v1",
+        "http://c:1/v1",
+        "http://d:1/v1",
+        "http://e:1/v1",
+    ]));
+    assert_eq!(slots[3], Placed::Joined(1));
+    assert_eq!(ready(&table), vec![true; 4]);
 }
