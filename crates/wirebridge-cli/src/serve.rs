@@ -21,6 +21,7 @@ use crate::metrics::{MeteredStore, Metrics};
 use crate::readiness::Readiness;
 use crate::server::{App, Limits, Places};
 use crate::signal::Signals;
+use crate::upstream::resolve::SystemResolver;
 use crate::upstream::{Backend, UpstreamOptions};
 
 /// Why the server could not run.
@@ -140,11 +141,13 @@ impl Bridge {
     /// configured, and resolves the limits.
     async fn start(config: &Config) -> Result<Self, ServeError> {
         let mut metrics = Metrics::new(config.metrics.max_models);
-        if let UpstreamSetting::Replicas(urls) = &config.upstream {
-            metrics = metrics.with_replicas(urls.len());
+        let resolved = config.replicas.resolve_every.is_some();
+        if matches!(&config.upstream, UpstreamSetting::Replicas(_)) || resolved {
+            metrics = metrics.with_replicas(config.upstream.urls().len());
         }
         let metrics = Arc::new(metrics);
         let (base, credentials, demo) = match &config.upstream {
+            UpstreamSetting::Url(_) if resolved => (None, None, None),
             UpstreamSetting::Url(url) => (Some(url.uri.clone()), url.credentials.as_ref(), None),
             UpstreamSetting::Replicas(_) => (None, None, None),
             UpstreamSetting::Demo => {
@@ -184,8 +187,20 @@ impl Bridge {
             (None, upstream) => {
                 let urls = upstream.urls();
                 let key = config.upstream_key.as_deref();
-                let backend =
-                    Backend::replicas(urls, key, &options, &config.replicas, config.max_body);
+                let backend = match config.replicas.resolve_every {
+                    Some(every) => Backend::resolved(
+                        urls,
+                        key,
+                        &options,
+                        &config.replicas,
+                        config.max_body,
+                        Arc::new(SystemResolver),
+                        every,
+                    ),
+                    None => {
+                        Backend::replicas(urls, key, &options, &config.replicas, config.max_body)
+                    }
+                };
                 let shown: Vec<String> = urls.iter().map(|url| url.uri.to_string()).collect();
                 (backend, shown.join(","))
             }

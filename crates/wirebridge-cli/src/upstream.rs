@@ -13,6 +13,7 @@ mod connection;
 mod partitioned;
 mod pool;
 mod replicas;
+pub mod resolve;
 mod rewrite;
 mod tls;
 mod transport;
@@ -43,6 +44,7 @@ use crate::server::ClientBody;
 use partitioned::Partitioned;
 use pool::{Partition, Pool};
 pub use replicas::Backend;
+use resolve::Dns;
 use rewrite::Target;
 pub use tls::{client_config, UpstreamTlsError};
 
@@ -119,8 +121,8 @@ pub struct Upstream {
 
 /// What every clone of an [`Upstream`] uses.
 struct Shared {
-    client: Partitioned<HttpsConnector<HttpConnector>>,
-    direct: Option<Pool<HttpConnector>>,
+    client: Partitioned<HttpsConnector<HttpConnector<Dns>>>,
+    direct: Option<Pool<HttpConnector<Dns>>>,
     target: Target,
     authorization: Option<HeaderValue>,
     api_key: Option<HeaderValue>,
@@ -135,7 +137,14 @@ struct Shared {
 impl Upstream {
     /// A client for `base` (`http://localhost:8000/v1`, without userinfo).
     pub fn new(base: &Uri, options: UpstreamOptions) -> Self {
-        let mut http = HttpConnector::new();
+        Self::at(base, options, Dns::System)
+    }
+
+    /// A client for `base` whose connections go where `dns` says: one
+    /// address of a name that resolves to several, each a replica, while
+    /// the `Host` header and the TLS server name stay the name.
+    pub fn at(base: &Uri, options: UpstreamOptions, dns: Dns) -> Self {
+        let mut http = HttpConnector::new_with_resolver(dns);
         http.enforce_http(false);
         http.set_connect_timeout(Some(options.connect_timeout));
         http.set_nodelay(true);

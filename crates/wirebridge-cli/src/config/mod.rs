@@ -211,6 +211,7 @@ impl Config {
         let catalog = models::load(&file, &profile, s.upstream_api.value, &sources.origin)?;
         let store = store::load(&s)?;
         let upstream_tls = upstream::tls_files(&s)?;
+        let resolve_every = upstream::resolve_every(&s)?;
         let upstream_key = match &s.upstream_api_key_env.value {
             Some(var) => Some(env(var).filter(|k| !k.is_empty()).ok_or_else(|| {
                 let unset = format!("the environment variable {var} is not set");
@@ -275,6 +276,7 @@ impl Config {
             replicas: ReplicaSettings {
                 load_factor: s.replica_load_factor.value.0,
                 move_slack: s.replica_move_slack.value.0,
+                resolve_every,
                 eject_after: s.replica_eject_after.value.0,
                 backoff: s.replica_backoff.value,
             },

@@ -155,6 +155,9 @@ pub struct ReplicaSettings {
     /// Requests in flight past that bound a pinned conversation's replica
     /// may hold before the conversation moves.
     pub move_slack: usize,
+    /// How often the upstream URLs' names are resolved again, each address
+    /// a replica; `None`: each URL is one upstream.
+    pub resolve_every: Option<Duration>,
     /// Consecutive failures (connect failures, 5xx answers) that eject a
     /// replica.
     pub eject_after: usize,

@@ -26,6 +26,10 @@ settings! {
     /// repeated, comma-separated, an array in the file) are replicas of one
     /// backend: each conversation is kept on one of them.
     upstream: Upstream = "demo";
+    /// Resolve each upstream URL's host name again this often, each address
+    /// it resolves to a replica (a Kubernetes headless service); the `Host`
+    /// header and TLS server name stay the name.
+    upstream_resolve_every: Option<Duration> = "none: one upstream per URL";
     /// The API the upstream speaks.
     upstream_api: UpstreamApi = "chat";
     /// Send the upstream `Authorization: Bearer $VAR` instead of the

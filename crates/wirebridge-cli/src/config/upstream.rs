@@ -5,6 +5,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::client_certificate::ClientCertificate;
 use super::types::{expected, Value};
@@ -230,6 +231,19 @@ fn percent_decode(text: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// `upstream_resolve_every`: for upstream URLs (not the demo), and not
+/// zero, which would resolve without pause.
+pub(super) fn resolve_every(s: &Settings) -> Result<Option<Duration>, ConfigError> {
+    let every = &s.upstream_resolve_every;
+    match every.value {
+        Some(_) if s.upstream.value.urls().is_empty() => {
+            Err(every.invalid("it applies to upstream URLs only, not the demo upstream"))
+        }
+        Some(duration) if duration.is_zero() => Err(every.invalid("it must be more than zero")),
+        value => Ok(value),
+    }
 }
 
 #[cfg(test)]

@@ -275,6 +275,20 @@ impl Metrics {
         }
     }
 
+    /// A replica joined the set (an address its name resolved to).
+    pub fn replica_joined(&self, replica: usize) {
+        if let Some(series) = &self.replicas {
+            series.in_set(replica, true);
+        }
+    }
+
+    /// A replica left the set.
+    pub fn replica_left(&self, replica: usize) {
+        if let Some(series) = &self.replicas {
+            series.in_set(replica, false);
+        }
+    }
+
     /// A request could not be sent to a replica and went to the next.
     pub fn replica_failed_over(&self, from: usize) {
         if let Some(series) = &self.replicas {

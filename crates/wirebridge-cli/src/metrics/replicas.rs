@@ -16,6 +16,7 @@ pub(super) struct ReplicaSeries {
     ejections: Family<ReplicaLabels, Counter>,
     spills: Family<ReplicaLabels, Counter>,
     failovers: Family<ReplicaLabels, Counter>,
+    in_set: Family<ReplicaLabels, Gauge>,
     prompt_tokens: Family<ReplicaLabels, Counter>,
     cached_prompt_tokens: Family<ReplicaLabels, Counter>,
 }
@@ -42,7 +43,7 @@ impl ReplicaSeries {
         registry.register(
             "replica_spills",
             "Requests of a conversation kept on a replica sent elsewhere because it was \
-             over the bound on load, by the replica passed over",
+             past the bound on load by more than the move slack, by the replica passed over",
             this.spills.clone(),
         );
         registry.register(
@@ -50,6 +51,12 @@ impl ReplicaSeries {
             "Requests that could not be sent to a replica (its connection failed) and went \
              to the next, by the replica that failed",
             this.failovers.clone(),
+        );
+        registry.register(
+            "replica_in_set",
+            "1 while the index is a replica of the set, 0 once it left (an upstream name \
+             resolved again no longer gives its address)",
+            this.in_set.clone(),
         );
         registry.register(
             "replica_prompt_tokens",
@@ -70,6 +77,7 @@ impl ReplicaSeries {
             drop(this.ejections.get_or_create(&labels));
             drop(this.spills.get_or_create(&labels));
             drop(this.failovers.get_or_create(&labels));
+            this.in_set.get_or_create(&labels).set(1);
             drop(this.prompt_tokens.get_or_create(&labels));
             drop(this.cached_prompt_tokens.get_or_create(&labels));
         }
@@ -106,6 +114,12 @@ impl ReplicaSeries {
 
     pub(super) fn spilled(&self, from: usize) {
         self.spills.get_or_create(&ReplicaLabels::of(from)).inc();
+    }
+
+    pub(super) fn in_set(&self, replica: usize, present: bool) {
+        self.in_set
+            .get_or_create(&ReplicaLabels::of(replica))
+            .set(i64::from(present));
     }
 
     pub(super) fn failed_over(&self, from: usize) {

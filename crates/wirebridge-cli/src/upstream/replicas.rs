@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri};
@@ -14,7 +15,8 @@ use tower::ServiceExt;
 use wirebridge_tower::{Affinity, BoxError, ReplicaEvents, ReplicaHealth, Replicas, RequestBody};
 use wirebridge_wire::error::{ApiError, ErrorBody};
 
-use super::{authorization, Outgoing, Upstream, UpstreamBody, UpstreamOptions};
+use super::resolve::{options_for, Resolved, Resolver};
+use super::{Outgoing, Upstream, UpstreamBody, UpstreamOptions};
 use crate::config::{ReplicaSettings, UpstreamUrl};
 use crate::metrics::Metrics;
 
@@ -56,15 +58,44 @@ impl Backend {
         let replicas = urls
             .iter()
             .map(|url| {
-                let options = UpstreamOptions {
-                    authorization: authorization(key, url.credentials.as_ref()),
-                    ..options.clone()
-                };
                 // The URI holds no userinfo: the name is safe to hash and
                 // the same in every process given the same list.
+                let options = options_for(url, key, options);
                 (url.uri.to_string(), Upstream::new(&url.uri, options))
             })
             .collect();
+        Self::spread(replicas, options, settings, max_keyed_body)
+    }
+
+    /// The replicas the names of `urls` resolve to, resolved again every
+    /// `every` by `resolver`: each address one replica. Until the first
+    /// answer, each URL is one replica as it is.
+    pub fn resolved(
+        urls: &[UpstreamUrl],
+        key: Option<&str>,
+        options: &UpstreamOptions,
+        settings: &ReplicaSettings,
+        max_keyed_body: usize,
+        resolver: Arc<dyn Resolver>,
+        every: Duration,
+    ) -> Self {
+        let (key, shared) = (key.map(str::to_owned), options.clone());
+        let resolved = Resolved::new(urls.to_vec(), resolver, move |url, dns| {
+            Upstream::at(&url.uri, options_for(url, key.as_deref(), &shared), dns)
+        });
+        let backend = Self::spread(resolved.unresolved(), options, settings, max_keyed_body);
+        if let Backend::Replicas(spread) = &backend {
+            resolved.spawn(spread.replicas.clone(), every);
+        }
+        backend
+    }
+
+    fn spread(
+        replicas: Vec<(String, Upstream)>,
+        options: &UpstreamOptions,
+        settings: &ReplicaSettings,
+        max_keyed_body: usize,
+    ) -> Self {
         let reports = Reports {
             metrics: Arc::clone(&options.metrics),
         };
@@ -228,5 +259,18 @@ impl ReplicaEvents for Reports {
 
     fn returned(&self, replica: usize) {
         tracing::info!(replica, "a replica's back-off is over: it is tried again");
+    }
+
+    fn joined(&self, replica: usize) {
+        self.metrics.replica_joined(replica);
+        tracing::info!(replica, "an address of the upstream joined the replicas");
+    }
+
+    fn left(&self, replica: usize) {
+        self.metrics.replica_left(replica);
+        tracing::info!(
+            replica,
+            "an address of the upstream left the replicas: its conversations are placed again"
+        );
     }
 }

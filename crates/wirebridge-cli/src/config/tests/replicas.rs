@@ -122,6 +122,7 @@ fn the_choice_s_settings_and_their_defaults() {
             move_slack: 2,
             eject_after: 3,
             backoff: Duration::from_secs(10),
+            resolve_every: None,
         }
     );
     // The defaults the router keeps too.
@@ -150,6 +151,7 @@ fn the_choice_s_settings_and_their_defaults() {
             move_slack: 0,
             eject_after: 5,
             backoff: Duration::from_secs(30),
+            resolve_every: None,
         }
     );
     for (flag, value) in [
@@ -160,5 +162,26 @@ fn the_choice_s_settings_and_their_defaults() {
     ] {
         let e = load(None, &[flag, value], &[]).unwrap_err().to_string();
         assert!(e.contains(&flag[2..].replace('-', "_")), "{e}");
+    }
+}
+
+#[test]
+fn an_upstream_name_resolved_again_on_an_interval() {
+    let url = ["--upstream", "http://vllm.default.svc:8000/v1"];
+    let c = load(None, &url, &[]).unwrap();
+    assert_eq!(c.replicas.resolve_every, None);
+    let every = [&url[..], &["--upstream-resolve-every", "15s"]].concat();
+    let c = load(None, &every, &[]).unwrap();
+    assert_eq!(c.replicas.resolve_every, Some(Duration::from_secs(15)));
+    // Each URL of a list is resolved too.
+    let file = "upstream = [\"http://a.svc:8000/v1\", \"http://b.svc:8000/v1\"]\nupstream_resolve_every = \"1m\"\n";
+    let c = load(Some(file), &[], &[]).unwrap();
+    assert_eq!(c.replicas.resolve_every, Some(Duration::from_secs(60)));
+    for args in [
+        vec!["--upstream-resolve-every", "10s"],
+        [&url[..], &["--upstream-resolve-every", "0s"]].concat(),
+    ] {
+        let e = load(None, &args, &[]).unwrap_err().to_string();
+        assert!(e.contains("upstream_resolve_every"), "{e}");
     }
 }
