@@ -174,6 +174,12 @@ impl Bridge {
             label: config.upstream_label.as_str().into(),
             metrics: Arc::clone(&metrics),
             tls: crate::upstream::client_config(&config.upstream_tls)?,
+            // Checked when the settings were loaded.
+            session_header: config
+                .profile
+                .session_header
+                .as_deref()
+                .and_then(|name| http::HeaderName::from_bytes(name.as_bytes()).ok()),
         };
         // The URIs of configured upstreams hold no userinfo.
         let (backend, upstream_shown) = match (&base, &config.upstream) {

@@ -15,6 +15,7 @@ mod pool;
 mod replicas;
 pub mod resolve;
 mod rewrite;
+mod session;
 mod tls;
 mod transport;
 
@@ -78,6 +79,9 @@ pub struct UpstreamOptions {
     pub metrics: Arc<Metrics>,
     /// The TLS settings of an `https://` upstream ([`client_config`]).
     pub tls: rustls::ClientConfig,
+    /// The header that carries a digest of each request's conversation
+    /// key (the profile's `session_header`), when set.
+    pub session_header: Option<header::HeaderName>,
 }
 
 /// Anthropic's credential header.
@@ -126,6 +130,7 @@ struct Shared {
     target: Target,
     authorization: Option<HeaderValue>,
     api_key: Option<HeaderValue>,
+    session_header: Option<header::HeaderName>,
     label: Arc<str>,
     first_byte_timeout: Duration,
     idle_timeout: Duration,
@@ -162,6 +167,7 @@ impl Upstream {
             target: Target::new(base),
             authorization: options.authorization,
             api_key: options.api_key,
+            session_header: options.session_header,
             label: options.label,
             first_byte_timeout: options.first_byte_timeout,
             idle_timeout: options.idle_timeout,
@@ -205,6 +211,9 @@ impl tower::Service<Request<Outgoing>> for Upstream {
         if let Some(key) = &shared.api_key {
             headers.remove(header::AUTHORIZATION);
             headers.insert(X_API_KEY, key.clone());
+        }
+        if let Some(name) = &shared.session_header {
+            session::tell(name, &mut request);
         }
         // The target holds no userinfo (it was split off the upstream URL
         // when the settings were loaded): logs may show it, clients may not.

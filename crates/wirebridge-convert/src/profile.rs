@@ -170,6 +170,12 @@ pub struct BackendProfile {
     /// model catalog's `context_window` of a model wins over it
     /// ([`Options::catalog`](crate::responses_to_chat::Options::catalog)).
     pub context_window: Option<u64>,
+    /// A request header the backend (or a router in front of it) keeps a
+    /// session on, such as `x-session-affinity`: each upstream request of a
+    /// conversation carries the same value in it, a digest of the
+    /// conversation's key, never anything of the client's credentials.
+    /// Unset, no such header is sent.
+    pub session_header: Option<String>,
     /// What a Messages backend takes (read only with a Messages backend).
     pub messages: MessagesProfile,
 }
@@ -228,6 +234,7 @@ impl BackendProfile {
             named_tool_choice: false,
             keeps_responses: false,
             context_window: None,
+            session_header: None,
             messages: MessagesProfile::default(),
         }
     }

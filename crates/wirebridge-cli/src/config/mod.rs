@@ -208,6 +208,7 @@ impl Config {
         let s = Settings::resolve(&file, &sources)?;
 
         let profile = profile(&s.profile, &file.profiles)?;
+        upstream::check_session_header(&profile, &s.profile)?;
         let catalog = models::load(&file, &profile, s.upstream_api.value, &sources.origin)?;
         let store = store::load(&s)?;
         let upstream_tls = upstream::tls_files(&s)?;

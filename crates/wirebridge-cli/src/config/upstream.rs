@@ -246,6 +246,37 @@ pub(super) fn resolve_every(s: &Settings) -> Result<Option<Duration>, ConfigErro
     }
 }
 
+/// A profile's `session_header`: a header name, and not one that carries
+/// credentials or that HTTP itself reads.
+pub(super) fn check_session_header(
+    profile: &wirebridge_convert::BackendProfile,
+    name: &super::declare::Got<String>,
+) -> Result<(), ConfigError> {
+    let Some(header) = &profile.session_header else {
+        return Ok(());
+    };
+    let reserved = [
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "cookie",
+        "host",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "connection",
+    ];
+    match http::HeaderName::from_bytes(header.as_bytes()) {
+        Ok(parsed) if !reserved.contains(&parsed.as_str()) => Ok(()),
+        Ok(_) => Err(name.invalid(format!(
+            "its session_header '{header}' is a header the bridge or HTTP sets itself"
+        ))),
+        Err(_) => Err(name.invalid(format!(
+            "its session_header '{header}' is not a header name"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -185,3 +185,21 @@ fn an_upstream_name_resolved_again_on_an_interval() {
         assert!(e.contains("upstream_resolve_every"), "{e}");
     }
 }
+
+#[test]
+fn a_profile_s_session_header_is_a_header_of_its_own() {
+    let profile = |header: &str| {
+        format!("profile = \"router\"\n[profiles.router]\nsession_header = \"{header}\"\n")
+    };
+    let c = load(Some(&profile("x-session-affinity")), &[], &[]).unwrap();
+    assert_eq!(
+        c.profile.session_header.as_deref(),
+        Some("x-session-affinity")
+    );
+    for header in ["authorization", "X-Api-Key", "cookie", "not a header"] {
+        let e = load(Some(&profile(header)), &[], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("profile") && e.contains("session_header"), "{e}");
+    }
+}

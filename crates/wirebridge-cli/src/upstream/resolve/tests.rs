@@ -93,6 +93,7 @@ fn backend(port: u16, answer: &Arc<Mutex<Vec<IpAddr>>>) -> Backend {
         label: "the upstream".into(),
         metrics: Arc::new(Metrics::new(4).with_replicas(1)),
         tls: crate::upstream::client_config(&UpstreamTlsFiles::default()).unwrap(),
+        session_header: None,
     };
     let settings = ReplicaSettings {
         load_factor: 1.25,
