@@ -12,6 +12,7 @@
 mod connection;
 mod partitioned;
 mod pool;
+mod probe;
 mod replicas;
 pub mod resolve;
 mod rewrite;

@@ -26,7 +26,7 @@ use wirebridge_convert::affinity::StableHasher;
 use crate::affinity::Affinity;
 use crate::request_body::RequestBody;
 pub use body::InFlightBody;
-use choice::{Choice, Outcome, Placed, Settings, Table};
+use choice::{Choice, Outcome, Placed, Probed, Settings, Table};
 
 /// Marks a reply the inner service made without sending the request (its
 /// connection could not be opened): [`Replicas`] sends the request to the
@@ -266,6 +266,32 @@ impl<S> Replicas<S> {
             }
         }
         placed.iter().map(|p| p.slot()).collect()
+    }
+
+    /// Each replica in the set, by index, with its service: what an active
+    /// probe sends to.
+    pub fn members(&self) -> Vec<(usize, S)>
+    where
+        S: Clone,
+    {
+        let services = self.services.read().unwrap_or_else(|e| e.into_inner());
+        self.table
+            .present()
+            .into_iter()
+            .map(|index| (index, services[index].clone()))
+            .collect()
+    }
+
+    /// What an active probe of `replica` found: whether it answered (a
+    /// connection opened, an answer that is not a 5xx, in time). Failed
+    /// probes eject a replica as failed requests do; an ejected replica
+    /// that answers is in again at once.
+    pub fn probed(&self, replica: usize, answered: bool) {
+        match self.table.probed(replica, answered, Instant::now()) {
+            Probed::Ejected(failures) => self.events.ejected(replica, failures),
+            Probed::Returned => self.events.returned(replica),
+            Probed::Unchanged => {}
+        }
     }
 
     /// The settings changed, on a table not yet shared.

@@ -213,6 +213,7 @@ impl Config {
         let store = store::load(&s)?;
         let upstream_tls = upstream::tls_files(&s)?;
         let resolve_every = upstream::resolve_every(&s)?;
+        let probe_every = upstream::probe_every(&s, resolve_every.is_some())?;
         let upstream_key = match &s.upstream_api_key_env.value {
             Some(var) => Some(env(var).filter(|k| !k.is_empty()).ok_or_else(|| {
                 let unset = format!("the environment variable {var} is not set");
@@ -278,6 +279,7 @@ impl Config {
                 load_factor: s.replica_load_factor.value.0,
                 move_slack: s.replica_move_slack.value.0,
                 resolve_every,
+                probe_every,
                 eject_after: s.replica_eject_after.value.0,
                 backoff: s.replica_backoff.value,
             },

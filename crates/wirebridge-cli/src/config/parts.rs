@@ -158,6 +158,9 @@ pub struct ReplicaSettings {
     /// How often the upstream URLs' names are resolved again, each address
     /// a replica; `None`: each URL is one upstream.
     pub resolve_every: Option<Duration>,
+    /// How often each replica is probed; `None`: health is learned from
+    /// answers only.
+    pub probe_every: Option<Duration>,
     /// Consecutive failures (connect failures, 5xx answers) that eject a
     /// replica.
     pub eject_after: usize,

@@ -67,6 +67,10 @@ settings! {
     /// With several upstream URLs: how long an ejected replica is left out
     /// before it is tried again.
     replica_backoff: Duration = "10s";
+    /// With several upstream URLs: send each replica `GET {prefix}/models`
+    /// this often; failed probes eject it as failed requests do, and an
+    /// ejected replica that answers is in again at once.
+    replica_probe_every: Option<Duration> = "none: health from answers only";
     // For a request without `stream`, that is the whole generation: a slow
     // local model on a long prompt takes minutes.
     /// How long the upstream may take to send its response head; for a

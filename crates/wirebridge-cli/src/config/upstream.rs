@@ -246,6 +246,21 @@ pub(super) fn resolve_every(s: &Settings) -> Result<Option<Duration>, ConfigErro
     }
 }
 
+/// `replica_probe_every`: with replicas (several URLs, or names resolved
+/// again), and not zero.
+pub(super) fn probe_every(s: &Settings, resolved: bool) -> Result<Option<Duration>, ConfigError> {
+    let every = &s.replica_probe_every;
+    let replicas = matches!(s.upstream.value, Upstream::Replicas(_)) || resolved;
+    match every.value {
+        Some(_) if !replicas => {
+            Err(every
+                .invalid("it applies to several upstream URLs, or with upstream_resolve_every"))
+        }
+        Some(duration) if duration.is_zero() => Err(every.invalid("it must be more than zero")),
+        value => Ok(value),
+    }
+}
+
 /// A profile's `session_header`: a header name, and not one that carries
 /// credentials or that HTTP itself reads.
 pub(super) fn check_session_header(

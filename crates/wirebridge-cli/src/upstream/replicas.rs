@@ -105,6 +105,9 @@ impl Backend {
             .eject_after(settings.eject_after)
             .backoff(settings.backoff)
             .events(reports);
+        if let Some(every) = settings.probe_every {
+            super::probe::spawn(replicas.clone(), every);
+        }
         Backend::Replicas(Spread {
             replicas,
             max_keyed_body,

@@ -97,6 +97,17 @@ impl Placed {
     }
 }
 
+/// What a probe changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Probed {
+    /// Nothing the events tell.
+    Unchanged,
+    /// The replica was ejected, after this many failures in a row.
+    Ejected(usize),
+    /// The replica, ejected, answered: it is in again.
+    Returned,
+}
+
 /// What an attempt on a replica came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
@@ -333,6 +344,36 @@ impl Table {
                 }
             }
         }
+    }
+
+    /// Records what an active probe of `replica` found. A failed probe
+    /// counts as a failed request does; an answer returns an ejected
+    /// replica at once, without waiting for the rest of its back-off, but
+    /// does not clear the failures of one still in: a replica that answers
+    /// a probe may still fail the requests it is sent.
+    pub(crate) fn probed(&self, replica: usize, answered: bool, now: Instant) -> Probed {
+        if !answered {
+            return match self.report(replica, Outcome::Failed, now) {
+                Some(failures) => Probed::Ejected(failures),
+                None => Probed::Unchanged,
+            };
+        }
+        let mut state = self.lock();
+        let slot = &mut state.slots[replica];
+        if slot.present && slot.ejected_until.is_some() {
+            slot.ejected_until = None;
+            slot.failures = 0;
+            return Probed::Returned;
+        }
+        Probed::Unchanged
+    }
+
+    /// The slots of the replicas in the set.
+    pub(crate) fn present(&self) -> Vec<usize> {
+        let state = self.lock();
+        (0..state.slots.len())
+            .filter(|&i| state.slots[i].present)
+            .collect()
     }
 
     /// Whether each replica in the set is ready (not ejected, and not

@@ -123,6 +123,7 @@ fn the_choice_s_settings_and_their_defaults() {
             eject_after: 3,
             backoff: Duration::from_secs(10),
             resolve_every: None,
+            probe_every: None,
         }
     );
     // The defaults the router keeps too.
@@ -152,6 +153,7 @@ fn the_choice_s_settings_and_their_defaults() {
             eject_after: 5,
             backoff: Duration::from_secs(30),
             resolve_every: None,
+            probe_every: None,
         }
     );
     for (flag, value) in [
@@ -201,5 +203,37 @@ fn a_profile_s_session_header_is_a_header_of_its_own() {
             .unwrap_err()
             .to_string();
         assert!(e.contains("profile") && e.contains("session_header"), "{e}");
+    }
+}
+
+#[test]
+fn replicas_probed_on_an_interval() {
+    let two = ["--upstream", "http://a:8000/v1,http://b:8000/v1"];
+    let c = load(None, &two, &[]).unwrap();
+    assert_eq!(c.replicas.probe_every, None);
+    let probed = [&two[..], &["--replica-probe-every", "5s"]].concat();
+    let c = load(None, &probed, &[]).unwrap();
+    assert_eq!(c.replicas.probe_every, Some(Duration::from_secs(5)));
+    // A name resolved again is a set of replicas too.
+    let resolved = [
+        "--upstream",
+        "http://vllm.svc:8000/v1",
+        "--upstream-resolve-every",
+        "10s",
+        "--replica-probe-every",
+        "5s",
+    ];
+    assert!(load(None, &resolved, &[]).is_ok());
+    for args in [
+        vec![
+            "--upstream",
+            "http://a:8000/v1",
+            "--replica-probe-every",
+            "5s",
+        ],
+        [&two[..], &["--replica-probe-every", "0s"]].concat(),
+    ] {
+        let e = load(None, &args, &[]).unwrap_err().to_string();
+        assert!(e.contains("replica_probe_every"), "{e}");
     }
 }

@@ -101,6 +101,7 @@ fn backend(port: u16, answer: &Arc<Mutex<Vec<IpAddr>>>) -> Backend {
         eject_after: 3,
         backoff: Duration::from_secs(10),
         resolve_every: Some(Duration::from_millis(50)),
+        probe_every: None,
     };
     Backend::resolved(
         &[url],

@@ -343,3 +343,23 @@ fn a_slot_is_taken_again_once_its_requests_are_over() {
     assert_eq!(slots[3], Placed::Joined(1));
     assert_eq!(ready(&table), vec![true; 4]);
 }
+
+#[test]
+fn probes_eject_a_replica_and_return_it_before_its_back_off_ends() {
+    let table = three();
+    let now = Instant::now();
+    assert_eq!(table.probed(2, false, now), Probed::Unchanged);
+    assert_eq!(table.probed(2, false, now), Probed::Unchanged);
+    assert_eq!(table.probed(2, false, now), Probed::Ejected(3));
+    assert_eq!(ready(&table), vec![true, true, false]);
+    // A second later, far from the end of the 10 s back-off, it answers.
+    let soon = now + Duration::from_secs(1);
+    assert_eq!(table.probed(2, true, soon), Probed::Returned);
+    assert_eq!(ready(&table), vec![true, true, true]);
+    assert!(table.choose(Some(key(0)), soon).attempts.contains(&2));
+    // An answer to a probe does not clear the failures of requests.
+    table.report(1, Outcome::Failed, soon);
+    table.report(1, Outcome::Failed, soon);
+    assert_eq!(table.probed(1, true, soon), Probed::Unchanged);
+    assert_eq!(table.report(1, Outcome::Failed, soon), Some(3));
+}
