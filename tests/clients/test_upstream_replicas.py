@@ -10,7 +10,10 @@ most three on one; two bridge processes, the replicas listed in other
 orders, send the same conversation to the same replica; when a replica is
 killed its chains move and their next turns succeed, and a connection
 refused goes to the next replica at once; a replica answering 5xx is
-ejected, then tried again after the back-off.
+ejected, then tried again after the back-off; a host name resolved again
+(`--upstream-resolve-every`) is reached at its address while the request
+keeps the name; a profile's `session_header` carries one value per
+conversation to the upstream.
 """
 
 from __future__ import annotations
@@ -472,3 +475,60 @@ def test_a_failing_replica_is_ejected_and_returns_after_the_backoff(three, log_d
     finally:
         checked_stop(process)
         failing.close()
+
+
+# --------------------------------------------------------------------------
+# A name resolved again, and the session header
+# --------------------------------------------------------------------------
+
+
+def test_a_name_resolved_again_is_served_at_its_address_under_its_name(three, log_dir):
+    # `localhost` resolves to the tap's loopback address (and, on some
+    # hosts, to ::1 too, where nothing listens: that replica's turns go on
+    # to the next, and it is ejected).
+    replica = three.replicas[0]
+    by_name = replica.url.replace("127.0.0.1", "localhost")
+    process = bridge(log_dir, "resolved", [by_name], ["--upstream-resolve-every", "200ms"])
+    try:
+        time.sleep(0.5)
+        client = sdk(process)
+        mark = replica.tap.mark()
+        previous = None
+        for t in range(3):
+            previous = turn(client, f"resolved turn {t}", previous, t % 2 == 1)
+        got = replica.chats(mark)
+        assert len(got) == 3
+        # Reached at its address, the request still names the host.
+        host = by_name.split("/")[2]
+        assert all(r.headers.get("host") == host for r in got), [r.headers.get("host") for r in got]
+        _, ready = fetch(process.url + "/readyz")
+        assert json.loads(ready)["replicas"]["ready"] >= 1
+        assert metric(process, "replica_in_set", 0) == 1
+    finally:
+        checked_stop(process)
+
+
+def test_the_session_header_tells_the_upstream_each_conversation(three, log_dir):
+    config = log_dir / "session-header.toml"
+    config.write_text('profile = "routed"\n[profiles.routed]\nsession_header = "x-session-affinity"\n')
+    process = bridge(log_dir, "session", [r.url for r in three.replicas], ["--config", str(config)])
+    try:
+        client = sdk(process)
+        marks = three.mark()
+        told: dict[str, set[str]] = {}
+        for n in range(3):
+            previous = None
+            for t in range(2):
+                previous = turn(client, f"session {n} turn {t}", previous, t == 1)
+        for replica, mark in zip(three.replicas, marks):
+            for request in replica.chats(mark):
+                opening = first_user_text(request.json())
+                told.setdefault(opening, set()).add(request.headers.get("x-session-affinity", "none"))
+        # One value for every turn of a conversation, another for each.
+        assert len(told) == 3, told
+        values = [next(iter(v)) for v in told.values()]
+        assert all(len(v) == 1 for v in told.values()), told
+        assert all(len(v) == 16 and all(c in "0123456789abcdef" for c in v) for v in values), values
+        assert len(set(values)) == 3, values
+    finally:
+        checked_stop(process)
