@@ -277,3 +277,6 @@ impl ReplicaEvents for Reports {
         );
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -193,6 +193,3 @@ pub(super) fn options_for(
         ..options.clone()
     }
 }
-
-#[cfg(test)]
-mod tests;

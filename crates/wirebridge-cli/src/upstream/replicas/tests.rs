@@ -3,9 +3,12 @@
 //! again, and the conversations that move (or do not) meanwhile.
 
 use std::convert::Infallible;
-use std::net::Ipv4Addr;
-use std::sync::Mutex;
-use std::time::Instant;
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{header, Request, Response};
@@ -16,10 +19,11 @@ use tokio::net::TcpListener;
 use tower::ServiceExt;
 use wirebridge_tower::{Affinity, ReplicaHealth, RequestBody};
 
-use super::*;
-use crate::config::{ReplicaSettings, UpstreamTlsFiles};
+use super::super::resolve::Resolver;
+use super::Backend;
+use crate::config::{ReplicaSettings, UpstreamTlsFiles, UpstreamUrl};
 use crate::metrics::Metrics;
-use crate::upstream::Backend;
+use crate::upstream::UpstreamOptions;
 
 /// The name the upstream URL holds: never resolved but by the test's own
 /// resolver.
