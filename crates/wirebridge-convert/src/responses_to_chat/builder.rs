@@ -4,8 +4,8 @@
 //! Chat backends insist on a shape Responses does not: the tool calls of one
 //! turn in ONE assistant message, directly followed by one `tool` message per
 //! call. The [`Builder`] keeps that shape while walking the items in order;
-//! `items` translates each kind of item, `replay` the history that has no
-//! Chat item of its own.
+//! `items` translates each kind of item, `replayed_items` the history that
+//! has no Chat item of its own.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -17,7 +17,7 @@ use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
 use wirebridge_wire::responses::strict::{InputTransformation, WithheldReason};
 use wirebridge_wire::Str;
 
-use super::compacted::{prompt_message, Cut, Mode};
+use super::compaction_items::{prompt_message, Cut, Mode};
 use super::{History, Options};
 use crate::error::ConvertError;
 use crate::recorder::LossRecorder;

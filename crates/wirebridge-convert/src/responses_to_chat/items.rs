@@ -12,7 +12,7 @@ use wirebridge_wire::responses::lenient::{Content, ContentPart, InputItem, ItemK
 use wirebridge_wire::Str;
 
 use super::builder::{call_id, empty_user_message, Builder, ItemPath};
-use super::compacted::{summary_message, Place};
+use super::compaction_items::{summary_message, Place};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;

@@ -34,22 +34,22 @@ mod body_chunks;
 mod builder;
 mod cache_diagnosis;
 mod collected;
-mod compacted;
 pub mod compaction;
+mod compaction_items;
+mod context_window;
 mod echo;
 mod history;
 mod history_cache;
 mod items;
 mod reasoning;
 mod referable;
-mod replay;
+mod replayed_items;
 mod reply;
 mod request;
 mod spliced;
 mod stream;
 mod think;
 mod tools;
-mod truncate;
 
 pub use body::{translate_body, TranslatedBody};
 pub use body_chunks::body_chunks;
@@ -60,7 +60,7 @@ pub use request::{translate_request, ParsedRequest, TranslatedRequest};
 pub use stream::StreamTranslator;
 
 // Shared with Responses clients on Responses backends.
-pub(crate) use compacted::{Cut, Place};
+pub(crate) use compaction_items::{Cut, Place};
 pub(crate) use echo::echo;
 pub(crate) use history::turn_input;
 pub(crate) use reply::{add_usage, token_usage};

@@ -10,13 +10,13 @@ use wirebridge_wire::RawObject;
 
 use super::background;
 use super::builder::{translate_input, Conversation, Replay};
-use super::compacted::{self, Mode};
+use super::compaction_items::{self, Mode};
+use super::context_window::{self, Truncation};
 use super::echo::echo;
 use super::history::{conversation_id, turn_input, History, Turn};
 use super::reasoning;
 use super::spliced;
 use super::tools::{tool_lists, translate_tools};
-use super::truncate::{self, Truncation};
 use super::{Options, ResponsesContext};
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
@@ -255,7 +255,7 @@ fn translate_with<'a>(
         }),
         false => None,
     };
-    compacted::report(&request, mode, &mut losses)?;
+    compaction_items::report(&request, mode, &mut losses)?;
     // Known before the items are taken; empty (unallocated) when there is
     // nothing to walk for.
     let settings = match unmodeled {
@@ -401,7 +401,7 @@ fn translate_with<'a>(
     match &spliced {
         None => {
             chat.write_json(&mut body);
-            if truncate::fit(&mut chat, &body, truncation, &mut losses)? {
+            if context_window::fit(&mut chat, &body, truncation, &mut losses)? {
                 body.clear();
                 chat.write_json(&mut body);
             }

@@ -35,7 +35,7 @@ use wirebridge_wire::responses::lenient::{Input, InputItem, ItemKind};
 use wirebridge_wire::responses::strict::InputTransformation;
 
 use super::builder::{Builder, Replay};
-use super::compacted::Cut;
+use super::compaction_items::Cut;
 use super::history::{read_items, History};
 use super::history_cache::{CachedTurn, HistoryCache, Run, StoredPair, TurnKey};
 use super::Options;

@@ -12,7 +12,7 @@ use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::lenient::{CreateResponse, InputItem, ItemKind, Tool};
 use wirebridge_wire::{RawObject, Str};
 
-use super::replay::TOOL_SEARCH;
+use super::replayed_items::TOOL_SEARCH;
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::profile::BackendProfile;

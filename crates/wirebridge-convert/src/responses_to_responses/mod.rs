@@ -50,12 +50,12 @@
 mod additional_tools;
 mod body;
 mod body_events;
-mod compacted;
+mod compaction_items;
+mod context_window;
 mod input;
 mod items;
 mod request;
 mod stream;
-mod truncate;
 
 pub(crate) use body::finished_body;
 pub use body::{translate_body, translate_stream_body};

@@ -6,9 +6,9 @@ use wirebridge_wire::responses::strict::ResponseEcho;
 use wirebridge_wire::RawObject;
 
 use super::additional_tools;
-use super::compacted::{self, Mode};
+use super::compaction_items::{self, Mode};
+use super::context_window;
 use super::input::whole_input;
-use super::truncate;
 use super::NativeContext;
 use crate::error::ConvertError;
 use crate::ids::ResponseIds;
@@ -157,7 +157,8 @@ fn translate<'a>(
     if !options.profile.named_tool_choice {
         name_the_choice_as_required(&mut upstream);
     }
-    let input = compacted::read(input, &own_input, options.seal.as_ref(), mode, &mut losses)?;
+    let input =
+        compaction_items::read(input, &own_input, options.seal.as_ref(), mode, &mut losses)?;
     // `input` is joined from arrays read whole (the stored turns, and the
     // items just written from the request), so it is written as it is.
     let mut out = Vec::with_capacity(len + history.text_len() + 64);
@@ -165,7 +166,7 @@ fn translate<'a>(
     let auto = request.truncation.is_some_and(|t| t.get() == r#""auto""#);
     if let Some(window) = options.context_window(&model).filter(|_| auto) {
         let reserve = request.max_output_tokens.unwrap_or(0);
-        if let Some(kept) = truncate::fit(&input, &out, window, reserve, &mut losses)? {
+        if let Some(kept) = context_window::fit(&input, &out, window, reserve, &mut losses)? {
             out.clear();
             upstream.write_with(&mut out, "input", kept.get());
         }

@@ -3,7 +3,7 @@
 
 use wirebridge_wire::responses::lenient::{Input, ItemKind};
 
-use super::super::compacted::entries;
+use super::super::compaction_items::entries;
 use super::super::ParsedRequest;
 use crate::error::ConvertError;
 

@@ -41,7 +41,7 @@ mod resource;
 mod summary;
 mod tokens;
 
-pub use super::compacted::{MIN_THRESHOLD, SUMMARY_INTRO, SUMMARY_PROMPT};
+pub use super::compaction_items::{MIN_THRESHOLD, SUMMARY_INTRO, SUMMARY_PROMPT};
 pub use ask::CompactionAsk;
 pub use request::{CompactRequest, SummaryRequest};
 pub use summary::Summary;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, InputItem, ItemKind};
 
-use super::super::compacted::{is_clients, Mode};
+use super::super::compaction_items::{is_clients, Mode};
 use super::super::history::History;
 use super::super::request::{translate, TranslatedRequest};
 use super::super::{Options, ParsedRequest, ResponsesContext};

@@ -6,7 +6,7 @@ use wirebridge_wire::chat::lenient::ChatCompletion;
 use wirebridge_wire::responses::strict::{CompactionItem, OutputItem, ResponseStatus, Usage};
 
 use super::super::body::translate_body;
-use super::super::compacted::Mode;
+use super::super::compaction_items::Mode;
 use super::super::history::History;
 use super::super::reply::{token_usage, usage};
 use super::super::request::{translate, TranslatedRequest};
