@@ -93,8 +93,11 @@
 //! # }
 //! ```
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// What a published crate calls `pub` is its API: anything else says how
+// far it reaches (`pub(crate)`, `pub(super)`).
+#![warn(unreachable_pub)]
 
 pub use wirebridge_convert as convert;
 pub use wirebridge_sse as sse;

@@ -12,7 +12,7 @@
 //! each target for itself (context settings, an event size limit). Seeds
 //! are recorded streams behind a header (`fuzz/seed.py`).
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 use serde::de::IgnoredAny;

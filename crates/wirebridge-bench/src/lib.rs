@@ -7,7 +7,7 @@
 //! need (a counting global allocator, fixtures found on disk, criterion)
 //! stays out of the served `wirebridge` binary and the published crates.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod cases;
 pub mod redis_server;

@@ -6,7 +6,7 @@
 //! several samples, and the translation cases are reported as ratios to a
 //! baseline timed in alternation with them.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod proxy;
 

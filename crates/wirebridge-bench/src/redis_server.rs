@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A running server.
+#[derive(Debug)]
 pub struct RedisServer {
     child: Child,
     port: u16,

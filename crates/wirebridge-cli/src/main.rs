@@ -1,7 +1,7 @@
 //! `wirebridge`: a proxy that lets Responses API clients use Chat Completions
 //! backends, and Chat Completions clients use Responses backends.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod admin;
 mod config;

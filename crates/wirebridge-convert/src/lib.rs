@@ -49,8 +49,11 @@
 //! assert!(events.contains("event: response.completed\n"));
 //! ```
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// What a published crate calls `pub` is its API: anything else says how
+// far it reaches (`pub(crate)`, `pub(super)`).
+#![warn(unreachable_pub)]
 
 pub mod affinity;
 pub mod cache_diagnostics;

@@ -186,7 +186,7 @@
 //! In tests, [`DemoServer::start`] serves on a free loopback port until
 //! dropped.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod body;
 mod calls;

@@ -24,8 +24,11 @@
 //! assert!(decoder.next_event().is_none());
 //! ```
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// What a published crate calls `pub` is its API: anything else says how
+// far it reaches (`pub(crate)`, `pub(super)`).
+#![warn(unreachable_pub)]
 
 pub mod decoder;
 pub mod encoder;

@@ -28,8 +28,11 @@
 //! Records are namespaced by tenant; [`tenant_key`] derives the tenant from
 //! the request's credential.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// What a published crate calls `pub` is its API: anything else says how
+// far it reaches (`pub(crate)`, `pub(super)`).
+#![warn(unreachable_pub)]
 
 mod conversation;
 mod memory;

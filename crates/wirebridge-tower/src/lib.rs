@@ -58,8 +58,11 @@
 //! # }
 //! ```
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// What a published crate calls `pub` is its API: anything else says how
+// far it reaches (`pub(crate)`, `pub(super)`).
+#![warn(unreachable_pub)]
 
 mod affinity;
 mod background;

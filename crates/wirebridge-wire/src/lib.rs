@@ -44,6 +44,9 @@
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
+// What a published crate calls `pub` is its API: anything else says how
+// far it reaches (`pub(crate)`, `pub(super)`).
+#![warn(unreachable_pub)]
 
 pub mod chat;
 mod count;

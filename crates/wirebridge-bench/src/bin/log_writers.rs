@@ -16,7 +16,7 @@
 //! `/proc/thread-self/schedstat` and `/proc/self/task/*/schedstat`
 //! (nanoseconds), so the tool runs on Linux only.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 use std::fs::File;
 use std::io::{self, Write};

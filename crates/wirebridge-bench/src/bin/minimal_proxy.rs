@@ -8,6 +8,8 @@
 //! `minimal-proxy LISTEN UPSTREAM` (`127.0.0.1:0 http://127.0.0.1:8788`);
 //! it prints `listening on http://ADDR` when ready.
 
+#![forbid(unsafe_code)]
+
 use std::convert::Infallible;
 use std::process::ExitCode;
 

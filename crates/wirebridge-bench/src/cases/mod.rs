@@ -75,6 +75,7 @@ impl Direction {
 }
 
 /// One benchmark case: its input, and how to run it and its baseline.
+#[derive(Debug)]
 pub struct Case {
     /// `direction/kind`, such as `responses_to_chat/stream_500`.
     pub name: String,
@@ -89,6 +90,7 @@ pub struct Case {
     baseline: Vec<Vec<u8>>,
 }
 
+#[derive(Debug)]
 enum Work {
     Request(Vec<u8>),
     /// A reply body, translated whole.
@@ -106,7 +108,7 @@ enum Work {
 }
 
 /// Contexts taken from translating the 3 KB request, as a proxy would.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, Debug)]
 struct Contexts {
     responses: r2c::ResponsesContext,
     chat: c2r::ChatContext,
@@ -324,6 +326,18 @@ pub struct Runner<'a> {
     steady: Option<Stream>,
     pushed: u32,
     finished: bool,
+}
+
+impl std::fmt::Debug for Runner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The translator in steady state is a trait object: its case and
+        // how far it went say what it is.
+        f.debug_struct("Runner")
+            .field("case", &self.case.name)
+            .field("pushed", &self.pushed)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Case {

@@ -16,12 +16,12 @@ pub(super) enum At<'p> {
 
 impl<'p> At<'p> {
     /// The field `name` below this path.
-    pub fn field(&'p self, name: &'static str) -> At<'p> {
+    pub(super) fn field(&'p self, name: &'static str) -> At<'p> {
         At::Field(self, name)
     }
 
     /// The element `n` of the array at this path.
-    pub fn index(&'p self, n: usize) -> At<'p> {
+    pub(super) fn index(&'p self, n: usize) -> At<'p> {
         At::Index(self, n)
     }
 }

@@ -19,13 +19,13 @@ pub(super) struct Parts<'r, 'p> {
 }
 
 impl<'r, 'p> Parts<'r, 'p> {
-    pub fn new(losses: &'r mut LossRecorder<'p>) -> Self {
+    pub(super) fn new(losses: &'r mut LossRecorder<'p>) -> Self {
         Self { losses }
     }
 
     /// The block of one part; `None` for a part with nothing to send (an
     /// empty text, which Messages refuses) or one reported as lost.
-    pub fn block<'a>(
+    pub(super) fn block<'a>(
         &mut self,
         part: &ContentPart<'a>,
         at: At<'_>,

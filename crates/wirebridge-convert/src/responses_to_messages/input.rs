@@ -67,7 +67,7 @@ pub(super) struct Reader<'r, 'p> {
 
 impl Reader<'_, '_> {
     /// Reads `instructions` and the items, in order.
-    pub fn read<'a>(
+    pub(super) fn read<'a>(
         &mut self,
         instructions: Option<JsonStr<'a>>,
         items: &[InputItem<'a>],

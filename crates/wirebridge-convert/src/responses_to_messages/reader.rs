@@ -100,7 +100,7 @@ impl std::fmt::Debug for Reader {
 }
 
 impl Reader {
-    pub fn new(context: BackendContext) -> Self {
+    pub(super) fn new(context: BackendContext) -> Self {
         Self {
             context,
             id: String::new(),
@@ -119,13 +119,13 @@ impl Reader {
     }
 
     /// What the reply held that Responses cannot carry.
-    pub fn losses(&self) -> &LossReport {
+    pub(super) fn losses(&self) -> &LossReport {
         &self.losses
     }
 
     /// Reads one event's `data`, writing the Responses events it makes to
     /// `emit`; an error for data that is no Messages event.
-    pub fn read(&mut self, data: &str, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
+    pub(super) fn read(&mut self, data: &str, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
         let read = self.read_event(data, emit);
         if read.is_err() {
             self.interrupt(emit);
@@ -136,7 +136,7 @@ impl Reader {
     /// The reply stops here (cut short, unreadable, or failed upstream):
     /// what is open is closed with what it holds, so that what was said is
     /// kept whole in the items before the failure that follows.
-    pub fn interrupt(&mut self, emit: &mut dyn FnMut(&str)) {
+    pub(super) fn interrupt(&mut self, emit: &mut dyn FnMut(&str)) {
         if self.done || !self.started {
             return;
         }

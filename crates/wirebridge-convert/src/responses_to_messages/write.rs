@@ -103,20 +103,20 @@ pub(super) enum Built<'a> {
 }
 
 impl<'a> Block<'a> {
-    pub fn text(text: Json<'a>) -> Self {
+    pub(super) fn text(text: Json<'a>) -> Self {
         Block::Built(Built::Text {
             text,
             cache_control: None,
         })
     }
 
-    pub fn is_tool_result(&self) -> bool {
+    pub(super) fn is_tool_result(&self) -> bool {
         matches!(self, Block::Built(Built::ToolResult { .. }))
     }
 
     /// Marks a cache breakpoint after this block; `false` for a block that
     /// takes none (a thinking block kept as the backend wrote it).
-    pub fn mark(&mut self, mark: CacheControl) -> bool {
+    pub(super) fn mark(&mut self, mark: CacheControl) -> bool {
         let slot = match self {
             Block::Kept(_) => return false,
             Block::Built(built) => match built {

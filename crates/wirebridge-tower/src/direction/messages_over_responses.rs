@@ -25,6 +25,7 @@ fn is_anthropic(name: &http::HeaderName) -> bool {
 struct ClientBetas(Vec<String>);
 
 /// A Messages request body, with the betas its head turned on.
+#[derive(Debug)]
 pub struct MessagesRequest<'a> {
     body: &'a [u8],
     betas: Vec<&'a str>,

@@ -54,6 +54,7 @@ impl Translation for ChatOverResponses {}
 impl Translation for MessagesOverResponses {}
 
 /// A translated request, ready to send.
+#[derive(Debug)]
 pub struct Prepared<C> {
     /// The upstream request body.
     pub(crate) body: Vec<u8>,
@@ -77,7 +78,7 @@ pub struct Prepared<C> {
 }
 
 /// Whose request it is: the namespace of what is kept for it.
-pub struct Tenant {
+pub(crate) struct Tenant {
     /// The namespace (empty when nothing is kept per tenant).
     pub(crate) key: String,
     /// Whether the request's responses may be kept and continued (not for
@@ -86,6 +87,7 @@ pub struct Tenant {
 }
 
 /// A translated reply body, in parts.
+#[derive(Debug)]
 pub struct ReplyParts {
     pub(crate) body: Vec<u8>,
     pub(crate) losses: LossReport,

@@ -71,7 +71,7 @@ pub enum MissingHistory {
 /// Where responses are kept and read from: the layer's store, and for a
 /// WebSocket connection, the connection's own cache in front of it.
 #[derive(Clone)]
-pub struct Stateful {
+pub(crate) struct Stateful {
     /// The layer's store; `None` on a connection whose requests may not
     /// use it (no credential).
     store: Option<Arc<dyn ResponseStore>>,

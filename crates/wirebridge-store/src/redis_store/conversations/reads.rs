@@ -2,7 +2,9 @@
 //! pieces of one read does to it, piece by piece (the suite of
 //! `tests/redis_conversations.rs` reads whole pages only).
 
+// Shared with the integration tests, which need its items `pub`.
 #[path = "../../../tests/redis_server/mod.rs"]
+#[allow(unreachable_pub)]
 mod redis_server;
 
 use super::{Items, Piece, PIECE_ITEMS};

@@ -114,7 +114,7 @@ pub(crate) const THINKING: &[Field] = &[
 pub(crate) const METADATA: &[Field] = &[("user_id", Shape::Whole)];
 
 /// The fields of [`Thread`](super::Thread).
-pub const THREAD: &[Field] = &[
+pub(super) const THREAD: &[Field] = &[
     ("type", Shape::Whole),
     ("previous_message_id", Shape::Whole),
 ];
