@@ -85,6 +85,26 @@ pub struct UpstreamOptions {
     pub session_header: Option<header::HeaderName>,
 }
 
+#[cfg(test)]
+impl UpstreamOptions {
+    /// What the upstream tests reach their local servers with: no keys,
+    /// five seconds for everything, metrics for `replicas` replicas.
+    pub(crate) fn for_tests(replicas: usize) -> Self {
+        UpstreamOptions {
+            authorization: None,
+            api_key: None,
+            connect_timeout: Duration::from_secs(5),
+            first_byte_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(5),
+            label: "the upstream".into(),
+            metrics: Arc::new(Metrics::new(4).with_replicas(replicas)),
+            tls: client_config(&crate::config::UpstreamTlsFiles::default())
+                .expect("the public roots make a TLS configuration"),
+            session_header: None,
+        }
+    }
+}
+
 /// Anthropic's credential header.
 const X_API_KEY: header::HeaderName = header::HeaderName::from_static("x-api-key");
 

@@ -14,8 +14,7 @@ use tokio::net::TcpListener;
 use wirebridge_tower::ReplicaHealth;
 
 use super::*;
-use crate::config::{ReplicaSettings, UpstreamTlsFiles, UpstreamUrl};
-use crate::metrics::Metrics;
+use crate::config::{ReplicaSettings, UpstreamUrl};
 use crate::upstream::{Backend, UpstreamOptions};
 
 /// A server that answers 500 while `failing`, else 200, and keeps the
@@ -65,17 +64,7 @@ async fn a_replica_failing_its_probes_is_ejected_and_returns_when_it_answers() {
     let healthy = server(Arc::new(AtomicBool::new(false)), Arc::clone(&paths)).await;
     let failing = Arc::new(AtomicBool::new(true));
     let sick = server(Arc::clone(&failing), Arc::clone(&paths)).await;
-    let options = UpstreamOptions {
-        authorization: None,
-        api_key: None,
-        connect_timeout: Duration::from_secs(5),
-        first_byte_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(5),
-        label: "the upstream".into(),
-        metrics: Arc::new(Metrics::new(4).with_replicas(2)),
-        tls: crate::upstream::client_config(&UpstreamTlsFiles::default()).unwrap(),
-        session_header: None,
-    };
+    let options = UpstreamOptions::for_tests(2);
     let settings = ReplicaSettings {
         load_factor: 1.25,
         move_slack: 2,

@@ -21,8 +21,7 @@ use wirebridge_tower::{Affinity, ReplicaHealth, RequestBody};
 
 use super::super::resolve::Resolver;
 use super::Backend;
-use crate::config::{ReplicaSettings, UpstreamTlsFiles, UpstreamUrl};
-use crate::metrics::Metrics;
+use crate::config::{ReplicaSettings, UpstreamUrl};
 use crate::upstream::UpstreamOptions;
 
 /// The name the upstream URL holds: never resolved but by the test's own
@@ -88,17 +87,7 @@ fn backend(port: u16, answer: &Arc<Mutex<Vec<IpAddr>>>) -> Backend {
         uri: format!("http://{NAME}:{port}/v1").parse().unwrap(),
         credentials: None,
     };
-    let options = UpstreamOptions {
-        authorization: None,
-        api_key: None,
-        connect_timeout: Duration::from_secs(5),
-        first_byte_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(5),
-        label: "the upstream".into(),
-        metrics: Arc::new(Metrics::new(4).with_replicas(1)),
-        tls: crate::upstream::client_config(&UpstreamTlsFiles::default()).unwrap(),
-        session_header: None,
-    };
+    let options = UpstreamOptions::for_tests(1);
     let settings = ReplicaSettings {
         load_factor: 1.25,
         move_slack: 2,

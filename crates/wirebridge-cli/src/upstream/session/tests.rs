@@ -2,8 +2,6 @@
 //! of a conversation, another for another conversation, none without one.
 
 use std::convert::Infallible;
-use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{header, Request, Response};
@@ -14,8 +12,6 @@ use tokio::net::TcpListener;
 use tower::ServiceExt;
 use wirebridge_tower::{Affinity, RequestBody};
 
-use crate::config::UpstreamTlsFiles;
-use crate::metrics::Metrics;
 use crate::upstream::{Upstream, UpstreamOptions};
 
 /// A server that answers with the `x-session-affinity` header it got, or
@@ -38,15 +34,8 @@ async fn echo_session() -> u16 {
 
 fn upstream(port: u16, session_header: Option<&'static str>) -> Upstream {
     let options = UpstreamOptions {
-        authorization: None,
-        api_key: None,
-        connect_timeout: Duration::from_secs(5),
-        first_byte_timeout: Duration::from_secs(5),
-        idle_timeout: Duration::from_secs(5),
-        label: "the upstream".into(),
-        metrics: Arc::new(Metrics::new(4)),
-        tls: crate::upstream::client_config(&UpstreamTlsFiles::default()).unwrap(),
         session_header: session_header.map(header::HeaderName::from_static),
+        ..UpstreamOptions::for_tests(1)
     };
     let base = format!("http://127.0.0.1:{port}/v1").parse().unwrap();
     Upstream::new(&base, options)
