@@ -10,6 +10,7 @@
 
 use wirebridge_convert::chat_to_responses::{self as c2r, ChatContext};
 use wirebridge_convert::responses_to_chat::{self as r2c, ResponsesContext};
+use wirebridge_convert::responses_to_messages::{self as r2m, ExchangeContext};
 use wirebridge_convert::responses_to_responses::{self as r2r, NativeContext};
 use wirebridge_convert::{SseTranslator, StreamTranslate};
 use wirebridge_sse::{encode_data, encode_event};
@@ -93,6 +94,62 @@ fn responses_stream() -> Stream {
     }
 }
 
+/// A Messages backend's stream of one text block: the recorded Chat
+/// stream's text, in the deltas a Messages backend sends it in.
+fn messages_stream() -> Stream {
+    let frame = |event: serde_json::Value| {
+        let mut out = Vec::new();
+        let kind = event["type"].as_str().unwrap().to_owned();
+        encode_event(&mut out, Some(&kind), &event.to_string());
+        out
+    };
+    let texts: Vec<String> = lines("vercel-ai/chat/openai-text.chunks.txt")
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/content")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    let opening = vec![
+        frame(
+            serde_json::json!({"type": "message_start", "message": {"id": "msg_1",
+            "type": "message", "role": "assistant", "model": "m", "content": [],
+            "stop_reason": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        frame(
+            serde_json::json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
+    ];
+    let content = texts
+        .iter()
+        .cycle()
+        .take(CHUNKS)
+        .map(|text| {
+            frame(
+                serde_json::json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": text}}),
+            )
+        })
+        .collect();
+    let closing = vec![
+        frame(serde_json::json!({"type": "content_block_stop", "index": 0})),
+        frame(
+            serde_json::json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 300}}),
+        ),
+        frame(serde_json::json!({"type": "message_stop"})),
+    ];
+    Stream {
+        opening,
+        content,
+        closing,
+    }
+}
+
 /// Allocations per chunk: (steady state, whole stream), through the
 /// [`SseTranslator`] every caller uses. The output buffer is cleared after
 /// every upstream read, as the tower body does when it hands the frames on.
@@ -166,6 +223,22 @@ fn a_stateless_backends_deltas_allocate_once_each() {
         "steady state: {steady} allocations per chunk"
     );
     assert!(whole <= 1.05, "whole stream: {whole} allocations per chunk");
+}
+
+/// A Messages backend's text deltas reach the Responses translator beneath
+/// its reader as values, not as JSON written to be read again (which cost
+/// two allocations a delta, and more time than the rest).
+#[test]
+fn a_messages_backends_text_deltas_allocate_at_most_once_each() {
+    let stream = messages_stream();
+    let translator = r2m::StreamTranslator::new(ExchangeContext::default());
+    let (steady, whole, translator) = budget(&stream, translator);
+    assert!(translator.is_finished());
+    assert!(
+        steady <= 1.0,
+        "steady state: {steady} allocations per chunk"
+    );
+    assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
 }
 
 /// Every Chat request is walked (serde cannot tell whether it skipped a

@@ -19,8 +19,10 @@ use crate::ids::unix_now;
 use crate::loss::{Loss, LossKind, LossReport};
 
 mod blocks;
+mod emitted;
 mod event;
 
+pub(super) use emitted::{Emitted, TextDelta};
 use event::{parse_piece, Event, Started, Usage};
 
 /// Most losses one reply reports.
@@ -125,7 +127,11 @@ impl Reader {
 
     /// Reads one event's `data`, writing the Responses events it makes to
     /// `emit`; an error for data that is no Messages event.
-    pub(super) fn read(&mut self, data: &str, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
+    pub(super) fn read(
+        &mut self,
+        data: &str,
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) -> Result<(), String> {
         let read = self.read_event(data, emit);
         if read.is_err() {
             self.interrupt(emit);
@@ -136,7 +142,7 @@ impl Reader {
     /// The reply stops here (cut short, unreadable, or failed upstream):
     /// what is open is closed with what it holds, so that what was said is
     /// kept whole in the items before the failure that follows.
-    pub(super) fn interrupt(&mut self, emit: &mut dyn FnMut(&str)) {
+    pub(super) fn interrupt(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) {
         if self.done || !self.started {
             return;
         }
@@ -145,7 +151,7 @@ impl Reader {
         self.close_message(emit);
     }
 
-    fn read_event(&mut self, data: &str, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
+    fn read_event(&mut self, data: &str, emit: &mut dyn FnMut(Emitted<'_>)) -> Result<(), String> {
         if self.done {
             return Ok(());
         }
@@ -218,7 +224,7 @@ impl Reader {
     fn start(
         &mut self,
         message: Option<&RawValue>,
-        emit: &mut dyn FnMut(&str),
+        emit: &mut dyn FnMut(Emitted<'_>),
     ) -> Result<(), String> {
         if let Some(message) = message {
             let started: Started<'_> = serde_json::from_str(message.get())
@@ -234,7 +240,7 @@ impl Reader {
     }
 
     /// `response.created`, once, before anything else.
-    fn begin(&mut self, emit: &mut dyn FnMut(&str)) {
+    fn begin(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) {
         if self.started {
             return;
         }
@@ -246,7 +252,7 @@ impl Reader {
                 "status": "in_progress", "model": self.model, "output": [],
             },
         });
-        emit(&event.to_string());
+        emit(Emitted::Json(&event.to_string()));
     }
 
     fn new_item(&mut self, prefix: &str) -> Item {
@@ -259,7 +265,7 @@ impl Reader {
     }
 
     /// `message_stop`: the terminal event.
-    fn finish(&mut self, emit: &mut dyn FnMut(&str)) {
+    fn finish(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) {
         self.close_block(emit);
         self.close_message(emit);
         self.done = true;
@@ -294,12 +300,12 @@ impl Reader {
                 "usage": self.usage.to_responses(),
             },
         });
-        emit(&event.to_string());
+        emit(Emitted::Json(&event.to_string()));
     }
 
     /// The backend's `error` event, as the Responses `error` event: the
     /// stream ends failed, keeping what was said.
-    fn error(&mut self, error: Option<&RawValue>, emit: &mut dyn FnMut(&str)) {
+    fn error(&mut self, error: Option<&RawValue>, emit: &mut dyn FnMut(Emitted<'_>)) {
         #[derive(Deserialize, Default)]
         struct Failure {
             #[serde(rename = "type")]
@@ -319,6 +325,6 @@ impl Reader {
             "message": failure.message.unwrap_or_else(|| "the upstream failed".into()),
             "param": null,
         });
-        emit(&event.to_string());
+        emit(Emitted::Json(&event.to_string()));
     }
 }

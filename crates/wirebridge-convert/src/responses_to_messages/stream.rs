@@ -1,6 +1,6 @@
 //! A Messages stream, translated as it comes.
 
-use super::reader::Reader;
+use super::reader::{Emitted, Reader};
 use super::ExchangeContext;
 use crate::frames::Frames;
 use crate::loss::LossReport;
@@ -51,10 +51,36 @@ impl StreamTranslator {
     }
 }
 
+/// Hands one event the reader read to the Responses translator: a text
+/// delta as values where the translator can take it so, else as JSON.
+fn hand_on(
+    inner: &mut responses_to_responses::StreamTranslator,
+    event: Emitted<'_>,
+    out: &mut Frames,
+) {
+    match event {
+        Emitted::Json(json) => inner.push(json, out),
+        Emitted::TextDelta(delta) => {
+            let taken = inner.text_delta(
+                delta.item_id,
+                delta.output_index as u64,
+                delta.content_index,
+                delta.delta,
+                out,
+            );
+            if !taken {
+                inner.push(&delta.to_json(), out);
+            }
+        }
+    }
+}
+
 impl StreamTranslate for StreamTranslator {
     fn push(&mut self, data: &str, out: &mut Frames) {
         let inner = &mut self.inner;
-        let read = self.reader.read(data, &mut |event| inner.push(event, out));
+        let read = self
+            .reader
+            .read(data, &mut |event| hand_on(inner, event, out));
         if let Err(why) = read {
             self.inner.fail(&why, out);
         }
@@ -64,14 +90,16 @@ impl StreamTranslate for StreamTranslator {
     fn finish(&mut self, out: &mut Frames) {
         // Ended before `message_stop`: what was open closes first.
         let inner = &mut self.inner;
-        self.reader.interrupt(&mut |event| inner.push(event, out));
+        self.reader
+            .interrupt(&mut |event| hand_on(inner, event, out));
         self.inner.finish(out);
         self.gather_losses();
     }
 
     fn fail(&mut self, message: &str, out: &mut Frames) {
         let inner = &mut self.inner;
-        self.reader.interrupt(&mut |event| inner.push(event, out));
+        self.reader
+            .interrupt(&mut |event| hand_on(inner, event, out));
         self.inner.fail(message, out);
         self.gather_losses();
     }

@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::JsonStr;
 
 use super::event::Piece;
-use super::{Call, Item, Message, Open, Reader};
+use super::{Call, Emitted, Item, Message, Open, Reader, TextDelta};
 use crate::loss::LossKind;
 use crate::responses_to_messages::carrier;
 
@@ -16,7 +16,7 @@ impl Reader {
         at: usize,
         block: Piece<'_>,
         raw: Option<&RawValue>,
-        emit: &mut dyn FnMut(&str),
+        emit: &mut dyn FnMut(Emitted<'_>),
     ) -> Result<(), String> {
         self.close_block(emit);
         match block.kind.as_ref() {
@@ -31,7 +31,7 @@ impl Reader {
                     "output_index": message.item.index, "content_index": part,
                     "part": {"type": "output_text", "text": "", "annotations": []},
                 });
-                emit(&event.to_string());
+                emit(Emitted::Json(&event.to_string()));
                 self.open = Some(Open::Text {
                     part,
                     text: String::new(),
@@ -125,7 +125,7 @@ impl Reader {
         Ok(())
     }
 
-    pub(super) fn delta(&mut self, at: usize, delta: Piece<'_>, emit: &mut dyn FnMut(&str)) {
+    pub(super) fn delta(&mut self, at: usize, delta: Piece<'_>, emit: &mut dyn FnMut(Emitted<'_>)) {
         match (delta.kind.as_ref(), self.open.as_mut()) {
             ("text_delta", Some(Open::Text { .. })) => {
                 if let Some(text) = delta.text.and_then(JsonStr::new) {
@@ -163,7 +163,7 @@ impl Reader {
                         item.index,
                         fragment.raw().get()
                     );
-                    emit(&event);
+                    emit(Emitted::Json(&event));
                 }
             }
             ("citations_delta", Some(Open::Text { .. })) => {
@@ -190,24 +190,22 @@ impl Reader {
         }
     }
 
-    fn text_delta(&mut self, text: JsonStr<'_>, emit: &mut dyn FnMut(&str)) {
+    fn text_delta(&mut self, text: JsonStr<'_>, emit: &mut dyn FnMut(Emitted<'_>)) {
         let (Some(Open::Text { part, text: whole }), Some(message)) =
             (self.open.as_mut(), self.message.as_ref())
         else {
             return;
         };
         whole.push_str(&text.decode());
-        let event = format!(
-            r#"{{"type":"response.output_text.delta","item_id":"{}","output_index":{},"content_index":{},"delta":{}}}"#,
-            message.item.id,
-            message.item.index,
-            part,
-            text.raw().get()
-        );
-        emit(&event);
+        emit(Emitted::TextDelta(TextDelta {
+            item_id: &message.item.id,
+            output_index: message.item.index,
+            content_index: *part,
+            delta: text.raw(),
+        }));
     }
 
-    fn thinking_delta(&mut self, text: JsonStr<'_>, emit: &mut dyn FnMut(&str)) {
+    fn thinking_delta(&mut self, text: JsonStr<'_>, emit: &mut dyn FnMut(Emitted<'_>)) {
         let Some(Open::Thinking {
             item, text: whole, ..
         }) = self.open.as_mut()
@@ -221,10 +219,10 @@ impl Reader {
             item.index,
             text.raw().get()
         );
-        emit(&event);
+        emit(Emitted::Json(&event));
     }
 
-    pub(super) fn close_block(&mut self, emit: &mut dyn FnMut(&str)) {
+    pub(super) fn close_block(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) {
         let Some(open) = self.open.take() else {
             return;
         };
@@ -237,13 +235,13 @@ impl Reader {
                     "type": "response.output_text.done", "item_id": message.item.id,
                     "output_index": message.item.index, "content_index": part, "text": text,
                 });
-                emit(&done.to_string());
+                emit(Emitted::Json(&done.to_string()));
                 let whole = json!({"type": "output_text", "text": text, "annotations": []});
                 let done = json!({
                     "type": "response.content_part.done", "item_id": message.item.id,
                     "output_index": message.item.index, "content_index": part, "part": whole,
                 });
-                emit(&done.to_string());
+                emit(Emitted::Json(&done.to_string()));
                 message.parts[part] = whole;
             }
             Open::Thinking {
@@ -255,7 +253,7 @@ impl Reader {
                     "type": "response.reasoning_text.done", "item_id": item.id,
                     "output_index": item.index, "content_index": 0, "text": text,
                 });
-                emit(&done.to_string());
+                emit(Emitted::Json(&done.to_string()));
                 let part = json!({"type": "reasoning_text", "text": text});
                 let mut whole = json!({
                     "type": "reasoning", "id": item.id, "summary": [], "content": [part],
@@ -293,7 +291,7 @@ impl Reader {
                             "type": "response.function_call_arguments.delta",
                             "item_id": item.id, "output_index": item.index, "delta": "{}",
                         });
-                        emit(&event.to_string());
+                        emit(Emitted::Json(&event.to_string()));
                     }
                 }
                 let whole = if call.custom {
@@ -307,7 +305,7 @@ impl Reader {
                             "type": format!("response.custom_tool_call_input.{kind}"),
                             "item_id": item.id, "output_index": item.index, field: input,
                         });
-                        emit(&event.to_string());
+                        emit(Emitted::Json(&event.to_string()));
                     }
                     call.item(&item.id, self.finished_status(), &input)
                 } else {
@@ -315,7 +313,7 @@ impl Reader {
                         "type": "response.function_call_arguments.done", "item_id": item.id,
                         "output_index": item.index, "arguments": arguments,
                     });
-                    emit(&done.to_string());
+                    emit(Emitted::Json(&done.to_string()));
                     call.item(&item.id, self.finished_status(), &arguments)
                 };
                 self.item_done(&item, whole, emit);
@@ -325,7 +323,7 @@ impl Reader {
     }
 
     /// The open `message` item, opened if none is.
-    fn message_item(&mut self, emit: &mut dyn FnMut(&str)) -> &mut Message {
+    fn message_item(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) -> &mut Message {
         if self.message.is_none() {
             let item = self.new_item("msg");
             let added = json!({
@@ -350,7 +348,7 @@ impl Reader {
         }
     }
 
-    pub(super) fn close_message(&mut self, emit: &mut dyn FnMut(&str)) {
+    pub(super) fn close_message(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) {
         let Some(message) = self.message.take() else {
             return;
         };
@@ -365,18 +363,28 @@ impl Reader {
         self.item_done(&message.item, whole, emit);
     }
 
-    fn item_added(&mut self, item: &Item, added: serde_json::Value, emit: &mut dyn FnMut(&str)) {
+    fn item_added(
+        &mut self,
+        item: &Item,
+        added: serde_json::Value,
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) {
         let event = json!({
             "type": "response.output_item.added", "output_index": item.index, "item": added,
         });
-        emit(&event.to_string());
+        emit(Emitted::Json(&event.to_string()));
     }
 
-    fn item_done(&mut self, item: &Item, whole: serde_json::Value, emit: &mut dyn FnMut(&str)) {
+    fn item_done(
+        &mut self,
+        item: &Item,
+        whole: serde_json::Value,
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) {
         let event = json!({
             "type": "response.output_item.done", "output_index": item.index, "item": whole,
         });
-        emit(&event.to_string());
+        emit(Emitted::Json(&event.to_string()));
         self.output.push(whole);
     }
 }

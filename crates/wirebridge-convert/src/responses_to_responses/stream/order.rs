@@ -57,6 +57,11 @@ impl HeldItem {
 }
 
 impl Held {
+    /// Whether no item is held back.
+    pub(super) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// The held item the backend names by `id`, else by its position.
     fn find(&self, id: Option<&str>, at: Option<u64>) -> Option<usize> {
         if let Some(id) = id {
