@@ -163,3 +163,54 @@ def test_without_a_store_a_thread_is_refused(wirebridge, log_dir):
                                messages=[{"role": "user", "content": TURNS[0]}])
     finally:
         harness.stop_checked(chain)
+
+
+def test_pydantic_ai_keeps_its_thread_whole(chain):
+    """pydantic-ai's thread mode (`anthropic_previous_message_id="auto"`)
+    sends each turn after the first as a continue with only the new
+    messages and no system prompt: the backend must still be sent the
+    whole conversation, with it."""
+    import json
+
+    from pydantic_ai import Agent
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    asked: list[dict] = []
+
+    async def keep(request) -> None:
+        if request.url.path.endswith("/messages"):
+            asked.append(json.loads(request.content))
+
+    client = anthropic.AsyncAnthropic(
+        base_url=chain.bridge.url,
+        api_key="sk-ant-pydantic-threads",
+        max_retries=0,
+        timeout=20.0,
+        http_client=anthropic.DefaultAsyncHttpxClient(trust_env=False, event_hooks={"request": [keep]}),
+    )
+    model = AnthropicModel("demo", provider=AnthropicProvider(anthropic_client=client))
+    agent = Agent(model, system_prompt=SYSTEM, model_settings={"anthropic_previous_message_id": "auto"})
+    mark = chain.tap.mark()
+    history = None
+    replies = []
+    for turn in TURNS:
+        result = agent.run_sync(turn, message_history=history)
+        replies.append(result.output)
+        history = result.all_messages()
+
+    # What pydantic-ai sent: a create, then continues of only the new turn.
+    assert [a.get("thread", {}).get("type") for a in asked] == ["create", "continue", "continue"], asked
+    for continued in asked[1:]:
+        assert "system" not in continued, continued
+        assert [m["role"] for m in continued["messages"]] == ["user"], continued
+    # What the backend was sent: everything, every time.
+    sent = posts(chain, mark)
+    assert len(sent) == 3, [c.path for c in sent]
+    expected: list[tuple[str, str]] = []
+    for turn, reply, captured in zip(TURNS, replies, sent):
+        expected.append(("user", turn))
+        system, turns, _ = conversation_sent(captured)
+        assert system == SYSTEM, captured.body
+        assert turns == expected, captured.body
+        expected.append(("assistant", reply))
