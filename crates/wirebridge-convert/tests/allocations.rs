@@ -177,17 +177,26 @@ fn budget<T: StreamTranslate>(stream: &Stream, translator: T) -> (f64, f64, T) {
     )
 }
 
+/// Runs `translator` over `stream` and holds it to at most `steady`
+/// allocations a chunk in steady state and `whole` over the whole stream.
+fn within<T: StreamTranslate>(stream: &Stream, translator: T, steady: f64, whole: f64) {
+    let (steady_found, whole_found, translator) = budget(stream, translator);
+    assert!(translator.is_finished());
+    assert!(
+        steady_found <= steady,
+        "steady state: {steady_found} allocations per chunk"
+    );
+    assert!(
+        whole_found <= whole,
+        "whole stream: {whole_found} allocations per chunk"
+    );
+}
+
 #[test]
 fn chat_chunks_to_responses_events_allocate_at_most_once_per_chunk() {
     let stream = chat_stream();
     let translator = r2c::StreamTranslator::new(ResponsesContext::default());
-    let (steady, whole, translator) = budget(&stream, translator);
-    assert!(translator.is_finished());
-    assert!(
-        steady <= 1.0,
-        "steady state: {steady} allocations per chunk"
-    );
-    assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+    within(&stream, translator, 1.0, 1.0);
 }
 
 #[test]
@@ -198,13 +207,7 @@ fn responses_events_to_chat_chunks_allocate_at_most_once_per_chunk() {
         ..ChatContext::default()
     };
     let translator = c2r::StreamTranslator::new(context);
-    let (steady, whole, translator) = budget(&stream, translator);
-    assert!(translator.is_finished());
-    assert!(
-        steady <= 1.0,
-        "steady state: {steady} allocations per chunk"
-    );
-    assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+    within(&stream, translator, 1.0, 1.0);
 }
 
 /// A backend that keeps no state streams Responses events, re-sent under
@@ -215,14 +218,8 @@ fn responses_events_to_chat_chunks_allocate_at_most_once_per_chunk() {
 fn a_stateless_backends_deltas_allocate_once_each() {
     let stream = responses_stream();
     let translator = r2r::StreamTranslator::new(NativeContext::default());
-    let (steady, whole, translator) = budget(&stream, translator);
-    assert!(translator.is_finished());
     // The lifecycle events at either end cost a few more, amortized.
-    assert!(
-        steady <= 1.01,
-        "steady state: {steady} allocations per chunk"
-    );
-    assert!(whole <= 1.05, "whole stream: {whole} allocations per chunk");
+    within(&stream, translator, 1.01, 1.05);
 }
 
 /// A Messages backend's text deltas reach the Responses translator beneath
@@ -232,13 +229,7 @@ fn a_stateless_backends_deltas_allocate_once_each() {
 fn a_messages_backends_text_deltas_allocate_at_most_once_each() {
     let stream = messages_stream();
     let translator = r2m::StreamTranslator::new(ExchangeContext::default());
-    let (steady, whole, translator) = budget(&stream, translator);
-    assert!(translator.is_finished());
-    assert!(
-        steady <= 1.0,
-        "steady state: {steady} allocations per chunk"
-    );
-    assert!(whole <= 1.0, "whole stream: {whole} allocations per chunk");
+    within(&stream, translator, 1.0, 1.0);
 }
 
 /// Every Chat request is walked (serde cannot tell whether it skipped a
