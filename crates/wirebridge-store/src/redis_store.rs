@@ -14,6 +14,7 @@ mod conversations;
 mod fingerprints;
 mod kept;
 mod keys;
+mod leases;
 mod record;
 mod scripts;
 
@@ -352,22 +353,13 @@ impl From<RedisConfigError> for StoreError {
 }
 
 impl ResponseStore for RedisStore {
-    /// `SET` with `PX`: the key is gone once `ttl` has passed unrenewed.
     fn hold_lease<'a>(
         &'a self,
         tenant: &'a str,
         id: &'a str,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(async move {
-            let mut set = redis::cmd("SET");
-            let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-            set.arg(self.keys(tenant).lease(id))
-                .arg(1)
-                .arg("PX")
-                .arg(millis);
-            self.bounded(self.send::<()>(&set)).await
-        })
+        Box::pin(self.set_lease(tenant, id, ttl))
     }
 
     fn lease_held<'a>(
@@ -375,12 +367,7 @@ impl ResponseStore for RedisStore {
         tenant: &'a str,
         id: &'a str,
     ) -> BoxFuture<'a, Result<Option<bool>, StoreError>> {
-        Box::pin(async move {
-            let mut exists = redis::cmd("EXISTS");
-            exists.arg(self.keys(tenant).lease(id));
-            let found: u64 = self.bounded(self.send(&exists)).await?;
-            Ok(Some(found > 0))
-        })
+        Box::pin(async move { self.lease_exists(tenant, id).await.map(Some) })
     }
 
     fn save<'a>(
@@ -599,57 +586,4 @@ fn unanswered(timeout: Duration, elapsed: tokio::time::error::Elapsed) -> StoreE
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ttl_seconds_round_up_and_are_bounded() {
-        assert_eq!(ttl_seconds(Duration::ZERO), 1);
-        assert_eq!(ttl_seconds(Duration::from_millis(1)), 1);
-        assert_eq!(ttl_seconds(Duration::from_millis(1500)), 2);
-        assert_eq!(ttl_seconds(Duration::from_secs(60)), 60);
-        assert_eq!(ttl_seconds(Duration::MAX), RedisStore::MAX_TTL.as_secs());
-    }
-
-    /// An unavailable store keeps the error that made it so, for logs, and
-    /// says to clients what it said before.
-    #[test]
-    fn unavailable_keeps_its_cause() {
-        use std::error::Error as _;
-        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
-        let e = store_error(RedisError::from(refused));
-        assert!(matches!(e, StoreError::Unavailable { .. }), "{e:?}");
-        let cause = e.source().expect("a cause");
-        let redis = cause.downcast_ref::<RedisError>().expect("the Redis error");
-        assert_eq!(
-            e.to_string(),
-            format!("the response store is unavailable: Redis: {redis}")
-        );
-
-        let settings = RedisConfigError::Url("no host".into());
-        let e = StoreError::from(settings.clone());
-        let cause = e
-            .source()
-            .and_then(|c| c.downcast_ref::<RedisConfigError>());
-        assert_eq!(cause, Some(&settings));
-        assert_eq!(
-            e.to_string(),
-            "the response store is unavailable: invalid Redis URL: no host"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_timeout_keeps_its_cause() {
-        use std::error::Error as _;
-        let elapsed = tokio::time::timeout(Duration::ZERO, std::future::pending::<()>())
-            .await
-            .unwrap_err();
-        let e = unanswered(Duration::from_secs(2), elapsed);
-        assert_eq!(
-            e.to_string(),
-            "the response store is unavailable: Redis did not answer within 2s"
-        );
-        let cause = e.source().expect("a cause");
-        assert!(cause.is::<tokio::time::error::Elapsed>(), "{cause:?}");
-    }
-}
+mod tests;
