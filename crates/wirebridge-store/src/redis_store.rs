@@ -8,7 +8,7 @@
 
 mod address;
 mod builder;
-mod chain_reply;
+mod chain;
 mod connection;
 mod conversations;
 mod fingerprints;
@@ -30,7 +30,7 @@ use crate::{
 };
 pub use builder::RedisStoreBuilder;
 use connection::Connection;
-use kept::{KeptTurns, Known};
+use kept::KeptTurns;
 use keys::TenantKeys;
 use scripts::Lua;
 
@@ -67,14 +67,25 @@ use scripts::Lua;
 /// tenant's keys share a slot.
 ///
 /// Items are stored once, and what a response keeps does not grow with its
-/// depth. Every operation is one `EVALSHA` of a script. A save writes the
+/// depth. Every operation but reading a long chain is one `EVALSHA` of a
+/// script. A save writes the
 /// response into its parent's conversation (or starts one) and renews the
 /// conversation and the index with the [`ttl`](Self::ttl) (default
 /// [`DEFAULT_TTL`](Self::DEFAULT_TTL), 30 days): the same few commands at any
 /// depth, and a conversation in use, every branch of it, expires as a whole
-/// a TTL after its latest save. Reading a conversation of any depth reads
-/// the ids of each run of ancestors, then the turns, with `HMGET`s, in the
-/// same script. Saving the same response again replaces it in place: a
+/// a TTL after its latest save. Reading a conversation walks its runs of
+/// ancestors, reading their ids (and the sizes of their turns) with
+/// `HMGET`s in a script, then reads the turns with `HMGET`s: one round trip
+/// for a short chain (up to 512 slots and 256 KiB of turns), else pieces
+/// of at most 512 slots, and of turns at most 512 and 4 MiB (or one larger
+/// turn), so that no chain holds the server, which runs one command at a
+/// time for every tenant, for longer than one piece: about a millisecond.
+/// The pieces read the chain as it was when the first was read: a write
+/// that changes a slot of its conversation meanwhile (saving a response
+/// again, deleting one) changes the conversation's generation, and the
+/// chain is read again from the start (after 4 tries the read fails as
+/// [`StoreError::Unavailable`]); each piece is bounded by the timeout.
+/// Saving the same response again replaces it in place: a
 /// retried save duplicates nothing. Eviction under memory pressure is the
 /// server's (`maxmemory-policy`, e.g. `volatile-ttl`) and takes a whole
 /// conversation: a read then finds the response gone, or names its missing
@@ -237,41 +248,6 @@ impl RedisStore {
 
     fn keys(&self, tenant: &str) -> TenantKeys {
         TenantKeys::new(&self.prefix, tenant)
-    }
-
-    /// One run of the chain script for `id`, leaving out the slots the
-    /// store keeps (`known`).
-    async fn read_chain(
-        &self,
-        keys: &TenantKeys,
-        id: &str,
-        known: &[Known],
-    ) -> Result<Option<kept::ChainRead>, StoreError> {
-        let stem = keys.conversations();
-        let numbers: Vec<(String, String)> = known
-            .iter()
-            .map(|k| (k.conversation.to_string(), k.slots.to_string()))
-            .collect();
-        let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 4 * known.len());
-        args.extend([stem.as_bytes(), id.as_bytes()]);
-        for (known, (conversation, slots)) in known.iter().zip(&numbers) {
-            args.extend([
-                conversation.as_bytes(),
-                known.generation.as_bytes(),
-                slots.as_bytes(),
-                known.last.as_bytes(),
-            ]);
-        }
-        let reply: Option<Vec<Option<Vec<u8>>>> = self
-            .run(&self.scripts.chain, &[keys.index()], &args)
-            .await?;
-        let Some(reply) = reply else {
-            return Ok(None);
-        };
-        let read = chain_reply::read(id, reply)?;
-        let turns = read.sent.iter().filter(|slot| slot.turn.is_some()).count();
-        self.turns_read.fetch_add(turns as u64, Ordering::Relaxed);
-        Ok(Some(read))
     }
 
     /// Runs `script`: by hash, and by source when the server does not have
@@ -587,3 +563,11 @@ fn unanswered(timeout: Duration, elapsed: tokio::time::error::Elapsed) -> StoreE
 
 #[cfg(test)]
 mod tests;
+
+/// A real `redis-server` for the tests that read in pieces
+/// (`conversations/reads.rs`, `chain/reads.rs`). Shared with the
+/// integration tests, which need its items `pub`.
+#[cfg(test)]
+#[path = "../tests/redis_server/mod.rs"]
+#[allow(unreachable_pub)]
+mod redis_server;

@@ -1,6 +1,7 @@
 //! `RedisStore` as a Redis ACL user (`redis://user:password@host/db`) of a
-//! real `redis-server` whose `default` user is off: the shared suite through
-//! a user allowed only the store's commands and key prefix, then refused
+//! real `redis-server` whose `default` user is off: the shared suites
+//! (responses, fingerprints, conversations) and leases through a user
+//! allowed only what the docs' `ACL SETUSER` line grants, then refused
 //! credentials. Run with `--features redis`.
 
 #![cfg(feature = "redis")]
@@ -23,30 +24,25 @@ const PASSWORD: &str = "p@ss:w0rd/1";
 /// The same, as a URL writes it.
 const PASSWORD_IN_URL: &str = "p%40ss%3Aw0rd%2F1";
 
-/// What the store needs: its scripts, the commands they run, `PING`, and
-/// `GET` and `SET` for prompt cache fingerprints, on keys under its prefix
+/// The page that gives the `ACL SETUSER` line a deployment uses for the
+/// bridge's user: the rules tested here are read from it, so that the line
+/// a reader copies is the one these tests hold to.
+const STATE_PAGE: &str = include_str!("../../../docs/state.md");
+
+/// How that line starts; the rules follow.
+const SETUSER: &str = "ACL SETUSER bridge on >PASSWORD ";
+
+/// What the store needs, as the docs give it: its scripts, the commands
+/// they run, and the plain commands it sends, on keys under its prefix
 /// only.
-const BRIDGE_RULES: &[&str] = &[
-    "resetkeys",
-    "~wirebridge:resp:*",
-    "resetchannels",
-    "-@all",
-    "+ping",
-    "+evalsha",
-    "+eval",
-    "+hget",
-    "+hmget",
-    "+hset",
-    "+hdel",
-    "+hexists",
-    "+hincrby",
-    "+hscan",
-    "+exists",
-    "+expire",
-    "+ttl",
-    "+get",
-    "+set",
-];
+fn bridge_rules() -> Vec<&'static str> {
+    let mut lines = STATE_PAGE.lines().filter_map(|l| l.strip_prefix(SETUSER));
+    let rules = lines
+        .next()
+        .unwrap_or_else(|| panic!("docs/state.md has no line starting {SETUSER:?}"));
+    assert!(lines.next().is_none(), "docs/state.md gives the line twice");
+    rules.split_whitespace().collect()
+}
 
 /// A server with an `admin` user and no usable `default` user.
 fn server() -> RedisServer {
@@ -78,7 +74,7 @@ async fn create_user(server: &RedisServer, name: &str) {
         .arg(name)
         .arg("on")
         .arg(format!(">{PASSWORD}"))
-        .arg(BRIDGE_RULES);
+        .arg(bridge_rules());
     let () = cmd.query_async(&mut admin(server).await).await.unwrap();
 }
 
@@ -103,6 +99,14 @@ async fn expiring_fixture() -> (RedisServer, RedisStore, PassOverHalfTheTtl) {
 }
 
 shared_suite!();
+conversation_suite!();
+
+/// Leases on background runs, held and read as the bridge's user.
+#[tokio::test]
+async fn leases_are_held_and_read() {
+    let (_server, store) = fixture().await;
+    common::a_lease_is_held_until_it_expires_unrenewed(&store).await;
+}
 
 /// The user's limits hold: keys under another prefix are refused, and
 /// nothing is written there.

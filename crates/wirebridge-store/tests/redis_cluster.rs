@@ -1,8 +1,8 @@
 //! `RedisStore` on a real three-node Redis Cluster (`redis+cluster://`): the
 //! shared suites (responses and conversations, whose scripts each name the
 //! keys of one slot), each tenant's keys on one node, one round trip per
-//! chain and per save at any depth, and a store made before the cluster is
-//! up. Run with `--features redis`; needs `redis-server` and `redis-cli`.
+//! save at any depth and per chain of one piece, a chain of many pieces
+//! read on its tenant's node, and a store made before the cluster is up. Run with `--features redis`; needs `redis-server` and `redis-cli`.
 
 #![cfg(feature = "redis")]
 
@@ -118,7 +118,70 @@ async fn each_tenant_is_on_one_node_and_tenants_spread() {
     assert!(used.len() > 1, "twelve tenants all on node {used:?}");
 }
 
-/// One round trip per save and per chain read whatever the depth: counted
+/// A chain of many pieces, each one script naming the tenant's keys only,
+/// is read whole from the tenant's node: its pieces all run there.
+#[tokio::test]
+async fn a_chain_of_many_pieces_is_read_on_its_tenant_s_node() {
+    let cluster = RedisCluster::start();
+    let writer = RedisStore::builder(&cluster.url()).connect().await.unwrap();
+    let t = tenant("pieces");
+    let ids: Vec<String> = (0..1_500).map(|n| format!("resp_{n}")).collect();
+    let mut outputs = Vec::new();
+    for (n, id) in ids.iter().enumerate() {
+        let mut record = turn(id, &[]);
+        record.parent = n.checked_sub(1).map(|p| ids[p].clone());
+        // A few large turns among many small ones: bounded in bytes and in
+        // entries both.
+        if n % 300 == 7 {
+            record.output = format!(r#"[{{"text":"{}"}}]"#, "y".repeat(700_000));
+        }
+        outputs.push(record.output.clone());
+        writer.save(&t, record).await.unwrap();
+    }
+    let reader = RedisStore::builder(&cluster.url())
+        .timeout(Duration::from_secs(30))
+        .connect()
+        .await
+        .unwrap();
+    let mut nodes = nodes(&cluster).await;
+    let before = work(&mut nodes).await;
+    let trips = reader.round_trips();
+    let chain = reader.chain(&t, &ids[1_499]).await.unwrap().unwrap();
+    let pieces = reader.round_trips() - trips;
+    assert_eq!(chain.missing, None);
+    let read: Vec<(&str, &str)> = chain
+        .turns
+        .iter()
+        .map(|turn| (&*turn.id, &*turn.output))
+        .collect();
+    let saved: Vec<(&str, &str)> = ids
+        .iter()
+        .map(String::as_str)
+        .zip(outputs.iter().map(String::as_str))
+        .collect();
+    assert!(read == saved, "the chain read differs from the one saved");
+    assert!(pieces >= 4, "read in {pieces} round trips");
+    let after = work(&mut nodes).await;
+    let busy: Vec<usize> = (0..nodes.len()).filter(|&n| after[n] > before[n]).collect();
+    assert_eq!(busy.len(), 1, "pieces ran on nodes {busy:?}");
+}
+
+/// The scripts and `HMGET`s each node has run, from `INFO commandstats`.
+async fn work(nodes: &mut [MultiplexedConnection]) -> Vec<u64> {
+    let mut counts = Vec::new();
+    for node in nodes.iter_mut() {
+        let node = std::slice::from_mut(node);
+        let mut count = 0;
+        for command in ["evalsha", "eval", "hmget"] {
+            count += calls(node, command).await;
+        }
+        counts.push(count);
+    }
+    counts
+}
+
+/// One round trip per save whatever the depth, and per chain read that
+/// fits in one piece (500 small turns): counted
 /// by the store and, for the scripts, by the nodes. A cluster of its own,
 /// so that no other test's commands are counted.
 #[tokio::test]
@@ -161,8 +224,8 @@ async fn one_round_trip_per_chain_and_per_save_at_any_depth() {
                 "depth {depth}"
             );
             assert_eq!(calls(&mut nodes, "eval").await - eval, 0, "depth {depth}");
-            // Inside the script, on the tenant's node: the ids of the one
-            // run, then their turns, 512 at a time, of the slots not kept.
+            // Inside the script, on the tenant's node, one piece: the ids
+            // of the one run, then the turns not kept, one `HMGET` each.
             let hmgets = if fresh { 2 } else { 0 };
             assert_eq!(
                 calls(&mut nodes, "hmget").await - hmget,

@@ -151,7 +151,7 @@ impl RedisStoreBuilder {
                 get: Lua::get(),
                 delete: Lua::delete(),
                 turns: Lua::turns(),
-                chain: Lua::chain(),
+                chain: super::chain::script(),
                 conversations: conversations::Scripts::new(),
             }),
             round_trips: Arc::new(AtomicU64::new(0)),

@@ -1,6 +1,7 @@
 //! The Lua scripts that make every store operation one round trip, and a
 //! save the same work at any depth (those of `/v1/conversations` are in
-//! `conversations/scripts.rs`).
+//! `conversations/scripts.rs`; the one that walks a chain, a piece at a
+//! time, is in `chain/script.rs`).
 //!
 //! The layout they share, per tenant (see `keys.rs`):
 //!
@@ -22,8 +23,9 @@
 //! order (a run: each the parent of the next), and `up` is the parent of the
 //! first of them: `+<id>`, or `-` when it has none. A response whose parent
 //! is its conversation's last slot extends the parent's run; any other
-//! (a branch) starts a run of its own. Reading a conversation is then one
-//! `HMGET` of ids per run, and one of turns, by position, per 512 turns. A
+//! (a branch) starts a run of its own. Reading a conversation is then a
+//! walk of its runs, `HMGET`s of ids by position, then `HMGET`s of turns,
+//! in pieces of bounded size (see `chain.rs`). A
 //! response whose parent the tenant does not have starts a new
 //! conversation, with that parent as its `up`, named missing when read.
 //!
@@ -216,110 +218,6 @@ end
 return reply
 ";
 
-/// Reads a conversation: nil if the tenant does not have the response or
-/// its own turn, else a head, in one value separated by spaces: the
-/// conversation's number and generation, how many of its first slots the
-/// reply leaves out (those the reader keeps, when the generation it kept
-/// them at is the conversation's: else none), the number of runs of slots
-/// the chain goes through, and each run's first and last slot, oldest run
-/// first. Then the nearest ancestor kept elsewhere (or `''`), the id of
-/// each slot of the chain not left out, oldest first, and the turn of
-/// each (false when gone). A place that cannot be read is a `CORRUPT`
-/// error.
-///
-/// `KEYS`: the index. `ARGV`: the conversation key stem, the id, then for
-/// each conversation the reader keeps a part of, its number, generation,
-/// how many of its first slots the reader keeps, and the id in the last of
-/// them.
-const CHAIN: &str = r"#!lua flags=no-writes
-local index, stem, id = KEYS[1], ARGV[1], ARGV[2]
-local conversation = redis.call('HGET', index, 'i:' .. id)
-if not conversation then return false end
-local key = stem .. conversation
-local own = redis.call('HGET', key, 'n:' .. id)
-if not own then return false end
-local generation = redis.call('HGET', key, 'g') or ''
-local kept = 0
-for i = 3, #ARGV - 3, 4 do
-  if generation ~= '' and ARGV[i] == conversation and ARGV[i + 1] == generation then
-    local slots = tonumber(ARGV[i + 2]) or 0
-    -- Its last kept slot still holds the same response: a server that
-    -- lost writes (a restart, a failover) and gave the slots out again
-    -- holds another there, or none.
-    if slots > 0 and redis.call('HGET', key, 'i:' .. (slots - 1)) == ARGV[i + 3] then
-      kept = slots
-    end
-  end
-end
-
-local function place(value)
-  local pos, start, up = string.match(value, '^(%d+) (%d+) (.*)$')
-  if not pos then return nil end
-  pos, start = tonumber(pos), tonumber(start)
-  if start > pos then return nil end
-  return pos, start, up
-end
-
-local function corrupt(at)
-  return redis.error_reply('CORRUPT the conversation of response ' .. id ..
-    ' cannot be read at response ' .. at)
-end
-
--- The runs of ancestors, newest first: a first and last slot, and the ids
--- of the slots not kept by the reader.
-local pos, start, up = place(own)
-if not pos then return corrupt(id) end
-local expected = id
-local runs = {}
-local lead = ''
-while true do
-  local ids = {}
-  for first = math.max(start, kept), pos, 512 do
-    local fields = {}
-    for p = first, math.min(first + 511, pos) do fields[#fields + 1] = 'i:' .. p end
-    local got = redis.call('HMGET', key, unpack(fields))
-    for j = 1, #got do
-      if not got[j] then return corrupt(expected) end
-      ids[#ids + 1] = got[j]
-    end
-  end
-  if #ids > 0 and ids[#ids] ~= expected then return corrupt(expected) end
-  runs[#runs + 1] = {start, pos, ids}
-  if up == '-' then break end
-  local parent = string.sub(up, 2)
-  local value = redis.call('HGET', key, 'n:' .. parent)
-  local ppos, pstart, pup
-  if value then ppos, pstart, pup = place(value) end
-  -- A parent kept elsewhere, or placed after its child, is not this one.
-  if not ppos or ppos >= start then
-    lead = parent
-    break
-  end
-  pos, start, up, expected = ppos, pstart, pup, parent
-end
-
-local head = {conversation, generation, kept, #runs}
-local slots = {}
-for r = #runs, 1, -1 do
-  local first, last = runs[r][1], runs[r][2]
-  head[#head + 1] = first
-  head[#head + 1] = last
-  for p = math.max(first, kept), last do slots[#slots + 1] = p end
-end
-local reply = {table.concat(head, ' '), lead}
-for r = #runs, 1, -1 do
-  for _, rid in ipairs(runs[r][3]) do reply[#reply + 1] = rid end
-end
-for i = 1, #slots, 512 do
-  local fields = {}
-  for j = i, math.min(i + 511, #slots) do fields[#fields + 1] = 't:' .. slots[j] end
-  local turns = redis.call('HMGET', key, unpack(fields))
-  for j = 1, #fields do reply[#reply + 1] = turns[j] end
-end
-if runs[1][2] >= kept and not reply[#reply] then return false end
-return reply
-";
-
 /// A script with its SHA-1, run by `EVALSHA` (and by `EVAL` when the server
 /// does not have it yet).
 pub(super) struct Lua {
@@ -344,12 +242,8 @@ impl Lua {
         Self::new(TURNS)
     }
 
-    pub(super) fn chain() -> Self {
-        Self::new(CHAIN)
-    }
-
     /// `source`, with its SHA-1: for the scripts of other modules
-    /// (conversations).
+    /// (conversations, chains).
     pub(super) fn new(source: &'static str) -> Self {
         Self {
             source,

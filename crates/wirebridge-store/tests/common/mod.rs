@@ -11,6 +11,7 @@ pub mod conversations;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use wirebridge_store::{tenant_key, Chain, ResponseStore, StoreError, StoredResponse, StoredTurn};
 
@@ -580,4 +581,33 @@ pub async fn fingerprints_are_kept_per_tenant(store: &dyn ResponseStore) {
         .expect("keep");
     let read = store.fingerprint(&alice, "resp_1").await.expect("read");
     assert_eq!(read.as_deref(), Some(r#"{"m":"2"}"#));
+}
+
+/// A lease on a background run is held until it expires unrenewed, and is
+/// its tenant's alone (for the stores that keep leases: the memory store
+/// keeps none).
+pub async fn a_lease_is_held_until_it_expires_unrenewed(store: &dyn ResponseStore) {
+    let lease = Duration::from_millis(600);
+    let (alice, mallory) = (tenant("alice"), tenant("mallory"));
+    assert_eq!(lease_held(store, &alice).await, Some(false));
+    store
+        .hold_lease(&alice, "resp_1", lease)
+        .await
+        .expect("hold");
+    assert_eq!(lease_held(store, &alice).await, Some(true));
+    assert_eq!(lease_held(store, &mallory).await, Some(false));
+    // Renewed before it expires, it lasts on.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    store
+        .hold_lease(&alice, "resp_1", lease)
+        .await
+        .expect("renew");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(lease_held(store, &alice).await, Some(true));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(lease_held(store, &alice).await, Some(false));
+}
+
+async fn lease_held(store: &dyn ResponseStore, t: &str) -> Option<bool> {
+    store.lease_held(t, "resp_1").await.expect("read the lease")
 }

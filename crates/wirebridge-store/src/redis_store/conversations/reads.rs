@@ -2,15 +2,10 @@
 //! pieces of one read does to it, piece by piece (the suite of
 //! `tests/redis_conversations.rs` reads whole pages only).
 
-// Shared with the integration tests, which need its items `pub`.
-#[path = "../../../tests/redis_server/mod.rs"]
-#[allow(unreachable_pub)]
-mod redis_server;
-
 use super::{Items, Piece, PIECE_ITEMS};
 use crate::conversation::{ConversationStore, ItemQuery, Order, StoredConversation, StoredItem};
+use crate::redis_store::redis_server::RedisServer;
 use crate::redis_store::RedisStore;
-use redis_server::RedisServer;
 
 /// More than two pieces' worth.
 const LENGTH: usize = PIECE_ITEMS * 2 + 100;
