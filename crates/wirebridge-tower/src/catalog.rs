@@ -20,13 +20,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::Bytes;
 use http::{header, HeaderMap, Method, Request, Response, StatusCode, Uri};
 use http_body::Body;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Limited};
 use tower::Service;
 use wirebridge_convert::catalog::{codex_catalog, parse_model_list, UpstreamModel};
 
 use crate::body::ResponseBody;
 use crate::catalog_etag as etag;
-use crate::error_response::{api_error, error_response, reshape_upstream_error};
+use crate::error_response::reshape_upstream_error;
+use crate::refusal::upstream::UnusableReply;
 use crate::replies::{read_limited, unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::CatalogSettings;
@@ -129,7 +130,7 @@ where
         });
     }
     if let Some(error) = unusable_status(status) {
-        return Ok(error_response(StatusCode::BAD_GATEWAY, error));
+        return Ok(Refused::from(error).response());
     }
     if !status.is_success() {
         return Ok(upstream_error(response).await);
@@ -143,21 +144,8 @@ where
     {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
-            let error = match e.downcast_ref::<LengthLimitError>() {
-                Some(_) => api_error(
-                    format!(
-                        "the upstream's model list is larger than the {max_reply_size}-byte limit"
-                    ),
-                    "server_error",
-                    "upstream_reply_too_large",
-                ),
-                None => api_error(
-                    format!("the upstream's model list could not be read: {e}"),
-                    "server_error",
-                    "upstream_read_error",
-                ),
-            };
-            return Ok(error_response(StatusCode::BAD_GATEWAY, error));
+            let error = UnusableReply::unread("model list", max_reply_size, &*e);
+            return Ok(Refused::from(error).response());
         }
     };
     Ok(match parse_model_list(&body) {

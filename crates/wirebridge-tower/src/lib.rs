@@ -81,6 +81,7 @@ pub mod observer;
 #[cfg(feature = "websocket")]
 mod open_sockets;
 mod paths;
+mod refusal;
 mod replicas;
 mod replies;
 mod request_body;

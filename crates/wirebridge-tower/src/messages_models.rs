@@ -6,7 +6,7 @@ use std::fmt;
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Limited};
 use tower::Service;
 use wirebridge_convert::messages_to_responses::{model_info, model_list, ModelPage};
 use wirebridge_convert::ConvertError;
@@ -14,7 +14,9 @@ use wirebridge_convert::ConvertError;
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::error_response::{api_error, Dialect};
-use crate::replies::{read_limited, unusable_status};
+use crate::refusal::request::ModelNotListed;
+use crate::refusal::upstream::UnusableReply;
+use crate::replies::{read_limited, unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::upstream_list::{json_reply, models_request};
 
@@ -74,7 +76,7 @@ where
     let status = response.status();
     let anthropic = Dialect::Anthropic;
     if let Some(error) = unusable_status(status) {
-        return Ok(anthropic.error_response(StatusCode::BAD_GATEWAY, error));
+        return Ok(Refused::from(error).response_in(anthropic));
     }
     if !status.is_success() {
         let bytes = read_limited(response.into_body(), MAX_UPSTREAM_ERROR).await;
@@ -87,14 +89,8 @@ where
     {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
-            let message = match e.downcast_ref::<LengthLimitError>() {
-                Some(_) => format!(
-                    "the upstream's model list is larger than the {max_reply_size}-byte limit"
-                ),
-                None => format!("the upstream's model list could not be read: {e}"),
-            };
-            let error = api_error(message, "server_error", "upstream_read_error");
-            return Ok(anthropic.error_response(StatusCode::BAD_GATEWAY, error));
+            let error = UnusableReply::unread("model list", max_reply_size, &*e);
+            return Ok(Refused::from(error).response_in(anthropic));
         }
     };
     let answer = match &asked {
@@ -107,12 +103,7 @@ where
             let Asked::One(id) = asked else {
                 unreachable!("a list is always answered")
             };
-            let error = api_error(
-                format!("model: {id} is not one the upstream lists"),
-                "invalid_request_error",
-                "model_not_found",
-            );
-            anthropic.error_response(StatusCode::NOT_FOUND, error)
+            Refused::from(ModelNotListed { id }).response_in(anthropic)
         }
         Err(e) => {
             let status = StatusCode::from_u16(e.status()).unwrap_or(StatusCode::BAD_GATEWAY);

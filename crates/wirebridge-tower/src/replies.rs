@@ -8,8 +8,11 @@ use wirebridge_convert::{ConvertError, ReplySummary};
 use wirebridge_wire::error::ApiError;
 
 use crate::body::ResponseBody;
-use crate::error_response::{api_error, error_response, Dialect};
+use crate::error_response::Dialect;
 use crate::headers::{clean_headers, insert_dropped};
+use crate::refusal::stored::InvalidParameter;
+use crate::refusal::upstream::UnusableReply;
+use crate::refusal::Refusal;
 use crate::request_body::BoxError;
 use crate::tracker::Tracker;
 
@@ -37,16 +40,10 @@ impl Refused {
         self
     }
 
-    /// Over the body limit.
-    pub(crate) fn too_large(limit: usize) -> Self {
-        Self::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            api_error(
-                format!("the request body is larger than the {limit}-byte limit"),
-                "invalid_request_error",
-                "request_too_large",
-            ),
-        )
+    /// `param` is wrong, as `message` says (a query parameter, a field of
+    /// a stored-state request's body).
+    pub(crate) fn invalid_parameter(param: &'static str, message: String) -> Self {
+        InvalidParameter { param, message }.into()
     }
 
     /// A translation error, with the status it calls for.
@@ -62,9 +59,15 @@ impl Refused {
         Self::new(status, error)
     }
 
-    /// The response on its own, for exchanges no tracker follows.
+    /// The response on its own, in OpenAI's shape, for exchanges no
+    /// tracker follows.
     pub(crate) fn response<B>(self) -> Response<ResponseBody<B>> {
-        let mut response = error_response(self.status, self.error);
+        self.response_in(Dialect::OpenAi)
+    }
+
+    /// The response on its own, in `dialect`.
+    pub(crate) fn response_in<B>(self, dialect: Dialect) -> Response<ResponseBody<B>> {
+        let mut response = dialect.error_response(self.status, self.error);
         if self.retry_after {
             response
                 .headers_mut()
@@ -87,16 +90,23 @@ impl Refused {
     }
 }
 
-/// An error reply in the client's dialect, reported.
+impl<R: Refusal> From<R> for Refused {
+    fn from(refusal: R) -> Self {
+        let refused = Refused::new(refusal.status(), refusal.api_error());
+        if refusal.retry_soon() {
+            refused.retry_soon()
+        } else {
+            refused
+        }
+    }
+}
+
+/// A refusal's reply in the client's dialect, reported.
 pub(crate) fn finish_error<B>(
     tracker: &mut Tracker,
-    status: StatusCode,
-    error: ApiError<'_>,
+    refusal: impl Refusal,
 ) -> Response<ResponseBody<B>> {
-    let code = error.code.as_deref().map(str::to_owned);
-    let mut response = Dialect::of(tracker.direction()).error_response(status, error);
-    finish(tracker, code.as_deref(), &mut response);
-    response
+    Refused::from(refusal).send(tracker)
 }
 
 fn finish<B>(tracker: &mut Tracker, code: Option<&str>, response: &mut Response<ResponseBody<B>>) {
@@ -133,42 +143,26 @@ pub(crate) fn finish_reply<B>(
 /// send the prompt and its credentials wherever it points), or a 1xx, which
 /// is never a final answer (RFC 9110, 15.2: passed on, the client would
 /// wait for the answer that follows it). Each is a 502.
-pub(crate) fn unusable_status(status: StatusCode) -> Option<ApiError<'static>> {
+pub(crate) fn unusable_status(status: StatusCode) -> Option<UnusableReply> {
     if status.is_redirection() {
-        return Some(api_error(
-            format!("the upstream answered {status} (a redirect); redirects are not followed"),
-            "server_error",
-            "upstream_redirect",
-        ));
+        return Some(UnusableReply::Redirect { status });
     }
     if status.is_informational() {
-        return Some(api_error(
-            format!(
-                "the upstream answered {} (informational) where an answer was due",
-                status.as_u16()
-            ),
-            "server_error",
-            "upstream_informational",
-        ));
+        return Some(UnusableReply::Informational { status });
     }
     None
 }
 
 /// A body the upstream encoded although identity was asked for: the
 /// bridge reads what it answers, and does not decompress.
-pub(crate) fn unreadable_encoding(headers: &HeaderMap) -> Option<ApiError<'static>> {
+pub(crate) fn unreadable_encoding(headers: &HeaderMap) -> Option<UnusableReply> {
     let encoding = headers
         .get(header::CONTENT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .filter(|e| !e.eq_ignore_ascii_case("identity"))?;
-    Some(api_error(
-        format!(
-            "the upstream sent a '{encoding}'-encoded body although identity was requested; \
-             it cannot be read"
-        ),
-        "server_error",
-        "unsupported_upstream_encoding",
-    ))
+    Some(UnusableReply::Encoded {
+        encoding: encoding.to_owned(),
+    })
 }
 
 /// An upstream body read whole up to `limit` bytes (an error's, a token
@@ -183,4 +177,36 @@ where
         .await
         .map(|c| c.to_bytes())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use http::header;
+    use http_body_util::{BodyExt, Full};
+    use wirebridge_store::StoreError;
+
+    use super::*;
+    use crate::refusal::stored::StoreUnavailable;
+
+    #[tokio::test]
+    async fn an_unavailable_store_is_a_503_to_retry_that_names_no_host() {
+        let error = StoreError::Unavailable {
+            message: "the response store cannot be reached".into(),
+            source: Some(std::sync::Arc::new(std::io::Error::other(
+                "connection refused by redis://:secret@10.0.0.5:6379",
+            ))),
+        };
+        let refusal = StoreUnavailable(error);
+        assert_eq!(refusal.kind(), "server_error");
+        let response = Refused::from(refusal).response::<Full<bytes::Bytes>>();
+        assert_eq!(response.status(), 503);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let body = String::from_utf8_lossy(&body);
+        assert!(body.contains("cannot be reached"), "{body}");
+        assert!(
+            !body.contains("secret") && !body.contains("10.0.0.5"),
+            "{body}"
+        );
+    }
 }

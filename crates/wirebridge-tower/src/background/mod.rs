@@ -14,10 +14,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use http::StatusCode;
 use tokio::sync::watch;
-use wirebridge_wire::error::ApiError;
 
+use crate::refusal::background::TooManyBackgroundResponses;
 use crate::replies::Refused;
 pub(crate) use crate::stateful::{status_of, with_status};
 pub(crate) use follow::Follower;
@@ -192,26 +191,20 @@ impl BackgroundRuns {
         let running = *self.inner.running.borrow();
         let own = table.per_tenant.get(tenant).copied().unwrap_or(0);
         if running >= limits.max_runs {
-            return Err(too_many(format!(
-                "{running} background responses are running, the most this server runs at once; \
-                 retry when one has finished"
-            )));
+            return Err(TooManyBackgroundResponses::Server { running }.into());
         }
         if own >= limits.max_runs_per_tenant {
-            return Err(too_many(format!(
-                "{own} of your background responses are running, the most one credential may \
-                 run at once; retry when one has finished"
-            )));
+            return Err(TooManyBackgroundResponses::Tenant { own }.into());
         }
         let others = table.per_tenant.len() - usize::from(own > 0);
         let share = fair_share(limits.max_runs, others);
         if own >= share {
-            return Err(too_many(format!(
-                "{own} of your background responses are running, your share of the {} this \
-                 server runs at once while {others} other credentials run theirs; retry when one \
-                 has finished",
-                limits.max_runs
-            )));
+            return Err(TooManyBackgroundResponses::Share {
+                own,
+                max_runs: limits.max_runs,
+                others,
+            }
+            .into());
         }
         let run = Arc::new(Run::new(tenant.to_owned(), id.to_owned(), streams));
         table
@@ -304,19 +297,6 @@ impl fmt::Debug for BackgroundRuns {
 /// half at most), and never less than one run.
 fn fair_share(max_runs: usize, others: usize) -> usize {
     (max_runs / others.saturating_add(2)).max(1)
-}
-
-fn too_many(message: String) -> Refused {
-    Refused::new(
-        StatusCode::TOO_MANY_REQUESTS,
-        ApiError {
-            message: message.into(),
-            kind: "rate_limit_error".into(),
-            param: Some("background".into()),
-            code: Some("too_many_background_responses".into()),
-        },
-    )
-    .retry_soon()
 }
 
 #[cfg(test)]

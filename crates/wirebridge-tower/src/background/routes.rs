@@ -2,16 +2,17 @@
 //! and `GET …/responses/{id}?stream=true&starting_after=N`, which follows
 //! (or resumes) a run's events.
 
-use http::{Method, Response, StatusCode};
-use wirebridge_wire::error::ApiError;
+use http::{Method, Response};
 
 use super::follow::Follower;
 use super::respond::event_stream;
 use super::run::Stop;
 use super::BackgroundRuns;
 use crate::body::ResponseBody;
+use crate::refusal::background::EventsNotKept;
+use crate::refusal::stored::{ResponseNotFound, StoreUnavailable};
 use crate::replies::Refused;
-use crate::stateful::{status_of, unavailable, with_output, with_status, Stateful};
+use crate::stateful::{status_of, with_output, with_status, Stateful};
 
 /// How long a cancel waits for the run it stopped to write its end.
 const CANCEL_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -57,7 +58,7 @@ pub(crate) fn route(
                 None => None,
                 Some(Ok(n)) => Some(n),
                 Some(Err(_)) => {
-                    return Some(Err(bad_request(
+                    return Some(Err(Refused::invalid_parameter(
                         "starting_after",
                         "starting_after must be an event's sequence number".into(),
                     )))
@@ -79,7 +80,9 @@ impl BackgroundRuns {
         route: Route,
     ) -> Response<ResponseBody<B>> {
         let answer = match (tenant, route) {
-            (None, Route::Cancel(id) | Route::Follow(id, _)) => Err(not_found(&id)),
+            (None, Route::Cancel(id) | Route::Follow(id, _)) => {
+                Err(Refused::from(ResponseNotFound { id: id.to_string() }))
+            }
             (Some(tenant), Route::Cancel(id)) => self.cancel(stateful, tenant, &id).await,
             (Some(tenant), Route::Follow(id, after)) => {
                 return match self.follow(stateful, tenant, &id, after).await {
@@ -114,15 +117,18 @@ impl BackgroundRuns {
             run.stop(Stop::Cancelled);
             let _ = tokio::time::timeout(CANCEL_WAIT, run.ended()).await;
         }
-        let store = stateful.store().ok_or_else(|| not_found(id))?;
+        let store = stateful
+            .store()
+            .ok_or_else(|| Refused::from(ResponseNotFound { id: id.to_string() }))?;
         let record = match store.get(tenant, id).await {
             Ok(Some(record)) => record,
-            Ok(None) => return Err(not_found(id)),
-            Err(e) => return Err(unavailable(&e)),
+            Ok(None) => return Err(Refused::from(ResponseNotFound { id: id.to_string() })),
+            Err(e) => return Err(Refused::from(StoreUnavailable(e))),
         };
-        let response = with_output(&record.response, &record.output).map_err(|_| not_found(id))?;
+        let response = with_output(&record.response, &record.output)
+            .map_err(|_| Refused::from(ResponseNotFound { id: id.to_string() }))?;
         if !is_background(&response) {
-            return Err(bad_request(
+            return Err(Refused::invalid_parameter(
                 "response_id",
                 format!("response {id} was not created with `background: true`: only background responses can be cancelled"),
             ));
@@ -140,7 +146,7 @@ impl BackgroundRuns {
                 stateful
                     .save_state(tenant, &turn, &cancelled)
                     .await
-                    .map_err(|e| unavailable(&e))?;
+                    .map_err(|e| Refused::from(StoreUnavailable(e)))?;
                 Ok(cancelled)
             }
             _ => Ok(response),
@@ -158,7 +164,7 @@ impl BackgroundRuns {
     ) -> Result<Response<ResponseBody<B>>, Refused> {
         if let Some(run) = self.find(tenant, id) {
             if !run.streams {
-                return Err(bad_request(
+                return Err(Refused::invalid_parameter(
                     "stream",
                     format!(
                         "response {id} was created without `stream: true`, so it makes no \
@@ -172,13 +178,13 @@ impl BackgroundRuns {
                     Some(last) => format!("its last event so far is {last}"),
                     None => "it has made no event yet".to_owned(),
                 };
-                return Err(bad_request(
+                return Err(Refused::invalid_parameter(
                     "starting_after",
                     format!("starting_after {after} names no event of response {id}: {sent}"),
                 ));
             }
             if matches!(run.read_after(after), super::run::Read::Lost) {
-                return Err(bad_request(
+                return Err(Refused::invalid_parameter(
                     "starting_after",
                     format!(
                         "the events of response {id} after {} are no longer kept; retrieve the \
@@ -189,24 +195,13 @@ impl BackgroundRuns {
             }
             return Ok(event_stream(Follower::new(run, after)));
         }
-        let store = stateful.store().ok_or_else(|| not_found(id))?;
+        let store = stateful
+            .store()
+            .ok_or_else(|| Refused::from(ResponseNotFound { id: id.to_string() }))?;
         match store.get(tenant, id).await {
-            Ok(Some(_)) => Err(Refused::new(
-                StatusCode::BAD_REQUEST,
-                ApiError {
-                    message: format!(
-                        "the events of response {id} are not kept here (it was not run in the \
-                         background by this server, or finished more than five minutes ago); \
-                         retrieve it without `stream`"
-                    )
-                    .into(),
-                    kind: "invalid_request_error".into(),
-                    param: Some("stream".into()),
-                    code: Some("stream_unavailable".into()),
-                },
-            )),
-            Ok(None) => Err(not_found(id)),
-            Err(e) => Err(unavailable(&e)),
+            Ok(Some(_)) => Err(EventsNotKept { id: id.to_owned() }.into()),
+            Ok(None) => Err(Refused::from(ResponseNotFound { id: id.to_string() })),
+            Err(e) => Err(Refused::from(StoreUnavailable(e))),
         }
     }
 }
@@ -218,30 +213,6 @@ fn is_background(response: &[u8]) -> bool {
         background: Option<bool>,
     }
     serde_json::from_slice::<Flag>(response).is_ok_and(|f| f.background == Some(true))
-}
-
-fn not_found(id: &str) -> Refused {
-    Refused::new(
-        StatusCode::NOT_FOUND,
-        ApiError {
-            message: format!("No response found with id '{id}'.").into(),
-            kind: "invalid_request_error".into(),
-            param: None,
-            code: Some("not_found".into()),
-        },
-    )
-}
-
-fn bad_request(param: &'static str, message: String) -> Refused {
-    Refused::new(
-        StatusCode::BAD_REQUEST,
-        ApiError {
-            message: message.into(),
-            kind: "invalid_request_error".into(),
-            param: Some(param.into()),
-            code: Some("invalid_parameter".into()),
-        },
-    )
 }
 
 #[cfg(test)]

@@ -25,9 +25,11 @@ use crate::background::{
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::headers::insert_dropped;
+use crate::refusal::stored::StoreUnavailable;
+use crate::replies::Refused;
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
-use crate::stateful::{unavailable, Stateful};
+use crate::stateful::Stateful;
 use crate::tracker::Tracker;
 
 /// How often a run asks the store whether another replica cancelled it.
@@ -95,7 +97,7 @@ where
     };
     if let Err(e) = kept {
         background.runs.finished(&run);
-        return unavailable(&e).send(&mut tracker);
+        return Refused::from(StoreUnavailable(e)).send(&mut tracker);
     }
     let mut answer = match background.stream {
         true => event_stream(Follower::new(Arc::clone(&run), None)),

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
+use http::{Method, Request, Response};
 use http_body::Body;
 use tower::{Service, ServiceExt};
 use wirebridge_convert::responses_to_chat::History;
@@ -21,8 +21,10 @@ use wirebridge_convert::ReplySummary;
 use super::{hand_on, open, read_limited};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
-use crate::error_response::{api_error, Dialect};
+use crate::error_response::Dialect;
 use crate::headers::upstream_request;
+use crate::refusal::request::NotJsonObject;
+use crate::refusal::upstream::UnusableReply;
 use crate::replies::{finish_error, finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -71,12 +73,7 @@ where
     let bytes = match with_max_tokens(&bytes) {
         Some(bytes) => bytes,
         None => {
-            let error = api_error(
-                "the request body is not a JSON object",
-                "invalid_request_error",
-                "invalid_json",
-            );
-            return Ok(finish_error(&mut tracker, StatusCode::BAD_REQUEST, error));
+            return Ok(finish_error(&mut tracker, NotJsonObject));
         }
     };
     let parsed = match D::parse(&parts, &bytes) {
@@ -113,12 +110,7 @@ where
         ));
     }
     let Some(tokens) = input_tokens(&answer) else {
-        let error = api_error(
-            "the upstream's token count has no input_tokens",
-            "server_error",
-            "invalid_upstream_count",
-        );
-        return Ok(finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error));
+        return Ok(finish_error(&mut tracker, UnusableReply::NoInputTokens));
     };
     let how = head
         .headers

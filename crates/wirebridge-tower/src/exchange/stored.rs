@@ -13,8 +13,9 @@ use wirebridge_convert::{Loss, LossKind, LossReport};
 
 use crate::direction::sealed::{ClientRequest, ReplyContext};
 use crate::direction::{Continues, Tenant};
+use crate::refusal::stored::NeedsCredentials;
 use crate::replies::Refused;
-use crate::stateful::{needs_credentials, MissingHistory, Resolved, Stateful};
+use crate::stateful::{MissingHistory, Resolved, Stateful};
 
 /// What `stateful` holds for `request` of `tenant`: the response or the
 /// conversation it continues, and the items it refers to.
@@ -33,13 +34,17 @@ pub(crate) async fn resolve<'a, R: ClientRequest<'a>>(
     let references = request.item_references();
     if !tenant.stores {
         if previous.is_some() {
-            return Err(needs_credentials("previous_response_id"));
+            return Err(Refused::from(NeedsCredentials {
+                param: "previous_response_id",
+            }));
         }
         if conversation.is_some() {
-            return Err(needs_credentials("conversation"));
+            return Err(Refused::from(NeedsCredentials {
+                param: "conversation",
+            }));
         }
         if !references.is_empty() {
-            return Err(needs_credentials("input"));
+            return Err(Refused::from(NeedsCredentials { param: "input" }));
         }
     }
     let mut stored = stateful

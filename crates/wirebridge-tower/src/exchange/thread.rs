@@ -9,15 +9,15 @@
 //! prompt and tools (the thread's) the turn is given. The history itself
 //! is then resolved as for any `previous_response_id`.
 
-use http::StatusCode;
 use wirebridge_convert::messages_to_responses::{held_by_thread, ThreadTurn};
-use wirebridge_wire::error::ApiError;
+use wirebridge_convert::responses_to_chat::Turn;
 
 use crate::direction::sealed::Direction;
 use crate::direction::{state, Tenant};
+use crate::refusal::stored::StoreUnavailable;
+use crate::refusal::thread::{ThreadNotFound, ThreadUnsupported};
 use crate::replies::Refused;
 use crate::shared::Shared;
-use crate::stateful::unavailable;
 
 /// The request body to read for a turn of a thread: `None` to read the
 /// body as it came (no thread, or a create), the body with the thread's
@@ -33,16 +33,16 @@ pub(super) async fn held<D: Direction>(
         return Ok(None);
     };
     let Some(store) = state::stateful::<D>(&shared.direction).and_then(|s| s.store()) else {
-        return Err(unsupported(
-            "this bridge keeps no responses (it runs without a response store), so it cannot \
-             keep a message thread",
-        ));
+        return Err(Refused::from(ThreadUnsupported {
+            why: "this bridge keeps no responses (it runs without a response store), so it cannot \
+                  keep a message thread",
+        }));
     };
     if !tenant.stores {
-        return Err(unsupported(
-            "a message thread needs a credential: requests without one keep nothing on this \
-             bridge",
-        ));
+        return Err(Refused::from(ThreadUnsupported {
+            why: "a message thread needs a credential: requests without one keep nothing on this \
+                  bridge",
+        }));
     }
     let ThreadTurn::Continue {
         previous_message_id,
@@ -54,44 +54,27 @@ pub(super) async fn held<D: Direction>(
     let record = store
         .get(&tenant.key, previous_response_id)
         .await
-        .map_err(|e| unavailable(&e))?;
+        .map_err(|e| Refused::from(StoreUnavailable(e)))?;
     let Some(record) = record else {
-        return Err(not_found(previous_message_id));
+        return Err(ThreadNotFound {
+            id: previous_message_id.clone(),
+        }
+        .into());
     };
     held_by_thread(body, &record.response)
         .map(Some)
         .map_err(Refused::from_convert)
 }
 
-/// A thread this layer cannot keep: a 400 the Anthropic SDKs read as
-/// `thread_unsupported_request`, whose helper then sends the whole
-/// conversation without `thread`.
-fn unsupported(why: &str) -> Refused {
-    Refused::new(
-        StatusCode::BAD_REQUEST,
-        ApiError {
-            message: format!("thread: {why}; send the whole conversation without `thread`").into(),
-            kind: "invalid_request_error".into(),
-            param: Some("thread".into()),
-            code: Some("thread_unsupported_request".into()),
-        },
-    )
-}
-
-/// No reply `id` of a thread this credential can continue: never kept,
-/// expired, evicted, or another credential's (each tenant sees only its
-/// own). A 404, `thread_not_found` in Anthropic's terms.
-fn not_found(id: &str) -> Refused {
-    Refused::new(
-        StatusCode::NOT_FOUND,
-        ApiError {
-            message: format!(
-                "thread.previous_message_id: no thread holds the message '{id}' for this                  credential (it was never kept, or has expired or been evicted); send the whole                  conversation again with thread {{\"type\": \"create\"}}"
-            )
-            .into(),
-            kind: "invalid_request_error".into(),
-            param: Some("thread.previous_message_id".into()),
-            code: Some("thread_not_found".into()),
-        },
-    )
+/// A compaction of a Messages client's thread, to be kept as the turn
+/// `turn`: the thread starts again from it. Anthropic's compaction block
+/// stands for every message before it (the client's own included, where
+/// the Responses compaction item keeps those), so the turn is kept as a
+/// new root of the chain, with no input of its own: a continue from its
+/// reply is sent the summary, the turns after it, and nothing before.
+pub(super) fn restart_at_compaction(parts: &http::request::Parts, turn: &mut Turn) {
+    if parts.extensions.get::<ThreadTurn>().is_some() {
+        turn.previous_response_id = None;
+        turn.input = "[]".into();
+    }
 }

@@ -9,11 +9,6 @@ use std::sync::{Mutex, PoisonError};
 /// tenant is accepted anew at its next answered request.
 const MAX_TENANTS: usize = 65_536;
 
-/// Marks a reply the backend did not write (a warm-up's): it accepts no
-/// credential.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NotFromBackend;
-
 /// Tenants (their store keys) of which the backend has answered, with a
 /// success, at least one request the bridge keeps (on a WebSocket
 /// connection, every turn is kept), or the check of a Conversations API

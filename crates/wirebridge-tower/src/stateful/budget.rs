@@ -7,10 +7,7 @@
 //! could make the bridge build, hold and send a request thousands of times
 //! its size.
 
-use http::StatusCode;
-use wirebridge_wire::error::ApiError;
-
-use crate::observer::RESOLVED_INPUT_TOO_LARGE;
+use crate::refusal::stored::ResolvedInputTooLarge;
 use crate::replies::Refused;
 
 /// What the store added to one request so far, within a limit.
@@ -53,33 +50,14 @@ impl ResolvedBudget {
     /// A 400 naming the field that passed the limit, if one did.
     pub(crate) fn check(&self) -> Result<(), Refused> {
         match self.passed {
-            Some(param) => Err(too_large(param, self.limit)),
+            Some(param) => Err(ResolvedInputTooLarge {
+                param,
+                limit: self.limit,
+            }
+            .into()),
             None => Ok(()),
         }
     }
-}
-
-/// The resolved input passed `limit` at what `param` brought in: a 400
-/// naming it.
-fn too_large(param: &'static str, limit: usize) -> Refused {
-    let what = match param {
-        "previous_response_id" => "the stored conversation `previous_response_id` continues",
-        "conversation" => "the stored items of `conversation`",
-        _ => "the stored items the item_reference items of `input` name (each time named)",
-    };
-    Refused::new(
-        StatusCode::BAD_REQUEST,
-        ApiError {
-            message: format!(
-                "{what} come to more than the {limit}-byte limit on what one request may take \
-                 in from the store; send fewer references, or continue a shorter conversation"
-            )
-            .into(),
-            kind: "invalid_request_error".into(),
-            param: Some(param.into()),
-            code: Some(RESOLVED_INPUT_TOO_LARGE.into()),
-        },
-    )
 }
 
 #[cfg(test)]

@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use wirebridge_convert::conversation::conversation_items;
 use wirebridge_convert::ids::{unix_now, ResponseIds};
-use wirebridge_store::{ConversationStore, Lookup, StoredConversation, StoredItem};
-use wirebridge_wire::error::ApiError;
+use wirebridge_store::{ConversationStore, Lookup, StoreError, StoredConversation, StoredItem};
 
-use super::routes::{bad_param, json, json_response, Page};
-use super::{conversation_not_found, needs_credentials, unavailable, Stateful};
+use super::routes::{json, json_response, Page};
+use super::Stateful;
 use crate::body::ResponseBody;
+use crate::refusal::stored::{
+    ConversationNotFound, InvalidJsonBody, ItemNotFound, NeedsCredentials, StoreUnavailable,
+};
 use crate::replies::Refused;
 
 /// Items a client may add in one request, as the API allows.
@@ -133,14 +135,16 @@ impl Stateful {
         let answer = match (tenant, self.conversations()) {
             (_, Err(refused)) => Err(refused),
             (None, Ok(_)) => Err(match &route {
-                Route::Create => needs_credentials("conversation"),
+                Route::Create => Refused::from(NeedsCredentials {
+                    param: "conversation",
+                }),
                 Route::Retrieve(id)
                 | Route::Update(id)
                 | Route::Delete(id)
                 | Route::ListItems(id)
                 | Route::AddItems(id)
                 | Route::Item(id, _)
-                | Route::DeleteItem(id, _) => conversation_not_found(id, None),
+                | Route::DeleteItem(id, _) => Refused::from(ConversationNotFound::at_path(id)),
             }),
             (Some(tenant), Ok(store)) => answer(store, tenant, route, query, body).await,
         };
@@ -180,18 +184,18 @@ async fn answer(
             store
                 .create_conversation(tenant, conversation.clone(), items)
                 .await
-                .map_err(|e| unavailable(&e))?;
+                .map_err(|e| Refused::from(StoreUnavailable(e)))?;
             ok(conversation_json(&conversation))
         }
         Route::Retrieve(id) => match store.conversation(tenant, &id).await {
             Ok(Some(conversation)) => ok(conversation_json(&conversation)),
-            Ok(None) => Err(conversation_not_found(&id, None)),
-            Err(e) => Err(unavailable(&e)),
+            Ok(None) => Err(Refused::from(ConversationNotFound::at_path(&id))),
+            Err(e) => Err(Refused::from(StoreUnavailable(e))),
         },
         Route::Update(id) => {
             let body = read_body(body)?;
             if body.metadata.is_none() {
-                return Err(bad_param(
+                return Err(Refused::invalid_parameter(
                     "metadata",
                     "an update of a conversation sets its `metadata`, which is missing".into(),
                 ));
@@ -199,8 +203,8 @@ async fn answer(
             let metadata = metadata(body.metadata)?;
             match store.update_conversation(tenant, &id, metadata).await {
                 Ok(Some(conversation)) => ok(conversation_json(&conversation)),
-                Ok(None) => Err(conversation_not_found(&id, None)),
-                Err(e) => Err(unavailable(&e)),
+                Ok(None) => Err(Refused::from(ConversationNotFound::at_path(&id))),
+                Err(e) => Err(Refused::from(StoreUnavailable(e))),
             }
         }
         Route::Delete(id) => match store.delete_conversation(tenant, &id).await {
@@ -209,28 +213,30 @@ async fn answer(
                 object: "conversation.deleted",
                 deleted: true,
             })),
-            Ok(false) => Err(conversation_not_found(&id, None)),
-            Err(e) => Err(unavailable(&e)),
+            Ok(false) => Err(Refused::from(ConversationNotFound::at_path(&id))),
+            Err(e) => Err(Refused::from(StoreUnavailable(e))),
         },
         Route::ListItems(id) => {
             let query = Page::parse(query)?.query();
             match store.list_items(tenant, &id, &query).await {
                 Ok(Lookup::Found(page)) => ok(item_list(&page.items, page.has_more)),
-                Ok(Lookup::NoConversation) => Err(conversation_not_found(&id, None)),
-                Ok(Lookup::NoItem) => Err(bad_param(
+                Ok(Lookup::NoConversation) => {
+                    Err(Refused::from(ConversationNotFound::at_path(&id)))
+                }
+                Ok(Lookup::NoItem) => Err(Refused::invalid_parameter(
                     "after",
                     format!(
                         "conversation {id} has no item with id '{}'",
                         query.after.unwrap_or_default()
                     ),
                 )),
-                Err(e) => Err(unavailable(&e)),
+                Err(e) => Err(Refused::from(StoreUnavailable(e))),
             }
         }
         Route::AddItems(id) => {
             let body = read_body(body)?;
             let Some(raw) = body.items.filter(|raw| raw.get() != "null") else {
-                return Err(bad_param(
+                return Err(Refused::invalid_parameter(
                     "items",
                     "the items to add are missing: send them in `items`".into(),
                 ));
@@ -238,22 +244,37 @@ async fn answer(
             let items = items(raw, &ResponseIds::new())?;
             match store.append_items(tenant, &id, items.clone()).await {
                 Ok(true) => ok(item_list(&items, false)),
-                Ok(false) => Err(conversation_not_found(&id, None)),
-                Err(e) => Err(unavailable(&e)),
+                Ok(false) => Err(Refused::from(ConversationNotFound::at_path(&id))),
+                Err(e) => Err(Refused::from(StoreUnavailable(e))),
             }
         }
-        Route::Item(id, item_id) => match store.item(tenant, &id, &item_id).await {
-            Ok(Lookup::Found(item)) => ok(item.item.into_bytes()),
-            Ok(Lookup::NoConversation) => Err(conversation_not_found(&id, None)),
-            Ok(Lookup::NoItem) => Err(item_not_found(&id, &item_id)),
-            Err(e) => Err(unavailable(&e)),
-        },
-        Route::DeleteItem(id, item_id) => match store.delete_item(tenant, &id, &item_id).await {
-            Ok(Lookup::Found(conversation)) => ok(conversation_json(&conversation)),
-            Ok(Lookup::NoConversation) => Err(conversation_not_found(&id, None)),
-            Ok(Lookup::NoItem) => Err(item_not_found(&id, &item_id)),
-            Err(e) => Err(unavailable(&e)),
-        },
+        Route::Item(id, item_id) => {
+            let item = item_found(store.item(tenant, &id, &item_id).await, &id, &item_id)?;
+            ok(item.item.into_bytes())
+        }
+        Route::DeleteItem(id, item_id) => {
+            let lookup = store.delete_item(tenant, &id, &item_id).await;
+            ok(conversation_json(&item_found(lookup, &id, &item_id)?))
+        }
+    }
+}
+
+/// What a lookup of the item `item_id` of conversation `id` found, or the
+/// 404 that names what was not there.
+fn item_found<T>(
+    lookup: Result<Lookup<T>, StoreError>,
+    id: &str,
+    item_id: &str,
+) -> Result<T, Refused> {
+    match lookup {
+        Ok(Lookup::Found(found)) => Ok(found),
+        Ok(Lookup::NoConversation) => Err(ConversationNotFound::at_path(id).into()),
+        Ok(Lookup::NoItem) => Err(ItemNotFound {
+            conversation: id.to_owned(),
+            item: item_id.to_owned(),
+        }
+        .into()),
+        Err(e) => Err(StoreUnavailable(e).into()),
     }
 }
 
@@ -263,18 +284,7 @@ fn read_body(body: &[u8]) -> Result<Body<'_>, Refused> {
     } else {
         body
     };
-    serde_json::from_slice(body).map_err(|e| {
-        Refused::new(
-            StatusCode::BAD_REQUEST,
-            ApiError {
-                message: format!("the request body is not a JSON object of this request: {e}")
-                    .into(),
-                kind: "invalid_request_error".into(),
-                param: None,
-                code: Some("invalid_json".into()),
-            },
-        )
-    })
+    serde_json::from_slice(body).map_err(|e| InvalidJsonBody(e).into())
 }
 
 /// The items of a request, in full form, at most
@@ -282,7 +292,7 @@ fn read_body(body: &[u8]) -> Result<Body<'_>, Refused> {
 fn items(raw: &RawValue, ids: &ResponseIds) -> Result<Vec<StoredItem>, Refused> {
     let items = conversation_items(raw.get(), ids, "items").map_err(Refused::from_convert)?;
     if items.len() > MAX_ITEMS_PER_REQUEST {
-        return Err(bad_param(
+        return Err(Refused::invalid_parameter(
             "items",
             format!(
                 "{} items were sent; at most {MAX_ITEMS_PER_REQUEST} are added at a time",
@@ -313,13 +323,13 @@ fn metadata(raw: Option<&RawValue>) -> Result<String, Refused> {
                 .collect()
         })
         .ok_or_else(|| {
-            bad_param(
+            Refused::invalid_parameter(
                 "metadata",
                 "metadata must be an object whose values are strings".into(),
             )
         })?;
     if pairs.len() > MAX_METADATA_KEYS {
-        return Err(bad_param(
+        return Err(Refused::invalid_parameter(
             "metadata",
             format!(
                 "metadata holds {} keys; at most {MAX_METADATA_KEYS} are allowed",
@@ -329,7 +339,7 @@ fn metadata(raw: Option<&RawValue>) -> Result<String, Refused> {
     }
     for (key, value) in &pairs {
         if key.chars().count() > MAX_METADATA_KEY_CHARS {
-            return Err(bad_param(
+            return Err(Refused::invalid_parameter(
                 "metadata",
                 format!(
                     "the metadata key '{key}' is longer than {MAX_METADATA_KEY_CHARS} characters"
@@ -337,7 +347,7 @@ fn metadata(raw: Option<&RawValue>) -> Result<String, Refused> {
             ));
         }
         if value.chars().count() > MAX_METADATA_VALUE_CHARS {
-            return Err(bad_param(
+            return Err(Refused::invalid_parameter(
                 "metadata",
                 format!(
                     "the value of metadata key '{key}' is longer than {MAX_METADATA_VALUE_CHARS} \
@@ -376,18 +386,6 @@ fn item_list(items: &[StoredItem], has_more: bool) -> Vec<u8> {
         last_id: items.last().map(|item| item.id.as_str()),
         has_more,
     })
-}
-
-fn item_not_found(id: &str, item_id: &str) -> Refused {
-    Refused::new(
-        StatusCode::NOT_FOUND,
-        ApiError {
-            message: format!("Item with id '{item_id}' not found in conversation '{id}'.").into(),
-            kind: "invalid_request_error".into(),
-            param: None,
-            code: Some("not_found".into()),
-        },
-    )
 }
 
 #[cfg(test)]

@@ -22,15 +22,13 @@ mod unkept;
 use std::fmt;
 use std::sync::Arc;
 
-use http::StatusCode;
 use wirebridge_convert::responses_to_chat::HistoryCache;
-use wirebridge_store::{ConversationStore, MemoryStore, ResponseStore, StoreError};
-use wirebridge_wire::error::ApiError;
+use wirebridge_store::{ConversationStore, MemoryStore, ResponseStore};
 
+use crate::refusal::stored::ConversationsNotKept;
 use crate::replies::Refused;
 
 pub(crate) use abandoned::{settled, status_of, with_status};
-pub(crate) use accepted::NotFromBackend;
 pub(crate) use conversations::{route as conversation_route, Route as ConversationRoute};
 pub(crate) use keep::with_output;
 pub(crate) use probe::Checked;
@@ -176,7 +174,7 @@ impl Stateful {
         self.store
             .as_deref()
             .and_then(|store| store.conversations())
-            .ok_or_else(no_conversations)
+            .ok_or_else(|| Refused::from(ConversationsNotKept))
     }
 
     /// Drops a response from the connection's cache (not from the store):
@@ -187,88 +185,6 @@ impl Stateful {
             let _ = cache.delete(tenant, id).await;
         }
     }
-}
-
-/// A request without credentials continues nothing and refers to no stored
-/// item (`param` says which it tried): a 400 that says why.
-pub(crate) fn needs_credentials(param: &'static str) -> Refused {
-    let what = match param {
-        "previous_response_id" => "previous_response_id",
-        "conversation" => "a conversation",
-        "background" => "a background response",
-        _ => "item_reference",
-    };
-    Refused::new(
-        StatusCode::BAD_REQUEST,
-        ApiError {
-            message: format!(
-                "{what} needs a credential: requests without one keep no responses on this \
-                 bridge (it shares no anonymous store), so there is nothing to refer to; send \
-                 an authorization header, or the whole conversation in `input`"
-            )
-            .into(),
-            kind: "invalid_request_error".into(),
-            param: Some(param.into()),
-            code: Some("store_requires_credentials".into()),
-        },
-    )
-}
-
-/// `previous_response_id` names nothing this tenant can continue: a 404.
-fn previous_not_found(message: String) -> Refused {
-    Refused::new(
-        StatusCode::NOT_FOUND,
-        ApiError {
-            message: message.into(),
-            kind: "invalid_request_error".into(),
-            param: Some("previous_response_id".into()),
-            code: Some("previous_response_not_found".into()),
-        },
-    )
-}
-
-/// No conversation `id` for this tenant: a 404, naming `param` when a
-/// request field named it.
-pub(crate) fn conversation_not_found(id: &str, param: Option<&'static str>) -> Refused {
-    Refused::new(
-        StatusCode::NOT_FOUND,
-        ApiError {
-            message: format!("Conversation with id '{id}' not found.").into(),
-            kind: "invalid_request_error".into(),
-            param: param.map(Into::into),
-            code: Some("not_found".into()),
-        },
-    )
-}
-
-/// The layer's store keeps no conversations (an embedder's own store that
-/// does not offer them): a 400 that says so.
-fn no_conversations() -> Refused {
-    Refused::new(
-        StatusCode::BAD_REQUEST,
-        ApiError {
-            message: "conversations are not kept here: the bridge's response store offers no \
-                      conversation store"
-                .into(),
-            kind: "invalid_request_error".into(),
-            param: Some("conversation".into()),
-            code: Some("conversations_not_kept".into()),
-        },
-    )
-}
-
-/// The store cannot be reached: a 503 to retry.
-pub(crate) fn unavailable(e: &StoreError) -> Refused {
-    Refused::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        ApiError {
-            message: e.to_string().into(),
-            kind: "server_error".into(),
-            param: None,
-            code: Some("store_unavailable".into()),
-        },
-    )
-    .retry_soon()
 }
 
 #[cfg(all(test, feature = "websocket"))]

@@ -23,8 +23,9 @@ use tower::Service;
 
 use super::Stateful;
 use crate::body::ResponseBody;
-use crate::error_response::{api_error, error_response, reshape_upstream_error};
-use crate::replies::{read_limited, unusable_status};
+use crate::error_response::reshape_upstream_error;
+use crate::refusal::upstream::UnusableReply;
+use crate::replies::{read_limited, unusable_status, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::upstream_list::{json_reply, models_request};
 
@@ -66,10 +67,7 @@ impl Stateful {
             return Ok(Checked::Accepted);
         }
         if let Some(error) = unusable_status(status) {
-            return Ok(Checked::Refused(error_response(
-                StatusCode::BAD_GATEWAY,
-                error,
-            )));
+            return Ok(Checked::Refused(Refused::from(error).response()));
         }
         let passed_on = [
             StatusCode::UNAUTHORIZED,
@@ -81,20 +79,11 @@ impl Stateful {
             let body = reshape_upstream_error(status, &bytes);
             return Ok(Checked::Refused(json_reply(status, body)));
         }
-        let error = api_error(
-            format!(
-                "the credential could not be checked before keeping a conversation: the \
-                 upstream answered {status} to GET {prefix}/models (a deployment that \
-                 authenticates in front of the bridge can skip this check with \
-                 trust_credentials)"
-            ),
-            "server_error",
-            "credential_unchecked",
-        );
-        Ok(Checked::Refused(error_response(
-            StatusCode::BAD_GATEWAY,
-            error,
-        )))
+        let error = UnusableReply::CredentialUnchecked {
+            status,
+            prefix: prefix.to_owned(),
+        };
+        Ok(Checked::Refused(Refused::from(error).response()))
     }
 }
 

@@ -12,9 +12,10 @@ use wirebridge_store::{Chain, ItemQuery, Lookup, ResponseStore, StoreError, Stor
 use super::budget::ResolvedBudget;
 use super::keep::RUNNING;
 use super::referable::{ItemAt, ReferableIndex};
-use super::{conversation_not_found, previous_not_found, unavailable, MissingHistory, Stateful};
-use http::StatusCode;
-use wirebridge_wire::error::ApiError;
+use super::{MissingHistory, Stateful};
+use crate::refusal::stored::{
+    ConversationNotFound, PreviousResponseInProgress, PreviousResponseNotFound, StoreUnavailable,
+};
 
 use crate::replies::Refused;
 
@@ -171,7 +172,7 @@ impl Stateful {
             let turns = self
                 .turns(tenant, &responses)
                 .await
-                .map_err(|e| unavailable(&e))?;
+                .map_err(|e| Refused::from(StoreUnavailable(e)))?;
             let referable: Vec<StoredTurn> = turns.into_iter().flatten().collect();
             resolved.refer(references, &referable)?;
             resolved.referable = Some(referable);
@@ -206,9 +207,12 @@ impl Stateful {
                 Ok(items)
             }
             Ok(Lookup::NoConversation | Lookup::NoItem) => {
-                Err(conversation_not_found(id, Some("conversation")))
+                Err(Refused::from(ConversationNotFound {
+                    id: id.to_string(),
+                    param: Some("conversation"),
+                }))
             }
-            Err(e) => Err(unavailable(&e)),
+            Err(e) => Err(Refused::from(StoreUnavailable(e))),
         }
     }
 
@@ -248,30 +252,17 @@ impl Stateful {
             Ok(Some(Chain {
                 missing: Some(missing),
                 ..
-            })) if policy == MissingHistory::Refuse => Err(previous_not_found(format!(
-                "Previous response with id '{id}' cannot be continued: its conversation is \
-                 missing the earlier response '{missing}' (expired, evicted or deleted)."
-            ))),
+            })) if policy == MissingHistory::Refuse => Err(PreviousResponseNotFound::Broken {
+                id: id.to_owned(),
+                missing: missing.to_string(),
+            }
+            .into()),
             Ok(Some(chain)) if chain.turns.last().is_some_and(|t| &*t.output == RUNNING) => {
-                Err(Refused::new(
-                    StatusCode::BAD_REQUEST,
-                    ApiError {
-                        message: format!(
-                            "Previous response with id '{id}' is still running in the \
-                             background: continue it once it has ended."
-                        )
-                        .into(),
-                        kind: "invalid_request_error".into(),
-                        param: Some("previous_response_id".into()),
-                        code: Some("previous_response_in_progress".into()),
-                    },
-                ))
+                Err(PreviousResponseInProgress { id: id.to_owned() }.into())
             }
             Ok(Some(chain)) => Ok(chain),
-            Ok(None) => Err(previous_not_found(format!(
-                "Previous response with id '{id}' not found."
-            ))),
-            Err(e) => Err(unavailable(&e)),
+            Ok(None) => Err(PreviousResponseNotFound::Missing { id: id.to_owned() }.into()),
+            Err(e) => Err(Refused::from(StoreUnavailable(e))),
         }
     }
 

@@ -4,13 +4,13 @@
 use http::{header, HeaderValue, Method, Response, StatusCode};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use wirebridge_wire::error::ApiError;
 use wirebridge_wire::Str;
 
 use wirebridge_store::StoreError;
 
-use super::{unavailable, with_output, Stateful};
+use super::{with_output, Stateful};
 use crate::body::ResponseBody;
+use crate::refusal::stored::{ResponseNotFound, StoreUnavailable};
 use crate::replies::Refused;
 
 /// A request the store answers itself.
@@ -51,7 +51,7 @@ impl Stateful {
     ) -> Response<ResponseBody<B>> {
         let (Some(tenant), Some(store)) = (tenant, self.store()) else {
             let (Route::Retrieve(id) | Route::Delete(id) | Route::InputItems(id)) = route;
-            return not_found(&id).response();
+            return Refused::from(ResponseNotFound { id: id.to_string() }).response();
         };
         let result = match route {
             Route::Retrieve(id) => match store.get(tenant, &id).await {
@@ -59,11 +59,13 @@ impl Stateful {
                     // A run whose process is gone reads `failed`.
                     let record = super::settled(self, &**store, tenant, record).await;
                     with_output(&record.response, &record.output).map_err(|e| {
-                        unavailable(&StoreError::Corrupt(format!("response {id}: {e}")))
+                        Refused::from(StoreUnavailable(StoreError::Corrupt(format!(
+                            "response {id}: {e}"
+                        ))))
                     })
                 }
-                Ok(None) => Err(not_found(&id)),
-                Err(e) => Err(unavailable(&e)),
+                Ok(None) => Err(Refused::from(ResponseNotFound { id: id.to_string() })),
+                Err(e) => Err(Refused::from(StoreUnavailable(e))),
             },
             Route::Delete(id) => match store.delete(tenant, &id).await {
                 Ok(true) => Ok(json(&Deleted {
@@ -71,15 +73,15 @@ impl Stateful {
                     object: "response.deleted",
                     deleted: true,
                 })),
-                Ok(false) => Err(not_found(&id)),
-                Err(e) => Err(unavailable(&e)),
+                Ok(false) => Err(Refused::from(ResponseNotFound { id: id.to_string() })),
+                Err(e) => Err(Refused::from(StoreUnavailable(e))),
             },
             Route::InputItems(id) => match Page::parse(query) {
                 Err(refused) => Err(refused),
                 Ok(page) => match store.get(tenant, &id).await {
                     Ok(Some(record)) => page.list(&record.input),
-                    Ok(None) => Err(not_found(&id)),
-                    Err(e) => Err(unavailable(&e)),
+                    Ok(None) => Err(Refused::from(ResponseNotFound { id: id.to_string() })),
+                    Err(e) => Err(Refused::from(StoreUnavailable(e))),
                 },
             },
         };
@@ -150,7 +152,7 @@ impl Page {
                 "limit" => match value.parse::<usize>() {
                     Ok(n) if (1..=100).contains(&n) => page.limit = n,
                     _ => {
-                        return Err(bad_param(
+                        return Err(Refused::invalid_parameter(
                             "limit",
                             format!("limit must be a number from 1 to 100, not '{value}'"),
                         ))
@@ -160,7 +162,7 @@ impl Page {
                     "asc" => page.ascending = true,
                     "desc" => page.ascending = false,
                     _ => {
-                        return Err(bad_param(
+                        return Err(Refused::invalid_parameter(
                             "order",
                             format!("order must be asc or desc, not '{value}'"),
                         ))
@@ -187,7 +189,7 @@ impl Page {
                 {
                     Some(at) => at + 1,
                     None => {
-                        return Err(bad_param(
+                        return Err(Refused::invalid_parameter(
                             "after",
                             format!("no input item with id '{after}'"),
                         ))
@@ -225,30 +227,6 @@ pub(super) fn json_response<B>(body: Vec<u8>) -> Response<ResponseBody<B>> {
     );
     headers.insert(header::CONTENT_LENGTH, length);
     response
-}
-
-fn not_found(id: &str) -> Refused {
-    Refused::new(
-        StatusCode::NOT_FOUND,
-        ApiError {
-            message: format!("No response found with id '{id}'.").into(),
-            kind: "invalid_request_error".into(),
-            param: None,
-            code: Some("not_found".into()),
-        },
-    )
-}
-
-pub(super) fn bad_param(param: &'static str, message: String) -> Refused {
-    Refused::new(
-        StatusCode::BAD_REQUEST,
-        ApiError {
-            message: message.into(),
-            kind: "invalid_request_error".into(),
-            param: Some(param.into()),
-            code: Some("invalid_parameter".into()),
-        },
-    )
 }
 
 #[cfg(test)]

@@ -5,11 +5,8 @@
 //! event ([`MessageRejection`]), and so does a turn whose upstream failed
 //! ([`TurnFailure`]). The text of each is its `Display`.
 
-use std::borrow::Cow;
-
 use http::{header, HeaderValue, Response, StatusCode};
 use thiserror::Error;
-use wirebridge_wire::error::ApiError;
 
 use crate::body::ResponseBody;
 use crate::error_response::{error_response, error_type_for};
@@ -17,82 +14,10 @@ use crate::error_response::{error_response, error_type_for};
 /// The protocol version a refused handshake is told to use.
 pub(crate) const VERSION: &str = "13";
 
-/// What the client is told of a refusal: the error object's fields, and
-/// the status that goes with it.
-pub(crate) trait Rejection: std::error::Error {
-    /// The HTTP status: of the reply, or in the error event.
-    fn status(&self) -> StatusCode;
-
-    /// The error object's `code`.
-    fn code(&self) -> &'static str;
-
-    /// The error object's `type`.
-    fn kind(&self) -> &'static str {
-        "invalid_request_error"
-    }
-
-    /// The field of the message at fault, if one is.
-    fn param(&self) -> Option<&'static str> {
-        None
-    }
-
-    /// The error object: `{"message","type","param","code"}`.
-    fn api_error(&self) -> ApiError<'static> {
-        ApiError {
-            message: Cow::Owned(self.to_string()),
-            kind: self.kind().into(),
-            param: self.param().map(Into::into),
-            code: Some(self.code().into()),
-        }
-    }
-}
-
-/// Implements [`Rejection`] for a type with a fixed status and code, and
-/// optionally a param (a field, `self.field` when it names one).
-macro_rules! rejection {
-    ($type:ty, $status:ident, $code:literal $(, param = $param:expr)?) => {
-        impl Rejection for $type {
-            fn status(&self) -> StatusCode {
-                StatusCode::$status
-            }
-
-            fn code(&self) -> &'static str {
-                $code
-            }
-
-            $(
-                #[allow(clippy::redundant_closure_call)]
-                fn param(&self) -> Option<&'static str> {
-                    Some(($param)(self))
-                }
-            )?
-        }
-    };
-}
-
-/// Implements [`Rejection`] for an enum of rejections, each variant
-/// holding one.
-macro_rules! delegate {
-    ($type:ident { $($variant:ident),+ $(,)? }) => {
-        impl Rejection for $type {
-            fn status(&self) -> StatusCode {
-                match self { $(Self::$variant(r) => r.status()),+ }
-            }
-
-            fn code(&self) -> &'static str {
-                match self { $(Self::$variant(r) => r.code()),+ }
-            }
-
-            fn kind(&self) -> &'static str {
-                match self { $(Self::$variant(r) => r.kind()),+ }
-            }
-
-            fn param(&self) -> Option<&'static str> {
-                match self { $(Self::$variant(r) => r.param()),+ }
-            }
-        }
-    };
-}
+/// What the client is told of a refusal: the bridge's one trait for them,
+/// shared with its HTTP refusals.
+pub(crate) use crate::refusal::Refusal as Rejection;
+use crate::refusal::{delegate, refusal as rejection};
 
 // The handshake.
 
@@ -212,7 +137,7 @@ rejection!(
     UnknownEvent,
     BAD_REQUEST,
     "unknown_event",
-    param = |_| "type"
+    param = |_: &Self| Some("type")
 );
 
 /// A message without a `type`.
@@ -223,7 +148,7 @@ rejection!(
     MissingType,
     BAD_REQUEST,
     "missing_required_parameter",
-    param = |_| "type"
+    param = |_: &Self| Some("type")
 );
 
 /// A field of a message that is not of the type it must be.
@@ -239,7 +164,7 @@ rejection!(
     WrongType,
     BAD_REQUEST,
     "invalid_type",
-    param = |r: &WrongType| r.field
+    param = |r: &WrongType| Some(r.field)
 );
 
 /// A field set to what a WebSocket turn cannot honour (`stream: false`,
@@ -258,7 +183,7 @@ rejection!(
     CannotHonour,
     BAD_REQUEST,
     "unsupported_value",
-    param = |r: &CannotHonour| r.field
+    param = |r: &CannotHonour| Some(r.field)
 );
 
 /// A `response.steer` without the response it steers: its refusal could
@@ -270,7 +195,7 @@ rejection!(
     SteerWithoutResponse,
     BAD_REQUEST,
     "missing_required_parameter",
-    param = |_| "previous_response_id"
+    param = |_: &Self| Some("previous_response_id")
 );
 
 /// A `response.steer` without input: its refusal could not hand it back.
@@ -281,7 +206,7 @@ rejection!(
     SteerWithoutInput,
     BAD_REQUEST,
     "missing_required_parameter",
-    param = |_| "input"
+    param = |_: &Self| Some("input")
 );
 
 /// A `response.create` beyond the connection's queue: too many turns
@@ -309,6 +234,32 @@ rejection!(
     TooManyQueued,
     TOO_MANY_REQUESTS,
     "too_many_queued_responses"
+);
+
+/// A `response.create` whose request does not fit in the bytes every
+/// connection holds together, once this connection's own oldest cached
+/// responses are evicted: a bound of the server's, so a 503 the client may
+/// retry, on this connection, once others have let go.
+#[derive(Debug, Error)]
+#[error(
+    "the server's WebSocket connections hold {held} bytes of their {limit}-byte memory \
+     bound (--websocket-max-memory), and this request's {size} bytes do not fit; retry \
+     later"
+)]
+pub(crate) struct MemoryExhausted {
+    /// The bytes held by every connection, when it was refused.
+    pub(crate) held: usize,
+    /// This request's bytes.
+    pub(crate) size: usize,
+    /// The bound.
+    pub(crate) limit: usize,
+}
+
+rejection!(
+    MemoryExhausted,
+    SERVICE_UNAVAILABLE,
+    "websocket_memory_exhausted",
+    kind = "server_error"
 );
 
 /// Why a client message is not run.
@@ -341,6 +292,9 @@ pub(crate) enum MessageRejection {
     /// See [`TooManyQueued`].
     #[error(transparent)]
     TooManyQueued(#[from] TooManyQueued),
+    /// See [`MemoryExhausted`].
+    #[error(transparent)]
+    MemoryExhausted(#[from] MemoryExhausted),
 }
 delegate!(MessageRejection {
     BinaryMessage,
@@ -352,6 +306,7 @@ delegate!(MessageRejection {
     SteerWithoutResponse,
     SteerWithoutInput,
     TooManyQueued,
+    MemoryExhausted,
 });
 
 // A turn's upstream.
@@ -476,6 +431,19 @@ mod tests {
         let queued = MessageRejection::from(TooManyQueued::Messages { waiting: 3 });
         assert_eq!(queued.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(queued.param(), None);
+        let memory = MessageRejection::from(MemoryExhausted {
+            held: 30,
+            size: 5,
+            limit: 32,
+        });
+        assert_eq!(memory.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(memory.code(), "websocket_memory_exhausted");
+        assert_eq!(memory.kind(), "server_error");
+        assert_eq!(
+            memory.to_string(),
+            "the server's WebSocket connections hold 30 bytes of their 32-byte memory bound \
+             (--websocket-max-memory), and this request's 5 bytes do not fit; retry later"
+        );
         let failure = TurnFailure::from(BrokenStream("reset".into()));
         assert_eq!(failure.api_error().kind, "server_error");
         assert_eq!(failure.to_string(), "the event stream broke: reset");

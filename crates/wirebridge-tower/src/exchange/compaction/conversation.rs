@@ -4,12 +4,9 @@
 
 use std::sync::Arc;
 
-use http::StatusCode;
 use wirebridge_convert::responses_to_chat::{Options, Seal};
-use wirebridge_wire::error::ApiError;
 
 use crate::direction::Tenant;
-use crate::replies::Refused;
 use crate::settings::ResponsesSettings;
 
 /// The options to translate with for `tenant`, and the seal that binds
@@ -24,19 +21,4 @@ pub(super) fn options(settings: &ResponsesSettings, tenant: &Tenant) -> (Options
         ..settings.convert.clone()
     };
     (options, seal)
-}
-
-/// Compaction seals its summary: without a key, it cannot run.
-pub(super) fn no_seal_key() -> Refused {
-    Refused::new(
-        StatusCode::NOT_IMPLEMENTED,
-        ApiError {
-            message: "compaction is not available on this bridge: it seals each summary into the \
-                      compaction item it hands back, and no seal key is configured"
-                .into(),
-            kind: "server_error".into(),
-            param: None,
-            code: Some("compaction_unavailable".into()),
-        },
-    )
 }

@@ -5,19 +5,19 @@ use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Request, Response, StatusCode};
+use http::{Request, Response};
 use http_body::Body;
 use tower::Service;
 use wirebridge_convert::responses_to_chat::compaction::CompactRequest;
-use wirebridge_wire::error::ApiError;
 
-use super::conversation::{no_seal_key, options};
+use super::conversation::options;
 use super::summarize::{Speaks, Upstream};
 use crate::body::ResponseBody;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
 use crate::exchange::{open, stored};
 use crate::headers::insert_reasoning_included;
+use crate::refusal::compaction::{CompactionUnavailable, NoCompactionRoute};
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::shared::Shared;
@@ -47,13 +47,7 @@ where
     };
     let Some(settings) = state::compaction::<D>(&shared.direction) else {
         // Routed here only where compaction runs.
-        let error = ApiError {
-            message: "there is no compaction here".into(),
-            kind: "invalid_request_error".into(),
-            param: None,
-            code: Some("not_found".into()),
-        };
-        return Ok(Refused::new(StatusCode::NOT_FOUND, error).send(&mut tracker));
+        return Ok(Refused::from(NoCompactionRoute).send(&mut tracker));
     };
     let tenant = state::tenant::<D>(&shared.direction, &parts.headers);
 
@@ -66,7 +60,7 @@ where
     };
     let (options, seal) = options(settings, &tenant);
     let Some(seal) = seal else {
-        return Ok(no_seal_key().send(&mut tracker));
+        return Ok(Refused::from(CompactionUnavailable).send(&mut tracker));
     };
     let resolved = match &settings.stateful {
         Some(stateful) => {

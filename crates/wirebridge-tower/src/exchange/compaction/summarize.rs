@@ -10,9 +10,9 @@
 use std::fmt;
 
 use bytes::Bytes;
-use http::{request, response, Request, Response, StatusCode};
+use http::{request, response, Request, Response};
 use http_body::Body;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Limited};
 use tower::{Service, ServiceExt};
 use wirebridge_convert::profile::MessagesProfile;
 use wirebridge_convert::responses_to_chat::compaction::{
@@ -27,8 +27,10 @@ use crate::body::ResponseBody;
 use crate::direction::responses_over_messages::backend_headers;
 use crate::direction::sealed::Direction;
 use crate::direction::ResponsesOverChat;
-use crate::error_response::{api_error, reshape_upstream_error};
+use crate::error_response::reshape_upstream_error;
 use crate::headers::{is_event_stream, upstream_request};
+use crate::refusal::request::Unwritable;
+use crate::refusal::upstream::UnusableReply;
 use crate::replies::{
     finish_error, finish_reply, read_limited, unreadable_encoding, unusable_status,
 };
@@ -145,10 +147,6 @@ impl Upstream<'_> {
         ResB: Body<Data = Bytes>,
         ResB::Error: fmt::Display + Into<BoxError>,
     {
-        let refuse = |tracker: &mut Tracker, message: String, code: &'static str| {
-            let error = api_error(message, "server_error", code);
-            finish_error(tracker, StatusCode::BAD_GATEWAY, error)
-        };
         let written = match self.speaks {
             Speaks::Chat => Ok((ResponsesOverChat::UPSTREAM_ENDPOINT, body, ReadBack::Chat)),
             Speaks::Responses => summary_as_responses(&body)
@@ -162,10 +160,11 @@ impl Upstream<'_> {
         let (endpoint, body, read_back) = match written {
             Ok(written) => written,
             Err(e) => {
-                let message = format!("the summary request could not be written: {e}");
-                let error = api_error(message, "server_error", "internal_error");
-                let refused = finish_error(tracker, StatusCode::INTERNAL_SERVER_ERROR, error);
-                return Ok(Err(refused));
+                let error = Unwritable {
+                    what: "summary",
+                    error: e.to_string(),
+                };
+                return Ok(Err(finish_error(tracker, error)));
             }
         };
         // The summary is asked after the conversation it sums up: keyed by
@@ -182,7 +181,7 @@ impl Upstream<'_> {
         tracker.first_byte();
         let (head, body) = response.into_parts();
         if let Some(error) = unusable_status(head.status) {
-            return Ok(Err(finish_error(tracker, StatusCode::BAD_GATEWAY, error)));
+            return Ok(Err(finish_error(tracker, error)));
         }
         if !head.status.is_success() {
             let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
@@ -197,33 +196,18 @@ impl Upstream<'_> {
             )));
         }
         if let Some(error) = unreadable_encoding(&head.headers) {
-            return Ok(Err(finish_error(tracker, StatusCode::BAD_GATEWAY, error)));
+            return Ok(Err(finish_error(tracker, error)));
         }
         if is_event_stream(&head.headers) {
-            let message = "the upstream streamed the summary although it was asked for in one \
-                           piece (stream: false)";
-            return Ok(Err(refuse(
-                tracker,
-                message.into(),
-                "bad_upstream_response",
-            )));
+            let error = UnusableReply::Streamed { what: "summary" };
+            return Ok(Err(finish_error(tracker, error)));
         }
         let limit = self.common.max_reply_size;
         let bytes = match Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
-            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-                return Ok(Err(refuse(
-                    tracker,
-                    format!("the upstream's summary is larger than the {limit}-byte limit"),
-                    "upstream_reply_too_large",
-                )))
-            }
             Err(e) => {
-                return Ok(Err(refuse(
-                    tracker,
-                    format!("the upstream's summary could not be read: {e}"),
-                    "upstream_read_error",
-                )))
+                let error = UnusableReply::unread("summary", limit, &*e);
+                return Ok(Err(finish_error(tracker, error)));
             }
         };
         let read = match read_back {
@@ -240,11 +224,13 @@ impl Upstream<'_> {
         };
         match read {
             Ok(chat) => Ok(Ok((head, Bytes::from(chat.body)))),
-            Err(e) => Ok(Err(refuse(
-                tracker,
-                format!("the upstream's summary could not be read: {e}"),
-                "bad_upstream_response",
-            ))),
+            Err(e) => {
+                let error = UnusableReply::Malformed {
+                    what: "summary",
+                    error: e.to_string(),
+                };
+                Ok(Err(finish_error(tracker, error)))
+            }
         }
     }
 

@@ -14,7 +14,7 @@ use wirebridge_convert::responses_to_chat::compaction::{CompactionAsk, Summary};
 use wirebridge_convert::responses_to_chat::{History, Options, ParsedRequest, Seal};
 use wirebridge_convert::{ConvertError, Frames};
 
-use super::conversation::{no_seal_key, options};
+use super::conversation::options;
 use super::over::Compacts;
 use super::summarize::{Speaks, Upstream};
 use crate::affinity::Affinity;
@@ -22,8 +22,9 @@ use crate::body::{mark_framing, ResponseBody};
 use crate::direction::{
     Prepared, ResponsesOverChat, ResponsesOverMessages, ResponsesOverResponses, Tenant,
 };
-use crate::exchange::{framing_of, stored, Keep, Reply};
+use crate::exchange::{framing_of, stored, thread, Keep, Reply};
 use crate::headers::{insert_reasoning_included, upstream_request};
+use crate::refusal::compaction::CompactionUnavailable;
 use crate::replies::{finish_reply, Refused};
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::{Common, ResponsesSettings};
@@ -113,7 +114,7 @@ impl<'s> Turn<'s> {
         };
         let (options, seal) = options(self.settings, &self.tenant);
         if ask == Some(CompactionAsk::Trigger) && seal.is_none() {
-            return Ok(no_seal_key().send(&mut tracker));
+            return Ok(Refused::from(CompactionUnavailable).send(&mut tracker));
         }
         let stored = match &self.settings.stateful {
             Some(stateful) => {
@@ -305,8 +306,10 @@ impl<'h> Compacting<'_, '_, 'h> {
             Err(e) => return Ok(Refused::from_convert(e).send(&mut tracker)),
         };
         let mut reply = summarize.trigger_reply(&summary);
-        if let (Some(stateful), Some(turn)) = (&self.turn.settings.stateful, summarize.turn.take())
+        if let (Some(stateful), Some(mut turn)) =
+            (&self.turn.settings.stateful, summarize.turn.take())
         {
+            thread::restart_at_compaction(&self.turn.parts, &mut turn);
             let tenant = &self.turn.tenant.key;
             if !stateful.save(tenant, turn, reply.finished()).await {
                 reply.body = unstored_response(&reply.body);
