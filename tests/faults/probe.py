@@ -7,6 +7,7 @@ soon as it holds, so a generous deadline costs nothing when all is well."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import harness
@@ -263,3 +265,22 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def peak_kb(pid: int) -> int:
+    """The process's peak resident memory so far (VmHWM), in KB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmHWM for process {pid}")
+
+
+def metric(bridge, name: str) -> str:
+    """The first line of the bridge's `/metrics` that starts with `name`
+    (empty if none does)."""
+    url = urlsplit(bridge.bridge.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    conn.close()
+    return next((line for line in text.splitlines() if line.startswith(name)), "")

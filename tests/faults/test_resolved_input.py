@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import http.client
 import json
-from pathlib import Path
 from urllib.parse import urlsplit
+
+import probe
 
 # The stored item, and how many times the refused requests name it: 200
 # MiB of input from a 16 KB body, three times the default bound of 64 MiB.
@@ -35,23 +36,6 @@ def request(bridge, method: str, path: str, body: dict | None = None) -> tuple[i
     raw = response.read()
     conn.close()
     return response.status, json.loads(raw) if raw else {}
-
-
-def peak_kb(pid: int) -> int:
-    """The process's peak resident memory so far (VmHWM), in KB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise AssertionError(f"no VmHWM for process {pid}")
-
-
-def metric(bridge, name: str) -> str:
-    url = urlsplit(bridge.bridge.url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
-    conn.request("GET", "/metrics")
-    text = conn.getresponse().read().decode()
-    conn.close()
-    return next((line for line in text.splitlines() if line.startswith(name)), "")
 
 
 def stored_item(bridge, text: str) -> str:
@@ -78,7 +62,7 @@ def test_many_references_to_a_large_item_are_refused_before_they_are_built(chain
     pid = bridge.bridge.proc.pid
     body = referring(item, REFERENCES)
     assert len(json.dumps(body)) < 17_000
-    before = peak_kb(pid)
+    before = probe.peak_kb(pid)
     mark = bridge.tap.mark()
 
     for path in ["/responses", "/responses/input_tokens"]:
@@ -89,10 +73,10 @@ def test_many_references_to_a_large_item_are_refused_before_they_are_built(chain
         assert "67108864-byte limit" in error["error"]["message"], error
 
     assert bridge.tap.since(mark) == [], "the upstream was sent the refused requests"
-    growth = peak_kb(pid) - before
+    growth = probe.peak_kb(pid) - before
     print(f"peak resident memory {before} KB -> {before + growth} KB")
     assert growth < PEAK_GROWTH_KB, f"refusing grew the bridge's peak memory by {growth} KB"
-    assert metric(bridge, 'wirebridge_budget_refusals_total{kind="resolved_input"}').endswith(" 2")
+    assert probe.metric(bridge, 'wirebridge_budget_refusals_total{kind="resolved_input"}').endswith(" 2")
 
     # Within the bound, each reference is its item, exactly.
     status, response = request(bridge, "POST", "/responses", referring(item, 3, then="and?"))

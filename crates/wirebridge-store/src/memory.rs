@@ -254,6 +254,42 @@ impl MemoryStore {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Evicts one record, as a save past [`max_bytes`](Self::max_bytes)
+    /// would: the oldest of the tenant holding the most bytes. Whether there
+    /// was one: for an owner that bounds the store's memory by a budget the
+    /// store does not know of, and frees room before asking for more.
+    ///
+    /// ```
+    /// use wirebridge_store::{MemoryStore, ResponseStore, StoredResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), wirebridge_store::StoreError> {
+    /// let store = MemoryStore::new();
+    /// let record = |id: &str| StoredResponse {
+    ///     id: id.into(),
+    ///     parent: None,
+    ///     created_at: 0,
+    ///     input: "[]".into(),
+    ///     output: "[]".into(),
+    ///     response: String::new(),
+    /// };
+    /// store.save("t", record("resp_old")).await?;
+    /// store.save("t", record("resp_new")).await?;
+    /// assert!(store.evict_oldest());
+    /// assert!(store.get("t", "resp_old").await?.is_none());
+    /// assert!(store.get("t", "resp_new").await?.is_some());
+    /// assert!(store.evict_oldest());
+    /// assert!(!store.evict_oldest(), "nothing is left");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn evict_oldest(&self) -> bool {
+        let now = (self.clock)();
+        let mut table = self.lock();
+        table.live(now);
+        table.evict_one()
+    }
+
     /// How many prompt cache fingerprints are kept.
     pub fn fingerprint_count(&self) -> usize {
         self.fingerprints().len()

@@ -6,17 +6,20 @@
 mod background;
 mod body_as_stream;
 mod cache_diagnostics;
+mod compacted;
 pub(crate) mod compaction;
 pub(crate) mod count_tokens;
 pub(crate) mod input_tokens;
 pub(crate) mod stored;
 mod thread;
+#[cfg(feature = "websocket")]
+pub(crate) mod warm_up;
 
 use std::fmt;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{header, HeaderMap, Request, Response, StatusCode};
+use http::{header, HeaderMap, Request, Response};
 use http_body::Body;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tower::Service;
@@ -31,18 +34,20 @@ use crate::direction::sealed::{
 };
 use crate::direction::state;
 use crate::direction::{Prepared, Tenant};
-use crate::error_response::{api_error, Dialect};
+use crate::error_response::Dialect;
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
 use crate::observer::HandedOn;
+use crate::refusal::compaction::CompactionNotServed;
+use crate::refusal::request::{BodyUnread, RequestTooLarge};
+use crate::refusal::stored::NeedsCredentials;
+use crate::refusal::upstream::UnusableReply;
 use crate::replies::{
     finish_error, finish_reply, read_limited, unreadable_encoding, unusable_status, Refused,
 };
 use crate::request_body::{BoxError, RequestBody};
 use crate::settings::Common;
 use crate::shared::Shared;
-use crate::stateful::{
-    needs_credentials, unstored_event, unstored_response, NotFromBackend, Resolved, Stateful,
-};
+use crate::stateful::{unstored_event, unstored_response, Resolved, Stateful};
 use crate::tracker::Tracker;
 use background::Background;
 
@@ -138,6 +143,9 @@ where
         }
         Err(refused) => return Ok(refused.send(&mut tracker)),
     };
+    if let Err(refused) = compacted::check(shared, parts, &tenant, bytes) {
+        return Ok(refused.send(&mut tracker));
+    }
     // Parsed once, here: whether the request compacts is read from it,
     // and the compacting exchanges take it over.
     let parsed = match tracker.timed(|| D::parse(parts, bytes)) {
@@ -150,12 +158,7 @@ where
             // Only Responses requests compact, and their directions have
             // the Responses side's settings.
             let Some(settings) = state::compaction::<D>(&shared.direction) else {
-                let error = api_error(
-                    "compaction is not served on this endpoint",
-                    "invalid_request_error",
-                    "unsupported_parameter",
-                );
-                return Ok(Refused::new(StatusCode::BAD_REQUEST, error).send(&mut tracker));
+                return Ok(finish_error(&mut tracker, CompactionNotServed));
             };
             let (parts, prefix) = (parts.clone(), prefix.to_owned());
             let speaks = compaction::Speaks::upstream_of::<D>();
@@ -219,7 +222,12 @@ where
                 turn,
                 queued,
             },
-            _ => return Ok(needs_credentials("background").send(&mut tracker)),
+            _ => {
+                return Ok(Refused::from(NeedsCredentials {
+                    param: "background",
+                })
+                .send(&mut tracker))
+            }
         };
         // `inner` was polled ready before it was moved here.
         let shared = Arc::clone(shared);
@@ -231,7 +239,7 @@ where
     // A turn kept is one the backend answered for this credential (one
     // kept nowhere costs nothing here: no tenant is written down).
     let kept = prepared.turn.is_some();
-    if kept && response.status().is_success() && tenant.stores && from_backend(&response) {
+    if kept && response.status().is_success() && tenant.stores {
         if let Some(stateful) = state::stateful::<D>(&shared.direction) {
             stateful.accept(&tenant.key);
         }
@@ -278,11 +286,6 @@ pub(crate) fn framing_of(parts: &http::request::Parts) -> Framing {
         .unwrap_or_default()
 }
 
-/// Whether the backend wrote the reply (a WebSocket warm-up's it did not).
-fn from_backend<B>(response: &Response<B>) -> bool {
-    response.extensions().get::<NotFromBackend>().is_none()
-}
-
 /// The `model` a request body names, if it is a JSON object with a string
 /// there; read again only for requests that were refused.
 fn model_named(bytes: &[u8]) -> Option<String> {
@@ -306,19 +309,14 @@ where
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     if declared.is_some_and(|len| len > limit) {
-        return Err(Refused::too_large(limit));
+        return Err(RequestTooLarge { limit }.into());
     }
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(Refused::too_large(limit)),
-        Err(e) => Err(Refused::new(
-            StatusCode::BAD_REQUEST,
-            api_error(
-                format!("the request body could not be read: {e}"),
-                "invalid_request_error",
-                "body_read_error",
-            ),
-        )),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(RequestTooLarge { limit }.into())
+        }
+        Err(e) => Err(BodyUnread(e.to_string()).into()),
     }
 }
 
@@ -420,7 +418,7 @@ impl<C: ReplyContext> Reply<'_, C> {
             .remove::<Framing>()
             .is_some_and(|framing| framing.is_json());
         if let Some(error) = unusable_status(head.status) {
-            return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+            return finish_error(&mut tracker, error);
         }
         if !head.status.is_success() {
             let bytes = read_limited(body, MAX_UPSTREAM_ERROR).await;
@@ -431,7 +429,7 @@ impl<C: ReplyContext> Reply<'_, C> {
             return finish_reply(&mut tracker, head, body, "application/json", None);
         }
         if let Some(error) = unreadable_encoding(&head.headers) {
-            return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+            return finish_error(&mut tracker, error);
         }
 
         let event_stream = is_event_stream(&head.headers);
@@ -465,19 +463,8 @@ impl<C: ReplyContext> Reply<'_, C> {
         let bytes = match Limited::new(body, limit).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) => {
-                let error = match e.downcast_ref::<LengthLimitError>() {
-                    Some(_) => api_error(
-                        format!("the upstream reply is larger than the {limit}-byte limit"),
-                        "server_error",
-                        "upstream_reply_too_large",
-                    ),
-                    None => api_error(
-                        format!("the upstream reply could not be read: {e}"),
-                        "server_error",
-                        "upstream_read_error",
-                    ),
-                };
-                return finish_error(&mut tracker, StatusCode::BAD_GATEWAY, error);
+                let error = UnusableReply::unread("reply", limit, &*e);
+                return finish_error(&mut tracker, error);
             }
         };
         if self.stream && !event_stream {

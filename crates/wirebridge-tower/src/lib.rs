@@ -67,6 +67,8 @@
 mod affinity;
 mod background;
 mod body;
+#[cfg(feature = "websocket")]
+mod byte_budget;
 mod catalog;
 mod catalog_etag;
 mod direction;

@@ -123,6 +123,10 @@ pub enum Budget {
     /// A `response.create` past a WebSocket connection's queue, in
     /// messages or bytes (a 429 `error` event).
     WebSocketQueue,
+    /// A `response.create` whose request does not fit in the bytes every
+    /// WebSocket connection holds together, once its connection's cache
+    /// has given back what it could (a 503 `error` event).
+    WebSocketMemory,
     /// A background response past the runs in flight, of the server or of
     /// one tenant (a 429).
     BackgroundRuns,
@@ -133,11 +137,12 @@ pub enum Budget {
 
 impl Budget {
     /// Every budget, for documentation and metrics.
-    pub const ALL: [Budget; 6] = [
+    pub const ALL: [Budget; 7] = [
         Budget::RequestBody,
         Budget::UpstreamReply,
         Budget::WebSocketConnections,
         Budget::WebSocketQueue,
+        Budget::WebSocketMemory,
         Budget::BackgroundRuns,
         Budget::ResolvedInput,
     ];
@@ -149,6 +154,7 @@ impl Budget {
             Budget::UpstreamReply => "upstream_reply",
             Budget::WebSocketConnections => "websocket_connections",
             Budget::WebSocketQueue => "websocket_queue",
+            Budget::WebSocketMemory => "websocket_memory",
             Budget::BackgroundRuns => "background_runs",
             Budget::ResolvedInput => "resolved_input",
         }

@@ -225,6 +225,9 @@ pub struct WebSocketSettings {
     pub(crate) max_age: Duration,
     /// The open connections of each tenant, shared by the layer's clones.
     pub(crate) open: Arc<crate::open_sockets::OpenSockets>,
+    /// The bytes every connection's cache and queue hold together, shared
+    /// by the layer's clones.
+    pub(crate) memory: Arc<crate::byte_budget::ByteBudget>,
 }
 
 #[cfg(feature = "websocket")]
@@ -239,6 +242,9 @@ impl Default for WebSocketSettings {
             max_per_tenant: Self::DEFAULT_MAX_PER_TENANT,
             max_age: Self::DEFAULT_MAX_AGE,
             open: Arc::default(),
+            memory: Arc::new(crate::byte_budget::ByteBudget::new(
+                Self::DEFAULT_MAX_MEMORY,
+            )),
         }
     }
 }
@@ -258,11 +264,20 @@ impl WebSocketSettings {
     /// 32 MiB, one request as large as the default body limit.
     pub const DEFAULT_MAX_QUEUED_BYTES: usize = 32 * 1024 * 1024;
 
+    /// Default [`max_memory`](Self::max_memory): 512 MiB. Room for 32
+    /// connections with full caches (16 MiB each), or 16 with a full
+    /// queue (32 MiB each): a tenant's open connections at their
+    /// per-connection defaults, while made-up credentials, which the
+    /// per-tenant cap does not bound, cannot hold more than a bounded share
+    /// of a small server's memory.
+    pub const DEFAULT_MAX_MEMORY: usize = 512 * 1024 * 1024;
+
     /// Defaults: a connection idle for 10 minutes is closed; its cache
     /// keeps up to 16,384 responses and 16 MiB (a conversation of more than
     /// 10,000 Codex-like turns: the cache keeps their items, not their
     /// response objects); up to 8 `response.create` messages of up to
-    /// 32 MiB together wait behind a running turn; a tenant holds up to 32
+    /// 32 MiB together wait behind a running turn; all connections together
+    /// hold up to 512 MiB of caches and queues; a tenant holds up to 32
     /// connections open; a
     /// connection is closed after 60 minutes (as OpenAI's are), once no
     /// turn runs.
@@ -298,6 +313,28 @@ impl WebSocketSettings {
     pub fn max_queued(mut self, messages: usize, bytes: usize) -> Self {
         self.max_queued = messages;
         self.max_queued_bytes = bytes;
+        self
+    }
+
+    /// How many bytes every connection of the layer may hold together: the
+    /// responses their caches keep and the `response.create` messages
+    /// waiting on them (a turn holds its request's bytes from the moment
+    /// it arrives until it ends). A connection whose request does not fit
+    /// evicts its own oldest cached responses first; if that is not
+    /// enough, the request is answered with a 503 `error` event (code
+    /// `websocket_memory_exhausted`) and the connection stays open. The
+    /// per-connection bounds ([`cache_limits`](Self::cache_limits),
+    /// [`max_queued`](Self::max_queued)) still hold within it.
+    ///
+    /// ```
+    /// use wirebridge_tower::{ResponsesToChatLayer, WebSocketSettings};
+    ///
+    /// let layer = ResponsesToChatLayer::new()
+    ///     .websocket(WebSocketSettings::new().max_memory(256 << 20));
+    /// # let _ = layer;
+    /// ```
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.memory = Arc::new(crate::byte_budget::ByteBudget::new(bytes));
         self
     }
 

@@ -249,6 +249,7 @@ impl Config {
                 websocket: s.websocket.value,
                 websocket_idle_timeout: s.websocket_idle_timeout.value,
                 websocket_max_per_tenant: s.websocket_max_per_tenant.value.0,
+                websocket_max_memory: s.websocket_max_memory.value.0,
                 websocket_max_age: s.websocket_max_age.value,
             },
             state: StateSettings {

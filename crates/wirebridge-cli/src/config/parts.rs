@@ -43,6 +43,8 @@ pub struct ExchangeLimits {
     pub websocket_idle_timeout: Duration,
     /// WebSocket connections one credential may hold open.
     pub websocket_max_per_tenant: usize,
+    /// Bytes every WebSocket connection's cache and queue hold together.
+    pub websocket_max_memory: usize,
     /// A WebSocket connection this old is closed once no turn runs.
     pub websocket_max_age: Duration,
 }

@@ -95,6 +95,11 @@ settings! {
     /// WebSocket connections one credential may hold open at once; one
     /// more handshake is refused with a 429.
     websocket_max_per_tenant: Count<1, { 1 << 20 }> as "N" = "32";
+    /// Bytes every WebSocket connection's cached responses and waiting
+    /// requests may hold together, whatever the credentials; a request past
+    /// it, once its connection's own oldest cached responses are evicted,
+    /// gets a 503 `error` event and the connection stays open.
+    websocket_max_memory: Count<1, { usize::MAX }> as "BYTES" = "536870912";
     /// Close a WebSocket connection this long after it opened (once no
     /// turn runs); the client opens a new one.
     websocket_max_age: Duration = "60m";

@@ -205,8 +205,8 @@ impl Metrics {
         registry.register(
             "budget_refusals",
             "Requests and messages refused because a budget was reached: request_body, \
-             upstream_reply, websocket_connections, websocket_queue, background_runs, \
-             resolved_input",
+             upstream_reply, websocket_connections, websocket_queue, websocket_memory, \
+             background_runs, resolved_input",
             this.budget_refusals.clone(),
         );
         // Every budget has its series from the start, at zero: an alert

@@ -50,6 +50,7 @@ mod spliced;
 mod stream;
 mod think;
 mod tools;
+mod warm_up;
 
 pub use body::{translate_body, TranslatedBody};
 pub use body_chunks::body_chunks;
@@ -58,6 +59,7 @@ pub use history::{Finished, History, Turn};
 pub use history_cache::{HistoryCache, SharedTurn};
 pub use request::{translate_request, ParsedRequest, TranslatedRequest};
 pub use stream::StreamTranslator;
+pub use warm_up::WarmUp;
 
 // Shared with Responses clients on Responses backends.
 pub(crate) use compaction_items::{Cut, Place};

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use wirebridge_convert::cache_diagnostics::{CacheDiagnosis, Verdict};
-use wirebridge_convert::responses_to_chat::{self, Finished, History, Turn};
+use wirebridge_convert::responses_to_chat::{self, Finished, History, Turn, WarmUp};
 use wirebridge_convert::{ConvertError, LossPolicy, LossReport, ReplySummary, StreamTranslate};
 
 use crate::observer;
@@ -188,6 +188,14 @@ pub(crate) mod sealed {
         /// A stream translator for a reply.
         fn stream(context: Self::Context) -> Self::Stream;
 
+        /// The response the bridge answers a WebSocket warm-up
+        /// (`generate: false`) with, the backend not called: `None` where
+        /// clients have no WebSocket mode (they are not Responses clients).
+        fn warm_up(context: &Self::Context) -> Option<WarmUp> {
+            let _ = context;
+            None
+        }
+
         /// The `data` of each event of the stream that would have carried
         /// a reply that came as a body, in the upstream's dialect: for a
         /// client that asked for a stream, which is never answered with a
@@ -258,6 +266,12 @@ pub(crate) mod sealed {
         ) -> Result<Option<CacheDiagnosis>, ConvertError> {
             let _ = history;
             Ok(None)
+        }
+
+        /// The index in `input` of an item that asks for a compaction now
+        /// (`compaction_trigger`), if there is one.
+        fn compaction_trigger_at(&self) -> Option<usize> {
+            None
         }
 
         /// The request, when it names compaction and the compacting

@@ -1,6 +1,6 @@
 //! Responses clients over a Chat Completions service.
 
-use wirebridge_convert::responses_to_chat::{self, History};
+use wirebridge_convert::responses_to_chat::{self, History, WarmUp};
 use wirebridge_convert::ConvertError;
 
 use super::{responses_side, sealed, Prepared, ResponsesOverChat};
@@ -59,6 +59,10 @@ impl sealed::Direction for ResponsesOverChat {
 
     fn stream(context: Self::Context) -> Self::Stream {
         responses_to_chat::StreamTranslator::new(context)
+    }
+
+    fn warm_up(context: &Self::Context) -> Option<WarmUp> {
+        Some(WarmUp::new(&context.ids, &context.model, &context.echo))
     }
 
     fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {

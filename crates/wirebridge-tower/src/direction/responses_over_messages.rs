@@ -4,7 +4,7 @@
 
 use http::{header, HeaderMap, HeaderValue};
 use wirebridge_convert::profile::MessagesProfile;
-use wirebridge_convert::responses_to_chat::{self, History, TranslatedBody};
+use wirebridge_convert::responses_to_chat::{self, History, TranslatedBody, WarmUp};
 use wirebridge_convert::responses_to_messages::{self, ExchangeContext, StreamTranslator};
 use wirebridge_convert::{responses_to_responses, ConvertError};
 
@@ -55,6 +55,11 @@ impl sealed::Direction for ResponsesOverMessages {
 
     fn stream(context: ExchangeContext) -> StreamTranslator {
         StreamTranslator::new(context)
+    }
+
+    fn warm_up(context: &Self::Context) -> Option<WarmUp> {
+        let native = &context.native;
+        Some(WarmUp::new(&native.ids, &native.model, &native.echo))
     }
 
     fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {

@@ -1,7 +1,7 @@
 //! Responses clients over a Responses service that keeps no state: the
 //! bridge keeps it.
 
-use wirebridge_convert::responses_to_chat::{self, History, TranslatedBody};
+use wirebridge_convert::responses_to_chat::{self, History, TranslatedBody, WarmUp};
 use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
 use wirebridge_convert::ConvertError;
 
@@ -61,6 +61,10 @@ impl sealed::Direction for ResponsesOverResponses {
 
     fn stream(context: NativeContext) -> StreamTranslator {
         StreamTranslator::new(context)
+    }
+
+    fn warm_up(context: &Self::Context) -> Option<WarmUp> {
+        Some(WarmUp::new(&context.ids, &context.model, &context.echo))
     }
 
     fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {

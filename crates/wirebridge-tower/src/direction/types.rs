@@ -70,6 +70,10 @@ impl<'a> ClientRequest<'a> for ParsedRequest<'a> {
         ParsedRequest::cache_diagnosis(self, history)
     }
 
+    fn compaction_trigger_at(&self) -> Option<usize> {
+        ParsedRequest::compaction_trigger_at(self)
+    }
+
     fn compacting(self) -> Result<Box<ParsedRequest<'a>>, Self> {
         match self.names_compaction() {
             true => Ok(Box::new(self)),

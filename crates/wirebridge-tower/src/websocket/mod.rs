@@ -18,7 +18,6 @@ mod rejection;
 mod server_event;
 mod session;
 mod turn;
-mod warmup;
 
 use std::sync::Arc;
 

@@ -20,11 +20,11 @@ use tokio_tungstenite::WebSocketStream;
 use tower::{Service, ServiceExt};
 
 use super::client_event::{self, ClientEvent, Create, Rejected};
-use super::rejection::{BinaryMessage, TooManyQueued};
+use super::rejection::{BinaryMessage, MemoryExhausted, TooManyQueued};
 use super::server_event::{error_event, steer_failed};
 use super::turn::{self, Ending, Outgoing, TurnExchange, TurnMessages};
-use super::warmup::Warmup;
 use super::WebSocketSettings;
+use crate::byte_budget::Held;
 use crate::direction::sealed::Direction;
 use crate::direction::state;
 use crate::exchange;
@@ -54,9 +54,21 @@ pub(crate) struct Session<S, D: Direction, ReqB> {
     prefix: Arc<str>,
     tenant: String,
     stateful: Option<Stateful>,
+    /// The connection's cache, and the bytes it holds of the layer's
+    /// memory budget: what it kept as of the last look, which a turn's end
+    /// and every request's arrival bring up to date.
+    cache: Arc<wirebridge_store::MemoryStore>,
+    cache_held: Mutex<Held>,
     /// The connection's place under its tenant's cap, given up with it.
     _place: crate::open_sockets::SocketPlace,
     _request: PhantomData<fn() -> ReqB>,
+}
+
+/// A `response.create` waiting for its turn, with its request's bytes
+/// taken from the layer's memory budget.
+struct Waiting {
+    create: Create,
+    held: Held,
 }
 
 /// The turn running, and what ending it means.
@@ -64,6 +76,9 @@ struct Running {
     messages: TurnMessages,
     previous_response_id: Option<String>,
     ending: Ending,
+    /// The request's bytes, held until the turn ends and what it kept is
+    /// the cache's to hold.
+    held: Held,
 }
 
 /// What to do after a client message.
@@ -93,13 +108,14 @@ where
     ) -> Self {
         let stores = state::tenant::<D>(&shared.direction, &parts.headers).stores;
         let cache = Arc::new(settings.cache());
+        let cache_held = Mutex::new(settings.memory.none());
         let cache_only = Arc::new(Shared {
             common: shared.common.clone(),
             direction: state::session::<D>(&shared.direction, Arc::clone(&cache), false),
         });
         let shared = Arc::new(Shared {
             common: shared.common.clone(),
-            direction: state::session::<D>(&shared.direction, cache, stores),
+            direction: state::session::<D>(&shared.direction, Arc::clone(&cache), stores),
         });
         let tenant = state::tenant::<D>(&shared.direction, &parts.headers).key;
         let stateful = state::stateful::<D>(&shared.direction).cloned();
@@ -112,6 +128,8 @@ where
             prefix: prefix.into(),
             tenant,
             stateful,
+            cache,
+            cache_held,
             _place: place,
             _request: PhantomData,
         }
@@ -148,7 +166,7 @@ where
         sink: &mut SplitSink<Socket, Message>,
         incoming: &mut SplitStream<Socket>,
     ) -> Option<CloseFrame> {
-        let mut queued: VecDeque<Create> = VecDeque::new();
+        let mut queued: VecDeque<Waiting> = VecDeque::new();
         let mut running: Option<Running> = None;
         // The server's shutdown: a running turn's stream ends in failure by
         // itself (its exchange is told too); then the connection closes
@@ -181,7 +199,7 @@ where
                 return Some(going_away());
             }
             if running.is_none() {
-                running = queued.pop_front().map(|create| self.start(create));
+                running = queued.pop_front().map(|waiting| self.start(waiting));
             }
             let flow = match &mut running {
                 // Client messages are read while a turn runs: a close or a
@@ -231,7 +249,7 @@ where
     async fn on_message(
         &self,
         message: Option<Result<Message, WsError>>,
-        queued: &mut VecDeque<Create>,
+        queued: &mut VecDeque<Waiting>,
         sink: &mut SplitSink<Socket, Message>,
         busy: bool,
     ) -> Flow {
@@ -263,7 +281,7 @@ where
                 let waiting = queued.len() + usize::from(busy);
                 // The bytes held for turns not started yet: the running
                 // turn's request is the exchange's now.
-                let bytes: usize = queued.iter().map(|c| c.body.len()).sum();
+                let bytes: usize = queued.iter().map(|w| w.create.body.len()).sum();
                 let size = create.body.len();
                 let limit = self.settings.max_queued_bytes;
                 let full = if waiting > self.settings.max_queued {
@@ -288,11 +306,57 @@ where
                     });
                     return self.reject(sink, rejected).await;
                 }
-                queued.push_back(create);
+                let held = match self.hold(size) {
+                    Ok(held) => held,
+                    Err(exhausted) => {
+                        self.shared
+                            .common
+                            .observer
+                            .on_budget(crate::observer::Budget::WebSocketMemory);
+                        let rejected = Box::new(Rejected {
+                            rejection: exhausted.into(),
+                            stream_id: create.stream_id,
+                        });
+                        return self.reject(sink, rejected).await;
+                    }
+                };
+                queued.push_back(Waiting { create, held });
                 Flow::Continue
             }
             Err(rejected) => self.reject(sink, rejected).await,
         }
+    }
+
+    /// Takes a request's `size` bytes from the layer's memory budget,
+    /// evicting this connection's oldest cached responses while they do
+    /// not fit: never another connection's, whose client did nothing to
+    /// lose them.
+    fn hold(&self, size: usize) -> Result<Held, MemoryExhausted> {
+        let budget = &self.settings.memory;
+        self.count_cache();
+        loop {
+            if let Some(held) = budget.try_take(size) {
+                return Ok(held);
+            }
+            if !self.cache.evict_oldest() {
+                return Err(MemoryExhausted {
+                    held: budget.held(),
+                    size,
+                    limit: budget.limit(),
+                });
+            }
+            self.count_cache();
+        }
+    }
+
+    /// Brings the cache's holding up to what it keeps: more after a turn
+    /// saved, less after an eviction or an expiry.
+    fn count_cache(&self) {
+        let bytes = self.cache.bytes();
+        self.cache_held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set(bytes);
     }
 
     async fn reject(&self, sink: &mut SplitSink<Socket, Message>, rejected: Box<Rejected>) -> Flow {
@@ -301,7 +365,8 @@ where
     }
 
     /// Starts a turn.
-    fn start(&self, create: Create) -> Running {
+    fn start(&self, waiting: Waiting) -> Running {
+        let Waiting { create, held } = waiting;
         let Create {
             body,
             stream_id,
@@ -336,13 +401,13 @@ where
                 true => &self.shared,
                 false => &self.cache_only,
             };
-            let run = self.exchange(shared, body, stream_id.as_deref());
-            turn::messages(run(Warmup), stream_id)
+            self.warm_up(shared, body, stream_id)
         };
         Running {
             messages,
             previous_response_id,
             ending: Ending::No,
+            held,
         }
     }
 
@@ -368,13 +433,7 @@ where
         let prefix = Arc::clone(&self.prefix);
         move |service: T| {
             Box::pin(async move {
-                let mut tracker = Tracker::new(
-                    &shared.common.observer,
-                    &shared.common.loss_warnings,
-                    D::KIND,
-                );
-                tracker.request(&parts);
-                tracker.transport = Transport::WebSocket;
+                let tracker = turn_tracker(&shared, &parts);
                 exchange::run_read::<T, D, ReqB, B>(
                     service, &shared, &parts, &body, &prefix, tracker,
                 )
@@ -384,9 +443,37 @@ where
         }
     }
 
+    /// The messages of a warm-up, answered by the exchange's own step with
+    /// `shared`'s settings: nothing reaches the backend.
+    fn warm_up(
+        &self,
+        shared: &Arc<Shared<D>>,
+        body: Vec<u8>,
+        lane: Option<String>,
+    ) -> TurnMessages {
+        let shared = Arc::clone(shared);
+        let mut parts = (*self.parts).clone();
+        parts.extensions.insert(turn::framing(lane.as_deref()));
+        let answered = async move {
+            let tracker = turn_tracker(&shared, &parts);
+            match exchange::warm_up::answer(&shared, &parts, &body, tracker).await {
+                Ok(events) => turn::answered(&events, lane.as_deref()),
+                Err(refused) => turn::messages(async move { Some(refused) }, lane),
+            }
+        };
+        // Nothing is sent before the answer is kept: the stream starts once
+        // the future is done.
+        futures_util::stream::once(answered).flatten().boxed()
+    }
+
     /// A turn is over: a failed continuation is not continued again from
     /// this connection's cache.
     async fn finish(&self, turn: Running) {
+        // What the turn kept is the cache's now: counted before the
+        // request's bytes are given back, so the budget never shows less
+        // than is held.
+        self.count_cache();
+        drop(turn.held);
         if turn.ending == Ending::Done {
             return;
         }
@@ -405,4 +492,17 @@ async fn send(sink: &mut SplitSink<Socket, Message>, message: Message) -> Flow {
             Flow::Close(None)
         }
     }
+}
+
+/// The tracker that reports a turn of a connection: started as the turn
+/// starts.
+fn turn_tracker<D: Direction>(shared: &Shared<D>, parts: &http::request::Parts) -> Tracker {
+    let mut tracker = Tracker::new(
+        &shared.common.observer,
+        &shared.common.loss_warnings,
+        D::KIND,
+    );
+    tracker.request(parts);
+    tracker.transport = Transport::WebSocket;
+    tracker
 }

@@ -90,13 +90,10 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: fmt::Display + Into<BoxError>,
 {
-    let lane_len = lane.as_deref().map_or(0, |lane| {
-        r#"{"stream_id":"#.len() + serde_json::to_string(lane).map_or(0, |l| l.len())
-    });
     let turn = Turn {
         state: State::Exchange(Box::pin(exchange)),
+        lane_len: lane_len(lane.as_deref()),
         lane,
-        lane_len,
         queue: VecDeque::new(),
     };
     stream::unfold(turn, |mut turn| async move {
@@ -108,6 +105,30 @@ where
         }
     })
     .boxed()
+}
+
+/// The messages of a turn the bridge answered itself (a warm-up): its
+/// `events`, written in [`framing`]`(lane)`, each a message.
+pub(crate) fn answered(events: &Frames, lane: Option<&str>) -> TurnMessages {
+    let lane_len = lane_len(lane);
+    let messages: Vec<Outgoing> = events
+        .events()
+        .map(|event| {
+            let ending = ending_of(event, lane_len);
+            // The bridge wrote them with serde_json: UTF-8.
+            let text = String::from_utf8_lossy(event).into_owned();
+            Outgoing::Text(text.into(), ending)
+        })
+        .collect();
+    stream::iter(messages).boxed()
+}
+
+/// How many bytes the lane (the client's `stream_id`) adds before an
+/// event's own fields.
+fn lane_len(lane: Option<&str>) -> usize {
+    lane.map_or(0, |lane| {
+        r#"{"stream_id":"#.len() + serde_json::to_string(lane).map_or(0, |l| l.len())
+    })
 }
 
 impl<B> Turn<B>

@@ -57,6 +57,7 @@ fn defaults() {
             websocket: true,
             websocket_idle_timeout: Duration::from_secs(600),
             websocket_max_per_tenant: 32,
+            websocket_max_memory: 512 << 20,
             websocket_max_age: Duration::from_secs(3600),
         }
     );
@@ -101,6 +102,10 @@ fn defaults() {
         WebSocket::DEFAULT_MAX_PER_TENANT
     );
     assert_eq!(c.exchange.websocket_max_age, WebSocket::DEFAULT_MAX_AGE);
+    assert_eq!(
+        c.exchange.websocket_max_memory,
+        WebSocket::DEFAULT_MAX_MEMORY
+    );
     let c = load(None, &["--store", "redis://127.0.0.1:6379/2"], &[]).unwrap();
     assert_eq!(
         c.store,

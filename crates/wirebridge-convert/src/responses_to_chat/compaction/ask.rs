@@ -30,13 +30,18 @@ impl ParsedRequest<'_> {
             .request
             .context_management
             .is_some_and(|raw| raw.get() != "null");
-        let trigger = || match &self.request.input {
+        context_management || self.compaction_trigger_at().is_some()
+    }
+
+    /// The index in `input` of the first `compaction_trigger` item: where
+    /// the request asks for a compaction now, if it does.
+    pub fn compaction_trigger_at(&self) -> Option<usize> {
+        match &self.request.input {
             Some(Input::Items(items)) => items
                 .iter()
-                .any(|item| item.classify() == ItemKind::CompactionTrigger),
-            _ => false,
-        };
-        context_management || trigger()
+                .position(|item| item.classify() == ItemKind::CompactionTrigger),
+            _ => None,
+        }
     }
 
     /// What the request asks of compaction, checked: a `compaction_trigger`

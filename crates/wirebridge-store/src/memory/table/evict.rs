@@ -44,6 +44,23 @@ impl Table {
         evicted
     }
 
+    /// Evicts the oldest record of the tenant holding the most bytes (of
+    /// those holding as much, the least recently saving); whether there was
+    /// one.
+    pub(crate) fn evict_one(&mut self) -> bool {
+        let mut most: Option<(usize, &Name)> = None;
+        for name in self.recency.values() {
+            let holds = self.tenants.get(name).map_or(0, |t| t.bytes);
+            if holds > 0 && most.is_none_or(|(held, _)| holds > held) {
+                most = Some((holds, name));
+            }
+        }
+        let Some(victim) = most.map(|(_, name)| name.clone()) else {
+            return false;
+        };
+        self.evict_oldest_of(&victim, "")
+    }
+
     /// The tenant holding the most bytes (or records), the least recently
     /// saving of those holding as much, that has a record to evict (the
     /// tenant saving must have another than the one it saved).
