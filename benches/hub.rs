@@ -115,8 +115,7 @@ fn messages_context() -> MessagesContext {
         thinking: ThinkingDisplay::Off,
         declared_tools: None,
         count_thinking: false,
-        thread: None,
-        diagnostics: None,
+        ..MessagesContext::default()
     }
 }
 

@@ -539,6 +539,21 @@ def async_client(chain: Chain, timeout: float = 20.0):
     )
 
 
+def anthropic_client(chain: Chain, key: str = "sk-ant-wirebridge", timeout: float = 20.0):
+    """The Anthropic SDK pointed at the bridge (its base URL has no `/v1`:
+    the SDK adds it), as `key`: no retries, bounded waits, no proxy from the
+    environment."""
+    import anthropic
+
+    return anthropic.Anthropic(
+        base_url=chain.bridge.url,
+        api_key=key,
+        max_retries=0,
+        timeout=timeout,
+        http_client=anthropic.DefaultHttpxClient(trust_env=False),
+    )
+
+
 def post_direct(url: str, body: bytes, timeout: float = 20.0) -> tuple[int, str, str]:
     """POST to an upstream directly, bypassing the bridge: (status, content
     type, body). A body cut short (a scripted `demo:cut`) is returned as far

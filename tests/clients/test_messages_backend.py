@@ -195,9 +195,13 @@ def test_claude_code_passes_through_untouched(claude, chain, tmp_path):
         assert run.result["result"] == ANSWER, run.report()
         sent = [c for c in front.since(sent_mark) if c.method == "POST"]
         upstream = [c for c in chain.tap.since(upstream_mark) if c.method == "POST"]
-        # The call, the answer from its output, and whatever else Claude
-        # Code asks its backend.
-        assert len(sent) >= 2 and all(c.path == "/v1/messages?beta=true" for c in sent), [c.path for c in sent]
+        # The call and the answer from its output, each sent once: its
+        # environment, a `system` turn after the user's message under
+        # `mid-conversation-tool-changes-2026-07-01`, is taken as
+        # Anthropic's API takes it (a refused turn would be sent again
+        # without it).
+        assert [c.path for c in sent] == ["/v1/messages?beta=true"] * 2, [c.path for c in sent]
+        assert any(m["role"] == "system" for m in sent[0].json()["messages"]), sent[0].json()["messages"]
         # Its API is the backend's: every request reaches it as it was sent.
         assert [c.path for c in upstream] == [c.path for c in sent]
         assert [c.body for c in upstream] == [c.body for c in sent]

@@ -55,13 +55,7 @@ def chain(request, chat_upstream, responses_upstream):
 def sdk(chain, key: str = "sk-ant-wirebridge") -> anthropic.Anthropic:
     """The SDK pointed at the bridge (its base URL has no `/v1`: the SDK
     adds it), no retries, bounded waits, no proxy from the environment."""
-    return anthropic.Anthropic(
-        base_url=chain.bridge.url,
-        api_key=key,
-        max_retries=0,
-        timeout=20.0,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    )
+    return harness.anthropic_client(chain, key)
 
 
 def upstream_requests(chain, mark: int) -> list[harness.Captured]:

@@ -36,13 +36,7 @@ def chain(request, chat_upstream, responses_upstream, messages_upstream):
 
 
 def sdk(chain, key: str = "sk-ant-threads") -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=chain.bridge.url,
-        api_key=key,
-        max_retries=0,
-        timeout=20.0,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    )
+    return harness.anthropic_client(chain, key)
 
 
 def send(client, stream: bool, messages: list, thread: dict, **fields):
@@ -119,6 +113,8 @@ def test_a_continue_of_a_thread_not_kept_is_a_404_naming_the_field(chain):
     error = missing.value.body["error"]
     assert error["type"] == "not_found_error"
     assert "thread.previous_message_id" in error["message"], error
+    # One sentence, as a person reads it: no run of spaces from the source.
+    assert "  " not in error["message"], error
     assert error["details"]["error_code"] == "thread_not_found"
     assert posts(chain, mark) == []
 

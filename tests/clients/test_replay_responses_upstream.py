@@ -389,13 +389,7 @@ def test_interleaved_items_follow_the_grammar(interleaved_replay, spec):
 
 
 def messages_sdk(chain) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        base_url=chain.bridge.url,
-        api_key="sk-ant-wirebridge",
-        max_retries=0,
-        timeout=20.0,
-        http_client=anthropic.DefaultHttpxClient(trust_env=False),
-    )
+    return harness.anthropic_client(chain)
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])

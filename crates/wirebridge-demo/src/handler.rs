@@ -7,7 +7,9 @@ use crate::error::{ApiError, ErrorShape};
 use crate::frames::{fault_point, Frame};
 use crate::ids::Ids;
 use crate::json::{arr, Obj};
-use crate::prompt::{parse_body, parse_chat, parse_messages, parse_responses, MessagesEndpoint};
+use crate::prompt::{
+    parse_body, parse_chat, parse_messages, parse_responses, MessagesBetas, MessagesEndpoint,
+};
 use crate::script::{plan, Fault, Reply};
 use crate::{chat, messages, replay, responses};
 use bytes::Bytes;
@@ -60,6 +62,7 @@ where
 {
     let path = req.uri().path().trim_end_matches('/').to_string();
     let method = req.method().clone();
+    let betas = MessagesBetas::from_headers(req.headers());
     let endpoint = if path.ends_with("/chat/completions") && config.api.serves_chat() {
         Endpoint::Chat
     } else if path.ends_with("/responses") && config.api.serves_responses() {
@@ -68,7 +71,7 @@ where
         Endpoint::Messages
     } else if path.ends_with("/messages/count_tokens") && config.api.serves_messages() {
         post_only(&method, &path)?;
-        return count_tokens(config, req.into_body()).await;
+        return count_tokens(config, req.into_body(), betas).await;
     } else if path.ends_with("/healthz") || path == "/health" {
         return get_only(&method, &path, || text_response("ok\n"));
     } else if path.ends_with("/models") {
@@ -88,7 +91,9 @@ where
     let prompt = match endpoint {
         Endpoint::Chat => parse_chat(parse_body(&body)?, &config.model)?,
         Endpoint::Responses => parse_responses(parse_body(&body)?, &config.model)?,
-        Endpoint::Messages => parse_messages(&body, &config.model, MessagesEndpoint::Create)?,
+        Endpoint::Messages => {
+            parse_messages(&body, &config.model, MessagesEndpoint::Create, betas)?
+        }
     };
     let ids = Ids::for_request(&path, &body);
     let plan = plan(&prompt, &ids);
@@ -226,13 +231,17 @@ fn text_response(text: &'static str) -> Response<DemoBody> {
 /// `POST /v1/messages/count_tokens`: `{"input_tokens": N}`, the request
 /// checked as a Messages request without `max_tokens`. A count is no
 /// generation: it is answered when replaying too.
-async fn count_tokens<B>(config: &DemoConfig, body: B) -> Result<Response<DemoBody>, ApiError>
+async fn count_tokens<B>(
+    config: &DemoConfig,
+    body: B,
+    betas: MessagesBetas,
+) -> Result<Response<DemoBody>, ApiError>
 where
     B: Body,
     B::Error: Into<Box<dyn StdError + Send + Sync>>,
 {
     let body = read_body(body, config.max_request_bytes).await?;
-    let prompt = parse_messages(&body, &config.model, MessagesEndpoint::CountTokens)?;
+    let prompt = parse_messages(&body, &config.model, MessagesEndpoint::CountTokens, betas)?;
     let count = Obj::new().with("input_tokens", prompt.input_tokens);
     Ok(with_content_type(
         DemoBody::full(count.to_json()),

@@ -137,7 +137,8 @@ pub fn app(
             });
     // Messages clients of a Messages backend speak its API: their requests
     // pass through with the rest, but for those that turn on message
-    // threads, which the bridge keeps (`threads_only`).
+    // threads or compaction, which the bridge keeps and runs
+    // (`threads_only`).
     let threads_only = config.upstream_api == UpstreamApi::Messages;
     let (translated, messages, endpoint): (Shared, Option<Shared>, &str) = match config.upstream_api
     {
@@ -243,7 +244,7 @@ pub fn app(
                     .messages
                     .as_ref()
                     .filter(|_| is_messages(method, path, request.headers()))
-                    .filter(|_| !routes.threads_only || turns_on_threads(request.headers()));
+                    .filter(|_| !routes.threads_only || kept_by_the_bridge(request.headers()));
                 if let Some(messages) = messages {
                     Route::Messages(messages.clone())
                 } else {
@@ -369,19 +370,23 @@ fn is_messages(method: &Method, path: &str, headers: &HeaderMap) -> bool {
     }
 }
 
-/// Whether a request turns on message threads (`anthropic-beta:
-/// message-threads-2026-08-12`, which every turn of a thread sends).
-fn turns_on_threads(headers: &HeaderMap) -> bool {
+/// Whether a request turns on what the bridge keeps for a Messages client
+/// on any backend: message threads (`anthropic-beta:
+/// message-threads-2026-08-12`, which every turn of a thread sends), or
+/// compaction on demand (`compact-2026-09-04`, sent with the compaction
+/// request and with the turns that carry its block back, whose sealed
+/// carrier only the bridge opens).
+fn kept_by_the_bridge(headers: &HeaderMap) -> bool {
     headers
         .get_all("anthropic-beta")
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
-        .any(|beta| beta.trim() == MESSAGE_THREADS_BETA)
+        .any(|beta| KEPT_BY_THE_BRIDGE.contains(&beta.trim()))
 }
 
-/// The beta of message threads.
-const MESSAGE_THREADS_BETA: &str = "message-threads-2026-08-12";
+/// The betas of message threads and of compaction on demand.
+const KEPT_BY_THE_BRIDGE: [&str; 2] = ["message-threads-2026-08-12", "compact-2026-09-04"];
 
 /// The vendors' part of a trace's context.
 const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
@@ -457,5 +462,6 @@ fn websocket_settings(exchange: &crate::config::ExchangeLimits) -> WebSocketSett
     WebSocketSettings::new()
         .idle_timeout(exchange.websocket_idle_timeout)
         .max_per_tenant(exchange.websocket_max_per_tenant)
+        .max_memory(exchange.websocket_max_memory)
         .max_age(exchange.websocket_max_age)
 }

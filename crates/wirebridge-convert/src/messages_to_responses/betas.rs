@@ -16,7 +16,7 @@ use crate::recorder::LossRecorder;
 const THINKING_TOKEN_COUNT: &str = "thinking-token-count-2026-05-13";
 
 /// Betas the translation honours, with what each asks for.
-const KNOWN: [&str; 31] = [
+const KNOWN: [&str; 32] = [
     // Name the client or its credential; they ask nothing of the reply.
     "claude-code-20250219",
     "oauth-2025-04-20",
@@ -58,6 +58,9 @@ const KNOWN: [&str; 31] = [
     // tools, file ids, containers and MCP servers.
     "context-management-2025-06-27",
     "compact-2026-01-12",
+    // `compaction`: the conversation summarized on the bridge's engine,
+    // and the `compaction` block read back in later requests.
+    "compact-2026-09-04",
     "advanced-tool-use-2025-11-20",
     "tool-search-tool-2025-10-19",
     "web-search-2025-03-05",

@@ -1,6 +1,6 @@
 //! Responses body → Messages `message` body.
 
-use wirebridge_wire::messages::strict::{ContentBlock, MessageBody};
+use wirebridge_wire::messages::strict::{ContentBlock, MessageBody, StopReason};
 use wirebridge_wire::raw::JsonText;
 use wirebridge_wire::responses::lenient::{OutputItem, ResponseBody};
 
@@ -62,6 +62,17 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
                     content.push(block);
                 }
             }
+            "compaction" => {
+                let carrier = item.encrypted_content;
+                let carrier = carrier.filter(|c| !c.is_empty()).ok_or_else(|| {
+                    ConvertError::InvalidUpstream(format!(
+                        "{path} is a compaction without its encrypted_content"
+                    ))
+                })?;
+                content.push(ContentBlock::Compaction {
+                    content: Some(carrier.into()),
+                });
+            }
             "function_call" => {
                 let name = item.name.as_deref().unwrap_or_default();
                 if ctx.ran_by_backend(name) {
@@ -115,6 +126,11 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
         }
     }
 
+    // A compaction's reply is its block alone.
+    let compacted = !content.is_empty()
+        && content
+            .iter()
+            .all(|b| matches!(b, ContentBlock::Compaction { .. }));
     let stop = stop_reason(
         response.status.as_deref(),
         response
@@ -125,6 +141,10 @@ pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBo
         !calls.is_empty(),
         unfinished,
     );
+    let stop = match compacted {
+        true => StopReason::Compaction,
+        false => stop,
+    };
     let summary = ReplySummary {
         outcome: Some(stop.as_str().to_owned()),
         usage: response.usage.as_ref().map(token_usage),

@@ -21,31 +21,49 @@ use wirebridge_wire::responses::strict::{
 };
 use wirebridge_wire::Str;
 
+use super::compaction;
 use super::content::{input_parts, is_text, parse_content, required_text, set_breakpoint};
 use super::path::{indexed, member, position_id};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
 
+/// The conversation as input items.
+#[derive(Debug)]
+pub(super) struct Conversation<'a> {
+    /// The items, in order.
+    pub(super) items: Vec<InputItem<'a>>,
+    /// The path of the `compaction` block the items start from, if one
+    /// stands for the turns before it.
+    pub(super) compacted_at: Option<String>,
+}
+
 /// Translates the conversation into input items. Content the request
-/// reader kept parsed is taken from the messages, not parsed again.
+/// reader kept parsed is taken from the messages, not parsed again. A
+/// conversation to be compacted (`compacts`) is summarized, not continued:
+/// ending with the assistant's text prefills nothing.
 pub(super) fn translate_messages<'a>(
     messages: &mut [Message<'a>],
+    compacts: bool,
     losses: &mut LossRecorder<'_>,
-) -> Result<Vec<InputItem<'a>>, ConvertError> {
+) -> Result<Conversation<'a>, ConvertError> {
     let mut items = Vec::with_capacity(messages.len() + messages.len() / 2);
     // The ids of the calls so far, which a tool result must answer.
     let mut calls = HashSet::new();
     let count = messages.len();
+    let mut compacted_at = None;
     for (i, message) in messages.iter_mut().enumerate() {
         let path = indexed("messages", "", i);
-        match message.role.as_deref() {
+        let carried = match message.role.as_deref() {
             Some("user") => user(message, &path, &calls, losses, &mut items)?,
             Some("assistant") => {
-                let last = i + 1 == count;
+                let last = i + 1 == count && !compacts;
                 assistant(message, i, &path, last, &mut calls, losses, &mut items)?
             }
-            Some("system") => system(message, &path, losses, &mut items)?,
+            Some("system") => {
+                system(message, &path, losses, &mut items)?;
+                None
+            }
             Some(other) => {
                 return Err(ConvertError::invalid(
                     format!("{path}.role"),
@@ -53,9 +71,13 @@ pub(super) fn translate_messages<'a>(
                 ))
             }
             None => return Err(ConvertError::MissingField(format!("{path}.role"))),
-        }
+        };
+        compacted_at = carried.or(compacted_at);
     }
-    Ok(items)
+    Ok(Conversation {
+        items,
+        compacted_at,
+    })
 }
 
 /// Marks the last part of the last user content as a cache breakpoint: the
@@ -91,13 +113,15 @@ fn content<'a>(message: &mut Message<'a>, path: &str) -> Result<Content<'a>, Con
     parse_content(raw, &content_path)?.ok_or(ConvertError::MissingField(content_path))
 }
 
+/// A user message's items; the path of the last `compaction` block in it
+/// that the conversation now starts from, if any.
 fn user<'a>(
     message: &mut Message<'a>,
     path: &str,
     calls: &HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
-) -> Result<(), ConvertError> {
+) -> Result<Option<String>, ConvertError> {
     let empty = || {
         ConvertError::invalid(
             format!("{path}.content"),
@@ -111,7 +135,7 @@ fn user<'a>(
                 Role::User,
                 MessageContent::Text(text.into()),
             )));
-            return Ok(());
+            return Ok(None);
         }
         Content::Blocks(blocks) if blocks.is_empty() => return Err(empty()),
         Content::Blocks(blocks) => blocks,
@@ -123,11 +147,18 @@ fn user<'a>(
             items.push(InputItem::Message(InputMessage::input(Role::User, content)));
         }
     };
+    let mut carried = None;
     for (j, block) in blocks.iter_mut().enumerate() {
         let block_path = indexed(path, ".content", j);
         match block.kind() {
             "text" | "input_text" | "image" | "document" | "search_result" => {
                 input_parts(block, &block_path, losses, &mut parts)?
+            }
+            "compaction" => {
+                if compaction::carry(block, &block_path, items)? {
+                    parts.clear();
+                    carried = Some(block_path);
+                }
             }
             "tool_result" => {
                 flush(&mut parts, items);
@@ -144,7 +175,7 @@ fn user<'a>(
         }
     }
     flush(&mut parts, items);
-    Ok(())
+    Ok(carried)
 }
 
 /// A system turn as a `system` message: a string, or text blocks (each
@@ -277,6 +308,8 @@ fn tool_result<'a>(
     }))
 }
 
+/// An assistant message's items; the path of the last `compaction` block
+/// in it that the conversation now starts from, if any.
 fn assistant<'a>(
     message: &mut Message<'a>,
     i: usize,
@@ -285,8 +318,8 @@ fn assistant<'a>(
     calls: &mut HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
-) -> Result<(), ConvertError> {
-    let blocks = match content(message, path)? {
+) -> Result<Option<String>, ConvertError> {
+    let mut blocks = match content(message, path)? {
         Content::Text(text) => {
             if !text.is_empty() {
                 let id = Cow::Owned(position_id("msg_", i, 0));
@@ -294,7 +327,7 @@ fn assistant<'a>(
                 items.push(InputItem::Message(InputMessage::assistant(id, parts)));
                 prefill(path, last, losses)?;
             }
-            return Ok(());
+            return Ok(None);
         }
         Content::Blocks(blocks) => blocks,
     };
@@ -311,7 +344,8 @@ fn assistant<'a>(
         }
     };
     let mut said = false;
-    for (j, block) in blocks.iter().enumerate() {
+    let mut carried = None;
+    for (j, block) in blocks.iter_mut().enumerate() {
         let block_path = indexed(path, ".content", j);
         if block.kind() != "text" {
             flush(&mut run, run_start, items);
@@ -348,6 +382,14 @@ fn assistant<'a>(
                 summary: Vec::new(),
                 encrypted_content: Some(required_text(block.data, &block_path, "data")?),
             })),
+            "compaction" => {
+                if compaction::carry(block, &block_path, items)? {
+                    // The calls it stands for are no longer answerable.
+                    calls.clear();
+                    said = false;
+                    carried = Some(block_path);
+                }
+            }
             kind @ ("tool_result" | "image" | "document") => {
                 return Err(ConvertError::invalid(
                     format!("{block_path}.type"),
@@ -363,7 +405,7 @@ fn assistant<'a>(
     if said && ends_in_text {
         prefill(path, last, losses)?;
     }
-    Ok(())
+    Ok(carried)
 }
 
 /// A conversation ending with the assistant's text asks Anthropic's API to

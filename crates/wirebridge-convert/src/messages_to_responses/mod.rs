@@ -50,6 +50,7 @@
 
 mod betas;
 mod body;
+mod compaction;
 mod content;
 mod diagnostics;
 mod error;
@@ -65,6 +66,7 @@ mod tools;
 mod unmodeled;
 
 pub use body::{translate_body, translate_stream_body, TranslatedBody};
+pub use compaction::{check_compacted, CompactedAt};
 pub use diagnostics::CacheDiagnostics;
 pub use error::{error_body, error_body_for, error_type_for_status};
 pub use models::{model_info, model_list, ModelPage};
@@ -122,6 +124,11 @@ pub struct MessagesContext {
     /// (`diagnostics`): the layer sets the Responses side's verdict here
     /// before the reply is translated.
     pub diagnostics: Option<CacheDiagnostics>,
+    /// The path of the `compaction` block the conversation was sent from
+    /// (`messages[i].content[j]`), if one stood for its earlier turns: the
+    /// engine opens its carrier, and refuses the request naming this path
+    /// when it does not open.
+    pub compacted_at: Option<String>,
 }
 
 impl MessagesContext {

@@ -2,9 +2,11 @@
 
 use std::borrow::Cow;
 
+use serde_json::value::RawValue;
+
 use wirebridge_wire::messages::lenient::{Content, CreateMessage};
 use wirebridge_wire::raw::{JsonStr, JsonText};
-use wirebridge_wire::responses::strict::ResponsesRequest;
+use wirebridge_wire::responses::strict::{InputItem, ResponsesRequest};
 
 use super::content::{is_text, parse_content};
 use super::items::{mark_last_breakpoint, translate_messages};
@@ -109,19 +111,29 @@ pub fn translate_request_with_betas(
         .messages
         .take()
         .ok_or_else(|| ConvertError::MissingField("messages".into()))?;
-    if messages.is_empty() {
+
+    let betas = super::betas::plan(betas, &mut losses)?;
+    let thread = super::thread::read(&request)?;
+    // A thread's compaction may send nothing new: the thread holds the
+    // conversation it summarizes.
+    let compacts_thread = || {
+        matches!(thread, Some(ThreadTurn::Continue { .. }))
+            && request.compaction.is_some_and(|c| c.get() != "null")
+    };
+    if messages.is_empty() && !compacts_thread() {
         return Err(ConvertError::invalid(
             "messages",
             "must contain at least one message",
         ));
     }
-
-    let betas = super::betas::plan(betas, &mut losses)?;
-    let thread = super::thread::read(&request)?;
     unsupported(&request, &mut losses)?;
     let tools = translate_tools(&request, &mut losses)?;
-    let mut input = translate_messages(&mut messages, &mut losses)?;
-    if input.is_empty() {
+    let compacts = super::compaction::asked(&request, &mut losses)?;
+    let threshold = super::compaction::threshold(&request, &mut losses)?
+        .and_then(|json| RawValue::from_string(json).ok());
+    let conversation = translate_messages(&mut messages, compacts, &mut losses)?;
+    let mut input = conversation.items;
+    if input.is_empty() && !compacts_thread() {
         // Refused here, naming the client's field, rather than by the
         // Responses request below, which would name its own `input`.
         return Err(ConvertError::invalid(
@@ -131,6 +143,10 @@ pub fn translate_request_with_betas(
     }
     if request.cache_control.is_some_and(|c| c.get() != "null") {
         mark_last_breakpoint(&mut input);
+    }
+    if compacts {
+        // The engine answers a trigger with the compaction item alone.
+        input.push(InputItem::CompactionTrigger);
     }
     let thinking = plan(&request)?;
     // After the fields that are read: what lies inside a part already
@@ -173,6 +189,7 @@ pub fn translate_request_with_betas(
         service_tier: service_tier(&request)?,
         stream: stream.then_some(true),
         prompt_cache_options: diagnostics.as_ref().map(|(_, options)| &**options),
+        context_management: threshold.as_deref(),
         ..ResponsesRequest::default()
     };
 
@@ -191,6 +208,7 @@ pub fn translate_request_with_betas(
         count_thinking: betas.count_thinking,
         thread,
         diagnostics: diagnostics.map(|(asked, _)| asked),
+        compacted_at: conversation.compacted_at,
     };
     Ok(TranslatedRequest {
         body,
@@ -319,7 +337,9 @@ fn unsupported(
     for (i, edit) in edits.iter().enumerate() {
         let keeps_all = edit.kind.as_deref() == Some("clear_thinking_20251015")
             && edit.keep.is_some_and(|k| k.get() == r#""all""#);
-        if !keeps_all {
+        // The engine compacts: see `compaction::threshold`.
+        let compacts = edit.kind.as_deref() == Some("compact_20260112");
+        if !keeps_all && !compacts {
             losses.record(
                 LossKind::UnsupportedParameter,
                 format!("context_management.edits[{i}]"),

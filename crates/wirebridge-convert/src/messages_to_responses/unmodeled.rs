@@ -10,18 +10,11 @@ use crate::recorder::LossRecorder;
 
 /// Top-level fields of Anthropic's API that ask for a feature the bridge
 /// does not implement, with what each asks for.
-const UNSUPPORTED: [(&str, LossKind, &str); 2] = [
-    (
-        "compaction",
-        LossKind::UnsupportedParameter,
-        "the bridge does not compact Messages conversations; the backend is sent the conversation as the client sent it",
-    ),
-    (
-        "safeguards",
-        LossKind::UnsupportedParameter,
-        "Anthropic's API checks tool calls with classifiers of its own; the backend runs no such check",
-    ),
-];
+const UNSUPPORTED: [(&str, LossKind, &str); 1] = [(
+    "safeguards",
+    LossKind::UnsupportedParameter,
+    "Anthropic's API checks tool calls with classifiers of its own; the backend runs no such check",
+)];
 
 /// Records each field of `body` the request types do not model, except
 /// those inside a part already reported as lost (a hosted tool, a block

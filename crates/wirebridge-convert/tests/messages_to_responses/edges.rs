@@ -19,6 +19,7 @@ fn ctx(thinking: ThinkingDisplay, declared: Option<&[&str]>) -> MessagesContext 
         count_thinking: false,
         thread: None,
         diagnostics: None,
+        compacted_at: None,
     }
 }
 

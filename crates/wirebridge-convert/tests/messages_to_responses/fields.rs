@@ -23,7 +23,7 @@ fn paths(losses: &[(LossKind, String, String)]) -> Vec<&str> {
 
 #[test]
 fn unmodeled_fields_are_reported_by_path_at_every_level() {
-    let body = r#"{"model":"m","max_tokens":100,"diagnostics":{"level":"full"},"compaction":{"trigger":1000},
+    let body = r#"{"model":"m","max_tokens":100,"diagnostics":{"level":"full"},"safeguards":{"level":"high"},
         "system":[{"type":"text","text":"Be brief.","origin":"x"}],
         "messages":[{"role":"user","content":[{"type":"text","text":"Hi","lang":"en"}],"name":"ann"},
             {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{},"caller":{"type":"direct"}}]},
@@ -34,7 +34,7 @@ fn unmodeled_fields_are_reported_by_path_at_every_level() {
     assert_eq!(
         paths(&losses),
         [
-            "compaction",
+            "safeguards",
             "system[0].origin",
             "messages[0].content[0].lang",
             "messages[0].name",
@@ -48,7 +48,7 @@ fn unmodeled_fields_are_reported_by_path_at_every_level() {
         ],
         "{losses:?}"
     );
-    assert!(losses[0].2.contains("compact"), "{losses:?}");
+    assert!(losses[0].2.contains("classifiers"), "{losses:?}");
     assert!(losses[1].2.contains("does not read"), "{losses:?}");
     // The rest is translated as always; a tool's schema is the client's
     // own JSON, not a field of the API.

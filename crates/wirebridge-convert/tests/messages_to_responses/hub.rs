@@ -136,6 +136,7 @@ fn chain(
         count_thinking: false,
         thread: None,
         diagnostics: None,
+        compacted_at: None,
     }));
     let mut out = Frames::sse();
     let mut middle = Frames::new(middle);

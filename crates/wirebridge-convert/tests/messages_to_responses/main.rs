@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod compaction;
 mod edges;
 mod errors;
 mod fields;

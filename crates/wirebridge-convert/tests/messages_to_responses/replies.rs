@@ -18,6 +18,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
         thinking,
         count_thinking: thinking != ThinkingDisplay::Off,
         diagnostics: None,
+        compacted_at: None,
         ..MessagesContext::default()
     }
 }

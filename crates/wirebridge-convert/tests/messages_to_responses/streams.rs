@@ -187,6 +187,7 @@ fn ctx(thinking: ThinkingDisplay) -> MessagesContext {
         count_thinking: thinking != ThinkingDisplay::Off,
         thread: None,
         diagnostics: None,
+        compacted_at: None,
     }
 }
 

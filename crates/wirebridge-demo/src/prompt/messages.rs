@@ -3,7 +3,7 @@
 //! whose message starts with the JSON path of the field at fault
 //! (`messages.1.content.0.signature: …`), as Anthropic's messages do.
 
-use super::{count_tokens, model, Prompt, Turn};
+use super::{count_tokens, model, MessagesBetas, Prompt, Turn};
 use crate::error::ApiError;
 use crate::signature;
 use serde_json::{Map, Value};
@@ -25,11 +25,12 @@ fn refuse(path: &str, problem: impl std::fmt::Display) -> ApiError {
     ApiError::invalid_request(format!("{path}: {problem}"), Some(path), None)
 }
 
-/// Read and check a Messages request body.
+/// Read and check a Messages request body, under the request's betas.
 pub(crate) fn parse_messages(
     body: &[u8],
     default_model: &str,
     endpoint: MessagesEndpoint,
+    betas: MessagesBetas,
 ) -> Result<Prompt, ApiError> {
     let body = match serde_json::from_slice::<Value>(body) {
         Ok(v @ Value::Object(_)) => v,
@@ -60,7 +61,7 @@ pub(crate) fn parse_messages(
     let thinking = thinking_requested(&body, max_tokens)?;
     let system_text = system_text(body.get("system"))?;
     let (tools, parallel_tool_calls) = tools(&body)?;
-    let conversation = read_conversation(&body)?;
+    let conversation = read_conversation(&body, betas)?;
 
     let turn = match conversation.trailing_tool_outputs {
         Some(outputs) => Turn::ToolOutputs(outputs),
@@ -229,8 +230,10 @@ struct Conversation {
     trailing_tool_outputs: Option<Vec<String>>,
 }
 
-/// Read `messages`, checking each message and block on the way.
-fn read_conversation(body: &Value) -> Result<Conversation, ApiError> {
+/// Read `messages`, checking each message and block on the way. A
+/// `system` turn is read (its words count) only under the beta that
+/// allows it, and is neither the user's text nor a tool result.
+fn read_conversation(body: &Value, betas: MessagesBetas) -> Result<Conversation, ApiError> {
     let messages = match body.get("messages") {
         None | Some(Value::Null) => return Err(refuse("messages", "Field required")),
         Some(Value::Array(m)) if m.is_empty() => {
@@ -253,6 +256,7 @@ fn read_conversation(body: &Value) -> Result<Conversation, ApiError> {
         };
         let role = match message.get("role").and_then(Value::as_str) {
             Some(role @ ("user" | "assistant")) => role,
+            Some(role @ "system") if betas.system_turns => role,
             _ => {
                 return Err(refuse(
                     &format!("{path}.role"),
@@ -418,7 +422,12 @@ mod tests {
     use serde_json::json;
 
     fn parse(body: Value) -> Result<Prompt, ApiError> {
-        parse_messages(body.to_string().as_bytes(), "d", MessagesEndpoint::Create)
+        parse_messages(
+            body.to_string().as_bytes(),
+            "d",
+            MessagesEndpoint::Create,
+            MessagesBetas::default(),
+        )
     }
 
     fn refused(body: Value) -> String {
@@ -481,9 +490,40 @@ mod tests {
                 .as_bytes(),
             "d",
             MessagesEndpoint::CountTokens,
+            MessagesBetas::default(),
         )
         .unwrap();
         assert_eq!(counted.input_tokens, 3);
+    }
+
+    #[test]
+    fn a_system_turn_is_read_under_its_beta_only() {
+        // As Claude Code sends its environment: after the user's message.
+        let body = json!({"max_tokens": 5, "messages": [
+            {"role": "user", "content": "call Bash"},
+            {"role": "system", "content": [{"type": "text", "text": "cwd is here"}]},
+        ]});
+        assert!(refused(body.clone()).starts_with("messages.1.role:"));
+        let betas = MessagesBetas { system_turns: true };
+        let p = parse_messages(
+            body.to_string().as_bytes(),
+            "d",
+            MessagesEndpoint::Create,
+            betas,
+        )
+        .unwrap();
+        // The user's text stays the turn; the system turn's words count.
+        assert_eq!(p.turn, Turn::User("call Bash".into()));
+        assert_eq!(p.input_tokens, 2 + 3);
+        let other = json!({"max_tokens": 5, "messages": [{"role": "developer", "content": "x"}]});
+        let e = parse_messages(
+            other.to_string().as_bytes(),
+            "d",
+            MessagesEndpoint::Create,
+            betas,
+        )
+        .unwrap_err();
+        assert!(e.message.starts_with("messages.0.role:"), "{}", e.message);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! A request of any of the three APIs reduced to what the demo needs to
 //! script its answer: the [`Prompt`].
 
+mod betas;
 mod chat;
 mod messages;
 mod responses;
 
+pub(crate) use betas::MessagesBetas;
 pub(crate) use chat::parse_chat;
 pub(crate) use messages::{parse_messages, MessagesEndpoint};
 pub(crate) use responses::parse_responses;

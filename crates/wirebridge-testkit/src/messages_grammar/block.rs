@@ -13,6 +13,7 @@ pub(super) enum Kind {
     Thinking,
     RedactedThinking,
     ToolUse,
+    Compaction,
 }
 
 /// An open block and what its deltas have accumulated.
@@ -68,6 +69,12 @@ pub(super) fn open(i: usize, index: u64, block: &Value) -> R<OpenBlock> {
             }
             Kind::ToolUse
         }
+        Some("compaction") => {
+            if block.get("content") != Some(&Value::Null) {
+                return v_err(i, "a compaction block starts with `content: null`");
+            }
+            Kind::Compaction
+        }
         other => return v_err(i, format!("unknown content block type {other:?}")),
     };
     Ok(OpenBlock {
@@ -103,6 +110,16 @@ impl OpenBlock {
                 }
                 self.signature = Some(string_key(i, delta, "signature", &what)?.to_owned());
             }
+            (Kind::Compaction, "compaction_delta") => {
+                if !self.text.is_empty() {
+                    return v_err(i, "a compaction block takes one compaction_delta");
+                }
+                let content = string_key(i, delta, "content", &what)?;
+                if content.is_empty() {
+                    return v_err(i, "a compaction_delta carries a non-empty `content`");
+                }
+                self.text.push_str(content);
+            }
             (kind, ty) => {
                 return v_err(
                     i,
@@ -118,6 +135,9 @@ impl OpenBlock {
         if self.kind == Kind::Thinking && self.signature.is_none() {
             return v_err(i, "a thinking block closes after its signature_delta");
         }
+        if self.kind == Kind::Compaction && self.text.is_empty() {
+            return v_err(i, "a compaction block closes after its compaction_delta");
+        }
         Ok(self.snapshot())
     }
 
@@ -130,6 +150,7 @@ impl OpenBlock {
             Kind::Thinking => json!({"type": "thinking", "thinking": self.text,
                                      "signature": self.signature.unwrap_or_default()}),
             Kind::RedactedThinking => self.start,
+            Kind::Compaction => json!({"type": "compaction", "content": self.text}),
             Kind::ToolUse => {
                 let mut block =
                     json!({"type": "tool_use", "id": self.start["id"], "name": self.start["name"]});

@@ -38,13 +38,16 @@ enum Stage {
 /// * `content_block_delta` and `content_block_stop` name the open block;
 ///   deltas match its type (`text_delta` for text, `input_json_delta` for
 ///   tool_use, `thinking_delta` then one `signature_delta` for thinking,
-///   none for redacted thinking); a thinking block closes after its
+///   none for redacted thinking, one non-empty `compaction_delta` for a
+///   compaction block, which starts with `content: null`); a thinking
+///   block closes after its
 ///   signature; a tool_use block's fragments together are a JSON object (or
 ///   nothing), unless the message stopped at `max_tokens`;
 /// * `message_delta` once, with no block open, its `stop_reason` one of
 ///   [`STOP_REASONS`](super::STOP_REASONS), `stop_sequence` null or (for
 ///   `stop_sequence`) a string, `tool_use` exactly when a tool_use block was
-///   sent (or the reply stopped early: `max_tokens`, `refusal`), and a
+///   sent (or the reply stopped early: `max_tokens`, `refusal`),
+///   `compaction` exactly when the blocks are compaction blocks alone, and a
 ///   `usage` with integer `output_tokens` (other counts integers too);
 /// * `message_stop` right after `message_delta`, and last;
 /// * `ping` (`{"type":"ping"}`) anywhere between `message_start` and
@@ -246,6 +249,22 @@ fn message_delta(i: usize, v: &Value, blocks: &[Value], t: &mut MessagesTranscri
                 ),
             );
         }
+    }
+    let compaction_only = !blocks.is_empty() && blocks.iter().all(|b| b["type"] == "compaction");
+    match (reason, compaction_only) {
+        ("compaction", false) => {
+            return v_err(
+                i,
+                "stop_reason compaction for a reply that is not compaction blocks alone",
+            )
+        }
+        (reason, true) if reason != "compaction" => {
+            return v_err(
+                i,
+                format!("a reply of compaction blocks alone stops for compaction, not {reason}"),
+            )
+        }
+        _ => {}
     }
     match (reason, calls) {
         ("tool_use", false) => return v_err(i, "stop_reason tool_use without a tool_use block"),

@@ -56,6 +56,7 @@ pub const STOP_REASONS: &[&str] = &[
     "pause_turn",
     "refusal",
     "model_context_window_exceeded",
+    "compaction",
 ];
 
 /// Valid `error.type` values.

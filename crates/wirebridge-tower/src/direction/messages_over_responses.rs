@@ -139,6 +139,10 @@ impl sealed::Direction for MessagesOverResponses {
         if let Some(thread) = &context.thread {
             extensions.insert(thread.clone());
         }
+        // The hub holds the seal key: it opens the block's carrier.
+        if let Some(at) = &context.compacted_at {
+            extensions.insert(messages_to_responses::CompactedAt(at.clone()));
+        }
     }
 
     fn stream(context: Self::Context) -> Self::Stream {

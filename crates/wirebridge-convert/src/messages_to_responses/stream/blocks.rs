@@ -30,6 +30,8 @@ pub(super) enum BlockKind {
         summary: bool,
     },
     ToolUse,
+    /// A compaction, whole in one delta.
+    Compaction,
 }
 
 impl StreamTranslator {

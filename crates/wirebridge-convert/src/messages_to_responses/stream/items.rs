@@ -63,7 +63,7 @@ impl StreamTranslator {
 
     pub(super) fn item_added(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
         match item.kind() {
-            "message" | "reasoning" => {}
+            "message" | "reasoning" | "compaction" => {}
             "function_call" => {
                 let name = item.name.as_deref().unwrap_or_default();
                 if self.ctx.ran_by_backend(name) {
@@ -83,8 +83,26 @@ impl StreamTranslator {
             "message" => self.message_done(index, item, out),
             "reasoning" => self.reasoning_done(index, item, out),
             "function_call" => self.call_done(index, item, out),
+            "compaction" => self.compaction_done(index, item, out),
             other => self.leave_out(index, other),
         }
+    }
+
+    /// A compaction item, complete: its block opens, takes the carrier in
+    /// one `compaction_delta`, and closes, as Anthropic's streams send it.
+    fn compaction_done(&mut self, index: u32, item: &OutputItem<'_>, out: &mut Frames) {
+        let Some(carrier) = item.encrypted_content.filter(|c| !c.is_empty()) else {
+            let why = format!("output[{index}] is a compaction without its encrypted_content");
+            return self.fail_with(Failure::api(why), out);
+        };
+        let block = ContentBlock::Compaction { content: None };
+        let Some(block) = self.open_block(BlockKind::Compaction, index, 0, block, out) else {
+            return;
+        };
+        self.compactions += 1;
+        let content = carrier.into();
+        self.delta(block, Delta::CompactionDelta { content }, out);
+        self.close(None, out);
     }
 
     /// An item the reply cannot hold, reported once.

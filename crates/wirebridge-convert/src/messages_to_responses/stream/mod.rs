@@ -21,7 +21,9 @@ mod items;
 
 use crate::frames::Frames;
 use serde_json::value::RawValue;
-use wirebridge_wire::messages::strict::{ErrorObject, Event, MessageBody, MessageDelta};
+use wirebridge_wire::messages::strict::{
+    ErrorObject, Event, MessageBody, MessageDelta, StopReason,
+};
 use wirebridge_wire::responses::lenient::{ResponseBody, StreamEvent, Usage as ResponsesUsage};
 
 use super::body::reply_id;
@@ -82,6 +84,9 @@ pub struct StreamTranslator {
     skipped: Vec<u32>,
     calls: Vec<items::Call>,
     refused: bool,
+    /// How many of the blocks were compactions: a reply of nothing else
+    /// stops for `compaction`.
+    compactions: usize,
     usage: Option<ResponsesUsage>,
     outcome: Option<&'static str>,
     losses: LossReport,
@@ -104,6 +109,7 @@ impl StreamTranslator {
             skipped: Vec::new(),
             calls: Vec::new(),
             refused: false,
+            compactions: 0,
             usage: None,
             outcome: None,
             losses: LossReport::default(),
@@ -314,6 +320,10 @@ impl StreamTranslator {
             self.calls.iter().any(|c| c.opened),
             self.calls.iter().any(|c| c.unfinished),
         );
+        let stop = match self.compactions > 0 && self.compactions == self.blocks {
+            true => StopReason::Compaction,
+            false => stop,
+        };
         self.usage = body.usage;
         let delta = MessageDelta {
             stop_reason: Some(stop),

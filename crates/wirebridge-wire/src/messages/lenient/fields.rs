@@ -50,6 +50,7 @@ pub(crate) const REQUEST: &[Field] = &[
     ("mcp_servers", Shape::Whole),
     ("thread", Shape::Object(THREAD)),
     ("diagnostics", Shape::Whole),
+    ("compaction", Shape::Whole),
 ];
 
 /// The fields of [`Message`](super::Message).
@@ -132,7 +133,13 @@ pub(crate) const OUTPUT_FORMAT: &[Field] = &[("type", Shape::Whole), ("schema", 
 pub(crate) const CONTEXT_MANAGEMENT: &[Field] = &[("edits", Shape::Objects(CONTEXT_EDIT))];
 
 /// The fields of [`ContextEdit`](super::ContextEdit).
-pub(crate) const CONTEXT_EDIT: &[Field] = &[("type", Shape::Whole), ("keep", Shape::Whole)];
+pub(crate) const CONTEXT_EDIT: &[Field] = &[
+    ("type", Shape::Whole),
+    ("keep", Shape::Whole),
+    ("trigger", Shape::Whole),
+    ("pause_after_compaction", Shape::Whole),
+    ("instructions", Shape::Whole),
+];
 
 /// The JSON paths of the fields in a request body that the request types
 /// do not model (`routing`, `thread.id`, `messages[0].content[1].extra`),
@@ -207,7 +214,8 @@ mod tests {
             "stop_sequences":["x"],"stream":true,"metadata":{"user_id":"u"},
             "output_config":{"effort":"low"},"output_format":{"type":"json_schema"},
             "context_management":{"edits":[]},"service_tier":"auto","cache_control":{},
-            "container":"c","inference_geo":"us","mcp_servers":[],"thread":{"type":"create"},"diagnostics":{}}"#;
+            "container":"c","inference_geo":"us","mcp_servers":[],"thread":{"type":"create"},"diagnostics":{},
+            "compaction":{"type":"summarize"}}"#;
         let read = CreateMessage::read(body).expect("the reader reads it");
         let debug = format!("{read:?}");
         for (name, _) in REQUEST {
@@ -221,7 +229,7 @@ mod tests {
 
     #[test]
     fn unmodeled_fields_are_named_by_path_at_every_level() {
-        let body = br#"{"model":"m","thread":{"id":"t"},"compaction":true,"diagnostics":null,
+        let body = br#"{"model":"m","thread":{"id":"t"},"safeguards":true,"diagnostics":null,
             "system":[{"type":"text","text":"s","why":1}],
             "messages":[{"role":"user","name":"ann","content":[
                 {"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"ok","x":[]}]},
@@ -231,7 +239,7 @@ mod tests {
             "context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all","w":2}]}}"#;
         let expected = [
             "thread.id",
-            "compaction",
+            "safeguards",
             "system[0].why",
             "messages[0].name",
             "messages[0].content[0].content[0].x",

@@ -148,6 +148,7 @@ fn request_field<'a>(
             c.set(&mut r.thread, |c| c.record(|c, t| thread(c, t, n)))
         }),
         "diagnostics" => (22, |c, r, _| c.set(&mut r.diagnostics, JsonCursor::raw)),
+        "compaction" => (23, |c, r, _| c.set(&mut r.compaction, JsonCursor::raw)),
         _ => return unmodeled(c, noted),
     };
     seen.once(bit)?;
@@ -429,6 +430,15 @@ fn context_edit<'a>(c: &mut JsonCursor<'a>, e: &mut ContextEdit<'a>, noted: &Not
         "keep" => seen
             .once(1)
             .and_then(|()| c.set(&mut e.keep, JsonCursor::raw)),
+        "trigger" => seen
+            .once(2)
+            .and_then(|()| c.set(&mut e.trigger, JsonCursor::raw)),
+        "pause_after_compaction" => seen
+            .once(3)
+            .and_then(|()| c.set(&mut e.pause_after_compaction, JsonCursor::bool)),
+        "instructions" => seen
+            .once(4)
+            .and_then(|()| c.set(&mut e.instructions, JsonCursor::raw)),
         _ => unmodeled(c, noted),
     })
 }

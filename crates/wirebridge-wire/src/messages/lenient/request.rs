@@ -93,6 +93,11 @@ pub struct CreateMessage<'a> {
     /// raw (read by the translator, which names what is wrong in it).
     #[serde(borrow)]
     pub diagnostics: Option<&'a RawValue>,
+    /// `{type: "summarize", instructions?}`: the request asks for the
+    /// conversation compacted, kept raw (read by the translator, which
+    /// names what is wrong in it).
+    #[serde(borrow)]
+    pub compaction: Option<&'a RawValue>,
 }
 
 /// `thread`: `{type: "create"}`, which keeps the conversation under the
@@ -230,4 +235,12 @@ pub struct ContextEdit<'a> {
     /// What the edit keeps: `"all"`, or `{type, value}`.
     #[serde(borrow)]
     pub keep: Option<&'a RawValue>,
+    /// A compaction edit's threshold: `{type: "input_tokens", value}`.
+    #[serde(borrow)]
+    pub trigger: Option<&'a RawValue>,
+    /// Whether a compaction edit's reply stops after the compaction.
+    pub pause_after_compaction: Option<bool>,
+    /// A compaction edit's summarizing instructions.
+    #[serde(borrow)]
+    pub instructions: Option<&'a RawValue>,
 }

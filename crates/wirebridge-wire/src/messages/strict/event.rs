@@ -108,6 +108,11 @@ pub enum Delta<'a> {
         /// The signature.
         signature: JsonText<'a>,
     },
+    /// A `compaction` block's content, whole, in one delta.
+    CompactionDelta {
+        /// The carrier.
+        content: JsonText<'a>,
+    },
 }
 
 /// The `delta` of `message_delta`.

@@ -105,6 +105,13 @@ pub enum ContentBlock<'a> {
         /// The arguments, a JSON object.
         input: Cow<'a, RawValue>,
     },
+    /// What stands for the conversation before it: the summary's carrier,
+    /// opaque to the client, sent back first in a later request. `null`
+    /// as `content_block_start` opens it, before its one delta.
+    Compaction {
+        /// The carrier.
+        content: Option<JsonText<'a>>,
+    },
 }
 
 /// Why generation stopped.
@@ -123,6 +130,8 @@ pub enum StopReason {
     PauseTurn,
     /// The model refused.
     Refusal,
+    /// The reply is a compaction of the conversation, and nothing else.
+    Compaction,
 }
 
 impl StopReason {
@@ -135,6 +144,7 @@ impl StopReason {
             StopReason::ToolUse => "tool_use",
             StopReason::PauseTurn => "pause_turn",
             StopReason::Refusal => "refusal",
+            StopReason::Compaction => "compaction",
         }
     }
 }

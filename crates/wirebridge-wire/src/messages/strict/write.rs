@@ -72,6 +72,10 @@ impl Delta<'_> {
                 delta.name("type", "signature_delta");
                 delta.text("signature", signature);
             }
+            Delta::CompactionDelta { content } => {
+                delta.name("type", "compaction_delta");
+                delta.text("content", content);
+            }
         }
         delta.close();
     }
@@ -132,6 +136,15 @@ mod tests {
                     },
                 },
                 r#"{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"c2ln"}}"#,
+            ),
+            (
+                Event::ContentBlockDelta {
+                    index: 0,
+                    delta: Delta::CompactionDelta {
+                        content: text("wbs1.abc"),
+                    },
+                },
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"compaction_delta","content":"wbs1.abc"}}"#,
             ),
             (
                 Event::ContentBlockStop { index: 3 },

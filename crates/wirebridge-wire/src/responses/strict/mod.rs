@@ -19,9 +19,10 @@ pub use item::{
     OutputMessage, OutputPart, ReasoningItem, ReasoningPart, ToolSearchCall,
 };
 pub use request::{
-    AllowedTools, CustomFormat, CustomTool, FunctionTool, InputItem, InputPart, Message,
-    MessageContent, Reasoning, ReasoningInput, ResponsesRequest, Role, StreamOptions, TextFormat,
-    TextParam, Tool, ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
+    AllowedTools, CompactionInput, CustomFormat, CustomTool, FunctionTool, InputItem, InputPart,
+    Message, MessageContent, Reasoning, ReasoningInput, ResponsesRequest, Role, StreamOptions,
+    TextFormat, TextParam, Tool, ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation,
+    WebSearchTool,
 };
 pub use response::{
     ConversationRef, IncompleteDetails, IncompleteReason, InputTokensDetails, InputTransformation,

@@ -68,6 +68,9 @@ pub struct ResponsesRequest<'a> {
     /// Prompt-cache options.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_cache_options: Option<&'a RawValue>,
+    /// Server-side context management: compaction past a threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_management: Option<&'a RawValue>,
     /// Key-value metadata.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<&'a RawValue>,
@@ -108,6 +111,19 @@ pub enum InputItem<'a> {
     CustomToolCallOutput(ToolCallOutput<'a>),
     /// Reasoning from assistant history.
     Reasoning(ReasoningInput<'a>),
+    /// What stands for the conversation before it: a summary's carrier,
+    /// sent back as it was given.
+    Compaction(CompactionInput<'a>),
+    /// Asks for the conversation to be compacted, in place of a reply:
+    /// always the last item.
+    CompactionTrigger,
+}
+
+/// A compaction item of the history.
+#[derive(Debug, Serialize)]
+pub struct CompactionInput<'a> {
+    /// The sealed summary.
+    pub encrypted_content: JsonText<'a>,
 }
 
 /// A reasoning item of assistant history: its visible text as summary

@@ -99,6 +99,7 @@ impl ResponsesRequest<'_> {
         for (key, raw) in [
             ("prompt_cache_retention", self.prompt_cache_retention),
             ("prompt_cache_options", self.prompt_cache_options),
+            ("context_management", self.context_management),
             ("metadata", self.metadata),
         ] {
             if let Some(raw) = raw {
@@ -161,6 +162,11 @@ impl InputItem<'_> {
                 object.name("type", "reasoning");
                 reasoning.write_members(&mut object);
             }
+            InputItem::Compaction(compaction) => {
+                object.name("type", "compaction");
+                object.text("encrypted_content", &compaction.encrypted_content);
+            }
+            InputItem::CompactionTrigger => object.name("type", "compaction_trigger"),
         }
         object.close();
     }

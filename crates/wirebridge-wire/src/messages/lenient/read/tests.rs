@@ -41,7 +41,7 @@ const EVERY_FIELD: &str = r#"{"model":"claude-sonnet-4-5","max_tokens":4096,
 "metadata":{"user_id":"user_\u0031","other":1},
 "output_config":{"effort":"high","format":{"type":"json_schema","schema":{"type":"object"}}},
 "output_format":{"type":"json_schema","schema":{}},
-"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"},{"type":"clear_tool_uses_20250919","keep":{"type":"tool_uses","value":3}}]},
+"context_management":{"edits":[{"type":"clear_thinking_20251015","keep":"all"},{"type":"clear_tool_uses_20250919","keep":{"type":"tool_uses","value":3}},{"type":"compact_20260112","trigger":{"type":"input_tokens","value":60000},"pause_after_compaction":true,"instructions":"Keep names."}]},
 "service_tier":"auto","cache_control":{"type":"ephemeral"},"container":"cntr_1","inference_geo":"us",
 "mcp_servers":[{"type":"url","url":"https://mcp"}],"thread":{"type":"continue","previous_message_id":"msg_\u0031","extra":0},"zzz_unknown":[1,{"a":"b"}]}"#;
 

@@ -6,10 +6,10 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::super::{
-    AllowedTools, CustomFormat, CustomTool, CustomToolCall, FunctionCall, FunctionTool, InputItem,
-    InputPart, ItemStatus, Message, MessageContent, OutputPart, Reasoning, ReasoningInput,
-    ReasoningPart, ResponsesRequest, Role, StreamOptions, TextFormat, TextParam, Tool,
-    ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
+    AllowedTools, CompactionInput, CustomFormat, CustomTool, CustomToolCall, FunctionCall,
+    FunctionTool, InputItem, InputPart, ItemStatus, Message, MessageContent, OutputPart, Reasoning,
+    ReasoningInput, ReasoningPart, ResponsesRequest, Role, StreamOptions, TextFormat, TextParam,
+    Tool, ToolCallOutput, ToolChoice, ToolOutput, ToolRef, UserLocation, WebSearchTool,
 };
 use crate::JsonText;
 
@@ -148,6 +148,10 @@ fn every_item() -> Vec<InputItem<'static>> {
             summary: Vec::new(),
             encrypted_content: None,
         }),
+        InputItem::Compaction(CompactionInput {
+            encrypted_content: text(AWKWARD),
+        }),
+        InputItem::CompactionTrigger,
     ]
 }
 
@@ -238,6 +242,7 @@ fn full_request() -> ResponsesRequest<'static> {
         prompt_cache_key: Some(AWKWARD.into()),
         prompt_cache_retention: Some(raw(r#""24h""#)),
         prompt_cache_options: Some(raw(r#"{"mode":"auto"}"#)),
+        context_management: Some(raw(r#"[{"type":"compaction","compact_threshold":50000}]"#)),
         metadata: Some(raw(r#"{"k":"v"}"#)),
         store: Some(false),
         previous_response_id: Some(AWKWARD.into()),
@@ -287,6 +292,7 @@ fn each_field_alone_is_written_as_serde_writes_it() {
                 alone.prompt_cache_retention = request.prompt_cache_retention
             }
             "prompt_cache_options" => alone.prompt_cache_options = request.prompt_cache_options,
+            "context_management" => alone.context_management = request.context_management,
             "metadata" => alone.metadata = request.metadata,
             "store" => alone.store = request.store,
             "previous_response_id" => alone.previous_response_id = request.previous_response_id,
