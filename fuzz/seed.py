@@ -215,6 +215,91 @@ def websocket_messages(seeds):
     return out
 
 
+# Histories and the requests that refer to them, for `reference_resolution`
+# (see its header): the bound's two bytes, then operations. 0: store a turn
+# [flags previous n sizes...], 1: a conversation [flags n sizes...], 2: a
+# request [flags previous conversation n entries...]; an entry 0 [index]
+# refers to a stored item, 2 [len bytes...] to a made-up id, 3 [size] is a
+# message.
+REFERENCES = {
+    # Two turns of tenant 0 (the second continuing the first), one of
+    # tenant 1; tenant 0 refers to its own item, tenant 1's, and a made-up
+    # one, continuing its second turn.
+    "mixed": bytes([0x02, 0x00,
+                    0, 0, 0, 1, 2, 3,
+                    0, 1, 0, 0, 1,
+                    0, 2, 0, 0, 4,
+                    2, 2, 2, 0, 4, 0, 0, 0, 3, 2, 3, 0x61, 0x62, 0x63, 3, 1]),
+    # One item named twice, within the bound, then fifteen times, past it.
+    "repeated": bytes([0x00, 0x80,
+                       0, 0, 0, 0, 2,
+                       2, 0, 0, 0, 2, 0, 0, 0, 0,
+                       2, 0, 0, 0, 15] + [0, 0] * 15),
+    # A conversation continued past a bound of 64 bytes.
+    "long-history": bytes([0x00, 0x10,
+                           0, 0, 0, 0, 8,
+                           0, 2, 0, 0, 8,
+                           2, 2, 0, 0, 1, 3, 1]),
+    # A conversation of each tenant, joined by tenant 0 with a reference.
+    "conversations": bytes([0x04, 0x00,
+                            0, 0, 0, 0, 1,
+                            1, 0, 1, 1, 1,
+                            1, 1, 0, 2,
+                            2, 4, 0, 0, 2, 0, 0, 3, 1,
+                            2, 4, 0, 1, 1, 3, 1]),
+    # Tenant 1 continues tenant 0's turn, then refers to its items.
+    "other-tenant": bytes([0x10, 0x00,
+                           0, 0, 0, 1, 1, 1,
+                           2, 3, 0, 0, 2, 0, 0, 1, 1,
+                           2, 1, 0, 0, 2, 0, 0, 0, 1]),
+}
+
+# Conversations API calls of two tenants, for `conversation_routes` (see
+# its header): 0 create, 1 add items, 2 list, 3 get an item, 4 delete it,
+# 5 set metadata, 6 delete, 7 retrieve; each then [flags] and its bytes.
+CONVERSATION_CALLS = {
+    # Create with two items, add three, list them every way.
+    "list": bytes([0, 0, 2, 1, 2,
+                   1, 0, 0, 3, 3, 4, 5,
+                   2, 0, 0, 0, 0, 0,
+                   2, 0, 0, 1, 3, 0,
+                   2, 0, 0, 2, 3, 2,
+                   2, 0, 0, 1, 0, 255,
+                   2, 0, 0, 0, 102, 0]),
+    # Delete an item, read it and list past it; then the conversation.
+    "delete": bytes([0, 0, 3, 1, 2, 3,
+                     4, 0, 0, 1,
+                     3, 0, 0, 1,
+                     3, 0, 0, 0,
+                     2, 0, 0, 1, 0, 2,
+                     6, 0, 0,
+                     7, 0, 0,
+                     2, 0, 0, 0, 0, 0]),
+    # Metadata set and read back, one key too many, a key too long.
+    "metadata": bytes([0, 1, 0,
+                       5, 1, 0, 2, 3, 4,
+                       7, 1, 0,
+                       5, 1, 0, 17] + [1] * 17 + [
+                       5, 1, 0, 1, 250]),
+    # Tenant 1 reaches for tenant 0's conversation with every call.
+    "other-tenant": bytes([0, 0, 1, 7,
+                           1, 1, 0, 1, 1,
+                           2, 1, 0, 0, 0, 0,
+                           3, 1, 0, 0,
+                           4, 1, 0, 0,
+                           5, 1, 0, 1, 1,
+                           6, 1, 0,
+                           7, 1, 0,
+                           7, 0, 0]),
+    # Twenty-one items at once, and none.
+    "item-counts": bytes([0, 0, 0,
+                          1, 0, 0, 21] + [1] * 21 + [
+                          1, 0, 0, 0,
+                          1, 0, 0, 20] + [2] * 20 + [
+                          2, 0, 0, 1, 21, 20]),
+}
+
+
 def write(target, name, data):
     directory = FUZZ / "corpus" / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -263,7 +348,11 @@ def main():
         write("upstream_reply", name, data)
     for name, data in websocket_messages(seeds).items():
         write("websocket_client_event", name, data)
-    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply", "history_splice", "messages_backend_stream"]:
+    for name, data in REFERENCES.items():
+        write("reference_resolution", name, data)
+    for name, data in CONVERSATION_CALLS.items():
+        write("conversation_routes", name, data)
+    for target in ["sse_decoder", "chat_stream", "responses_stream", "responses_request", "chat_request", "messages_request", "messages_stream", "compaction_request", "sealed_carriers", "websocket_client_event", "upstream_reply", "history_splice", "messages_backend_stream", "reference_resolution", "conversation_routes"]:
         count = len(list((FUZZ / "corpus" / target).glob("seed-*")))
         print(f"{target}: {count} seeds")
 

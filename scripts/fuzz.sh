@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request websocket_client_event upstream_reply history_splice messages_backend_stream)
+[ ${#targets[@]} -gt 0 ] || targets=(sse_decoder chat_stream responses_stream responses_request chat_request messages_request messages_stream sealed_carriers compaction_request websocket_client_event upstream_reply history_splice messages_backend_stream reference_resolution conversation_routes)
 
 # The largest input each target is given. Streams longer than this are cut,
 # which is itself a case worth fuzzing; request seeds (Codex's are ~45 KB)
@@ -28,6 +28,8 @@ max_len() {
     case "$1" in
         sse_decoder | sealed_carriers) echo 8192 ;;
         chat_stream | responses_stream | messages_stream | messages_backend_stream) echo 32768 ;;
+        # Programs of store calls: a few dozen bytes make a history.
+        reference_resolution | conversation_routes) echo 4096 ;;
         *) echo 65536 ;;
     esac
 }

@@ -34,8 +34,7 @@ fn context(options: u8) -> MessagesContext {
         // Calls to any other tool are ones the backend ran itself.
         declared_tools: (options & 4 != 0).then(|| vec!["f".to_owned()]),
         count_thinking: options & 8 != 0,
-        thread: None,
-        diagnostics: None,
+        ..MessagesContext::default()
     }
 }
 

@@ -15,6 +15,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod stateful;
+
 use serde::de::IgnoredAny;
 use wirebridge_convert::{ConvertError, Frames, SseTranslator, StreamTranslate};
 use wirebridge_testkit::{parse_sse, split_points, SseFrame, Violation};
