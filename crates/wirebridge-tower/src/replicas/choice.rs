@@ -6,10 +6,14 @@
 //! sharing anything, and which moves only the keys of a replica that
 //! leaves. The order is walked with a bound on load: a replica with more
 //! requests in flight than `load_factor ×` the mean, plus one, is passed
-//! over. A key seen for the first time goes to whichever of the first
-//! [`PLACEMENT_CHOICES`] of its order within that bound holds the fewest
-//! pins, so that a few conversations spread over the set instead of
-//! following the hash alone.
+//! over. A key seen for the first time goes to the first replica of its
+//! order within that bound that holds less than its share of the pinned
+//! conversations ([`pin_share`]), so that a few conversations spread evenly
+//! over the set instead of following the hash alone: two of six on each of
+//! three replicas, where a bare hash (or the fewer-pinned of two choices)
+//! puts three on one replica in a third of cases, more than the two slots
+//! a llama-server replica serves at once. Most keys still land on their
+//! first choice, which every process computes alike.
 //!
 //! A key is pinned where it was placed, and held to a higher bound: its
 //! replica holds the conversation so far in cache, and a move makes the
@@ -23,8 +27,17 @@ use std::time::{Duration, Instant};
 
 use wirebridge_convert::affinity::mix;
 
-/// How many replicas at the head of a new key's order it may be placed on.
-pub(crate) const PLACEMENT_CHOICES: usize = 2;
+/// How far past an even share of the pinned conversations a replica may
+/// hold pins before a new key passes it over: 10%, once there are enough
+/// conversations for 10% to be one (with a few, the share is exact).
+const PIN_SHARE_SLACK: f64 = 1.1;
+
+/// The most conversations one of `replicas` may hold once `pinned` are
+/// placed: an even share, rounded up, or within [`PIN_SHARE_SLACK`] of it.
+fn pin_share(pinned: usize, replicas: usize) -> usize {
+    let even = pinned as f64 / replicas.max(1) as f64;
+    (even.ceil() as usize).max((PIN_SHARE_SLACK * even).floor() as usize)
+}
 
 /// How the choice is made.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -208,14 +221,14 @@ impl Table {
                 next.unwrap_or(pinned)
             }
             None => {
-                let candidates = order
-                    .iter()
-                    .copied()
-                    .filter(|&i| within(&state.slots, i))
-                    .take(PLACEMENT_CHOICES);
-                // The first of the fewest: ties keep the key's own order.
-                candidates
-                    .min_by_key(|&i| state.slots[i].pins)
+                let pinned: usize = order.iter().map(|&i| state.slots[i].pins).sum();
+                let share = pin_share(pinned + 1, order.len());
+                let candidates = || order.iter().copied().filter(|&i| within(&state.slots, i));
+                // The first within its share; when every replica within
+                // the load bound is at its share, the first of the fewest.
+                candidates()
+                    .find(|&i| state.slots[i].pins < share)
+                    .or_else(|| candidates().min_by_key(|&i| state.slots[i].pins))
                     .unwrap_or(order[0])
             }
         };
