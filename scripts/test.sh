@@ -61,7 +61,9 @@ cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The facade's `websocket` feature on, so that its WebSocket example is
+# checked and built with the rest.
+cargo clippy --workspace --all-targets --features wirebridge/websocket --quiet -- -D warnings
 
 echo "== module circles"
 python3 scripts/module_cycles.py crates/*/src
@@ -70,7 +72,7 @@ echo "== cargo deny: licenses, bans, sources (see scripts/deny.sh)"
 bash scripts/deny.sh
 
 echo "== cargo test"
-cargo test --workspace --quiet
+cargo test --workspace --features wirebridge/websocket --quiet
 
 # The translation benches at the root, each case run once (criterion's
 # test mode), so that a bench whose inputs stopped translating fails here.

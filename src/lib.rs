@@ -28,6 +28,10 @@
 //!   [`MemoryStore`](store::MemoryStore) (and a Redis store under the
 //!   `redis` feature of `wirebridge-store`).
 //!
+//! The `websocket` feature turns on Responses WebSocket mode (the layers'
+//! `.websocket(...)`: `GET …/responses` upgraded on a hyper connection
+//! served with upgrades); `examples/websocket_mode.rs` runs one.
+//!
 //! A Responses client continuing a conversation on a backend that keeps
 //! none, through a [`tower::StatefulResponsesLayer`] with a
 //! [`store::MemoryStore`]:
