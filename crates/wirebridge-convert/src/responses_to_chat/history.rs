@@ -14,7 +14,6 @@ use std::fmt::Write as _;
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, InputItem, ItemKind};
-use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::JsonStr;
 
 use super::history_cache::{is_at, HistoryCache, SharedTurn, StoredPair};
@@ -364,40 +363,6 @@ pub struct Turn {
     /// Whether the client asked for the response to be stored (it did not
     /// send `store: false`).
     pub store: bool,
-}
-
-/// A finished response, as a response store keeps it: what the stream
-/// translator or the body translator already holds, typed, so nothing is
-/// parsed again to store it.
-#[derive(Debug, Clone, Copy)]
-pub struct Finished<'r> {
-    /// The response id.
-    pub id: &'r str,
-    /// Unix seconds.
-    pub created_at: u64,
-    /// Its final status.
-    pub status: ResponseStatus,
-    /// Its output items, each a JSON object.
-    pub output: &'r [Box<RawValue>],
-    /// The whole `Response` object, as sent to the client.
-    pub response: &'r str,
-}
-
-impl Finished<'_> {
-    /// The output items as one JSON array.
-    pub fn output_array(&self) -> String {
-        let len = self.output.iter().map(|i| i.get().len() + 1).sum::<usize>();
-        let mut out = String::with_capacity(len + 2);
-        out.push('[');
-        for (n, item) in self.output.iter().enumerate() {
-            if n > 0 {
-                out.push(',');
-            }
-            out.push_str(item.get());
-        }
-        out.push(']');
-        out
-    }
 }
 
 /// The turn's own input as items with ids: each item as the client wrote

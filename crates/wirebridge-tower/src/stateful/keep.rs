@@ -5,7 +5,7 @@
 use serde_json::value::RawValue;
 use wirebridge_convert::conversation::conversation_items;
 use wirebridge_convert::ids::ResponseIds;
-use wirebridge_convert::responses_to_chat::{Finished, Turn};
+use wirebridge_convert::responses_to_chat::{envelope_of, Finished, Turn};
 use wirebridge_store::{ResponseStore, StoreError, StoredItem, StoredResponse};
 use wirebridge_wire::responses::strict::ResponseStatus;
 use wirebridge_wire::RawObject;
@@ -37,7 +37,7 @@ impl Stateful {
             created_at: finished.created_at,
             input: turn.input,
             output: finished.output_array(),
-            response: envelope(finished.response),
+            response: finished.envelope(),
         };
         Some(Record {
             record,
@@ -183,7 +183,7 @@ impl Stateful {
             created_at,
             input: turn.input.clone(),
             output,
-            response: envelope(text),
+            response: envelope_of(text),
         };
         log_failure(&record.id.clone(), store.save(tenant, record).await)
     }
@@ -218,22 +218,6 @@ fn log_failure(id: &str, result: Result<(), StoreError>) -> Result<(), StoreErro
         tracing::error!(response_id = %id, error = %e, "could not keep the response");
     }
     result
-}
-
-/// The response object as stored: its `output` written `[]`, the items
-/// being kept beside it.
-fn envelope(response: &str) -> String {
-    let parsed = serde_json::from_str::<&RawValue>(response)
-        .ok()
-        .and_then(|raw| RawObject::parse(raw).ok());
-    match parsed {
-        Some(mut object) => {
-            object.set("output", "[]");
-            object.to_raw().get().to_owned()
-        }
-        // The translator wrote it: always an object.
-        None => response.to_owned(),
-    }
 }
 
 /// The output kept for a response still running (a background one).
