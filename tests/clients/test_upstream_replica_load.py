@@ -316,7 +316,7 @@ def test_a_pinned_conversation_moves_past_the_bound_plus_the_slack(three, log_di
         assert replica == home
         assert spills(process) == expected
         # Its log line names both replicas.
-        logged = [line for line in process.log().splitlines() if "passed a conversation on" in line]
+        logged = [line for line in process.log().splitlines() if "a conversation moved off a replica" in line]
         assert len(logged) == 1 and logged[0].endswith(f"replica={home} to={moved}"), logged
     finally:
         if held is not None:

@@ -238,7 +238,7 @@ impl ReplicaEvents for Reports {
         tracing::info!(
             replica = from,
             to,
-            "a replica over the bound on load passed a conversation on"
+            "a conversation moved off a replica past the bound on load and the move slack"
         );
     }
 
