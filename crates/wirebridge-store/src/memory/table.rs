@@ -69,8 +69,9 @@ pub(crate) struct Table {
     /// tenant beyond `max_tenants` replaces, and the tie-break of eviction.
     recency: BTreeMap<u64, Name>,
     /// Conversations by their latest save, oldest first, over all tenants:
-    /// they share one TTL, so this is the order in which they expire.
-    expiry: BTreeMap<u64, (Name, u64)>,
+    /// they share one TTL, so this is the order in which they expire. Each
+    /// with its deadline, so that the oldest is checked without finding it.
+    expiry: BTreeMap<u64, (Name, u64, Option<Instant>)>,
     /// The last sequence number given out; each save takes the next.
     seq: u64,
     next_conversation: u64,
@@ -81,6 +82,8 @@ pub(crate) struct Table {
 /// One tenant's responses and conversations.
 #[derive(Debug)]
 struct Tenant {
+    /// Its name, shared with the table's maps.
+    name: Name,
     /// Where each of its responses is.
     places: HashMap<String, Place>,
     conversations: HashMap<u64, Conversation>,
@@ -94,8 +97,9 @@ struct Tenant {
 }
 
 impl Tenant {
-    fn new(seq: u64) -> Self {
+    fn new(name: Name, seq: u64) -> Self {
         Self {
+            name,
             places: HashMap::new(),
             conversations: HashMap::new(),
             order: BTreeMap::new(),
@@ -299,12 +303,19 @@ impl Table {
         }
         self.seq += 1;
         let seq = self.seq;
-        if self.replace_in_place(tenant, &record, size, seq, now, limits) {
-            return Inserted::Kept {
-                evicted: self.evict(tenant, &record.id, limits),
-            };
+        // A new id, the common case, is looked for once.
+        let kept = self
+            .tenants
+            .get(tenant)
+            .is_some_and(|t| t.places.contains_key(&record.id));
+        if kept {
+            if self.replace_in_place(tenant, &record, size, seq, now, limits) {
+                return Inserted::Kept {
+                    evicted: self.evict(tenant, &record.id, limits),
+                };
+            }
+            self.remove_record(tenant, &record.id);
         }
-        self.remove_record(tenant, &record.id);
         let name = self.touch_tenant(tenant, seq);
         let Some(t) = self.tenants.get_mut(&name) else {
             return Inserted::TooLarge("the tenant could not be made".to_owned());
@@ -420,20 +431,21 @@ impl Table {
     /// The tenant's shared name, making the tenant if it has none, and
     /// makes it the most recent.
     fn touch_tenant(&mut self, tenant: &str, seq: u64) -> Name {
-        let name = match self.tenants.get_key_value(tenant) {
-            Some((name, _)) => name.clone(),
+        // One lookup for a tenant already kept, the common case: its name
+        // is a field of its own.
+        let t = match self.tenants.get_mut(tenant) {
+            Some(t) => t,
             None => {
                 let name: Name = Arc::from(tenant);
-                self.tenants.insert(name.clone(), Tenant::new(0));
-                name
+                self.tenants
+                    .entry(name.clone())
+                    .or_insert_with(|| Tenant::new(name, 0))
             }
         };
-        if let Some(t) = self.tenants.get_mut(&name) {
-            self.recency.remove(&t.seq);
-            t.seq = seq;
-            self.recency.insert(seq, name.clone());
-        }
-        name
+        self.recency.remove(&t.seq);
+        t.seq = seq;
+        self.recency.insert(seq, t.name.clone());
+        t.name.clone()
     }
 
     /// Makes conversation `number` of `tenant` the most recent, expiring a
@@ -450,7 +462,8 @@ impl Table {
         conversation.seq = seq;
         conversation.expires_at = now.checked_add(ttl);
         t.order.insert(seq, number);
-        self.expiry.insert(seq, (tenant.clone(), number));
+        self.expiry
+            .insert(seq, (tenant.clone(), number, conversation.expires_at));
     }
 
     /// The response's conversation, dropped if it has expired (a clock that

@@ -187,13 +187,8 @@ impl Table {
     /// Conversations share one TTL, so they expire in the order of their
     /// latest save: drops from the old end until a live one.
     pub(super) fn reclaim(&mut self, now: Instant) {
-        while let Some((_, (tenant, number))) = self.expiry.first_key_value() {
-            let expired = self
-                .tenants
-                .get(tenant)
-                .and_then(|t| t.conversations.get(number))
-                .is_none_or(|conversation| conversation.expired(now));
-            if !expired {
+        while let Some((_, (tenant, number, expires_at))) = self.expiry.first_key_value() {
+            if expires_at.is_none_or(|at| now < at) {
                 break;
             }
             let (tenant, number) = (tenant.clone(), *number);
