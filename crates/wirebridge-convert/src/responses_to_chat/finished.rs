@@ -81,7 +81,7 @@ impl Finished<'_> {
     /// `"output":` is its own key (a quote inside a JSON string is escaped,
     /// and no member written before `output` holds an object with that
     /// key), and what follows must be the items exactly as held.
-    fn output_span(&self) -> Option<(usize, usize)> {
+    pub(crate) fn output_span(&self) -> Option<(usize, usize)> {
         const KEY: &str = "\"output\":";
         let start = self.response.find(KEY)? + KEY.len();
         let mut rest = self.response[start..].strip_prefix('[')?;
@@ -110,6 +110,18 @@ pub fn envelope_of(response: &str) -> String {
         }
         None => response.to_owned(),
     }
+}
+
+/// Holds a translator's finished response to the cut: found as bytes, and
+/// the same envelope as reading the response gives.
+#[cfg(test)]
+pub(crate) fn assert_cut(f: Finished<'_>) {
+    assert!(!f.output.is_empty());
+    assert!(f.output_span().is_some(), "read again: {}", f.response);
+    let cut: serde_json::Value = serde_json::from_str(&f.envelope()).unwrap();
+    let read: serde_json::Value = serde_json::from_str(&envelope_of(f.response)).unwrap();
+    assert_eq!(cut, read);
+    assert_eq!(cut["output"], serde_json::json!([]));
 }
 
 #[cfg(test)]
@@ -159,22 +171,13 @@ mod tests {
         assert_eq!(finished("not json", &output).envelope(), "not json");
     }
 
-    /// Each translator writes its `Response` so that the output is cut as
-    /// bytes, never read again; the envelope is the one reading it gives.
+    /// The Chat translators write their `Response` so that the output is
+    /// cut as bytes, never read again; the envelope is the one reading it
+    /// gives. (The stateless Responses translator's is held to the same
+    /// in its own module.)
     #[test]
-    fn every_translator_s_response_is_cut_not_read() {
+    fn the_chat_translators_responses_are_cut_not_read() {
         use crate::responses_to_chat::{translate_body, ResponsesContext, StreamTranslator};
-        use crate::responses_to_responses::{self, NativeContext};
-        use crate::StreamTranslate;
-
-        fn check(f: Finished<'_>) {
-            assert!(!f.output.is_empty());
-            assert!(f.output_span().is_some(), "read again: {}", f.response);
-            let cut: serde_json::Value = serde_json::from_str(&f.envelope()).unwrap();
-            let read: serde_json::Value = serde_json::from_str(&envelope_of(f.response)).unwrap();
-            assert_eq!(cut, read);
-            assert_eq!(cut["output"], serde_json::json!([]));
-        }
 
         let mut chat = StreamTranslator::new(ResponsesContext::default());
         let mut out = crate::Frames::sse();
@@ -182,22 +185,10 @@ mod tests {
         chat.push(r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":\"\\\"output\\\":[]\"}"}}]}}]}"#, &mut out);
         chat.push(r#"{"id":"c","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#, &mut out);
         chat.push("[DONE]", &mut out);
-        check(chat.finished().unwrap());
+        assert_cut(chat.finished().unwrap());
 
         let completion = br#"{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#;
         let body = translate_body(completion, &ResponsesContext::default()).unwrap();
-        check(body.finished());
-
-        let mut native = responses_to_responses::StreamTranslator::new(NativeContext::default());
-        for event in [
-            r#"{"type":"response.created","response":{"id":"x","object":"response","status":"in_progress"}}"#,
-            r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
-            r#"{"type":"response.output_text.delta","item_id":"m","delta":"Hi"}"#,
-            r#"{"type":"response.output_item.done","item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hi"}]}}"#,
-            r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#,
-        ] {
-            native.push(event, &mut out);
-        }
-        check(native.finished().unwrap());
+        assert_cut(body.finished());
     }
 }

@@ -56,6 +56,8 @@ mod warm_up;
 pub use body::{translate_body, TranslatedBody};
 pub use body_chunks::body_chunks;
 pub use collected::translate_stream_body;
+#[cfg(test)]
+pub(crate) use finished::assert_cut;
 pub use finished::{envelope_of, Finished};
 pub use history::{History, Turn};
 pub use history_cache::{HistoryCache, SharedTurn};

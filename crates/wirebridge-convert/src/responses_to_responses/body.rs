@@ -171,3 +171,28 @@ pub(crate) fn finished_body(translator: &StreamTranslator) -> Result<TranslatedB
         summary: translator.summary(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::responses_to_chat::assert_cut;
+    use crate::responses_to_responses::{NativeContext, StreamTranslator};
+    use crate::StreamTranslate;
+
+    /// The stateless Responses translator writes its `Response` so that a
+    /// store cuts its output as bytes, never reading it again.
+    #[test]
+    fn the_finished_response_is_cut_not_read() {
+        let mut native = StreamTranslator::new(NativeContext::default());
+        let mut out = crate::Frames::sse();
+        for event in [
+            r#"{"type":"response.created","response":{"id":"x","object":"response","status":"in_progress"}}"#,
+            r#"{"type":"response.output_item.added","item":{"type":"message","id":"m","role":"assistant","status":"in_progress","content":[]}}"#,
+            r#"{"type":"response.output_text.delta","item_id":"m","delta":"Hi"}"#,
+            r#"{"type":"response.output_item.done","item":{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Hi"}]}}"#,
+            r#"{"type":"response.completed","response":{"id":"x","status":"completed","output":[]}}"#,
+        ] {
+            native.push(event, &mut out);
+        }
+        assert_cut(native.finished().unwrap());
+    }
+}
