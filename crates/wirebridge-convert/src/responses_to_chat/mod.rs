@@ -42,6 +42,7 @@ mod finished;
 mod history;
 mod history_cache;
 mod items;
+mod passthrough;
 mod reasoning;
 mod referable;
 mod replayed_items;
