@@ -150,7 +150,8 @@ fn echoed_tools(
     Some(if compact { filled } else { compacted(filled) })
 }
 
-fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
+/// A value that is there and not `null`.
+pub(super) fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
     raw.filter(|r| r.get() != "null")
 }
 

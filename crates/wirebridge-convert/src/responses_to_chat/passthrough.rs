@@ -9,8 +9,8 @@ use wirebridge_wire::responses::lenient::CreateResponse;
 use wirebridge_wire::RawObject;
 
 use super::compaction_items::Mode;
+use super::echo::non_null;
 use super::history::History;
-use super::request::non_null;
 use super::Options;
 use crate::error::ConvertError;
 use crate::loss::LossKind;

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
 use wirebridge_wire::responses::strict::ResponseEcho;
@@ -12,7 +11,7 @@ use super::background;
 use super::builder::{translate_input, Conversation, Replay};
 use super::compaction_items::{self, Mode};
 use super::context_window::{self, Truncation};
-use super::echo::echo;
+use super::echo::{echo, non_null};
 use super::history::{conversation_id, turn_input, History, Turn};
 use super::reasoning;
 use super::spliced;
@@ -474,9 +473,4 @@ fn response_format<'a>(text: &TextParam<'a>) -> Result<Option<ResponseFormat<'a>
             ))
         }
     })
-}
-
-/// A value that is there and not `null`.
-pub(super) fn non_null(raw: Option<&RawValue>) -> Option<&RawValue> {
-    raw.filter(|r| r.get() != "null")
 }
