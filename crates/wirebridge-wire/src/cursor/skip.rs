@@ -8,7 +8,8 @@
 //! keeping which brackets are open as bits, and accepts exactly what that
 //! walk accepts (the tests hold it to it).
 
-use super::{number_end, string_close, JsonCursor};
+use super::scan::{number_end, string_close};
+use super::JsonCursor;
 use crate::depth::MAX_DEPTH;
 
 // One bit for each open bracket.
