@@ -1,7 +1,8 @@
 //! Long and large chains on a real `redis-server`, read in pieces: read
 //! back whole and in order, and read without holding the server for other
 //! tenants (what a deleted link between two pieces does:
-//! `src/redis_store/chain/reads.rs`). Run with `--features redis`.
+//! `src/redis_store/chain/reads.rs`); and the turns one process keeps of a
+//! chain, read again once another process changes them. Run with `--features redis`.
 
 #![cfg(feature = "redis")]
 
@@ -10,8 +11,8 @@ mod redis_server;
 
 use std::time::{Duration, Instant};
 
-use common::{tenant, turn};
-use redis_server::RedisServer;
+use common::{ids_of, tenant, turn};
+use redis_server::{hset, raw, RedisServer};
 use wirebridge_store::{RedisStore, ResponseStore, StoredResponse};
 
 /// A store that waits long enough for a chain of many MiB in a debug
@@ -147,4 +148,114 @@ async fn another_tenant_is_answered_while_a_large_chain_is_read() {
         slowest * 4 < whole,
         "another tenant waited {slowest:?} during a read of {whole:?}"
     );
+}
+
+/// The outputs of a chain's turns, oldest first.
+fn outputs(chain: &wirebridge_store::Chain) -> Vec<String> {
+    chain.turns.iter().map(|t| t.output.to_string()).collect()
+}
+
+/// What one process keeps of a conversation is read again as soon as
+/// another changes it: a response saved again in place, one deleted, and
+/// the whole conversation gone and made again under the same number.
+#[tokio::test]
+async fn a_kept_turn_is_read_again_once_another_process_changes_it() {
+    let server = RedisServer::start();
+    let writer = RedisStore::connect(&server.url()).await.unwrap();
+    let reader = RedisStore::connect(&server.url()).await.unwrap();
+    let t = tenant("kept");
+    for (n, id) in ["resp_1", "resp_2", "resp_3"].iter().enumerate() {
+        let ancestors = ["resp_1", "resp_2"];
+        writer.save(&t, turn(id, &ancestors[..n])).await.unwrap();
+    }
+    let first = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    let read = reader.turns_read();
+    assert_eq!(read, 3);
+    // Read again unchanged: nothing is sent again.
+    assert_eq!(reader.chain(&t, "resp_3").await.unwrap(), Some(first));
+    assert_eq!(reader.turns_read(), read);
+
+    // Saved again in place, with another answer.
+    let mut again = turn("resp_2", &["resp_1"]);
+    again.output = r#"[{"type":"message","role":"assistant","content":"changed"}]"#.to_owned();
+    writer.save(&t, again).await.unwrap();
+    let chain = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    assert!(outputs(&chain)[1].contains("changed"), "{chain:?}");
+    assert_eq!(reader.turns_read(), read + 3, "read again in full");
+
+    // Deleted: the chain names it missing.
+    assert!(writer.delete(&t, "resp_1").await.unwrap());
+    let chain = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    assert_eq!(chain.missing.as_deref(), Some("resp_1"));
+    assert_eq!(chain.turns.len(), 2);
+
+    // Gone (as when it expires) and made again: the same ids, in a
+    // conversation of the same number, with other answers.
+    let mut connection = raw(&server).await;
+    let _: () = redis::cmd("FLUSHALL")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    for (n, id) in ["resp_1", "resp_2", "resp_3"].iter().enumerate() {
+        let ancestors = ["resp_1", "resp_2"];
+        let mut remade = turn(id, &ancestors[..n]);
+        remade.output =
+            format!(r#"[{{"type":"message","role":"assistant","content":"remade {id}"}}]"#);
+        writer.save(&t, remade).await.unwrap();
+    }
+    let chain = reader.chain(&t, "resp_3").await.unwrap().unwrap();
+    assert_eq!(chain.missing, None);
+    for (output, id) in outputs(&chain).iter().zip(["resp_1", "resp_2", "resp_3"]) {
+        assert!(output.contains(&format!("remade {id}")), "{output}");
+    }
+}
+
+/// A server that lost its latest writes (restarted from an older snapshot,
+/// or failed over to a replica behind) gives their slots out again, under
+/// the same generation: a store that kept what was there reads it again.
+#[tokio::test]
+async fn slots_given_out_again_after_lost_writes_are_read_again() {
+    let server = RedisServer::start();
+    let writer = RedisStore::connect(&server.url()).await.unwrap();
+    let reader = RedisStore::connect(&server.url()).await.unwrap();
+    let t = tenant("lost-writes");
+    let ancestors = ["resp_1", "resp_2"];
+    for (n, id) in ["resp_1", "resp_2", "resp_3"].iter().enumerate() {
+        writer.save(&t, turn(id, &ancestors[..n])).await.unwrap();
+    }
+    assert_eq!(
+        reader
+            .chain(&t, "resp_3")
+            .await
+            .unwrap()
+            .unwrap()
+            .turns
+            .len(),
+        3
+    );
+    // The save of resp_3 is lost, as a snapshot taken before it would have.
+    let mut connection = raw(&server).await;
+    let conversation = format!("wirebridge:resp:{{{t}}}:c:1");
+    let _: () = redis::cmd("HDEL")
+        .arg(&conversation)
+        .arg(&["i:2", "t:2", "r:2", "n:resp_3"])
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    hset(&mut connection, &conversation, "#", "2").await;
+    let _: () = redis::cmd("HDEL")
+        .arg(format!("wirebridge:resp:{{{t}}}:x"))
+        .arg("i:resp_3")
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    // Another response takes its slot.
+    writer
+        .save(&t, turn("resp_other", &["resp_1", "resp_2"]))
+        .await
+        .unwrap();
+    let chain = reader.chain(&t, "resp_other").await.unwrap().unwrap();
+    assert_eq!(ids_of(&chain), ["resp_1", "resp_2", "resp_other"]);
+    assert_eq!(&*chain.turns[2].id, "resp_other");
+    assert!(chain.turns[2].output.contains("answer of resp_other"));
 }

@@ -327,3 +327,25 @@ pub async fn calls(connection: &mut redis::aio::MultiplexedConnection, command: 
         .and_then(|rest| rest.split(',').next())
         .map_or(0, |n| n.parse().unwrap())
 }
+
+/// A plain connection to `server`, to look at what a store wrote.
+pub async fn raw(server: &RedisServer) -> redis::aio::MultiplexedConnection {
+    let client = redis::Client::open(server.url()).unwrap();
+    client.get_multiplexed_async_connection().await.unwrap()
+}
+
+/// Sets `field` of hash `key` behind the store's back.
+pub async fn hset(
+    connection: &mut redis::aio::MultiplexedConnection,
+    key: &str,
+    field: &str,
+    value: &str,
+) {
+    let _: () = redis::cmd("HSET")
+        .arg(key)
+        .arg(field)
+        .arg(value)
+        .query_async(connection)
+        .await
+        .unwrap();
+}
