@@ -47,11 +47,19 @@ struct Flags {
     /// With --proxy: seconds each run is measured, after its warm-up.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     run_time: f64,
-    /// With --proxy: measure the store path instead, Responses requests of
-    /// 3 KB, 50 KB and 500 KB sent with a credential as `store: false` and
-    /// `store: true`.
+    /// With --proxy: measure the store path instead, Responses requests
+    /// (`small`, a one-line question, then 3 KB, 50 KB and 500 KB) at
+    /// concurrency 1 and 8, sent with a credential as `store: false` and
+    /// `store: true`, and `store: true` through a second proxy started with
+    /// `--store none` (the `store_none` route).
     #[arg(long, requires = "proxy")]
     store: bool,
+    /// With --proxy: run the proxies and gateways on CPU 1 (`taskset -c
+    /// 1`) and the bench itself, its load and the demo upstream, on CPU 0,
+    /// so that the load does not take the proxy's core (LiteLLM is not
+    /// pinned). Needs `taskset` and two CPUs.
+    #[arg(long, requires = "proxy", conflicts_with = "depth")]
+    pin: bool,
     /// With --proxy: measure a stored conversation's turn as it grows
     /// instead: the proxy's, the backend's and Redis's CPU time per turn
     /// at each depth, over a Chat and a Responses backend, with the memory
@@ -161,6 +169,7 @@ fn main() -> ExitCode {
             args: flags.proxy_args,
             gateways: flags.gateways,
             minimal: sibling("minimal-proxy"),
+            pin: flags.pin,
         };
         return proxy::run(&settings, &shared, &binary);
     }

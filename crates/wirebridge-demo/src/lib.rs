@@ -213,3 +213,4 @@ pub use handler::handle;
 pub use replay::ReplayError;
 pub use server::{serve, DemoServer};
 pub use service::{service, DemoFuture, DemoService};
+pub use signature::sign as thinking_signature;

@@ -13,8 +13,11 @@ const DEMO_KEY: &[u8] = b"wirebridge-demo thinking signature key";
 /// Bytes of a signature (64 base64 characters).
 const SIGNATURE_BYTES: usize = 48;
 
-/// The signature of a thinking block whose text is `thinking`.
-pub(crate) fn sign(thinking: &str) -> String {
+/// The signature the demo gives a thinking block whose text is
+/// `thinking`: what a client sends back with the block on a later turn.
+/// Public so that a benchmark or a test can send a recorded conversation's
+/// thinking blocks as if the demo had written them.
+pub fn sign(thinking: &str) -> String {
     base64(&keyed_hash(b"signature", thinking.as_bytes()))
 }
 

@@ -1,6 +1,7 @@
 //! The proxy under test: `wirebridge serve` as a subprocess, and the CPU
 //! time it spends.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -20,20 +21,62 @@ impl Drop for Proxy {
     }
 }
 
+/// The CPU `--pin` runs the proxies (and the gateways) on.
+pub(super) const PROXY_CPU: &str = "1";
+
+/// The CPU `--pin` runs the bench itself on: its load and the demo.
+pub(super) const BENCH_CPU: &str = "0";
+
+/// A command running `program`, under `taskset -c CPUS` when `pin` names
+/// CPUs. `taskset` executes the program in its own process, so the child's
+/// id is the program's, whose CPU time is read.
+pub(super) fn command(program: impl AsRef<OsStr>, pin: Option<&str>) -> Command {
+    match pin {
+        Some(cpus) => {
+            let mut command = Command::new("taskset");
+            command.args(["-c", cpus]).arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
+/// Pins this process, and the threads it starts from now on, to `cpus`
+/// (`taskset -c -p CPUS PID`): called before the runtime starts its
+/// threads, which inherit the main thread's affinity.
+pub(super) fn pin_self(cpus: &str) -> Result<(), String> {
+    let status = Command::new("taskset")
+        .args(["-c", "-p", cpus, &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| format!("--pin needs `taskset` (util-linux): {e}"))?;
+    match status.success() {
+        true => Ok(()),
+        false => Err(format!("`taskset -c -p {cpus}` failed ({status})")),
+    }
+}
+
+/// How a proxy is started.
+pub(super) struct ProxySpec<'a> {
+    pub(super) upstream_api: &'a str,
+    pub(super) profile: Option<&'a str>,
+    /// Its `RUST_LOG`.
+    pub(super) log: &'a str,
+    /// More arguments for `serve`.
+    pub(super) extra: &'a [String],
+    /// The CPUs it runs on (`--pin`).
+    pub(super) pin: Option<&'a str>,
+}
+
 impl Proxy {
     /// Starts `binary serve --upstream-api API` in front of the demo, with
     /// `extra` arguments, and waits for its address. Its settings are
     /// otherwise the defaults (a memory store), logs filtered by `log` and
     /// discarded; no `WIREBRIDGE_*` variable of this process reaches it.
-    pub(super) fn start(
-        binary: &Path,
-        demo_url: &str,
-        upstream_api: &str,
-        profile: Option<&str>,
-        log: &str,
-        extra: &[String],
-    ) -> Result<Self, String> {
-        let mut command = Command::new(binary);
+    pub(super) fn start(binary: &Path, demo_url: &str, spec: &ProxySpec) -> Result<Self, String> {
+        let (upstream_api, profile, log, extra) =
+            (spec.upstream_api, spec.profile, spec.log, spec.extra);
+        let mut command = command(binary, spec.pin);
         command
             .args([
                 "serve",

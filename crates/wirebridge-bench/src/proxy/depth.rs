@@ -26,7 +26,7 @@ use http_body_util::{BodyExt, Full};
 use serde::{Deserialize, Serialize};
 use wirebridge_bench::redis_server::RedisServer;
 
-use super::child::{CpuClock, Proxy};
+use super::child::{CpuClock, Proxy, ProxySpec};
 use super::load::HttpClient;
 use super::requests::BENCH_CREDENTIAL;
 
@@ -128,14 +128,15 @@ pub(super) async fn measure(
         };
         let demo = Demo::start(binary, upstream)?;
         let store_arg = redis.as_ref().map_or("memory".to_owned(), RedisServer::url);
-        let proxy = Proxy::start(
-            binary,
-            &demo.url,
-            upstream,
-            None,
+        let extra = ["--store".to_owned(), store_arg];
+        let spec = ProxySpec {
+            upstream_api: upstream,
+            profile: None,
             log,
-            &["--store".to_owned(), store_arg],
-        )?;
+            extra: &extra,
+            pin: None,
+        };
+        let proxy = Proxy::start(binary, &demo.url, &spec)?;
         let url = format!("{}/v1/responses", proxy.url);
         let processes = Processes {
             proxy: proxy.pid(),

@@ -17,9 +17,10 @@
 //! is measured: a gateway that forks workers needs a command that does not.
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use super::child;
 use super::requests::Direction;
 
 /// How long a gateway may take to listen.
@@ -60,13 +61,15 @@ impl GatewaySpec {
 }
 
 /// Route names a gateway cannot take.
-const RESERVED: [&str; 6] = [
+const RESERVED: [&str; 8] = [
     "direct",
     "upstream",
     "passthrough",
     "translated",
     "minimal",
     "litellm",
+    "stored",
+    "store_none",
 ];
 
 /// A gateway subprocess, killed when dropped.
@@ -90,6 +93,7 @@ impl Gateway {
         spec: &GatewaySpec,
         demo_url: &str,
         direction: Direction,
+        pin: Option<&str>,
     ) -> Result<Self, String> {
         let port = free_port()?;
         let command = spec
@@ -98,7 +102,7 @@ impl Gateway {
             .replace("{upstream}", &format!("{demo_url}/v1"))
             .replace("{origin}", demo_url)
             .replace("{upstream_api}", direction.upstream_api());
-        let child = Command::new("sh")
+        let child = child::command("sh", pin)
             .arg("-c")
             .arg(format!("exec {command}"))
             .stdin(Stdio::null())
@@ -164,5 +168,6 @@ mod tests {
         assert!(GatewaySpec::parse("=cmd").is_err());
         assert!(GatewaySpec::parse("x= ").is_err());
         assert!(GatewaySpec::parse("translated=cmd").is_err());
+        assert!(GatewaySpec::parse("store_none=cmd").is_err());
     }
 }

@@ -125,7 +125,9 @@ impl LiteLlm {
 /// Every model name to the demo, through the bridge `direction` needs.
 fn config_text(demo_url: &str, direction: Direction) -> String {
     let model = match direction {
-        Direction::ResponsesToChat => "custom_openai/*",
+        // (Messages clients are not measured against LiteLLM: see
+        // `Direction::has_peers`.)
+        Direction::ResponsesToChat | Direction::MessagesToChat => "custom_openai/*",
         // (The stateful engine is not measured against LiteLLM.)
         Direction::ChatToResponses | Direction::ResponsesToResponses => "openai/responses/*",
     };

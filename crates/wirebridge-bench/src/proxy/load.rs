@@ -30,6 +30,8 @@ pub(super) struct Target<'a> {
     pub(super) url: String,
     pub(super) body: &'a Bytes,
     pub(super) credential: bool,
+    /// Sent besides the content type.
+    pub(super) headers: &'static [(&'static str, &'static str)],
     pub(super) concurrency: usize,
     /// The response is a stream: its frames are counted and timed.
     pub(super) streaming: bool,
@@ -95,12 +97,17 @@ pub(super) async fn load(
         let tasks: Vec<_> = (0..target.concurrency)
             .map(|_| {
                 let (client, url, body) = (client.clone(), target.url.clone(), target.body.clone());
-                let credential = target.credential;
+                let (credential, headers) = (target.credential, target.headers);
                 tokio::spawn(async move {
                     let (mut timings, mut gaps) = (Vec::new(), Vec::new());
                     let start = Instant::now();
                     while start.elapsed() < time {
-                        let sent = exchange(&client, &url, body.clone(), credential, &mut gaps);
+                        let sent = Sent {
+                            body: body.clone(),
+                            credential,
+                            headers,
+                        };
+                        let sent = exchange(&client, &url, sent, &mut gaps);
                         timings.push(sent.await?);
                     }
                     Ok::<_, String>((timings, gaps))
@@ -167,20 +174,30 @@ pub(super) async fn load(
     })
 }
 
+/// What one request sends.
+struct Sent {
+    body: Bytes,
+    /// With [`BENCH_CREDENTIAL`].
+    credential: bool,
+    headers: &'static [(&'static str, &'static str)],
+}
+
 /// One request, read to the end, the gaps between its frames pushed onto
 /// `gaps`.
 async fn exchange(
     client: &HttpClient,
     url: &str,
-    body: Bytes,
-    credential: bool,
+    sent: Sent,
     gaps: &mut Vec<f64>,
 ) -> Result<Timing, String> {
     let mut request = http::Request::post(url).header("content-type", "application/json");
-    if credential {
+    if sent.credential {
         request = request.header("authorization", BENCH_CREDENTIAL);
     }
-    let request = request.body(Full::new(body)).expect("a valid request");
+    for &(name, value) in sent.headers {
+        request = request.header(name, value);
+    }
+    let request = request.body(Full::new(sent.body)).expect("a valid request");
     let start = Instant::now();
     let response = client.request(request).await.map_err(|e| e.to_string())?;
     if !response.status().is_success() {

@@ -1,12 +1,16 @@
 //! `wirebridge-bench --proxy`: what the `wirebridge` proxy costs, on
 //! loopback, in both directions.
 //!
-//! The demo upstream runs in this process and speaks both APIs. The proxy
-//! is the `wirebridge` binary started as a subprocess, once per direction
-//! (`serve --upstream-api chat` for Responses clients, `serve
-//! --upstream-api responses` for Chat clients), so what is measured is the
-//! proxy as deployed: hyper server, translation layer, hyper client. Each
-//! case's request is sent four ways (see [`requests::overhead_cases`]):
+//! The demo upstream runs in this process and speaks every API (Chat,
+//! Responses, Messages). The proxy is the `wirebridge` binary started as a
+//! subprocess, once per direction (`serve --upstream-api chat` for
+//! Responses clients and, another process, for Anthropic Messages clients;
+//! `serve --upstream-api responses` for Chat clients), so what is measured
+//! is the proxy as deployed: hyper server, translation layer, hyper client.
+//! Cases are `direction/kind/cN`: directions `responses_to_chat`,
+//! `chat_to_responses`, `responses_to_responses` and `messages_to_chat`;
+//! kinds `request_3k` and `stream_500`; concurrencies 1, 8 and 32. Each
+//! case's request is sent five ways (see [`requests::overhead_cases`]):
 //! `direct` to the demo's own endpoint for the client's API, `upstream`
 //! (the translated request straight to the demo), `passthrough` (the
 //! translated request through the proxy, which forwards it untranslated:
@@ -22,7 +26,15 @@
 //! Runs alternate: every round runs every case's routes back to back,
 //! starting each round one route further along, and the comparisons are
 //! taken within a round. Alongside its latencies, each run through the
-//! proxy reports the proxy process's CPU time per request.
+//! proxy reports the proxy process's CPU time per request. The Messages
+//! clients' `translated` route is also compared with the Responses
+//! clients' of the same kind and concurrency ("ingress against ingress").
+//!
+//! `--store` measures the store path instead ([`stored::store_cases`]):
+//! the default memory store against a second proxy started with `--store
+//! none`. `--pin` runs the proxies and gateways on CPU 1 (`taskset -c 1`)
+//! and the bench, its load and the demo, on CPU 0, so that they do not take
+//! each other's core.
 
 mod child;
 mod depth;
@@ -31,6 +43,7 @@ mod gateway;
 mod litellm;
 mod load;
 mod requests;
+mod stored;
 mod summary;
 
 use std::path::{Path, PathBuf};
@@ -43,7 +56,7 @@ use serde::Serialize;
 use wirebridge_demo::{Api, DemoConfig, DemoServer};
 
 use crate::fail;
-use child::{CpuClock, Proxy};
+use child::{CpuClock, Proxy, ProxySpec};
 pub use depth::DEFAULT_DEPTHS;
 use gateway::Gateway;
 pub use gateway::GatewaySpec;
@@ -66,7 +79,7 @@ pub struct Settings {
     pub rounds: usize,
     /// The measured span of each run.
     pub run_time: Duration,
-    /// Measure the store path instead (see [`requests::store_cases`]).
+    /// Measure the store path instead (see [`stored::store_cases`]).
     pub store: bool,
     /// Measure a stored conversation at these depths instead (see
     /// [`depth`]).
@@ -81,6 +94,9 @@ pub struct Settings {
     pub gateways: Vec<GatewaySpec>,
     /// The minimal hyper proxy binary.
     pub minimal: PathBuf,
+    /// Run the proxies and gateways on one CPU and the bench on the other
+    /// (`taskset`).
+    pub pin: bool,
 }
 
 #[derive(Serialize)]
@@ -93,6 +109,8 @@ struct Report {
     runs: Vec<Run>,
     medians: Vec<RouteMedians>,
     comparisons: Vec<Comparison>,
+    /// The Messages ingress against the Responses ingress.
+    ingress: Vec<Comparison>,
 }
 
 /// Runs the proxy benchmark: the requests come from the fixtures in
@@ -102,7 +120,7 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
         return run_depths(settings, depths, binary);
     }
     let cases = match settings.store {
-        true => requests::store_cases(shared),
+        true => stored::store_cases(shared),
         false => requests::overhead_cases(shared),
     };
     let mut cases = match cases {
@@ -138,6 +156,12 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
         Ok(clock) => clock,
         Err(e) => return fail(&e),
     };
+    // Before the runtime starts its threads, which inherit it.
+    if settings.pin {
+        if let Err(e) = child::pin_self(child::BENCH_CPU) {
+            return fail(&e);
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -149,7 +173,12 @@ pub fn run(settings: &Settings, shared: &Path, binary: &Path) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok(report) => {
-            summary::print_summary(&report.medians, &report.comparisons, settings.store);
+            summary::print_summary(
+                &report.medians,
+                &report.comparisons,
+                &report.ingress,
+                settings.store,
+            );
             ExitCode::SUCCESS
         }
         Err(e) => fail(&e),
@@ -196,10 +225,11 @@ async fn measure(
     settings: &Settings,
     clock: CpuClock,
 ) -> Result<Report, String> {
-    let demo = DemoServer::try_start(DemoConfig::new().api(Api::Both))
+    let demo = DemoServer::try_start(DemoConfig::new().api(Api::All))
         .await
         .map_err(|e| format!("cannot start the demo upstream: {e}"))?;
     let demo_url = demo.url();
+    let pin = settings.pin.then_some(child::PROXY_CPU);
     let mut proxies: Vec<(Direction, Proxy)> = Vec::new();
     // The stateful engine's `passthrough` is the Chat clients' proxy.
     let forwards = cases
@@ -208,17 +238,35 @@ async fn measure(
     for direction in Direction::ALL {
         let used = cases.iter().any(|case| case.direction == direction);
         if used || (forwards && direction == Direction::ChatToResponses) {
-            let proxy = Proxy::start(
-                binary,
-                &demo_url,
-                direction.upstream_api(),
-                direction.profile(),
-                &settings.log,
-                &settings.args,
-            )?;
-            proxies.push((direction, proxy));
+            let spec = ProxySpec {
+                upstream_api: direction.upstream_api(),
+                profile: direction.profile(),
+                log: &settings.log,
+                extra: &settings.args,
+                pin,
+            };
+            proxies.push((direction, Proxy::start(binary, &demo_url, &spec)?));
         }
     }
+    // The store cases' `store_none`: the same proxy but for the store.
+    let store_none = match cases
+        .iter()
+        .find(|case| case.routes.iter().any(|r| r.via == Via::StoreNone))
+    {
+        Some(case) => {
+            let mut extra = settings.args.clone();
+            extra.extend(["--store".to_owned(), "none".to_owned()]);
+            let spec = ProxySpec {
+                upstream_api: case.direction.upstream_api(),
+                profile: case.direction.profile(),
+                log: &settings.log,
+                extra: &extra,
+                pin,
+            };
+            Some(Proxy::start(binary, &demo_url, &spec)?)
+        }
+        None => None,
+    };
     let client: HttpClient = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(64)
         .build_http();
@@ -233,6 +281,7 @@ async fn measure(
         &GatewaySpec::minimal(&settings.minimal),
         &demo_url,
         Direction::ResponsesToChat,
+        pin,
     )
     .await
     .map_err(|e| format!("{e} (build it with `cargo build --release -p wirebridge-bench`)"))?;
@@ -242,7 +291,7 @@ async fn measure(
             gateways.push((
                 direction,
                 n,
-                Gateway::start(spec, &demo_url, direction).await?,
+                Gateway::start(spec, &demo_url, direction, pin).await?,
             ));
         }
     }
@@ -286,6 +335,10 @@ async fn measure(
                         (&litellm.url, Some((litellm.pid(), &clock)))
                     }
                     Via::Minimal => (&minimal.url, Some((minimal.pid(), &clock))),
+                    Via::StoreNone => {
+                        let proxy = store_none.as_ref().expect("the --store none proxy started");
+                        (&proxy.url, Some((proxy.pid(), &clock)))
+                    }
                     Via::Gateway(n) => {
                         let gateway = gateways
                             .iter()
@@ -299,6 +352,7 @@ async fn measure(
                     url: format!("{base}{}", route.path),
                     body: &route.body,
                     credential: route.credential,
+                    headers: route.headers,
                     concurrency: case.concurrency,
                     streaming: case.streaming,
                 };
@@ -320,6 +374,7 @@ async fn measure(
         }
     }
     drop(proxies);
+    drop(store_none);
     drop(litellms);
     drop(gateways);
     drop(minimal);
@@ -331,6 +386,7 @@ async fn measure(
         run_time_s: settings.run_time.as_secs_f64(),
         medians: summary::medians(cases, &runs),
         comparisons: summary::comparisons(cases, &runs),
+        ingress: summary::ingress_comparisons(cases, &runs),
         runs,
     })
 }

@@ -12,12 +12,26 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use wirebridge_bench::cases;
 use wirebridge_convert::{
-    chat_to_responses as c2r, responses_to_chat as r2c, responses_to_responses as r2r,
+    chat_to_responses as c2r, messages_to_responses as m2r, responses_to_chat as r2c,
+    responses_to_responses as r2r,
 };
 
 /// Words in the user message of the streaming case: the demo streams one
 /// word per chunk, so the reply has about this many chunks.
 const STREAM_WORDS: usize = 490;
+
+/// The concurrencies of the default run's cases.
+pub(super) const CONCURRENCIES: [usize; 3] = [1, 8, 32];
+
+/// The Claude Code-like request of the Messages golden tests: 12 tools,
+/// system blocks, thinking, a tool call and its result.
+const CLAUDE_CODE_REQUEST: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../wirebridge-convert/tests/inputs/messages-claude-code-request.json"
+);
+
+/// The header Anthropic's clients send with every Messages request.
+pub(super) const ANTHROPIC_VERSION: (&str, &str) = ("anthropic-version", "2023-06-01");
 
 /// The credential of the requests that ask to be stored: a request without
 /// one keeps nothing on the bridge.
@@ -36,13 +50,18 @@ pub(super) enum Direction {
     /// bridge's stateful engine, which completes the request and re-sends
     /// the reply under its own ids.
     ResponsesToResponses,
+    /// An Anthropic Messages client over a Chat upstream (`serve
+    /// --upstream-api chat`, the client's path `/v1/messages`): the
+    /// Messages layer over the Responses one, the hub.
+    MessagesToChat,
 }
 
 impl Direction {
-    pub(super) const ALL: [Direction; 3] = [
+    pub(super) const ALL: [Direction; 4] = [
         Direction::ResponsesToChat,
         Direction::ChatToResponses,
         Direction::ResponsesToResponses,
+        Direction::MessagesToChat,
     ];
 
     /// The name in case names, as the translation cases name it.
@@ -51,13 +70,14 @@ impl Direction {
             Direction::ResponsesToChat => "responses_to_chat",
             Direction::ChatToResponses => "chat_to_responses",
             Direction::ResponsesToResponses => "responses_to_responses",
+            Direction::MessagesToChat => "messages_to_chat",
         }
     }
 
     /// The `--upstream-api` of the proxy that translates this way.
     pub(super) fn upstream_api(self) -> &'static str {
         match self {
-            Direction::ResponsesToChat => "chat",
+            Direction::ResponsesToChat | Direction::MessagesToChat => "chat",
             Direction::ChatToResponses | Direction::ResponsesToResponses => "responses",
         }
     }
@@ -70,26 +90,42 @@ impl Direction {
     pub(super) fn profile(self) -> Option<&'static str> {
         match self {
             Direction::ChatToResponses => Some("openai"),
-            Direction::ResponsesToChat | Direction::ResponsesToResponses => None,
+            Direction::ResponsesToChat
+            | Direction::ResponsesToResponses
+            | Direction::MessagesToChat => None,
         }
     }
 
     /// Whether LiteLLM and other gateways are measured beside it: not for
-    /// the stateful engine, which they do not have.
+    /// the stateful engine, which they do not have, nor (yet) for Messages
+    /// clients, whose gateway commands and LiteLLM configuration the bench
+    /// does not write.
     pub(super) fn has_peers(self) -> bool {
-        self != Direction::ResponsesToResponses
+        matches!(
+            self,
+            Direction::ResponsesToChat | Direction::ChatToResponses
+        )
     }
 
-    fn client_path(self) -> &'static str {
+    pub(super) fn client_path(self) -> &'static str {
         match self {
             Direction::ResponsesToChat | Direction::ResponsesToResponses => "/v1/responses",
             Direction::ChatToResponses => "/v1/chat/completions",
+            Direction::MessagesToChat => "/v1/messages",
         }
     }
 
-    fn upstream_path(self) -> &'static str {
+    /// The headers the client's requests carry besides the content type.
+    fn client_headers(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Direction::ResponsesToChat => "/v1/chat/completions",
+            Direction::MessagesToChat => &[ANTHROPIC_VERSION],
+            _ => &[],
+        }
+    }
+
+    pub(super) fn upstream_path(self) -> &'static str {
+        match self {
+            Direction::ResponsesToChat | Direction::MessagesToChat => "/v1/chat/completions",
             Direction::ChatToResponses | Direction::ResponsesToResponses => "/v1/responses",
         }
     }
@@ -112,6 +148,9 @@ pub(super) enum Via {
     /// Through the gateway named `--gateway` number N, for the case's
     /// direction.
     Gateway(usize),
+    /// Through a second proxy of the case's direction, started with
+    /// `--store none` (`--store`'s `store_none` route).
+    StoreNone,
 }
 
 /// One way of sending a case's request.
@@ -123,6 +162,9 @@ pub(super) struct Route {
     pub(super) body: Bytes,
     /// Sent with [`BENCH_CREDENTIAL`].
     pub(super) credential: bool,
+    /// Sent besides the content type (a Messages client's
+    /// `anthropic-version`).
+    pub(super) headers: &'static [(&'static str, &'static str)],
 }
 
 /// A kind of request, a direction and a concurrency: the routes that are
@@ -148,7 +190,13 @@ pub(super) struct Case {
 /// the proxy, which translates it (`translated`). For the stateful engine,
 /// `translated` is the client's request completed and its reply re-sent,
 /// with the conversation kept (the demo keeps nothing), and `passthrough`
-/// the same request through a proxy that forwards it.
+/// the same request through a proxy that forwards it. Each at the
+/// [`CONCURRENCIES`].
+///
+/// Kinds: `request_3k`, the ~3 KB Codex turn (for Chat clients, the Chat
+/// request it becomes; for Messages clients, the Claude Code-like request,
+/// about 7 KB); `stream_500`, a user message of [`STREAM_WORDS`] words of
+/// Codex prose, streamed, which the demo answers word by word.
 pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let turn = responses_with(&cases::codex_turn(shared)?, &[("stream", false.into())])?;
     let prose = cases::codex_prose(shared)?;
@@ -157,7 +205,7 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
     for direction in Direction::ALL {
         let (plain, streaming) = match direction {
-            Direction::ResponsesToChat => (
+            Direction::ResponsesToChat | Direction::ResponsesToResponses => (
                 turn.clone(),
                 to_bytes(&json!({
                     "model": "wirebridge-demo",
@@ -175,12 +223,13 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
                     "messages": [{"role": "user", "content": text}],
                 })),
             ),
-            Direction::ResponsesToResponses => (
-                turn.clone(),
+            Direction::MessagesToChat => (
+                claude_code_request()?,
                 to_bytes(&json!({
                     "model": "wirebridge-demo",
+                    "max_tokens": 32000,
                     "stream": true,
-                    "input": [{"role": "user", "content": [{"type": "input_text", "text": text}]}],
+                    "messages": [{"role": "user", "content": text}],
                 })),
             ),
         };
@@ -188,23 +237,25 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
             ("request_3k", false, plain),
             ("stream_500", true, streaming),
         ] {
-            let upstream = match direction {
-                Direction::ResponsesToChat => responses_to_chat(&client)?,
-                Direction::ChatToResponses => chat_to_responses(&client)?,
-                Direction::ResponsesToResponses => responses_completed(&client)?,
-            };
+            let upstream = upstream_request(direction, &client)?;
             let forwarder = match direction {
                 Direction::ResponsesToResponses => Via::Forwarding,
                 _ => Via::Proxy,
             };
-            for concurrency in [1, 32] {
-                let route = |name, via, path, body: &Bytes| Route {
+            for concurrency in CONCURRENCIES {
+                let route = |name, via, path, body: &Bytes, client: bool| Route {
                     name,
                     via,
                     path,
                     body: body.clone(),
                     credential: false,
+                    headers: match client {
+                        true => direction.client_headers(),
+                        false => &[],
+                    },
                 };
+                let (client_path, upstream_path) =
+                    (direction.client_path(), direction.upstream_path());
                 out.push(Case {
                     name: format!("{}/{kind}/c{concurrency}", direction.as_str()),
                     direction,
@@ -212,21 +263,11 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
                     concurrency,
                     request_bytes: client.len(),
                     routes: vec![
-                        route("direct", Via::Demo, direction.client_path(), &client),
-                        route("upstream", Via::Demo, direction.upstream_path(), &upstream),
-                        route(
-                            "minimal",
-                            Via::Minimal,
-                            direction.upstream_path(),
-                            &upstream,
-                        ),
-                        route(
-                            "passthrough",
-                            forwarder,
-                            direction.upstream_path(),
-                            &upstream,
-                        ),
-                        route("translated", Via::Proxy, direction.client_path(), &client),
+                        route("direct", Via::Demo, client_path, &client, true),
+                        route("upstream", Via::Demo, upstream_path, &upstream, false),
+                        route("minimal", Via::Minimal, upstream_path, &upstream, false),
+                        route("passthrough", forwarder, upstream_path, &upstream, false),
+                        route("translated", Via::Proxy, client_path, &client, true),
                     ],
                 });
             }
@@ -235,59 +276,40 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
     Ok(out)
 }
 
-/// The routes of `--store`: Responses requests of growing size, at
-/// concurrency 1, sent with a credential through the proxy as `store:
-/// false` (`translated`) and as `store: true` (`stored`: the turn and the
-/// response are kept in the proxy's memory store), beside the upstream
-/// request passed through (`passthrough`).
-pub(super) fn store_cases(shared: &Path) -> Result<Vec<Case>, String> {
-    let direction = Direction::ResponsesToChat;
-    let sizes = [
-        ("request_3k", cases::codex_turn(shared)?),
-        ("request_50k", cases::codex_conversation(shared, 49_000)?),
-        ("request_500k", cases::codex_conversation(shared, 500_000)?),
-    ];
-    let mut out = Vec::new();
-    for (kind, body) in sizes {
-        let unstored = responses_with(&body, &[("stream", false.into()), ("store", false.into())])?;
-        let stored = responses_with(&body, &[("stream", false.into()), ("store", true.into())])?;
-        let upstream = responses_to_chat(&unstored)?;
-        let route = |name, via, path, body: &Bytes| Route {
-            name,
-            via,
-            path,
-            body: body.clone(),
-            credential: true,
-        };
-        out.push(Case {
-            name: format!("{}/{kind}/c1", direction.as_str()),
-            direction,
-            streaming: false,
-            concurrency: 1,
-            request_bytes: stored.len(),
-            routes: vec![
-                route(
-                    "minimal",
-                    Via::Minimal,
-                    direction.upstream_path(),
-                    &upstream,
-                ),
-                route(
-                    "passthrough",
-                    Via::Proxy,
-                    direction.upstream_path(),
-                    &upstream,
-                ),
-                route("translated", Via::Proxy, direction.client_path(), &unstored),
-                route("stored", Via::Proxy, direction.client_path(), &stored),
-            ],
-        });
+/// The request the proxy of `direction` sends upstream for `client`, as
+/// its translator writes it with default options.
+fn upstream_request(direction: Direction, client: &[u8]) -> Result<Bytes, String> {
+    match direction {
+        Direction::ResponsesToChat => responses_to_chat(client),
+        Direction::ChatToResponses => chat_to_responses(client),
+        Direction::ResponsesToResponses => responses_completed(client),
+        // The hub's two legs, as `wirebridge serve` composes them.
+        Direction::MessagesToChat => responses_to_chat(&messages_to_responses(client)?),
     }
-    Ok(out)
+}
+
+/// The Claude Code-like request, compact, `stream: false`, its thinking
+/// blocks signed as the demo signs its own (the demo refuses a thinking
+/// block it did not sign, as Anthropic does, and the `direct` route sends
+/// it the request as it is).
+pub(super) fn claude_code_request() -> Result<Bytes, String> {
+    let text = std::fs::read_to_string(CLAUDE_CODE_REQUEST)
+        .map_err(|e| format!("cannot read {CLAUDE_CODE_REQUEST}: {e}"))?;
+    let mut request: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    request["stream"] = false.into();
+    let messages = request["messages"].as_array_mut().into_iter().flatten();
+    let blocks = messages
+        .filter_map(|m| m["content"].as_array_mut())
+        .flatten();
+    for block in blocks.filter(|b| b["type"] == "thinking") {
+        let thinking = block["thinking"].as_str().unwrap_or_default();
+        block["signature"] = wirebridge_demo::thinking_signature(thinking).into();
+    }
+    Ok(to_bytes(&request))
 }
 
 /// A Responses request with some top-level fields set.
-fn responses_with(body: &[u8], fields: &[(&str, Value)]) -> Result<Bytes, String> {
+pub(super) fn responses_with(body: &[u8], fields: &[(&str, Value)]) -> Result<Bytes, String> {
     let mut request: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     for (key, value) in fields {
         request[*key] = value.clone();
@@ -295,7 +317,7 @@ fn responses_with(body: &[u8], fields: &[(&str, Value)]) -> Result<Bytes, String
     Ok(to_bytes(&request))
 }
 
-fn responses_to_chat(body: &[u8]) -> Result<Bytes, String> {
+pub(super) fn responses_to_chat(body: &[u8]) -> Result<Bytes, String> {
     r2c::translate_request(body, &r2c::Options::default())
         .map(|t| Bytes::from(t.body))
         .map_err(|e| format!("the benchmark's Responses request does not translate: {e}"))
@@ -311,12 +333,141 @@ fn responses_completed(body: &[u8]) -> Result<Bytes, String> {
         .map_err(|e| format!("the benchmark's Responses request does not complete: {e}"))
 }
 
+fn messages_to_responses(body: &[u8]) -> Result<Bytes, String> {
+    m2r::translate_request(body, &m2r::Options::default())
+        .map(|t| Bytes::from(t.body))
+        .map_err(|e| format!("the benchmark's Messages request does not translate: {e}"))
+}
+
 fn chat_to_responses(body: &[u8]) -> Result<Bytes, String> {
     c2r::translate_request(body, &c2r::Options::default())
         .map(|t| Bytes::from(t.body))
         .map_err(|e| format!("the benchmark's Chat request does not translate: {e}"))
 }
 
-fn to_bytes(value: &Value) -> Bytes {
+pub(super) fn to_bytes(value: &Value) -> Bytes {
     Bytes::from(serde_json::to_vec(value).expect("values serialize"))
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::{BodyExt, Full};
+    use wirebridge_demo::{handle, Api, DemoConfig};
+
+    use super::*;
+
+    fn overhead() -> Vec<Case> {
+        let shared = cases::shared_dir().expect("the shared fixtures");
+        overhead_cases(&shared).expect("the cases build")
+    }
+
+    fn route<'a>(case: &'a Case, name: &str) -> &'a Route {
+        case.routes
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("{} has no {name} route", case.name))
+    }
+
+    /// The demo's answer to a route's request, as the bench would send it
+    /// to the demo's own endpoint for the path.
+    async fn demo_answer(route: &Route) -> (http::StatusCode, Value) {
+        let mut request = http::Request::post(route.path);
+        for &(name, value) in route.headers {
+            request = request.header(name, value);
+        }
+        let request = request.body(Full::new(route.body.clone())).unwrap();
+        let response = handle(&DemoConfig::new().api(Api::All), request).await;
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    }
+
+    #[test]
+    fn every_direction_and_kind_runs_at_1_8_and_32() {
+        let names: Vec<String> = overhead().into_iter().map(|c| c.name).collect();
+        for direction in [
+            "responses_to_chat",
+            "chat_to_responses",
+            "responses_to_responses",
+            "messages_to_chat",
+        ] {
+            for kind in ["request_3k", "stream_500"] {
+                for c in ["c1", "c8", "c32"] {
+                    let name = format!("{direction}/{kind}/{c}");
+                    assert!(names.contains(&name), "{name} missing from {names:?}");
+                }
+            }
+        }
+        assert_eq!(names.len(), 4 * 2 * 3);
+    }
+
+    #[test]
+    fn the_messages_client_sends_the_claude_code_request_and_its_upstream_a_chat_one() {
+        let cases = overhead();
+        let case = cases
+            .iter()
+            .find(|c| c.name == "messages_to_chat/request_3k/c8")
+            .expect("the Messages case");
+        let client: Value = serde_json::from_slice(&route(case, "translated").body).unwrap();
+        assert_eq!(client["stream"], false);
+        assert_eq!(client["tools"].as_array().map(Vec::len), Some(12));
+        assert!(client["system"].is_array() && client["thinking"].is_object());
+        for name in ["direct", "translated"] {
+            assert_eq!(route(case, name).path, "/v1/messages");
+            assert_eq!(route(case, name).headers, &[ANTHROPIC_VERSION]);
+        }
+        assert_eq!(route(case, "direct").body, route(case, "translated").body);
+        // The routes that skip the translation send the Chat request it
+        // becomes, through the Responses request in between.
+        for name in ["upstream", "minimal", "passthrough"] {
+            let r = route(case, name);
+            assert_eq!(r.path, "/v1/chat/completions");
+            assert!(r.headers.is_empty());
+            let chat: Value = serde_json::from_slice(&r.body).unwrap();
+            let messages = chat["messages"].as_array().expect("Chat messages");
+            assert!(chat.get("input").is_none() && chat.get("system").is_none());
+            assert_eq!(messages[0]["role"], "system");
+            assert!(messages.iter().any(|m| m["role"] == "tool"));
+            assert_eq!(chat["tools"][0]["type"], "function");
+            assert_eq!(chat["tools"].as_array().map(Vec::len), Some(12));
+        }
+        let stream = cases
+            .iter()
+            .find(|c| c.name == "messages_to_chat/stream_500/c1")
+            .expect("the Messages stream");
+        assert!(stream.streaming);
+        let upstream: Value = serde_json::from_slice(&route(stream, "upstream").body).unwrap();
+        assert_eq!(upstream["stream"], true);
+        assert_eq!(upstream["messages"][0]["role"], "user");
+    }
+
+    #[tokio::test]
+    async fn the_demo_answers_the_messages_routes() {
+        let cases = overhead();
+        for kind in ["request_3k", "stream_500"] {
+            let name = format!("messages_to_chat/{kind}/c1");
+            let case = cases.iter().find(|c| c.name == name).unwrap();
+            // The demo checks the thinking blocks' signatures: the direct
+            // route is refused unless they are the demo's own.
+            for name in ["direct", "upstream"] {
+                let (status, body) = demo_answer(route(case, name)).await;
+                assert_eq!(status, 200, "{} {name}: {body}", case.name);
+            }
+        }
+        let case = cases
+            .iter()
+            .find(|c| c.name == "messages_to_chat/request_3k/c1")
+            .unwrap();
+        let (_, body) = demo_answer(route(case, "direct")).await;
+        assert_eq!(body["type"], "message", "{body}");
+        let mut unsigned = route(case, "direct").clone();
+        let text = String::from_utf8(unsigned.body.to_vec()).unwrap();
+        let signature = text.split("\"signature\":\"").nth(1).unwrap();
+        let signature = &signature[..signature.find('"').unwrap()];
+        unsigned.body = Bytes::from(text.replace(signature, "bm90IHRoZSBkZW1vJ3M="));
+        assert_eq!(demo_answer(&unsigned).await.0, 400);
+    }
 }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::load::{Measured, StreamMeasured};
-use super::requests::{Case, Via};
+use super::requests::{Case, Direction, Via};
 
 /// One measured run.
 #[derive(Debug, Clone, Serialize)]
@@ -63,11 +63,15 @@ impl Spread {
 
 /// A proxied route against an earlier one of the same case (`translated`
 /// against `passthrough`), each ratio or difference taken within a round,
-/// between runs taken back to back.
+/// between runs taken back to back; or (`against_case`) against a route of
+/// another case of the same round.
 #[derive(Debug, Serialize)]
 pub(super) struct Comparison {
     pub(super) name: String,
     pub(super) route: &'static str,
+    /// The case of `against`, when not `name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) against_case: Option<String>,
     pub(super) against: &'static str,
     /// Proxy CPU per request, route ÷ against.
     pub(super) cpu_ratio: Option<Spread>,
@@ -148,22 +152,51 @@ pub(super) fn comparisons(cases: &[Case], runs: &[Run]) -> Vec<Comparison> {
             .collect();
         for (at, &route) in proxied.iter().enumerate() {
             for &against in &proxied[..at] {
-                out.push(compare(&case.name, route, against, runs));
+                out.push(compare((&case.name, route), (&case.name, against), runs));
             }
         }
     }
     out
 }
 
-fn compare(name: &str, route: &'static str, against: &'static str, runs: &[Run]) -> Comparison {
-    let of = |route: &str, round: usize| {
+/// The Messages ingress against the Responses ingress, over the same Chat
+/// upstream: each `messages_to_chat` case's `translated` route against the
+/// `responses_to_chat` case of the same kind and concurrency, round by
+/// round (the two run in the same round, though not back to back).
+pub(super) fn ingress_comparisons(cases: &[Case], runs: &[Run]) -> Vec<Comparison> {
+    let ingress = Direction::MessagesToChat.as_str();
+    let peer = Direction::ResponsesToChat.as_str();
+    let mut out = Vec::new();
+    for case in cases
+        .iter()
+        .filter(|c| c.direction == Direction::MessagesToChat)
+    {
+        let against = case.name.replacen(ingress, peer, 1);
+        if cases.iter().any(|c| c.name == against) {
+            let mut comparison =
+                compare((&case.name, "translated"), (&against, "translated"), runs);
+            comparison.against_case = Some(against);
+            out.push(comparison);
+        }
+    }
+    out
+}
+
+/// `route` of the case named `name` against `against` of the case named
+/// `against_name`, round by round.
+fn compare(
+    (name, route): (&str, &'static str),
+    (against_name, against): (&str, &'static str),
+    runs: &[Run],
+) -> Comparison {
+    let of = |name: &str, route: &str, round: usize| {
         runs.iter()
             .find(|r| r.name == name && r.route == route && r.round == round)
             .map(|r| &r.measured)
     };
     let rounds = runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
     let pairs: Vec<(&Measured, &Measured)> = (0..rounds)
-        .filter_map(|round| of(route, round).zip(of(against, round)))
+        .filter_map(|round| of(name, route, round).zip(of(against_name, against, round)))
         .collect();
     let spread = |f: &dyn Fn(&Measured, &Measured) -> Option<f64>| {
         Spread::of(pairs.iter().filter_map(|(a, b)| f(a, b)).collect())
@@ -171,6 +204,7 @@ fn compare(name: &str, route: &'static str, against: &'static str, runs: &[Run])
     Comparison {
         name: name.to_owned(),
         route,
+        against_case: None,
         against,
         cpu_ratio: spread(&|a, b| Some(a.cpu_us_per_request? / b.cpu_us_per_request?)),
         throughput_ratio: spread(&|a, b| Some(a.requests_per_s / b.requests_per_s)),
@@ -239,9 +273,15 @@ pub(super) fn print_run(run: &Run) {
     );
 }
 
-/// The medians, then the comparisons; `per_kib` adds the proxy's CPU per
-/// KiB of request, for cases whose cost is the request's.
-pub(super) fn print_summary(medians: &[RouteMedians], comparisons: &[Comparison], per_kib: bool) {
+/// The medians, then the comparisons (and those of one ingress against
+/// another); `per_kib` adds the proxy's CPU per KiB of request, for cases
+/// whose cost is the request's.
+pub(super) fn print_summary(
+    medians: &[RouteMedians],
+    comparisons: &[Comparison],
+    ingress: &[Comparison],
+    per_kib: bool,
+) {
     println!();
     println!(
         "medians of {} rounds",
@@ -290,7 +330,31 @@ pub(super) fn print_summary(medians: &[RouteMedians], comparisons: &[Comparison]
             spread_text(c.added_p99_us, 0, ""),
         );
     }
+    print_ingress(ingress);
     print_streams(medians, comparisons);
+}
+
+/// One ingress's `translated` route against another's.
+fn print_ingress(ingress: &[Comparison]) {
+    if ingress.is_empty() {
+        return;
+    }
+    println!();
+    println!("ingress against ingress, translated, round by round: median [min, max]");
+    println!(
+        "{:<36} {:<36} {:>21} {:>21} {:>24}",
+        "case", "against", "cpu per request", "throughput", "added p99 us"
+    );
+    for c in ingress {
+        println!(
+            "{:<36} {:<36} {:>21} {:>21} {:>24}",
+            c.name,
+            c.against_case.as_deref().unwrap_or(c.against),
+            spread_text(c.cpu_ratio, 2, "x"),
+            spread_text(c.throughput_ratio, 2, "x"),
+            spread_text(c.added_p99_us, 0, ""),
+        );
+    }
 }
 
 /// The streams' frames: each route's medians, then the comparisons.
@@ -355,5 +419,89 @@ fn spread_text(spread: Option<Spread>, decimals: usize, unit: &str) -> String {
             d = decimals
         ),
         None => "-".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::proxy::requests::Route;
+
+    fn case(direction: Direction, name: &str) -> Case {
+        let route = |name| Route {
+            name,
+            via: Via::Proxy,
+            path: "/",
+            body: Bytes::new(),
+            credential: false,
+            headers: &[],
+        };
+        Case {
+            name: name.to_owned(),
+            direction,
+            streaming: false,
+            concurrency: 8,
+            request_bytes: 1,
+            routes: vec![route("passthrough"), route("translated")],
+        }
+    }
+
+    fn run(round: usize, name: &str, route: &'static str, cpu: f64) -> Run {
+        Run {
+            round,
+            name: name.to_owned(),
+            route,
+            concurrency: 8,
+            streaming: false,
+            request_bytes: 1,
+            measured: Measured {
+                requests: 100,
+                requests_per_s: 1000.0 / cpu,
+                p50_us: cpu,
+                p99_us: 2.0 * cpu,
+                ttfb_p50_us: cpu,
+                ttfb_p99_us: cpu,
+                cpu_us_per_request: Some(cpu),
+                switches_per_request: None,
+                stream: None,
+            },
+        }
+    }
+
+    #[test]
+    fn the_messages_ingress_is_compared_with_the_responses_ingress_round_by_round() {
+        let (messages, responses) = (
+            "messages_to_chat/request_3k/c8",
+            "responses_to_chat/request_3k/c8",
+        );
+        let cases = [
+            case(Direction::ResponsesToChat, responses),
+            case(Direction::MessagesToChat, messages),
+            // No Responses case of this kind: nothing to compare it with.
+            case(Direction::MessagesToChat, "messages_to_chat/stream_500/c8"),
+        ];
+        let runs = [
+            run(0, messages, "translated", 130.0),
+            run(0, responses, "translated", 100.0),
+            run(0, responses, "passthrough", 10.0),
+            run(1, messages, "translated", 120.0),
+            run(1, responses, "translated", 80.0),
+            run(2, messages, "translated", 90.0),
+            run(2, responses, "translated", 100.0),
+        ];
+        let ingress = ingress_comparisons(&cases, &runs);
+        assert_eq!(ingress.len(), 1);
+        let c = &ingress[0];
+        assert_eq!(
+            (c.name.as_str(), c.route, c.against),
+            (messages, "translated", "translated")
+        );
+        assert_eq!(c.against_case.as_deref(), Some(responses));
+        let cpu = c.cpu_ratio.expect("three rounds of ratios");
+        assert_eq!((cpu.min, cpu.median, cpu.max), (0.9, 1.3, 1.5));
+        let p99 = c.added_p99_us.unwrap();
+        assert_eq!((p99.min, p99.median, p99.max), (-20.0, 60.0, 80.0));
     }
 }
