@@ -194,7 +194,13 @@ where
     tracker.losses = prepared.losses.clone();
     // Once per exchange, from what the backend is sent: every turn of a
     // conversation repeats its prefix, whichever process resolved it.
-    let affinity = named.or_else(|| Affinity::of_body(&prepared.body));
+    let affinity = named.or_else(|| {
+        shared
+            .common
+            .prefix_affinity
+            .then(|| Affinity::of_body(&prepared.body))
+            .flatten()
+    });
 
     let mut upstream = upstream_request(
         parts,

@@ -172,6 +172,31 @@ impl<D: Translation> TranslateLayer<D> {
         self.settings().common.shutdown = Some(shutdown);
         self
     }
+
+    /// Whether an exchange whose request names no conversation (no
+    /// `conversation`, thread or WebSocket session, no `prompt_cache_key`)
+    /// puts on its upstream request the key of the body it sends: the
+    /// digest of its stable prefix, which every turn of a chain repeats
+    /// ([`Affinity::of_body`](crate::Affinity::of_body)), for
+    /// [`Replicas`](crate::Replicas) in front of several replicas. On by
+    /// default.
+    ///
+    /// The digest reads the body the bridge just wrote: about 4% of the
+    /// instructions of a small translated turn, 12% of a Claude Code
+    /// request's. Turn it off where
+    /// there is one backend, or where the router keys a body that comes
+    /// without a key itself (as the `wirebridge` binary's does).
+    ///
+    /// ```
+    /// use wirebridge_tower::ResponsesToChatLayer;
+    ///
+    /// let one_backend = ResponsesToChatLayer::new().prefix_affinity(false);
+    /// # let _ = one_backend;
+    /// ```
+    pub fn prefix_affinity(mut self, on: bool) -> Self {
+        self.settings().common.prefix_affinity = on;
+        self
+    }
 }
 
 /// The settings of both directions that serve Responses clients: the same

@@ -57,6 +57,9 @@ pub(crate) struct Common {
     pub(crate) catalog: Option<CatalogSettings>,
     /// Ends open streams when the server stops, if set.
     pub(crate) shutdown: Option<crate::Shutdown>,
+    /// Whether an exchange that names no conversation keys its upstream
+    /// request by its body ([`Affinity::of_body`](crate::Affinity::of_body)).
+    pub(crate) prefix_affinity: bool,
 }
 
 impl Default for Common {
@@ -72,6 +75,7 @@ impl Default for Common {
             loss_warnings: Arc::default(),
             catalog: None,
             shutdown: None,
+            prefix_affinity: true,
         }
     }
 }

@@ -27,6 +27,18 @@ fn bridge(
     Response = http::Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
     Error = Infallible,
 > + Clone {
+    bridge_keying(keys, true)
+}
+
+/// The same, the layer keying bodies by their prefix or not.
+fn bridge_keying(
+    keys: Keys,
+    prefix_affinity: bool,
+) -> impl Service<
+    Request<ScriptedBody>,
+    Response = http::Response<wirebridge_tower::ResponseBody<ScriptedBody>>,
+    Error = Infallible,
+> + Clone {
     let upstream = echo_upstream();
     let noting = tower::service_fn(move |request: Request<RequestBody<ScriptedBody>>| {
         if request.method() == http::Method::POST {
@@ -38,6 +50,7 @@ fn bridge(
     ResponsesToChatLayer::new()
         .store(MemoryStore::new())
         .sealer(Sealer::new(SealKey::generate(), Vec::new()))
+        .prefix_affinity(prefix_affinity)
         .layer(noting)
 }
 
@@ -98,6 +111,41 @@ async fn every_turn_of_a_chain_has_one_key_and_other_sessions_others() {
     assert_eq!(status, 200);
     let other = taken(&keys)[0].expect("a key");
     assert_ne!(other, first);
+}
+
+/// Without prefix keys, a request that names no conversation goes
+/// without a key (a router keys its body, or there is one backend), and one
+/// that names a conversation or a `prompt_cache_key` still has its key.
+#[tokio::test]
+async fn without_prefix_keys_only_a_named_conversation_is_a_key() {
+    let keys = Keys::default();
+    let service = bridge_keying(keys.clone(), false);
+    let mut body = turn("hello", None, false);
+    body["prompt_cache_key"] = json!("session-42");
+    for body in [turn("hello", None, false), turn("hello", None, true), body] {
+        let (status, reply, _) = call(&service, "POST", "/v1/responses", "sk-a", Some(body)).await;
+        assert_eq!(status, 200, "{reply}");
+    }
+    assert_eq!(
+        taken(&keys),
+        vec![None, None, Some(Affinity::prompt_cache_key("session-42"))]
+    );
+
+    let (status, conversation, _) = call(
+        &service,
+        "POST",
+        "/v1/conversations",
+        "sk-a",
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 200, "{conversation}");
+    let id = conversation["id"].as_str().unwrap();
+    let mut body = turn("one", None, false);
+    body["conversation"] = json!(id);
+    let (status, reply, _) = call(&service, "POST", "/v1/responses", "sk-a", Some(body)).await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(taken(&keys), vec![Some(Affinity::conversation(id))]);
 }
 
 #[tokio::test]

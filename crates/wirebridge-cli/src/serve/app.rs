@@ -38,6 +38,10 @@ macro_rules! responses_clients {
             .max_reply_size(exchange.max_reply_size)
             .stream_idle_timeout(exchange.idle_timeout)
             .keepalive_interval(exchange.keepalive_interval)
+            // The backend keys a request that comes without a key from
+            // the body it sends, when there are several replicas to choose
+            // from; with one, no key is read at all.
+            .prefix_affinity(false)
             .observer($observer)
             .anonymous_store(config.state.anonymous_store)
             .trust_credentials(config.state.trust_credentials)
@@ -72,6 +76,8 @@ fn chat_clients(config: &Config, observer: Reports) -> ChatToResponsesLayer {
         .max_reply_size(exchange.max_reply_size)
         .stream_idle_timeout(exchange.idle_timeout)
         .keepalive_interval(exchange.keepalive_interval)
+        // As for the Responses clients: the backend keys what needs it.
+        .prefix_affinity(false)
         .observer(observer)
 }
 

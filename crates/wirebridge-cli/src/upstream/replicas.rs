@@ -157,10 +157,12 @@ impl tower::Service<Request<Outgoing>> for Backend {
     }
 }
 
-/// Whether a request the layers passed through without a key (a Chat
-/// client on a Chat backend, say) is read to key it: a JSON `POST` that
-/// says how long it is, within `limit`. Anything else (a stream of unknown
-/// length, a `GET`) goes round-robin, as it is.
+/// Whether a request that comes without a key (passed through: a Chat
+/// client on a Chat backend, say; or translated, naming no conversation)
+/// is read to key it: a JSON `POST` that says how long it is, within
+/// `limit`, or whatever its length when the layers wrote it (its bytes are
+/// held already). Anything else (a stream of unknown length, a `GET`) goes
+/// round-robin, as it is.
 fn keyable(request: &Request<Outgoing>, limit: usize) -> bool {
     let headers = request.headers();
     let json = headers
@@ -174,7 +176,7 @@ fn keyable(request: &Request<Outgoing>, limit: usize) -> bool {
     request.method() == Method::POST
         && request.extensions().get::<Affinity>().is_none()
         && json
-        && length.is_some_and(|length| length <= limit)
+        && (length.is_some_and(|length| length <= limit) || request.body().replay().is_some())
 }
 
 /// The request read whole, with the key of its prefix: the body is then

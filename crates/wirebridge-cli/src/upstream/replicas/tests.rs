@@ -20,7 +20,7 @@ use tower::ServiceExt;
 use wirebridge_tower::{Affinity, ReplicaHealth, RequestBody};
 
 use super::super::resolve::Resolver;
-use super::Backend;
+use super::{keyable, Backend};
 use crate::config::{ReplicaSettings, UpstreamUrl};
 use crate::upstream::UpstreamOptions;
 
@@ -186,4 +186,27 @@ async fn a_dns_answer_that_changes_changes_the_replicas() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(health.ready(), vec![true, true]);
     assert_eq!(homes(&backend, 0..30).await, after);
+}
+
+/// A request that comes without a key is read for one within the limit,
+/// and whatever its length when the layers wrote its body (held already).
+#[test]
+fn a_body_the_layers_wrote_is_keyed_whatever_its_length() {
+    let post = |body: RequestBody<crate::server::ClientBody>, length: usize| {
+        Request::post("http://upstream/v1/chat/completions")
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::CONTENT_LENGTH, length)
+            .body(body)
+            .unwrap()
+    };
+    let written = Bytes::from(vec![b' '; 100]);
+    assert!(keyable(
+        &post(RequestBody::translated(written.clone()), 100),
+        10
+    ));
+    assert!(keyable(&post(RequestBody::empty(), 5), 10));
+    assert!(!keyable(&post(RequestBody::empty(), 100), 10));
+    let mut keyed = post(RequestBody::translated(written), 100);
+    keyed.extensions_mut().insert(Affinity::custom(7));
+    assert!(!keyable(&keyed, 10), "a key the layers gave is kept");
 }
