@@ -125,6 +125,11 @@ pub fn app(
         .max_reply_size(exchange.max_reply_size)
         .stream_idle_timeout(exchange.idle_timeout)
         .keepalive_interval(exchange.keepalive_interval)
+        // The Responses side under it, or the backend's router, keys what
+        // needs a key: a digest of the Responses body this layer writes
+        // would be read by nothing (it cost a Claude Code request 123 K
+        // instructions, 19% of its path through the bridge).
+        .prefix_affinity(false)
         .observer(observer.clone())
         .shutdown(shutdown.clone());
     // Under three layers (a Messages backend's Chat clients: the Responses
