@@ -258,9 +258,13 @@ where
             tenant: tenant.key,
             turn,
         });
+    let mut context = prepared.context;
+    if keep.is_none() && parts.extensions.get::<HandedOn>().is_some() {
+        context.echo_unread();
+    }
     let step = Reply {
         verdict: prepared.verdict,
-        context: prepared.context,
+        context,
         stream: prepared.stream,
         keep,
         common: &shared.common,

@@ -286,6 +286,14 @@ pub(crate) mod sealed {
         /// The reply is not kept, whatever the request asked: it says so.
         fn not_stored(&mut self) {}
 
+        /// The reply goes only to a layer of this crate's above (the
+        /// Messages hub), which reads no echo of the request, and is kept
+        /// nowhere: its `Response` objects are written without the echo
+        /// (the request's tools and instructions, often most of each
+        /// lifecycle event), which the layer above would otherwise read
+        /// through three or four times a stream.
+        fn echo_unread(&mut self) {}
+
         /// The reply says what a prompt cache comparison found.
         fn diagnosed(&mut self, verdict: &Verdict) {
             let _ = verdict;

@@ -9,6 +9,7 @@ use wirebridge_convert::responses_to_responses::{self, NativeContext};
 use wirebridge_convert::{
     chat_to_responses, messages_to_responses, responses_to_messages, ConvertError, LossPolicy,
 };
+use wirebridge_wire::responses::strict::ResponseEcho;
 
 use super::messages_over_responses::MessagesRequest;
 use super::sealed::{ClientRequest, KeptStream, ReplyContext, Settings, TranslatedReply};
@@ -103,6 +104,10 @@ impl<'a> ClientRequest<'a> for &'a [u8] {}
 impl<'a> ClientRequest<'a> for MessagesRequest<'a> {}
 
 impl ReplyContext for ResponsesContext {
+    fn echo_unread(&mut self) {
+        self.echo = ResponseEcho::default();
+    }
+
     fn not_stored(&mut self) {
         self.echo.store = false;
     }
@@ -117,6 +122,10 @@ impl ReplyContext for ResponsesContext {
 }
 
 impl ReplyContext for NativeContext {
+    fn echo_unread(&mut self) {
+        self.echo = ResponseEcho::default();
+    }
+
     fn not_stored(&mut self) {
         self.echo.store = false;
     }
@@ -131,6 +140,10 @@ impl ReplyContext for NativeContext {
 }
 
 impl ReplyContext for responses_to_messages::ExchangeContext {
+    fn echo_unread(&mut self) {
+        self.native.echo = ResponseEcho::default();
+    }
+
     fn not_stored(&mut self) {
         self.native.echo.store = false;
     }
