@@ -54,6 +54,8 @@ enum Kind<B> {
     /// Whole bare JSON events, a frame each.
     Events {
         events: VecDeque<Bytes>,
+        /// How the response they tell ended (its status).
+        outcome: Option<String>,
     },
     Stream {
         #[pin]
@@ -87,8 +89,9 @@ impl<B> ResponseBody<B> {
     }
 
     /// Events written whole: one body in SSE, a frame an event in bare
-    /// JSON.
-    pub(crate) fn events(frames: Frames) -> Self {
+    /// JSON; `outcome` is how the response they tell ended, as its writer's
+    /// [`ReplySummary`](wirebridge_convert::ReplySummary) says.
+    pub(crate) fn events(frames: Frames, outcome: Option<String>) -> Self {
         if !frames.framing().is_json() {
             return Self::full(frames.as_bytes().to_vec());
         }
@@ -106,7 +109,7 @@ impl<B> ResponseBody<B> {
             })
             .collect();
         Self {
-            kind: Kind::Events { events },
+            kind: Kind::Events { events, outcome },
         }
     }
 
@@ -130,6 +133,20 @@ impl<B> ResponseBody<B> {
         }
     }
 
+    /// How the response a stream of events tells ended, as the writer of
+    /// the events knows it (a Responses status: `completed`, `incomplete`,
+    /// `failed`; a Chat `finish_reason`): `None` for a body that is no
+    /// such stream, or one whose writer wrote no end. Read once the stream
+    /// has ended, where the events themselves need not be read again to
+    /// know it (a WebSocket turn).
+    pub(crate) fn outcome(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Events { outcome, .. } => outcome.clone(),
+            Kind::Stream { state, .. } => state.outcome(),
+            Kind::Passthrough { .. } | Kind::Full { .. } | Kind::Follow { .. } => None,
+        }
+    }
+
     /// The length of a complete body.
     pub(crate) fn full_len(&self) -> Option<usize> {
         match &self.kind {
@@ -147,7 +164,7 @@ impl<B> fmt::Debug for ResponseBody<B> {
             Kind::Full { data } => d
                 .field("kind", &"full")
                 .field("len", &data.as_ref().map(Bytes::len)),
-            Kind::Events { events } => d.field("kind", &"events").field("len", &events.len()),
+            Kind::Events { events, .. } => d.field("kind", &"events").field("len", &events.len()),
             Kind::Stream { state, .. } => d.field("kind", &"stream").field("state", state),
             Kind::Follow { follower } => d.field("kind", &"follow").field("run", follower),
         };
@@ -170,7 +187,7 @@ where
         match self.project().kind.project() {
             KindProj::Passthrough { inner } => inner.poll_frame(cx),
             KindProj::Full { data } => Poll::Ready(data.take().map(|d| Ok(Frame::data(d)))),
-            KindProj::Events { events } => {
+            KindProj::Events { events, .. } => {
                 Poll::Ready(events.pop_front().map(|e| Ok(Frame::data(e))))
             }
             KindProj::Stream {
@@ -188,7 +205,7 @@ where
         match &self.kind {
             Kind::Passthrough { inner } => inner.is_end_stream(),
             Kind::Full { data } => data.is_none(),
-            Kind::Events { events } => events.is_empty(),
+            Kind::Events { events, .. } => events.is_empty(),
             Kind::Stream { state, .. } => state.is_end_stream(),
             Kind::Follow { follower } => follower.is_end(),
         }

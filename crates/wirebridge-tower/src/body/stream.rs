@@ -66,6 +66,9 @@ pub(crate) trait Driver: fmt::Debug + Send {
     fn is_done(&self) -> bool;
     /// Whether nothing more will be sent.
     fn is_end_stream(&self) -> bool;
+    /// How the stream ended, as its translator says: `None` until it
+    /// wrote its terminal event.
+    fn outcome(&self) -> Option<String>;
 }
 
 /// A translated stream's state over translator `T`.
@@ -375,6 +378,14 @@ impl<T: StreamTranslate + Send> Driver for StreamState<T> {
 
     fn is_end_stream(&self) -> bool {
         self.out.is_empty() && self.ready.is_empty() && self.holding.is_none() && self.is_done()
+    }
+
+    fn outcome(&self) -> Option<String> {
+        let translator = self.stream.translator();
+        match translator.is_finished() {
+            true => translator.summary().outcome,
+            false => None,
+        }
     }
 }
 

@@ -63,7 +63,7 @@ impl<C: Send + Sync + 'static> Reply<'_, C> {
         }
         mark_framing(&mut head, &self.framing);
         let summary = stream.summary();
-        let body = ResponseBody::events(frames);
+        let body = ResponseBody::events(frames, summary.outcome.clone());
         finish_reply(&mut tracker, head, body, "text/event-stream", Some(summary))
     }
 }

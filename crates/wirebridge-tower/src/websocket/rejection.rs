@@ -326,6 +326,13 @@ pub(crate) struct UnreadableReply(pub(crate) String);
 #[error("the event stream broke: {0}")]
 pub(crate) struct BrokenStream(pub(crate) String);
 
+/// A successful reply that is not the turn's event stream: the exchange
+/// answers every turn that reaches it with one, so this is a service
+/// under the layer that answered in its place.
+#[derive(Debug, Error)]
+#[error("the reply is not an event stream of this turn's (content type {0})")]
+pub(crate) struct NotTheTurnsStream(pub(crate) String);
+
 /// Why a turn failed on the upstream's side: a 502 error event, of type
 /// `server_error` and code `upstream_error`.
 #[derive(Debug, Error)]
@@ -339,6 +346,9 @@ pub(crate) enum TurnFailure {
     /// See [`BrokenStream`].
     #[error(transparent)]
     BrokenStream(#[from] BrokenStream),
+    /// See [`NotTheTurnsStream`].
+    #[error(transparent)]
+    NotTheTurnsStream(#[from] NotTheTurnsStream),
 }
 
 impl Rejection for TurnFailure {

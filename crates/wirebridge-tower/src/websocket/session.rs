@@ -75,7 +75,9 @@ struct Waiting {
 struct Running {
     messages: TurnMessages,
     previous_response_id: Option<String>,
-    ending: Ending,
+    /// How the turn ended, once its messages said: a turn that ends
+    /// without saying (dropped) is not continued from the cache.
+    ending: Option<Ending>,
     /// The request's bytes, held until the turn ends and what it kept is
     /// the cache's to hold.
     held: Held,
@@ -210,11 +212,10 @@ where
                         self.on_message(message, &mut queued, sink, true).await
                     }
                     out = turn.messages.next() => match out {
-                        Some(Outgoing::Text(text, ending)) => {
-                            if ending != Ending::No {
-                                turn.ending = ending;
-                            }
-                            send(sink, Message::Text(text)).await
+                        Some(Outgoing::Text(text)) => send(sink, Message::Text(text)).await,
+                        Some(Outgoing::Ended(ending)) => {
+                            turn.ending = Some(ending);
+                            Flow::Continue
                         }
                         Some(Outgoing::Ping) => send(sink, Message::Ping(Bytes::new())).await,
                         None => {
@@ -406,7 +407,7 @@ where
         Running {
             messages,
             previous_response_id,
-            ending: Ending::No,
+            ending: None,
             held,
         }
     }
@@ -457,7 +458,7 @@ where
         let answered = async move {
             let tracker = turn_tracker(&shared, &parts);
             match exchange::warm_up::answer(&shared, &parts, &body, tracker).await {
-                Ok(events) => turn::answered(&events, lane.as_deref()),
+                Ok(events) => turn::answered(&events),
                 Err(refused) => turn::messages(async move { Some(refused) }, lane),
             }
         };
@@ -474,7 +475,7 @@ where
         // than is held.
         self.count_cache();
         drop(turn.held);
-        if turn.ending == Ending::Done {
+        if turn.ending == Some(Ending::Done) {
             return;
         }
         if let (Some(stateful), Some(previous)) = (&self.stateful, &turn.previous_response_id) {

@@ -8,39 +8,49 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use futures_util::stream::{self, Stream, StreamExt};
-use http::{header, Response, StatusCode};
+use http::{header, Response};
 use http_body::Body;
 use http_body_util::{BodyExt, Limited};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 use wirebridge_convert::{Frames, Framing};
-use wirebridge_wire::RawObject;
 
-use super::rejection::{BrokenStream, NoReply, TurnFailure, UnreadableReply};
+use super::rejection::{BrokenStream, NoReply, NotTheTurnsStream, TurnFailure, UnreadableReply};
 use super::server_event::{error_event, error_reply_event};
 use crate::body::ResponseBody;
 use crate::request_body::BoxError;
 
-/// Something to send the client.
+/// Something to send the client, or the turn's end.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Outgoing {
-    /// A text message, and whether it ends the turn and how.
-    Text(Utf8Bytes, Ending),
+    /// A text message.
+    Text(Utf8Bytes),
     /// The turn's stream is quiet but alive: a ping keeps idle-cutting
     /// proxies off the connection.
     Ping,
+    /// The turn is over, and how it ended: the last item of every turn's
+    /// messages, sending nothing itself.
+    Ended(Ending),
 }
 
-/// How a message ends its turn, if it does.
+/// How a turn ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Ending {
-    /// It does not.
-    No,
-    /// A response the client can continue from.
+    /// With a response the client can continue from (`completed` or
+    /// `incomplete`).
     Done,
-    /// A failure: `response.failed`, or an error event.
+    /// In failure: `response.failed`, an error event, or no end at all.
     Failed,
+}
+
+impl Ending {
+    /// The ending of a response whose status (its writer's summary) is
+    /// `outcome`: a stream whose writer wrote no end did not end well.
+    fn of(outcome: Option<&str>) -> Self {
+        match outcome {
+            Some("completed" | "incomplete") => Ending::Done,
+            _ => Ending::Failed,
+        }
+    }
 }
 
 /// A turn's messages, in order.
@@ -65,8 +75,6 @@ enum State<B> {
 struct Turn<B> {
     state: State<B>,
     lane: Option<String>,
-    /// How many bytes the lane adds before an event's own fields.
-    lane_len: usize,
     queue: VecDeque<Outgoing>,
 }
 
@@ -92,7 +100,6 @@ where
 {
     let turn = Turn {
         state: State::Exchange(Box::pin(exchange)),
-        lane_len: lane_len(lane.as_deref()),
         lane,
         queue: VecDeque::new(),
     };
@@ -107,28 +114,19 @@ where
     .boxed()
 }
 
-/// The messages of a turn the bridge answered itself (a warm-up): its
-/// `events`, written in [`framing`]`(lane)`, each a message.
-pub(crate) fn answered(events: &Frames, lane: Option<&str>) -> TurnMessages {
-    let lane_len = lane_len(lane);
+/// The messages of a turn the bridge answered itself with a response it
+/// completed (a warm-up): its `events`, written in [`framing`]`(lane)`,
+/// each a message.
+pub(crate) fn answered(events: &Frames) -> TurnMessages {
     let messages: Vec<Outgoing> = events
         .events()
         .map(|event| {
-            let ending = ending_of(event, lane_len);
             // The bridge wrote them with serde_json: UTF-8.
-            let text = String::from_utf8_lossy(event).into_owned();
-            Outgoing::Text(text.into(), ending)
+            Outgoing::Text(String::from_utf8_lossy(event).into_owned().into())
         })
+        .chain([Outgoing::Ended(Ending::Done)])
         .collect();
     stream::iter(messages).boxed()
-}
-
-/// How many bytes the lane (the client's `stream_id`) adds before an
-/// event's own fields.
-fn lane_len(lane: Option<&str>) -> usize {
-    lane.map_or(0, |lane| {
-        r#"{"stream_id":"#.len() + serde_json::to_string(lane).map_or(0, |l| l.len())
-    })
 }
 
 impl<B> Turn<B>
@@ -157,7 +155,13 @@ where
                     self.state = State::Done;
                     self.fail(BrokenStream(e.to_string()).into());
                 }
-                None => self.state = State::Done,
+                None => {
+                    // The translator that wrote the stream knows how the
+                    // response ended; its events are not read for it.
+                    let ending = Ending::of(body.outcome().as_deref());
+                    self.state = State::Done;
+                    self.queue.push_back(Outgoing::Ended(ending));
+                }
             },
             State::Done => return None,
         }
@@ -169,9 +173,8 @@ where
         if event.is_empty() {
             return self.queue.push_back(Outgoing::Ping);
         }
-        let ending = ending_of(&event, self.lane_len);
         match Utf8Bytes::try_from(event) {
-            Ok(text) => self.queue.push_back(Outgoing::Text(text, ending)),
+            Ok(text) => self.queue.push_back(Outgoing::Text(text)),
             Err(_) => {
                 self.state = State::Done;
                 self.fail(BrokenStream("an event is not UTF-8".into()).into());
@@ -179,13 +182,12 @@ where
         }
     }
 
-    /// The exchange's reply: a stream to read, or one body.
+    /// The exchange's reply: its stream to read, or an error.
     async fn reply(&mut self, response: Response<ResponseBody<B>>) {
         let (head, body) = response.into_parts();
-        let event_stream = head
-            .headers
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        let content_type = head.headers.get(header::CONTENT_TYPE);
+        let event_stream =
+            content_type.is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
         let apart = head
             .extensions
             .get::<Framing>()
@@ -194,138 +196,51 @@ where
             self.state = State::Streaming(Box::pin(body));
             return;
         }
+        if head.status.is_success() {
+            // The exchange answers a turn with its stream even when the
+            // backend answered with a body: anything else was not written
+            // for this turn, and is not passed on.
+            let content_type = content_type
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_else(|| "none".into());
+            return self.fail(NotTheTurnsStream(content_type).into());
+        }
         let bytes = match Limited::new(body, MAX_ERROR_REPLY).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) => return self.fail(UnreadableReply(e.to_string()).into()),
         };
-        if head.status.is_success() && !event_stream {
-            // A backend that answered a stream request with one body: its
-            // response, as the events a stream would have carried.
-            return body_events(&bytes, &mut self.queue, self.lane.as_deref());
-        }
-        let status = match head.status.is_success() {
-            // A stream not written for this turn: not one to pass on.
-            true => StatusCode::BAD_GATEWAY,
-            false => head.status,
-        };
-        let event = error_reply_event(status, &bytes, self.lane.as_deref());
-        self.queue
-            .push_back(Outgoing::Text(event.into(), Ending::Failed));
+        let event = error_reply_event(head.status, &bytes, self.lane.as_deref());
+        self.queue.push_back(Outgoing::Text(event.into()));
+        self.queue.push_back(Outgoing::Ended(Ending::Failed));
     }
 
     fn fail(&mut self, failure: TurnFailure) {
         let event = error_event(&failure, self.lane.as_deref());
-        self.queue
-            .push_back(Outgoing::Text(event.into(), Ending::Failed));
-    }
-}
-
-/// How an event of the exchange's ends the turn. The bridge writes each
-/// event's `type` first, after the lane's `lane_len` bytes, so it is read
-/// from there; an event written otherwise is parsed for it.
-fn ending_of(event: &[u8], lane_len: usize) -> Ending {
-    const TYPE: &[u8] = br#""type":""#;
-    let fast = event
-        .get(lane_len + 1..)
-        .and_then(|rest| rest.strip_prefix(TYPE))
-        .and_then(|rest| Some(&rest[..rest.iter().position(|&b| b == b'"')?]));
-    let parsed;
-    let kind = match fast {
-        Some(kind) => kind,
-        None => {
-            #[derive(Deserialize)]
-            struct Kind<'a> {
-                #[serde(rename = "type", borrow)]
-                kind: Option<&'a str>,
-            }
-            parsed = serde_json::from_slice::<Kind<'_>>(event)
-                .ok()
-                .and_then(|k| k.kind);
-            parsed.map_or(&b""[..], str::as_bytes)
-        }
-    };
-    match kind {
-        b"response.completed" | b"response.incomplete" => Ending::Done,
-        b"response.failed" | b"error" => Ending::Failed,
-        _ => Ending::No,
-    }
-}
-
-/// The events of a response that arrived whole: created, each output item
-/// done, and the terminal event its status calls for.
-fn body_events(body: &[u8], queue: &mut VecDeque<Outgoing>, lane: Option<&str>) {
-    let response = std::str::from_utf8(body)
-        .ok()
-        .and_then(|text| serde_json::from_str::<&RawValue>(text).ok())
-        .and_then(|raw| RawObject::parse(raw).ok().map(|object| (raw, object)));
-    let Some((raw, object)) = response else {
-        let event = error_reply_event(StatusCode::BAD_GATEWAY, body, lane);
-        queue.push_back(Outgoing::Text(event.into(), Ending::Failed));
-        return;
-    };
-    let items: Vec<&RawValue> = object
-        .get("output")
-        .and_then(|output| serde_json::from_str(output.get()).ok())
-        .unwrap_or_default();
-    let mut started = object.clone();
-    started.set("status", r#""in_progress""#);
-    started.set("output", "[]");
-    let mut events = Frames::new(framing(lane));
-    let mut sequence = 0;
-    let mut write = |events: &mut Frames, kind: &str, fields: &[(&str, &str)]| {
-        events.event(None, |out| {
-            out.extend_from_slice(br#"{"type":""#);
-            out.extend_from_slice(kind.as_bytes());
-            out.extend_from_slice(br#"","sequence_number":"#);
-            out.extend_from_slice(sequence.to_string().as_bytes());
-            for (key, value) in fields {
-                out.extend_from_slice(format!(r#","{key}":"#).as_bytes());
-                out.extend_from_slice(value.as_bytes());
-            }
-            out.push(b'}');
-        });
-        sequence += 1;
-    };
-    write(
-        &mut events,
-        "response.created",
-        &[("response", started.to_raw().get())],
-    );
-    for (index, item) in items.iter().enumerate() {
-        let index = index.to_string();
-        for kind in ["response.output_item.added", "response.output_item.done"] {
-            write(
-                &mut events,
-                kind,
-                &[("output_index", &index), ("item", item.get())],
-            );
-        }
-    }
-    let (name, ending) = match object.str("status") {
-        Some("failed") => ("response.failed", Ending::Failed),
-        Some("incomplete") => ("response.incomplete", Ending::Done),
-        _ => ("response.completed", Ending::Done),
-    };
-    write(&mut events, name, &[("response", raw.get())]);
-    let count = events.events().count();
-    for (at, event) in events.events().enumerate() {
-        let ending = if at + 1 == count { ending } else { Ending::No };
-        let text = String::from_utf8_lossy(event).into_owned();
-        queue.push_back(Outgoing::Text(text.into(), ending));
+        self.queue.push_back(Outgoing::Text(event.into()));
+        self.queue.push_back(Outgoing::Ended(Ending::Failed));
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use http::StatusCode;
     use http_body::Frame;
     use http_body_util::StreamBody;
+    use wirebridge_convert::responses_to_chat::{ResponsesContext, StreamTranslator};
 
-    type Broken =
+    use crate::body::StreamState;
+    use crate::loss_warnings::LossWarnings;
+    use crate::observer::{self, NoopObserver};
+    use crate::tracker::Tracker;
+
+    type Chunks =
         StreamBody<stream::Iter<std::vec::IntoIter<Result<Frame<Bytes>, std::io::Error>>>>;
 
     /// A body that sends `data`, then breaks.
-    fn broken(data: &'static str) -> Broken {
+    fn broken(data: &'static str) -> Chunks {
         let error = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
         StreamBody::new(stream::iter(vec![
             Ok(Frame::data(Bytes::from_static(data.as_bytes()))),
@@ -333,142 +248,184 @@ mod tests {
         ]))
     }
 
-    async fn texts<B>(reply: Option<Response<ResponseBody<B>>>) -> Vec<(String, Ending)>
+    /// A body that sends `data`, then ends.
+    fn whole(data: &'static str) -> Chunks {
+        StreamBody::new(stream::iter(vec![Ok(Frame::data(Bytes::from_static(
+            data.as_bytes(),
+        )))]))
+    }
+
+    /// The turn's messages: each text, and the ending as the last item.
+    async fn sent<B>(reply: Option<Response<ResponseBody<B>>>) -> Vec<Outgoing>
     where
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: fmt::Display + Into<BoxError>,
     {
         messages(async move { reply }, Some("l".into()))
-            .filter_map(|out| async move {
-                match out {
-                    Outgoing::Text(text, ending) => Some((text.to_string(), ending)),
-                    Outgoing::Ping => None,
-                }
-            })
+            .filter(|out| std::future::ready(*out != Outgoing::Ping))
             .collect()
             .await
     }
 
-    fn failure(status: u16, message: &str) -> (String, Ending) {
-        let event = format!(
+    fn text(event: &str) -> Outgoing {
+        Outgoing::Text(event.to_owned().into())
+    }
+
+    fn failure(status: u16, message: &str) -> Outgoing {
+        text(&format!(
             r#"{{"type":"error","status":{status},"error":{{"message":"{message}","type":"server_error","param":null,"code":"upstream_error"}},"stream_id":"l"}}"#
+        ))
+    }
+
+    /// A reply the exchange marks as the turn's stream.
+    fn stream_reply<B>(body: ResponseBody<B>) -> Response<ResponseBody<B>> {
+        let mut reply = Response::new(body);
+        reply.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static("text/event-stream"),
         );
-        (event, Ending::Failed)
+        reply.extensions_mut().insert(framing(Some("l")));
+        reply
+    }
+
+    /// A Chat upstream's stream, translated for a Responses client as the
+    /// exchange translates it for a turn.
+    fn translated(chat: &'static str) -> Response<ResponseBody<Chunks>> {
+        let observer: Arc<dyn observer::Observer> = Arc::new(NoopObserver);
+        let tracker = Tracker::new(
+            &observer,
+            &Arc::new(LossWarnings::default()),
+            observer::Direction::ResponsesToChat,
+        );
+        let translator = StreamTranslator::new(ResponsesContext::default());
+        let state = StreamState::new(translator, 1 << 20, tracker).framing(framing(Some("l")));
+        stream_reply(ResponseBody::stream(whole(chat), Box::new(state)))
     }
 
     #[tokio::test]
     async fn failures_of_the_upstream_are_pinned() {
+        let failed = Outgoing::Ended(Ending::Failed);
         assert_eq!(
-            texts::<Broken>(None).await,
-            [failure(
-                502,
-                "the upstream service failed before it answered"
-            )]
+            sent::<Chunks>(None).await,
+            [
+                failure(502, "the upstream service failed before it answered"),
+                Outgoing::Ended(Ending::Failed),
+            ]
         );
 
         let mut unreadable = Response::new(ResponseBody::passthrough(broken("{")));
         *unreadable.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         assert_eq!(
-            texts(Some(unreadable)).await,
-            [failure(502, "the reply could not be read: reset")]
+            sent(Some(unreadable)).await,
+            [failure(502, "the reply could not be read: reset"), failed]
         );
 
         // The exchange's stream, an event a frame, broken after the first.
-        let mut cut = Response::new(ResponseBody::passthrough(broken(
+        let cut = stream_reply(ResponseBody::passthrough(broken(
             r#"{"stream_id":"l","type":"response.created"}"#,
         )));
-        cut.headers_mut().insert(
-            header::CONTENT_TYPE,
-            http::HeaderValue::from_static("text/event-stream"),
-        );
-        cut.extensions_mut().insert(framing(Some("l")));
         assert_eq!(
-            texts(Some(cut)).await,
+            sent(Some(cut)).await,
             [
-                (
-                    r#"{"stream_id":"l","type":"response.created"}"#.to_owned(),
-                    Ending::No
-                ),
+                text(r#"{"stream_id":"l","type":"response.created"}"#),
                 failure(502, "the event stream broke: reset"),
+                Outgoing::Ended(Ending::Failed),
             ]
         );
 
-        let mut odd = Response::new(ResponseBody::<Broken>::full("oops"));
+        let mut odd = Response::new(ResponseBody::<Chunks>::full("oops"));
         *odd.status_mut() = StatusCode::BAD_GATEWAY;
-        assert_eq!(texts(Some(odd)).await, [failure(502, "oops")]);
+        assert_eq!(
+            sent(Some(odd)).await,
+            [failure(502, "oops"), Outgoing::Ended(Ending::Failed)]
+        );
     }
 
-    #[test]
-    fn endings_are_read_from_the_type_written_first() {
-        let lane = r#"{"stream_id":"a\"b""#.len();
-        for (event, lane_len, ending) in [
-            (
-                r#"{"type":"response.completed","response":{}}"#,
-                0,
-                Ending::Done,
-            ),
-            (
-                r#"{"stream_id":"a\"b","type":"response.incomplete"}"#,
-                lane,
-                Ending::Done,
-            ),
-            (
-                r#"{"stream_id":"a\"b","type":"response.failed"}"#,
-                lane,
-                Ending::Failed,
-            ),
-            (r#"{"type":"error","error":{}}"#, 0, Ending::Failed),
-            (r#"{"type":"response.output_text.delta"}"#, 0, Ending::No),
-            // Written otherwise: parsed.
-            (
-                r#"{"sequence_number":3,"type":"response.completed"}"#,
-                0,
-                Ending::Done,
-            ),
-            (r#"{"sequence_number":3}"#, 0, Ending::No),
+    #[tokio::test]
+    async fn the_ending_is_the_translators_not_read_from_the_events() {
+        let stop = concat!(
+            r#"data: {"id":"c","created":1,"model":"m","choices":[{"index":0,"#,
+            r#""delta":{"content":"Hi"},"finish_reason":"stop"}]}"#,
+            "\n\ndata: [DONE]\n\n",
+        );
+        let length = concat!(
+            r#"data: {"id":"c","created":1,"model":"m","choices":[{"index":0,"#,
+            r#""delta":{"content":"Hi"},"finish_reason":"length"}]}"#,
+            "\n\ndata: [DONE]\n\n",
+        );
+        // The upstream stops before its end: the translator fails the
+        // response.
+        let cut = concat!(
+            r#"data: {"id":"c","created":1,"model":"m","choices":[{"index":0,"#,
+            r#""delta":{"content":"Hi"},"finish_reason":null}]}"#,
+            "\n\n",
+        );
+        for (chat, last_event, ending) in [
+            (stop, "response.completed", Ending::Done),
+            (length, "response.incomplete", Ending::Done),
+            (cut, "response.failed", Ending::Failed),
         ] {
-            assert_eq!(ending_of(event.as_bytes(), lane_len), ending, "{event}");
+            let out = sent(Some(translated(chat))).await;
+            let (ended, events) = out.split_last().unwrap();
+            assert_eq!(*ended, Outgoing::Ended(ending), "{chat}");
+            let Some(Outgoing::Text(last)) = events.last() else {
+                panic!("no event before the end: {out:?}");
+            };
+            let last: serde_json::Value = serde_json::from_str(last).unwrap();
+            assert_eq!(last["type"], last_event);
+            assert_eq!(last["stream_id"], "l");
         }
     }
 
     #[tokio::test]
-    async fn a_stream_not_written_for_the_turn_is_not_passed_on() {
-        let mut sse = Response::new(ResponseBody::<Broken>::full(
+    async fn a_stream_whose_writer_wrote_no_end_did_not_end_well() {
+        // Events that look complete, from a body no translator wrote.
+        let unwritten = stream_reply(ResponseBody::passthrough(whole(
+            r#"{"stream_id":"l","type":"response.completed","response":{}}"#,
+        )));
+        let out = sent(Some(unwritten)).await;
+        assert_eq!(out.last(), Some(&Outgoing::Ended(Ending::Failed)));
+    }
+
+    #[tokio::test]
+    async fn a_reply_not_written_for_the_turn_is_not_passed_on() {
+        let mut sse = Response::new(ResponseBody::<Chunks>::full(
             "event: response.created\ndata: {}\n\n",
         ));
         sse.headers_mut().insert(
             header::CONTENT_TYPE,
             http::HeaderValue::from_static("text/event-stream"),
         );
-        let sent = texts(Some(sse)).await;
-        assert_eq!(sent.len(), 1);
-        assert_eq!(sent[0].1, Ending::Failed);
-        assert!(sent[0].0.contains(r#""status":502"#), "{}", sent[0].0);
+        let body = r#"{"id":"r","status":"completed","output":[]}"#;
+        let mut json = Response::new(ResponseBody::<Chunks>::full(body));
+        json.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/json"),
+        );
+        for (reply, content_type) in [(sse, "text/event-stream"), (json, "application/json")] {
+            let message = format!(
+                "the reply is not an event stream of this turn's (content type {content_type})"
+            );
+            assert_eq!(
+                sent(Some(reply)).await,
+                [failure(502, &message), Outgoing::Ended(Ending::Failed)]
+            );
+        }
     }
 
     #[tokio::test]
-    async fn a_whole_response_is_sent_as_its_events() {
-        let body = r#"{"id":"r","status":"completed","output":[{"type":"message"}]}"#;
-        let sent = texts(Some(Response::new(ResponseBody::<Broken>::full(body)))).await;
-        let kinds: Vec<(String, Ending)> = sent
-            .iter()
-            .map(|(text, ending)| {
-                let event: serde_json::Value = serde_json::from_str(text).unwrap();
-                assert_eq!(event["stream_id"], "l");
-                (event["type"].as_str().unwrap().to_owned(), *ending)
-            })
-            .collect();
+    async fn a_turn_answered_by_the_bridge_ends_done() {
+        let mut events = Frames::new(framing(Some("l")));
+        events.event(Some("response.created"), |out| {
+            out.extend_from_slice(br#"{"type":"response.created"}"#)
+        });
+        let out: Vec<Outgoing> = answered(&events).collect().await;
         assert_eq!(
-            kinds,
+            out,
             [
-                ("response.created".to_owned(), Ending::No),
-                ("response.output_item.added".to_owned(), Ending::No),
-                ("response.output_item.done".to_owned(), Ending::No),
-                ("response.completed".to_owned(), Ending::Done),
+                text(r#"{"stream_id":"l","type":"response.created"}"#),
+                Outgoing::Ended(Ending::Done),
             ]
         );
-        let created: serde_json::Value = serde_json::from_str(&sent[0].0).unwrap();
-        assert_eq!(created["response"]["status"], "in_progress");
-        assert_eq!(created["sequence_number"], 0);
     }
 }

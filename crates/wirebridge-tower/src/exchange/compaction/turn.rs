@@ -321,7 +321,8 @@ impl<'h> Compacting<'_, '_, 'h> {
                 let mut events = Frames::new(framing_of(&self.turn.parts));
                 summarize.trigger_events(&reply, &mut events);
                 mark_framing(&mut head, events.framing());
-                (ResponseBody::events(events), "text/event-stream")
+                let outcome = reply.summary.outcome.clone();
+                (ResponseBody::events(events, outcome), "text/event-stream")
             }
             false => (
                 ResponseBody::full(std::mem::take(&mut reply.body)),
