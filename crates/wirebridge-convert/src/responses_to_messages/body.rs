@@ -1,10 +1,10 @@
 //! A Messages reply that came whole: a body, or a stream read to its end.
 //! Both are read as the events a stream carries, by the one reader.
 
-use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 
+use super::reader::Whole;
 use super::stream::StreamTranslator;
 use super::ExchangeContext;
 use crate::error::ConvertError;
@@ -14,19 +14,28 @@ use crate::responses_to_responses::finished_body;
 use crate::stream::{SseTranslator, StreamTranslate};
 
 /// Translates a Messages body (`"type": "message"`) into the `Response`
-/// a Responses client reads.
+/// a Responses client reads: its blocks are read as they are, with no
+/// Messages events written for them (see [`body_events`], which writes
+/// them for a client that asked for a stream).
 pub fn translate_body(
     body: &[u8],
     context: &ExchangeContext,
 ) -> Result<TranslatedBody, ConvertError> {
+    let whole = Whole::read(body).map_err(unreadable)?;
     let mut translator = StreamTranslator::new(context.clone());
     let mut sink = Frames::json();
-    for event in body_events(body)? {
-        translator.push(&event, &mut sink);
-        sink.take();
+    translator.push_body(&whole, &mut sink);
+    if !translator.is_finished() {
+        translator.finish(&mut sink);
     }
-    translator.finish(&mut sink);
     done(&translator)
+}
+
+/// A reply that is not a Messages message.
+fn unreadable(why: String) -> ConvertError {
+    ConvertError::InvalidUpstream(format!(
+        "the upstream's reply is not a Messages message: {why}"
+    ))
 }
 
 /// Translates a whole Messages event stream (SSE) into the `Response` a
@@ -54,32 +63,7 @@ fn done(translator: &StreamTranslator) -> Result<TranslatedBody, ConvertError> {
 /// A Messages body as a Messages backend would have streamed it: the `data`
 /// of each event, `message_start` to `message_stop`.
 pub fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
-    #[derive(Deserialize)]
-    struct Whole<'a> {
-        #[serde(rename = "type", borrow)]
-        kind: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow)]
-        model: Option<&'a RawValue>,
-        #[serde(borrow, default)]
-        content: Vec<&'a RawValue>,
-        #[serde(borrow)]
-        stop_reason: Option<&'a RawValue>,
-        #[serde(borrow)]
-        stop_sequence: Option<&'a RawValue>,
-        #[serde(borrow)]
-        usage: Option<&'a RawValue>,
-    }
-    let unreadable = |e: String| {
-        ConvertError::InvalidUpstream(format!(
-            "the upstream's reply is not a Messages message: {e}"
-        ))
-    };
-    let whole: Whole<'_> = serde_json::from_slice(body).map_err(|e| unreadable(e.to_string()))?;
-    if whole.kind.as_deref() != Some("message") {
-        return Err(unreadable("its `type` is not `message`".into()));
-    }
+    let whole = Whole::read(body).map_err(unreadable)?;
     let raw = |v: Option<&RawValue>| v.map_or("null", RawValue::get).to_owned();
     let usage = whole.usage.map_or("{}", RawValue::get);
     let mut events = Vec::with_capacity(whole.content.len() * 3 + 3);
@@ -96,10 +80,17 @@ pub fn body_events(body: &[u8]) -> Result<Vec<String>, ConvertError> {
             .and_then(|t| t.as_str())
             .unwrap_or_default();
         let (start, deltas) = match kind {
-            "text" => (
-                json!({"type": "text", "text": ""}),
-                vec![json!({"type": "text_delta", "text": value["text"]})],
-            ),
+            "text" => {
+                let mut start = json!({"type": "text", "text": ""});
+                // Kept for the reader, which reports them as lost.
+                if let Some(citations) = value.get("citations") {
+                    start["citations"] = citations.clone();
+                }
+                (
+                    start,
+                    vec![json!({"type": "text_delta", "text": value["text"]})],
+                )
+            }
             "thinking" => (
                 json!({"type": "thinking", "thinking": "", "signature": ""}),
                 vec![

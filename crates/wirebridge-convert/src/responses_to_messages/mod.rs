@@ -10,9 +10,11 @@
 //! - [`translate_request`]: the whole Responses request that path writes
 //!   (the stored conversation already in `input`) as a Messages request;
 //! - [`StreamTranslator`], [`translate_body`] and [`translate_stream_body`]:
-//!   the Messages reply read as Responses events ([`body_events`] makes a
-//!   body the events a stream would have carried), then re-sent by that
-//!   path's translator under the bridge's ids, kept by its store.
+//!   the Messages reply read as Responses events (a body's blocks each
+//!   read as a block that opens whole; [`body_events`] writes a body as
+//!   the events a stream would have carried, for a client that asked for
+//!   one), then re-sent by that path's translator under the bridge's ids,
+//!   kept by its store.
 //!
 //! Thinking comes back as reasoning items whose `encrypted_content` carries
 //! each thinking block byte for byte, its signature with it, sealed for

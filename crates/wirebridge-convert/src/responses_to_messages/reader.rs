@@ -23,6 +23,7 @@ mod emitted;
 mod event;
 
 pub(super) use emitted::{Emitted, TextDelta};
+pub(super) use event::Whole;
 use event::{parse_piece, Event, Started, Usage};
 
 /// Most losses one reply reports.
@@ -137,6 +138,45 @@ impl Reader {
             self.interrupt(emit);
         }
         read
+    }
+
+    /// Reads a reply that came whole, writing the Responses events a
+    /// stream of it would have made to `emit`: each block read as one that
+    /// opens whole (as a server may stream one), with no Messages event
+    /// written for it to be read again. An error for a block that cannot
+    /// be read; the caller fails the reply, keeping what came before it.
+    pub(super) fn read_body(
+        &mut self,
+        whole: &Whole<'_>,
+        emit: &mut dyn FnMut(Emitted<'_>),
+    ) -> Result<(), String> {
+        let text = |raw: Option<&RawValue>| {
+            raw.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+                .unwrap_or_default()
+        };
+        self.id = text(whole.id);
+        self.model = text(whole.model);
+        if let Some(usage) = whole.usage {
+            let usage: Usage = serde_json::from_str(usage.get())
+                .map_err(|e| format!("the upstream's `usage` is not readable: {e}"))?;
+            self.usage.update(usage);
+        }
+        self.begin(emit);
+        for (at, block) in whole.content.iter().enumerate() {
+            let read = parse_piece(Some(block))
+                .and_then(|piece| self.open_block(at, piece, Some(block), emit));
+            if let Err(why) = read {
+                self.interrupt(emit);
+                return Err(why);
+            }
+            self.close_block(emit);
+        }
+        self.stop_reason = whole
+            .stop_reason
+            .and_then(|reason| serde_json::from_str::<Option<String>>(reason.get()).ok())
+            .flatten();
+        self.finish(emit);
+        Ok(())
     }
 
     /// The reply stops here (cut short, unreadable, or failed upstream):

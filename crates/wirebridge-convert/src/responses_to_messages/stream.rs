@@ -41,6 +41,19 @@ impl StreamTranslator {
         &self.inner
     }
 
+    /// Translates a reply that came whole, read as the stream that would
+    /// have carried it; the body must already be read (`whole`).
+    pub(super) fn push_body(&mut self, whole: &super::reader::Whole<'_>, out: &mut Frames) {
+        let inner = &mut self.inner;
+        let read = self
+            .reader
+            .read_body(whole, &mut |event| hand_on(inner, event, out));
+        if let Err(why) = read {
+            self.inner.fail(&why, out);
+        }
+        self.gather_losses();
+    }
+
     fn gather_losses(&mut self) {
         let total = self.reader.losses().len() + self.inner.losses().len();
         if total != self.losses.len() {

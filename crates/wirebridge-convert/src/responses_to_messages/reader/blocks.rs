@@ -21,6 +21,12 @@ impl Reader {
         self.close_block(emit);
         match block.kind.as_ref() {
             "text" => {
+                if block
+                    .citations
+                    .is_some_and(|c| !matches!(c.get(), "null" | "[]"))
+                {
+                    self.lose_citations(at);
+                }
                 let message = self.message_item(emit);
                 let part = message.parts.len();
                 message
@@ -166,16 +172,7 @@ impl Reader {
                     emit(Emitted::Json(&event));
                 }
             }
-            ("citations_delta", Some(Open::Text { .. })) => {
-                let path = format!("content[{at}].citations");
-                if !self.losses.iter().any(|l| l.path == path) {
-                    self.lose(
-                        LossKind::UnsupportedContent,
-                        path,
-                        "citations have no Responses annotation here; the text is kept",
-                    );
-                }
-            }
+            ("citations_delta", Some(Open::Text { .. })) => self.lose_citations(at),
             (_, Some(Open::Skipped)) => {}
             (kind, _) => {
                 let path = format!("content[{at}].{kind}");
@@ -187,6 +184,19 @@ impl Reader {
                     );
                 }
             }
+        }
+    }
+
+    /// Block `at`'s citations, once: streamed as deltas, or whole in a
+    /// body.
+    fn lose_citations(&mut self, at: usize) {
+        let path = format!("content[{at}].citations");
+        if !self.losses.iter().any(|l| l.path == path) {
+            self.lose(
+                LossKind::UnsupportedContent,
+                path,
+                "citations have no Responses annotation here; the text is kept",
+            );
         }
     }
 

@@ -24,6 +24,37 @@ pub(super) struct Event<'a> {
     pub(super) error: Option<&'a RawValue>,
 }
 
+/// A reply that came whole (`"type": "message"`), as far as it is read
+/// here: its blocks are each read as a block that opens whole.
+#[derive(Deserialize)]
+pub(in crate::responses_to_messages) struct Whole<'a> {
+    #[serde(rename = "type", borrow)]
+    pub(in crate::responses_to_messages) kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub(in crate::responses_to_messages) id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(in crate::responses_to_messages) model: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(in crate::responses_to_messages) content: Vec<&'a RawValue>,
+    #[serde(borrow)]
+    pub(in crate::responses_to_messages) stop_reason: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(in crate::responses_to_messages) stop_sequence: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub(in crate::responses_to_messages) usage: Option<&'a RawValue>,
+}
+
+impl<'a> Whole<'a> {
+    /// Reads a body; an error for one that is no Messages message.
+    pub(in crate::responses_to_messages) fn read(body: &'a [u8]) -> Result<Self, String> {
+        let whole: Whole<'a> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        if whole.kind.as_deref() != Some("message") {
+            return Err("its `type` is not `message`".into());
+        }
+        Ok(whole)
+    }
+}
+
 /// `message_start`'s message.
 #[derive(Deserialize)]
 pub(super) struct Started<'a> {
@@ -57,6 +88,9 @@ pub(super) struct Piece<'a> {
     pub(super) partial_json: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(super) stop_reason: Option<Cow<'a, str>>,
+    /// A text block's citations, which have no Responses form here.
+    #[serde(borrow)]
+    pub(super) citations: Option<&'a RawValue>,
 }
 
 /// Token counts; later events repeat or raise them.
