@@ -93,9 +93,10 @@ impl Table {
             .filter_map(|number| t.conversations.get(number))
             .flat_map(|conversation| conversation.slots.iter())
             .filter(|slot| slot.kept.is_some())
-            .map(|slot| &*slot.id)
-            .find(|id| *id != keep)
-            .map(str::to_owned);
+            // The shared id, not a copy of it.
+            .map(|slot| &slot.id)
+            .find(|id| ***id != *keep)
+            .cloned();
         match oldest {
             Some(id) => self.remove_record(tenant, &id),
             None => false,
