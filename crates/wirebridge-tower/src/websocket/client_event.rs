@@ -91,9 +91,8 @@ const CONTRADICTED: [(&str, &str, &str); 2] = [
 
 /// Reads a text message.
 pub(crate) fn parse(text: &str) -> Result<ClientEvent, Box<Rejected>> {
-    let object = serde_json::from_str::<&RawValue>(text)
-        .and_then(RawObject::parse)
-        .map_err(NotJson)?;
+    // Checked and split into its fields in one pass.
+    let object = RawObject::parse_str(text).map_err(NotJson)?;
     match object.str("type") {
         Some("response.create") => create(object),
         Some("response.processed") => Ok(ClientEvent::Ignored),
