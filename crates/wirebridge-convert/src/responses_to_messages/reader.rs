@@ -234,14 +234,11 @@ impl Reader {
                 Ok(())
             }
             other => {
-                let kind = other.to_owned();
-                if !self.losses.iter().any(|l| l.path == kind) {
-                    self.lose(
-                        LossKind::UnsupportedItem,
-                        kind,
-                        "a Messages event this bridge does not read",
-                    );
-                }
+                self.lose_once(
+                    LossKind::UnsupportedItem,
+                    other.to_owned(),
+                    "a Messages event this bridge does not read",
+                );
                 Ok(())
             }
         }
@@ -259,6 +256,14 @@ impl Reader {
             path,
             reason: reason.to_owned(),
         });
+    }
+
+    /// [`lose`](Self::lose), unless `path` was reported already: what
+    /// recurs through a reply is reported once.
+    fn lose_once(&mut self, kind: LossKind, path: String, reason: &str) {
+        if !self.losses.iter().any(|l| l.path == path) {
+            self.lose(kind, path, reason);
+        }
     }
 
     fn start(

@@ -44,11 +44,20 @@ impl StreamTranslator {
     /// Translates a reply that came whole, read as the stream that would
     /// have carried it; the body must already be read (`whole`).
     pub(super) fn push_body(&mut self, whole: &super::reader::Whole<'_>, out: &mut Frames) {
+        self.read_with(out, |reader, emit| reader.read_body(whole, emit));
+    }
+
+    /// Runs `read` on the reader, what it makes handed to the Responses
+    /// translator; a read that fails fails the reply, keeping what came
+    /// before it.
+    fn read_with(
+        &mut self,
+        out: &mut Frames,
+        read: impl FnOnce(&mut Reader, &mut dyn FnMut(Emitted<'_>)) -> Result<(), String>,
+    ) {
         let inner = &mut self.inner;
-        let read = self
-            .reader
-            .read_body(whole, &mut |event| hand_on(inner, event, out));
-        if let Err(why) = read {
+        let result = read(&mut self.reader, &mut |event| hand_on(inner, event, out));
+        if let Err(why) = result {
             self.inner.fail(&why, out);
         }
         self.gather_losses();
@@ -90,14 +99,7 @@ fn hand_on(
 
 impl StreamTranslate for StreamTranslator {
     fn push(&mut self, data: &str, out: &mut Frames) {
-        let inner = &mut self.inner;
-        let read = self
-            .reader
-            .read(data, &mut |event| hand_on(inner, event, out));
-        if let Err(why) = read {
-            self.inner.fail(&why, out);
-        }
-        self.gather_losses();
+        self.read_with(out, |reader, emit| reader.read(data, emit));
     }
 
     fn finish(&mut self, out: &mut Frames) {

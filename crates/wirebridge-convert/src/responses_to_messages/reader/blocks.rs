@@ -174,30 +174,21 @@ impl Reader {
             }
             ("citations_delta", Some(Open::Text { .. })) => self.lose_citations(at),
             (_, Some(Open::Skipped)) => {}
-            (kind, _) => {
-                let path = format!("content[{at}].{kind}");
-                if !self.losses.iter().any(|l| l.path == path) {
-                    self.lose(
-                        LossKind::UnsupportedContent,
-                        path,
-                        "a delta that does not fit its block",
-                    );
-                }
-            }
+            (kind, _) => self.lose_once(
+                LossKind::UnsupportedContent,
+                format!("content[{at}].{kind}"),
+                "a delta that does not fit its block",
+            ),
         }
     }
 
-    /// Block `at`'s citations, once: streamed as deltas, or whole in a
-    /// body.
+    /// Block `at`'s citations: streamed as deltas, or whole in a body.
     fn lose_citations(&mut self, at: usize) {
-        let path = format!("content[{at}].citations");
-        if !self.losses.iter().any(|l| l.path == path) {
-            self.lose(
-                LossKind::UnsupportedContent,
-                path,
-                "citations have no Responses annotation here; the text is kept",
-            );
-        }
+        self.lose_once(
+            LossKind::UnsupportedContent,
+            format!("content[{at}].citations"),
+            "citations have no Responses annotation here; the text is kept",
+        );
     }
 
     fn text_delta(&mut self, text: JsonStr<'_>, emit: &mut dyn FnMut(Emitted<'_>)) {
