@@ -478,11 +478,7 @@ impl<C: ReplyContext> Reply<'_, C> {
             }
         };
         if self.stream && !event_stream {
-            // Boxed: a backend that ignores `stream` is rare, and this
-            // future is most of the size of every exchange's, which is
-            // copied as a whole when it moves (measured in the performance
-            // journal, "The exchange's future").
-            return Box::pin(self.body_as_stream::<D, B>(head, &bytes, tracker)).await;
+            return self.body_as_stream::<D, B>(head, &bytes, tracker).await;
         }
         // A stream the client did not ask for is translated as a stream,
         // then answered as the body the client expects.
