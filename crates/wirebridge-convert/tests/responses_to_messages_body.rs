@@ -67,6 +67,13 @@ fn a_body_read_as_it_is_gives_what_its_stream_gives() {
         message(json!([{"type": "text", "text": "Cut"}]), "max_tokens"),
         message(json!([{"type": "text", "text": "No."}]), "refusal"),
         message(json!([]), "end_turn"),
+        // What a backend may leave null.
+        json!({
+            "id": null, "type": "message", "role": "assistant", "model": null,
+            "content": [{"type": "text", "text": "Hi"}], "stop_reason": null, "usage": null,
+        })
+        .to_string()
+        .into_bytes(),
         // A block with no Responses form, and citations: reported.
         message(
             json!([

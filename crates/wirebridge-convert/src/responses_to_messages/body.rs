@@ -1,5 +1,6 @@
 //! A Messages reply that came whole: a body, or a stream read to its end.
-//! Both are read as the events a stream carries, by the one reader.
+//! Both are read by the one reader: a stream's events as they come, a
+//! body's blocks each as one that opens whole.
 
 use serde_json::json;
 use serde_json::value::RawValue;

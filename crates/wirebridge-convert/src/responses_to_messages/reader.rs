@@ -157,9 +157,11 @@ impl Reader {
         self.id = text(whole.id);
         self.model = text(whole.model);
         if let Some(usage) = whole.usage {
-            let usage: Usage = serde_json::from_str(usage.get())
+            let usage: Option<Usage> = serde_json::from_str(usage.get())
                 .map_err(|e| format!("the upstream's `usage` is not readable: {e}"))?;
-            self.usage.update(usage);
+            if let Some(usage) = usage {
+                self.usage.update(usage);
+            }
         }
         self.begin(emit);
         for (at, block) in whole.content.iter().enumerate() {
