@@ -6,13 +6,15 @@
 //! Claude Code-like request's 256 K (callgrind, 200 translations); written
 //! here by hand, about 10 K.
 
+use crate::decimal::push_decimal_str;
+
 /// `{parent}{field}[{index}]`: `field` is empty or starts with a dot.
 pub(super) fn indexed(parent: &str, field: &str, index: usize) -> String {
     let mut path = String::with_capacity(parent.len() + field.len() + 22);
     path.push_str(parent);
     path.push_str(field);
     path.push('[');
-    push_decimal(&mut path, index);
+    push_decimal_str(&mut path, index as u64);
     path.push(']');
     path
 }
@@ -30,24 +32,10 @@ pub(super) fn member(parent: &str, field: &str) -> String {
 pub(super) fn position_id(head: &str, first: usize, second: usize) -> String {
     let mut id = String::with_capacity(head.len() + 42);
     id.push_str(head);
-    push_decimal(&mut id, first);
+    push_decimal_str(&mut id, first as u64);
     id.push('_');
-    push_decimal(&mut id, second);
+    push_decimal_str(&mut id, second as u64);
     id
-}
-
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
 }
 
 #[cfg(test)]

@@ -15,10 +15,10 @@ mod summary;
 mod whole;
 
 use std::borrow::Cow;
-use std::io::Write;
 
 use slot::Slot;
 
+use crate::decimal::push_decimal;
 use crate::frames::Frames;
 use serde_json::value::RawValue;
 use wirebridge_wire::responses::lenient::{LifecycleEvent, ResponseShell};
@@ -419,7 +419,9 @@ impl StreamTranslator {
             out.extend_from_slice(kind.as_bytes());
             out.extend_from_slice(b"\",\"response\":");
             out.extend_from_slice(response.as_bytes());
-            write!(out, ",\"sequence_number\":{seq}}}").expect("writes to memory");
+            out.extend_from_slice(b",\"sequence_number\":");
+            push_decimal(out, seq);
+            out.push(b'}');
         });
     }
 
@@ -440,7 +442,9 @@ impl StreamTranslator {
                 out.push(b':');
                 out.extend_from_slice(value.get().as_bytes());
             }
-            write!(out, ",\"sequence_number\":{seq}}}").expect("writes to memory");
+            out.extend_from_slice(b",\"sequence_number\":");
+            push_decimal(out, seq);
+            out.push(b'}');
         });
     }
 

@@ -14,6 +14,7 @@
 //! when the part opens, and each delta appends only what changes, byte for
 //! byte what serializing the event gives.
 
+use crate::decimal::push_decimal;
 use crate::frames::Frames;
 use serde_json::value::RawValue;
 
@@ -86,21 +87,6 @@ impl DeltaFrame {
 /// Appends `text` as a JSON string literal, escaped as serde_json does.
 fn push_json_str(out: &mut Vec<u8>, text: &str) {
     serde_json::to_writer(out, text).expect("strings always serialize");
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
 }
 
 #[cfg(test)]

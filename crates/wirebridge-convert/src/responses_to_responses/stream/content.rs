@@ -1,10 +1,9 @@
 //! The events about one item's content, passed on under the bridge's ids
 //! with the positions the grammar requires.
 
-use std::io::Write;
-
 use serde_json::value::RawValue;
 
+use crate::decimal::push_decimal;
 use crate::frames::Frames;
 use wirebridge_wire::raw::JsonStr;
 use wirebridge_wire::RawObject;
@@ -188,13 +187,15 @@ impl StreamTranslator {
         out.event(Some("response.output_text.delta"), |out| {
             out.extend_from_slice(b"{\"type\":\"response.output_text.delta\",\"item_id\":");
             out.extend_from_slice(item_id.as_bytes());
-            write!(
-                out,
-                ",\"output_index\":{slot},\"content_index\":{content_index},\"delta\":"
-            )
-            .expect("writes to memory");
+            out.extend_from_slice(b",\"output_index\":");
+            push_decimal(out, slot as u64);
+            out.extend_from_slice(b",\"content_index\":");
+            push_decimal(out, content_index as u64);
+            out.extend_from_slice(b",\"delta\":");
             out.extend_from_slice(delta.get().as_bytes());
-            write!(out, ",\"logprobs\":[],\"sequence_number\":{seq}}}").expect("writes to memory");
+            out.extend_from_slice(b",\"logprobs\":[],\"sequence_number\":");
+            push_decimal(out, seq);
+            out.push(b'}');
         });
         true
     }
@@ -264,7 +265,7 @@ impl Place<'_> {
                 match (value, key) {
                     (Some(value), _) => out.extend_from_slice(value.get().as_bytes()),
                     (None, "item_id") => out.extend_from_slice(self.item_id.as_bytes()),
-                    (None, _) => write!(out, "{}", self.output_index).expect("writes to memory"),
+                    (None, _) => push_decimal(out, self.output_index as u64),
                 }
             }
             if self.logprobs && !has_logprobs {
@@ -275,12 +276,16 @@ impl Place<'_> {
                 out.extend_from_slice(self.item_id.as_bytes());
             }
             if !index_written {
-                write!(out, ",\"output_index\":{}", self.output_index).expect("writes to memory");
+                out.extend_from_slice(b",\"output_index\":");
+                push_decimal(out, self.output_index as u64);
             }
             if let Some(at) = self.content_index.filter(|_| !has_content_index) {
-                write!(out, ",\"content_index\":{at}").expect("writes to memory");
+                out.extend_from_slice(b",\"content_index\":");
+                push_decimal(out, at as u64);
             }
-            write!(out, ",\"sequence_number\":{seq}}}").expect("writes to memory");
+            out.extend_from_slice(b",\"sequence_number\":");
+            push_decimal(out, seq);
+            out.push(b'}');
         });
     }
 }
