@@ -21,6 +21,7 @@ use crate::loss::{Loss, LossKind, LossReport};
 mod blocks;
 mod emitted;
 mod event;
+mod one_pass;
 
 pub(super) use emitted::{Emitted, TextDelta};
 pub(super) use event::Whole;
@@ -197,8 +198,7 @@ impl Reader {
         if self.done {
             return Ok(());
         }
-        let event: Event<'_> = serde_json::from_str(data)
-            .map_err(|e| format!("the upstream sent an event that is not a Messages event: {e}"))?;
+        let mut event = Event::read(data)?;
         match event.kind.as_ref() {
             "message_start" => self.start(event.message, emit),
             "content_block_start" => {
@@ -209,7 +209,8 @@ impl Reader {
             }
             "content_block_delta" => {
                 self.begin(emit);
-                self.delta(event.index.unwrap_or(0), parse_piece(event.delta)?, emit);
+                let delta = event.take_delta()?;
+                self.delta(event.index.unwrap_or(0), delta, emit);
                 Ok(())
             }
             "content_block_stop" => {
@@ -217,7 +218,7 @@ impl Reader {
                 Ok(())
             }
             "message_delta" => {
-                if let Some(reason) = parse_piece(event.delta)?.stop_reason {
+                if let Some(reason) = event.take_delta()?.stop_reason {
                     self.stop_reason = Some(reason.into_owned());
                 }
                 if let Some(usage) = event.usage {

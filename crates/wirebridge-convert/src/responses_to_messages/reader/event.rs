@@ -7,6 +7,8 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 
+use super::one_pass;
+
 /// One Messages event, as far as it is read here.
 #[derive(Deserialize)]
 pub(super) struct Event<'a> {
@@ -19,9 +21,32 @@ pub(super) struct Event<'a> {
     pub(super) content_block: Option<&'a RawValue>,
     #[serde(borrow)]
     pub(super) delta: Option<&'a RawValue>,
+    /// `delta`, when the event was read in one pass: read in place, not
+    /// kept raw to be parsed again.
+    #[serde(skip)]
+    pub(super) read_delta: Option<Piece<'a>>,
     pub(super) usage: Option<Usage>,
     #[serde(borrow)]
     pub(super) error: Option<&'a RawValue>,
+}
+
+impl<'a> Event<'a> {
+    /// Reads an event; an error for text that is no Messages event.
+    pub(super) fn read(data: &'a str) -> Result<Self, String> {
+        if let Some(event) = one_pass::read_event(data) {
+            return Ok(event);
+        }
+        serde_json::from_str(data)
+            .map_err(|e| format!("the upstream sent an event that is not a Messages event: {e}"))
+    }
+
+    /// The event's `delta`, read (an empty one when it has none).
+    pub(super) fn take_delta(&mut self) -> Result<Piece<'a>, String> {
+        match self.read_delta.take() {
+            Some(delta) => Ok(delta),
+            None => parse_piece(self.delta),
+        }
+    }
 }
 
 /// A reply that came whole (`"type": "message"`), as far as it is read
@@ -66,7 +91,7 @@ pub(super) struct Started<'a> {
 }
 
 /// A block as it opens, or a delta: the union of their fields.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Debug)]
 pub(super) struct Piece<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(super) kind: Cow<'a, str>,
@@ -94,7 +119,7 @@ pub(super) struct Piece<'a> {
 }
 
 /// Token counts; later events repeat or raise them.
-#[derive(Deserialize, Default, Clone, Copy)]
+#[derive(Deserialize, Default, Clone, Copy, Debug)]
 pub(super) struct Usage {
     pub(super) input_tokens: Option<u64>,
     pub(super) output_tokens: Option<u64>,
@@ -139,8 +164,12 @@ impl Usage {
 
 pub(super) fn parse_piece(raw: Option<&RawValue>) -> Result<Piece<'_>, String> {
     match raw {
-        Some(raw) => serde_json::from_str(raw.get())
-            .map_err(|e| format!("the upstream sent a content block that is not readable: {e}")),
+        Some(raw) => match one_pass::read_piece_text(raw.get()) {
+            Some(piece) => Ok(piece),
+            None => serde_json::from_str(raw.get()).map_err(|e| {
+                format!("the upstream sent a content block that is not readable: {e}")
+            }),
+        },
         None => Ok(Piece::default()),
     }
 }
