@@ -280,6 +280,36 @@ pub(super) fn messages_stream(chat_lines: &[String], n: usize) -> Vec<String> {
         .map(|e| String::from_utf8(to_bytes(e)).expect("JSON is UTF-8"))
         .collect()
 }
+/// A Messages stream of `n` events from a model that thinks first, as
+/// Claude does with extended thinking: a thinking block taking half the
+/// recorded Chat stream's content as `thinking_delta`s, its signature,
+/// then a text block with the other half.
+pub(super) fn messages_thinking_stream(chat_lines: &[String], n: usize) -> Vec<String> {
+    let text_stream = messages_stream(chat_lines, n - 4);
+    // message_start and the text block's start; its deltas; its stop and
+    // the message's end.
+    let (head, rest) = text_stream.split_at(2);
+    let (deltas, tail) = rest.split_at(rest.len() - 3);
+    let (thought, said) = deltas.split_at(deltas.len() / 2);
+    let thinking = |delta: &String| {
+        let event: Value = serde_json::from_str(delta).expect("built above");
+        let text = &event["delta"]["text"];
+        String::from_utf8(to_bytes(&json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "thinking_delta", "thinking": text}})))
+        .expect("JSON is UTF-8")
+    };
+    let reindexed = |event: &String| event.replace("\"index\":0", "\"index\":1");
+    let mut out = vec![head[0].clone()];
+    out.push(r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#.to_owned());
+    out.extend(thought.iter().map(thinking));
+    out.push(r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIMbench"}}"#.to_owned());
+    out.push(r#"{"type":"content_block_stop","index":0}"#.to_owned());
+    out.push(reindexed(&head[1]));
+    out.extend(said.iter().map(reindexed));
+    out.extend(tail.iter().map(reindexed));
+    out
+}
+
 /// The `chat.completion` a Chat backend answers with when asked for no
 /// stream: the recorded stream's first chunk for its ids, the text of every
 /// content delta of `events` (a stream built by [`chat_stream`]), and the

@@ -31,7 +31,8 @@ mod inputs;
 
 use inputs::{
     chat_body, chat_stream, codex_body, large_request, lines, load, messages_body, messages_stream,
-    responses_body, responses_stream, small_request, to_bytes, CHAT_STREAM, RESPONSES_STREAM,
+    messages_thinking_stream, responses_body, responses_stream, small_request, to_bytes,
+    CHAT_STREAM, RESPONSES_STREAM,
 };
 pub use inputs::{codex_conversation, codex_prose, codex_tools, codex_turn};
 
@@ -183,6 +184,10 @@ pub fn all_cases(shared: &Path) -> Result<Vec<Case>, String> {
         cases.push(chunk_case(direction, &stream_500));
         cases.push(stream_case(direction, "stream_500", &stream_500));
         cases.push(stream_case(direction, "stream_5000", &events(5000)));
+        if direction == Direction::ResponsesToMessages {
+            let thinking = messages_thinking_stream(&chat_lines, 500);
+            cases.push(stream_case(direction, "thinking_500", &thinking));
+        }
     }
     for case in &mut cases {
         case.contexts = contexts.clone();
