@@ -23,7 +23,7 @@ mod emitted;
 mod event;
 mod one_pass;
 
-pub(super) use emitted::{Emitted, TextDelta};
+pub(super) use emitted::{Delta, DeltaKind, Emitted};
 pub(super) use event::Whole;
 use event::{parse_piece, Event, Started, Usage};
 

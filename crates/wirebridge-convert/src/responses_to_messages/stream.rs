@@ -82,15 +82,8 @@ fn hand_on(
 ) {
     match event {
         Emitted::Json(json) => inner.push(json, out),
-        Emitted::TextDelta(delta) => {
-            let taken = inner.text_delta(
-                delta.item_id,
-                delta.output_index as u64,
-                delta.content_index,
-                delta.delta,
-                out,
-            );
-            if !taken {
+        Emitted::Delta(delta) => {
+            if !inner.handed_delta(delta, out) {
                 inner.push(&delta.to_json(), out);
             }
         }

@@ -63,6 +63,7 @@ pub use body_events::body_events;
 pub use request::{
     translate_compacted, translate_compacting, translate_request, TranslatedRequest,
 };
+pub(crate) use stream::{Delta, DeltaKind};
 pub use stream::{StreamTranslator, MAX_HELD_BYTES};
 
 use serde_json::value::RawValue;

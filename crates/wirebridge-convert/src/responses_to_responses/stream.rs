@@ -9,6 +9,7 @@
 
 mod content;
 mod end;
+mod handed;
 mod order;
 mod slot;
 mod summary;
@@ -35,6 +36,7 @@ use crate::responses_to_chat::{token_usage, Finished};
 use crate::summary::ReplySummary;
 
 pub(super) use end::{usage, Failure};
+pub(crate) use handed::{Delta, DeltaKind};
 pub use order::MAX_HELD_BYTES;
 
 /// Re-sends a Responses stream from a backend that keeps no state.

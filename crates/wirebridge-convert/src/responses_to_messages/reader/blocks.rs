@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::JsonStr;
 
 use super::event::Piece;
-use super::{Call, Emitted, Item, Message, Open, Reader, TextDelta};
+use super::{Call, Delta, DeltaKind, Emitted, Item, Message, Open, Reader};
 use crate::loss::LossKind;
 use crate::responses_to_messages::carrier;
 
@@ -163,13 +163,13 @@ impl Reader {
                 // A custom tool's input is the `input` string inside: sent
                 // whole once the block closes.
                 if !call.custom && !fragment.is_empty() {
-                    let event = format!(
-                        r#"{{"type":"response.function_call_arguments.delta","item_id":"{}","output_index":{},"delta":{}}}"#,
-                        item.id,
-                        item.index,
-                        fragment.raw().get()
-                    );
-                    emit(Emitted::Json(&event));
+                    emit(Emitted::Delta(Delta {
+                        kind: DeltaKind::FunctionCallArguments,
+                        item_id: &item.id,
+                        output_index: item.index,
+                        content_index: 0,
+                        delta: fragment.raw(),
+                    }));
                 }
             }
             ("citations_delta", Some(Open::Text { .. })) => self.lose_citations(at),
@@ -198,7 +198,8 @@ impl Reader {
             return;
         };
         whole.push_str(&text.decode());
-        emit(Emitted::TextDelta(TextDelta {
+        emit(Emitted::Delta(Delta {
+            kind: DeltaKind::OutputText,
             item_id: &message.item.id,
             output_index: message.item.index,
             content_index: *part,
@@ -214,13 +215,13 @@ impl Reader {
             return;
         };
         whole.push_str(&text.decode());
-        let event = format!(
-            r#"{{"type":"response.reasoning_text.delta","item_id":"{}","output_index":{},"content_index":0,"delta":{}}}"#,
-            item.id,
-            item.index,
-            text.raw().get()
-        );
-        emit(Emitted::Json(&event));
+        emit(Emitted::Delta(Delta {
+            kind: DeltaKind::ReasoningText,
+            item_id: &item.id,
+            output_index: item.index,
+            content_index: 0,
+            delta: text.raw(),
+        }));
     }
 
     pub(super) fn close_block(&mut self, emit: &mut dyn FnMut(Emitted<'_>)) {

@@ -1,15 +1,13 @@
 //! The events about one item's content, passed on under the bridge's ids
 //! with the positions the grammar requires.
 
-use serde_json::value::RawValue;
-
 use crate::decimal::push_decimal;
 use crate::frames::Frames;
 use wirebridge_wire::raw::JsonStr;
 use wirebridge_wire::RawObject;
 
 use super::end::PartKind;
-use super::{index, json_string, string, State, StreamTranslator};
+use super::{index, json_string, string, StreamTranslator};
 
 impl StreamTranslator {
     /// An event about one item's content.
@@ -151,55 +149,6 @@ impl StreamTranslator {
         Ok(())
     }
 
-    /// A message's text delta handed over as values by a reader in this
-    /// crate (the Messages backend's), written as the JSON event it stands
-    /// for would be, without that JSON being written and read again (it is
-    /// most of a stream). `false`, with nothing done, where only the JSON
-    /// path may take it: the stream not streaming, failed or holding items
-    /// back, or the item no message the backend opened.
-    pub(crate) fn text_delta(
-        &mut self,
-        item_id: &str,
-        output_index: u64,
-        content_index: usize,
-        delta: &RawValue,
-        out: &mut Frames,
-    ) -> bool {
-        let streaming = self.state == State::Streaming && self.failure.is_none();
-        if !streaming || !self.held.is_empty() {
-            return false;
-        }
-        let (Some(slot), Some(text)) = (
-            self.find(Some(item_id), Some(output_index)),
-            JsonStr::new(delta),
-        ) else {
-            return false;
-        };
-        let state = &mut self.slots[slot];
-        if state.done || state.kind != "message" {
-            return false;
-        }
-        state.content_seen = true;
-        state.text.push_str(&text.decode());
-        let seq = self.seq;
-        self.seq += 1;
-        let item_id = &self.slots[slot].item_id;
-        out.event(Some("response.output_text.delta"), |out| {
-            out.extend_from_slice(b"{\"type\":\"response.output_text.delta\",\"item_id\":");
-            out.extend_from_slice(item_id.as_bytes());
-            out.extend_from_slice(b",\"output_index\":");
-            push_decimal(out, slot as u64);
-            out.extend_from_slice(b",\"content_index\":");
-            push_decimal(out, content_index as u64);
-            out.extend_from_slice(b",\"delta\":");
-            out.extend_from_slice(delta.get().as_bytes());
-            out.extend_from_slice(b",\"logprobs\":[],\"sequence_number\":");
-            push_decimal(out, seq);
-            out.push(b'}');
-        });
-        true
-    }
-
     /// An event about the item in `slot`: its id and position.
     pub(super) fn place(&self, slot: usize) -> RawObject<'static> {
         let mut event = RawObject::default();
@@ -324,67 +273,4 @@ fn patch_part(event: &mut RawObject<'_>) {
     fields.set_if_absent("logprobs", "[]");
     let patched = fields.to_raw();
     event.set_raw("part", patched);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::responses_to_responses::NativeContext;
-    use crate::stream::StreamTranslate;
-
-    /// The events before a message's first delta, as a stateless backend
-    /// (or the Messages backend's reader) sends them.
-    const OPENING: [&str; 3] = [
-        r#"{"type":"response.created","response":{"id":"r","object":"response","status":"in_progress"}}"#,
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"msg_0","role":"assistant","status":"in_progress","content":[]}}"#,
-        r#"{"type":"response.content_part.added","item_id":"msg_0","output_index":0,"content_index":0,"part":{"type":"output_text","text":""}}"#,
-    ];
-
-    fn opened(context: &NativeContext) -> (StreamTranslator, Frames) {
-        let mut translator = StreamTranslator::new(context.clone());
-        let mut out = Frames::sse();
-        for event in OPENING {
-            translator.push(event, &mut out);
-        }
-        out.clear();
-        (translator, out)
-    }
-
-    /// What a delta handed over as values writes is what the same delta
-    /// written as JSON and read again writes, to the byte.
-    #[test]
-    fn a_text_delta_as_values_writes_what_its_json_writes() {
-        let delta: &RawValue = serde_json::from_str(r#""caf\u00e9 \"ok\"""#).unwrap();
-        // One context for both, so that both name the item alike.
-        let context = NativeContext::default();
-        let (mut by_json, mut json_out) = opened(&context);
-        by_json.push(
-            &format!(
-                r#"{{"type":"response.output_text.delta","item_id":"msg_0","output_index":0,"content_index":0,"delta":{}}}"#,
-                delta.get()
-            ),
-            &mut json_out,
-        );
-        let (mut by_value, mut value_out) = opened(&context);
-        assert!(by_value.text_delta("msg_0", 0, 0, delta, &mut value_out));
-        let (json, value) = (json_out.take().bytes, value_out.take().bytes);
-        assert!(!json.is_empty());
-        assert_eq!(String::from_utf8(value), String::from_utf8(json));
-        assert_eq!(by_value.slots[0].text, by_json.slots[0].text);
-        assert_eq!(by_value.slots[0].text, "café \"ok\"");
-    }
-
-    /// Where the JSON path would do more than write the delta (an item the
-    /// backend never opened, a stream not begun), the values are refused
-    /// and nothing is written.
-    #[test]
-    fn a_text_delta_the_json_path_must_read_is_refused() {
-        let delta: &RawValue = serde_json::from_str(r#""x""#).unwrap();
-        let mut fresh = StreamTranslator::new(NativeContext::default());
-        let mut out = Frames::sse();
-        assert!(!fresh.text_delta("msg_0", 0, 0, delta, &mut out));
-        let (mut opened, mut out) = opened(&NativeContext::default());
-        assert!(!opened.text_delta("msg_9", 9, 0, delta, &mut out));
-        assert!(out.take().bytes.is_empty());
-    }
 }
