@@ -7,8 +7,6 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 
-use super::one_pass;
-
 /// One Messages event, as far as it is read here.
 #[derive(Deserialize)]
 pub(super) struct Event<'a> {
@@ -28,25 +26,6 @@ pub(super) struct Event<'a> {
     pub(super) usage: Option<Usage>,
     #[serde(borrow)]
     pub(super) error: Option<&'a RawValue>,
-}
-
-impl<'a> Event<'a> {
-    /// Reads an event; an error for text that is no Messages event.
-    pub(super) fn read(data: &'a str) -> Result<Self, String> {
-        if let Some(event) = one_pass::read_event(data) {
-            return Ok(event);
-        }
-        serde_json::from_str(data)
-            .map_err(|e| format!("the upstream sent an event that is not a Messages event: {e}"))
-    }
-
-    /// The event's `delta`, read (an empty one when it has none).
-    pub(super) fn take_delta(&mut self) -> Result<Piece<'a>, String> {
-        match self.read_delta.take() {
-            Some(delta) => Ok(delta),
-            None => parse_piece(self.delta),
-        }
-    }
 }
 
 /// A reply that came whole (`"type": "message"`), as far as it is read
@@ -159,17 +138,5 @@ impl Usage {
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": input + output,
         })
-    }
-}
-
-pub(super) fn parse_piece(raw: Option<&RawValue>) -> Result<Piece<'_>, String> {
-    match raw {
-        Some(raw) => match one_pass::read_piece_text(raw.get()) {
-            Some(piece) => Ok(piece),
-            None => serde_json::from_str(raw.get()).map_err(|e| {
-                format!("the upstream sent a content block that is not readable: {e}")
-            }),
-        },
-        None => Ok(Piece::default()),
     }
 }

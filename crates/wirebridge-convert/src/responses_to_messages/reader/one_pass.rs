@@ -1,4 +1,5 @@
-//! Reading a Messages stream's events without serde.
+//! Reading a Messages stream's events: in one pass, serde only for what
+//! the cursor gives up on.
 //!
 //! Nearly every event of a Messages stream is a text delta:
 //!
@@ -16,9 +17,43 @@
 
 use std::borrow::Cow;
 
+use serde_json::value::RawValue;
 use wirebridge_wire::cursor::{JsonCursor, SeenFields};
 
 use super::event::{Event, Piece, Usage};
+
+impl<'a> Event<'a> {
+    /// Reads an event; an error for text that is no Messages event.
+    pub(super) fn read(data: &'a str) -> Result<Self, String> {
+        if let Some(event) = read_event(data) {
+            return Ok(event);
+        }
+        serde_json::from_str(data)
+            .map_err(|e| format!("the upstream sent an event that is not a Messages event: {e}"))
+    }
+
+    /// The event's `delta`, read (an empty one when it has none).
+    pub(super) fn take_delta(&mut self) -> Result<Piece<'a>, String> {
+        match self.read_delta.take() {
+            Some(delta) => Ok(delta),
+            None => parse_piece(self.delta),
+        }
+    }
+}
+
+/// Reads a block or delta kept raw: in one pass, else by serde, whose
+/// error names what is wrong; an empty one for none.
+pub(super) fn parse_piece(raw: Option<&RawValue>) -> Result<Piece<'_>, String> {
+    match raw {
+        Some(raw) => match read_piece_text(raw.get()) {
+            Some(piece) => Ok(piece),
+            None => serde_json::from_str(raw.get()).map_err(|e| {
+                format!("the upstream sent a content block that is not readable: {e}")
+            }),
+        },
+        None => Ok(Piece::default()),
+    }
+}
 
 /// Reads an event, or `None` for serde to parse it.
 pub(super) fn read_event(data: &str) -> Option<Event<'_>> {
