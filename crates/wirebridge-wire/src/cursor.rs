@@ -31,6 +31,8 @@
 //! assert_eq!((n, s, x), (Some(3), Some(r#""a\"b""#), Some(r#"[1, {"y": null}]"#)));
 //! ```
 
+use std::ops::Range;
+
 use serde_json::value::RawValue;
 
 use crate::depth::MAX_DEPTH;
@@ -51,17 +53,52 @@ pub struct JsonCursor<'a> {
     depth: usize,
     /// Whether whitespace was stepped over outside strings.
     padded: bool,
+    /// Where values the writer of `text` copied from input it had already
+    /// read lie, in order: stepped over without a look (see
+    /// [`knowing`](Self::knowing)).
+    known: &'a [Range<usize>],
 }
 
 impl<'a> JsonCursor<'a> {
     /// A cursor at the start of `text`.
     pub fn new(text: &'a str) -> Self {
+        Self::knowing(text, &[])
+    }
+
+    /// A cursor at the start of `text` that steps over the values at
+    /// `known` (sorted, apart) without reading them, when [`raw`](Self::raw)
+    /// or [`json_str`](Self::json_str) reads one: values this process
+    /// wrote into `text` from input it had already read whole (a tool's
+    /// schema, copied from the request it translated), compact as that
+    /// input was. What they say is taken on trust, as a raw value's text
+    /// is: a range that is not in `text` is passed by, never followed.
+    pub fn knowing(text: &'a str, known: &'a [Range<usize>]) -> Self {
         Self {
             text,
             pos: 0,
             depth: 0,
             padded: false,
+            known,
         }
+    }
+
+    /// Where the known value starting at `start` ends, if one does; known
+    /// values before `start` (which the reader passed some other way) are
+    /// dropped.
+    fn known_end(&mut self, start: usize) -> Option<usize> {
+        while let Some((first, rest)) = self.known.split_first() {
+            if first.start > start {
+                return None;
+            }
+            self.known = rest;
+            if first.start == start
+                && first.end > start
+                && self.text.get(start..first.end).is_some()
+            {
+                return Some(first.end);
+            }
+        }
+        None
     }
 
     /// Whether any whitespace was stepped over outside strings so far: a
@@ -262,7 +299,10 @@ impl<'a> JsonCursor<'a> {
     /// Reads any value, returning its text as a raw value.
     pub fn raw(&mut self) -> Option<&'a RawValue> {
         let start = self.value_start()?;
-        self.skip_value()?;
+        match self.known_end(start) {
+            Some(end) => self.pos = end,
+            None => self.skip_value()?,
+        }
         Some(self.raw_since(start))
     }
 
@@ -277,7 +317,10 @@ impl<'a> JsonCursor<'a> {
     /// Reads a string as [`JsonStr`]: its literal, escapes intact.
     pub fn json_str(&mut self) -> Option<JsonStr<'a>> {
         let start = self.value_start()?;
-        self.str_literal()?;
+        match self.known_end(start) {
+            Some(end) => self.pos = end,
+            None => drop(self.str_literal()?),
+        }
         JsonStr::new(self.raw_since(start))
     }
 
@@ -380,165 +423,4 @@ const _: () = assert!(
 );
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use wirebridge_testkit::mutate::{edit, Rng};
-
-    /// Steps over any scalar, object or array the cursor can read.
-    fn skip_any(c: &mut JsonCursor<'_>) -> Option<()> {
-        match c.peek()? {
-            b'{' => c.object(|c, _| skip_any(c)),
-            b'[' => c.array(skip_any),
-            _ => c.skip_scalar(),
-        }
-    }
-
-    /// The cast's one assumption, checked on the serde_json in use: the raw
-    /// value is the input's own bytes (same address, same length), and it
-    /// is what serde_json's own borrowing parse makes of the same text.
-    #[test]
-    fn raw_unchecked_keeps_the_text() {
-        let body = r#"{"a":[1,{"b":"\u00e9\n"}],"c":null} "#;
-        let inner = &body[5..25];
-        for json in [
-            "0",
-            "null",
-            "\"x\"",
-            "[1,2,3]",
-            &body[..body.len() - 1],
-            inner,
-        ] {
-            let raw = raw_unchecked(json);
-            assert_eq!(raw.get(), json);
-            assert_eq!(raw.get().as_ptr(), json.as_ptr(), "{json}");
-            assert_eq!(raw.get().len(), json.len(), "{json}");
-            let parsed: &RawValue = serde_json::from_str(json).expect(json);
-            assert_eq!(parsed.get().as_ptr(), json.as_ptr(), "{json}");
-            assert_eq!(parsed.get(), raw.get());
-        }
-        assert_eq!(
-            std::mem::size_of::<&RawValue>(),
-            std::mem::size_of::<&str>()
-        );
-    }
-
-    fn accepts(text: &str) -> bool {
-        let mut c = JsonCursor::new(text);
-        skip_any(&mut c).and_then(|()| c.end()).is_some()
-    }
-
-    #[test]
-    fn reads_what_it_handles() {
-        for text in [
-            r#"{"a":1,"b":"x\n\u00e9\"\ud83d\ude00","c":[true,false,null],"d":{}}"#,
-            " [ -0.5e+3 , 10 , 0 , \"\" ] ",
-            r#"{"k":{"n":[[],{}]}}"#,
-        ] {
-            assert!(accepts(text), "{text}");
-        }
-    }
-
-    #[test]
-    fn gives_up_on_what_serde_rejects_or_it_does_not_handle() {
-        for text in [
-            r#"{"a":01}"#,
-            r#"{"a":1.}"#,
-            r#"{"a":-}"#,
-            r#"{"a":"x\q"}"#,
-            r#"{"a":"\ud800"}"#,
-            r#"{"a":"\udc00\ud800"}"#,
-            r#"{"a":"\ud800\u0041"}"#,
-            "{\"a\":\"tab\there\"}",
-            r#"{"a\"b":1}"#,
-            r#"{"a":1,}"#,
-            r#"[1,]"#,
-            r#"{"a":nul}"#,
-            r#"{"a":1} x"#,
-            r#"{"a":1"#,
-            r#"{"a" 1}"#,
-        ] {
-            assert!(!accepts(text), "{text}");
-        }
-    }
-
-    #[test]
-    fn accepts_only_what_serde_accepts() {
-        // Mutations of a chunk: wherever the cursor reads one through,
-        // serde_json must read it too.
-        let base = r#"{"id":"c-1","created":17,"x":[1.5e3,-2,true],"s":"a\"b\u00e9","n":null,"o":{"k":false}}"#;
-        let alphabet = b"{}[]\":,\\ 0123456789.eE+-tfnulrsabx\x01";
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15_u64);
-        let mut accepted = 0;
-        for _ in 0..50_000 {
-            let edits = 1 + rng.below(3);
-            let bytes = edit(base.as_bytes(), alphabet, edits, &mut rng);
-            let Ok(text) = std::str::from_utf8(&bytes) else {
-                continue;
-            };
-            if accepts(text) {
-                assert!(
-                    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
-                    "{text}"
-                );
-                accepted += 1;
-            }
-        }
-        assert!(accepted > 5_000, "{accepted}");
-    }
-
-    #[test]
-    fn reads_strings_and_counts() {
-        let mut c = JsonCursor::new(r#" "plain" "esc\"aped" 1234 0 01 "#);
-        assert_eq!(c.plain_str(), Some("plain"));
-        assert_eq!(c.clone().plain_str(), None);
-        assert_eq!(c.str_literal(), Some(r#""esc\"aped""#));
-        assert_eq!(c.u64(), Some(1234));
-        assert_eq!(c.u64(), Some(0));
-        assert_eq!(c.u64(), None);
-        let long = format!("\"{}\"", "x".repeat(37));
-        assert_eq!(JsonCursor::new(&long).plain_str().map(str::len), Some(37));
-        assert_eq!(JsonCursor::new("18446744073709551616").u64(), None);
-    }
-
-    #[test]
-    fn reads_empty_arrays_only() {
-        assert_eq!(
-            JsonCursor::new("[]").empty_array().map(RawValue::get),
-            Some("[]")
-        );
-        assert_eq!(
-            JsonCursor::new(" [ \n] ").empty_array().map(RawValue::get),
-            Some("[ \n]")
-        );
-        for text in ["[1]", "[", "{}", "[,]", "null"] {
-            assert!(JsonCursor::new(text).empty_array().is_none(), "{text}");
-        }
-    }
-
-    #[test]
-    fn skips_plain_bytes_as_a_byte_walk_does() {
-        // Every stop byte at every offset of a word, after plain ASCII and
-        // after bytes that are not ASCII (whose high bit the word test
-        // must not take for a match).
-        let walk = |bytes: &[u8], i: usize| {
-            (i..bytes.len())
-                .find(|&j| matches!(bytes[j], b'"' | b'\\' | 0..=0x1f))
-                .unwrap_or(bytes.len())
-        };
-        for filler in [b'a', 0xc3, 0x7f, 0x20, 0x5b, 0x5d, 0xff] {
-            for stop in [b'"', b'\\', 0x00, 0x0a, 0x1f] {
-                for len in 0..40 {
-                    for at in 0..=len {
-                        let mut bytes = vec![filler; len];
-                        if at < len {
-                            bytes[at] = stop;
-                        }
-                        for from in [0, 1.min(len), 3.min(len)] {
-                            assert_eq!(skip_plain(&bytes, from), walk(&bytes, from));
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
+mod tests;

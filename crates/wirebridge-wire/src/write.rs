@@ -100,6 +100,11 @@ impl<'o> Object<'o> {
         serialized(self.key(key), value);
     }
 
+    /// How many bytes the output holds: where the value just written ends.
+    pub(crate) fn written(&self) -> usize {
+        self.out.len()
+    }
+
     /// Ends the object.
     pub(crate) fn close(self) {
         self.out.push(b'}');

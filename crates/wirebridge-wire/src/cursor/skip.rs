@@ -148,6 +148,7 @@ mod tests {
             pos: from,
             depth,
             padded: false,
+            known: &[],
         };
         let end = |c: JsonCursor<'_>| (c.pos, c.padded, c.depth);
         let mut fast = start.clone();

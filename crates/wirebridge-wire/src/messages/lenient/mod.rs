@@ -19,6 +19,7 @@ pub use fields::unmodeled_fields;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use read::check as read_check;
+pub use read::ReadMessage;
 pub use request::{
     ContextEdit, ContextManagement, CreateMessage, Message, Metadata, OutputConfig, OutputFormat,
     Thinking, Thread, Tool, ToolChoice,

@@ -65,6 +65,11 @@ impl<'a> CreateMessage<'a> {
     /// assert!(CreateMessage::read_noting_unmodeled(threaded).unwrap().1);
     /// ```
     pub fn read_noting_unmodeled(body: &'a [u8]) -> Option<(Self, bool)> {
+        Self::read_noting(body).map(|read| (read.request, read.unmodeled))
+    }
+
+    /// [`CreateMessage::read`], with what the reader noted on the way.
+    pub fn read_noting(body: &'a [u8]) -> Option<ReadMessage<'a>> {
         let text = std::str::from_utf8(body).ok()?;
         let mut cursor = JsonCursor::new(text);
         let mut request = CreateMessage::default();
@@ -72,8 +77,25 @@ impl<'a> CreateMessage<'a> {
         let noted = Cell::new(false);
         cursor.object(|c, key| request_field(c, key, &mut request, &mut seen, &noted))?;
         cursor.end()?;
-        Some((request, noted.get()))
+        Some(ReadMessage {
+            request,
+            unmodeled: noted.get(),
+            compact: !cursor.padded(),
+        })
     }
+}
+
+/// A request body read by [`CreateMessage::read_noting`].
+#[derive(Debug)]
+pub struct ReadMessage<'a> {
+    /// The request, as serde would parse it.
+    pub request: CreateMessage<'a>,
+    /// Whether the body may hold fields the types do not model (see
+    /// [`CreateMessage::read_noting_unmodeled`]).
+    pub unmodeled: bool,
+    /// Whether the body holds no whitespace outside its strings: every
+    /// value copied from it is then compact.
+    pub compact: bool,
 }
 
 /// Whether the reader met a field the types do not model, or left content

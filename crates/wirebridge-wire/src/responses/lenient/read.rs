@@ -17,6 +17,7 @@
 //! check that whatever this reads, serde reads the same.
 
 use std::cell::Cell;
+use std::ops::Range;
 
 use serde_json::value::RawValue;
 
@@ -68,8 +69,17 @@ impl<'a> CreateResponse<'a> {
     /// assert!(CreateResponse::read(br#"{"model":"m","model":"n"}"#).is_none());
     /// ```
     pub fn read(body: &'a [u8]) -> Option<ReadRequest<'a>> {
+        Self::read_knowing(body, &[])
+    }
+
+    /// [`read`](Self::read), stepping over the values at `known` without
+    /// reading them ([`JsonCursor::knowing`]): for a body this process
+    /// wrote from a request it had read already, told where it copied
+    /// that request's values. Gives what `read` gives, if `known` is told
+    /// right.
+    pub fn read_knowing(body: &'a [u8], known: &'a [Range<usize>]) -> Option<ReadRequest<'a>> {
         let text = std::str::from_utf8(body).ok()?;
-        let mut cursor = JsonCursor::new(text);
+        let mut cursor = JsonCursor::knowing(text, known);
         let mut request = CreateResponse::default();
         let mut seen = SeenFields::default();
         // Kept for every request, though only a Responses backend is sent

@@ -7,6 +7,8 @@ use super::{
     MessageContent, OutputPart, ReasoningInput, ReasoningPart, ResponsesRequest, Role, TextFormat,
     Tool, ToolCallOutput, ToolChoice, ToolOutput, ToolRef,
 };
+use std::ops::Range;
+
 use crate::write::{array, string, Object};
 
 impl ResponsesRequest<'_> {
@@ -33,6 +35,19 @@ impl ResponsesRequest<'_> {
     /// assert_eq!(out, serde_json::to_vec(&request).unwrap());
     /// ```
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        self.write(out, None);
+    }
+
+    /// [`write_json`](Self::write_json), noting in `copies` where the
+    /// values copied as they came were written: each function tool's
+    /// `description` and `parameters`. A reader of the bytes that trusts
+    /// them steps over those values rather than reading them again
+    /// ([`CreateResponse::read_knowing`](crate::responses::lenient::CreateResponse::read_knowing)).
+    pub fn write_json_noting_copies(&self, out: &mut Vec<u8>, copies: &mut Vec<Range<usize>>) {
+        self.write(out, Some(copies));
+    }
+
+    fn write(&self, out: &mut Vec<u8>, mut copies: Option<&mut Vec<Range<usize>>>) {
         #[cfg(any(debug_assertions, fuzzing))]
         let start = out.len();
         let mut object = Object::open(out);
@@ -42,7 +57,9 @@ impl ResponsesRequest<'_> {
             object.text("instructions", instructions);
         }
         if let Some(tools) = &self.tools {
-            array(object.key("tools"), tools, Tool::write_json);
+            array(object.key("tools"), tools, |tool, out| {
+                tool.write_json(out, copies.as_deref_mut())
+            });
         }
         if let Some(choice) = &self.tool_choice {
             choice.write_json(object.key("tool_choice"));
@@ -345,18 +362,28 @@ impl InputPart<'_> {
 }
 
 impl Tool<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>, mut copies: Option<&mut Vec<Range<usize>>>) {
         let mut object = Object::open(out);
+        // The value just written, `len` bytes long, noted as copied.
+        let mut note = |object: &Object<'_>, len: usize| {
+            if let Some(copies) = copies.as_deref_mut() {
+                copies.push(object.written() - len..object.written());
+            }
+        };
         match self {
             Tool::Function(function) => {
                 object.name("type", "function");
                 object.str("name", &function.name);
                 if let Some(description) = &function.description {
                     object.text("description", description);
+                    note(&object, description.raw().get().len());
                 }
                 match function.parameters {
                     None => object.null("parameters"),
-                    Some(parameters) => object.raw("parameters", parameters),
+                    Some(parameters) => {
+                        object.raw("parameters", parameters);
+                        note(&object, parameters.get().len());
+                    }
                 }
                 match function.strict {
                     None => object.null("strict"),

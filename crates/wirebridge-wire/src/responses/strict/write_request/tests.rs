@@ -365,3 +365,38 @@ fn every_choice_and_text_setting_is_written_as_serde_writes_it() {
         });
     }
 }
+
+/// The values noted as copied are where the writer wrote them, the bytes
+/// are the same as unnoted, and a reader told where they lie reads what a
+/// reader that looks at them reads.
+#[test]
+fn copies_are_noted_where_they_lie_and_read_back_alike() {
+    use crate::responses::lenient::CreateResponse;
+
+    let request = full_request();
+    let mut plain = Vec::new();
+    request.write_json(&mut plain);
+    let (mut noted, mut copies) = (Vec::new(), Vec::new());
+    request.write_json_noting_copies(&mut noted, &mut copies);
+    assert_eq!(noted, plain);
+    let copied: Vec<&str> = copies
+        .iter()
+        .map(|range| std::str::from_utf8(&noted[range.clone()]).unwrap())
+        .collect();
+    // The one function tool with both: its description, then its schema.
+    assert_eq!(
+        copied,
+        [text(AWKWARD).raw().get(), r#"{"type":"object"}"#],
+        "{copies:?}"
+    );
+    let knowing = CreateResponse::read_knowing(&noted, &copies).expect("it reads");
+    let looking = CreateResponse::read(&noted).expect("it reads");
+    assert_eq!(
+        format!("{:?}", knowing.request),
+        format!("{:?}", looking.request)
+    );
+    assert_eq!(
+        (knowing.compact, knowing.unmodeled),
+        (looking.compact, looking.unmodeled)
+    );
+}
