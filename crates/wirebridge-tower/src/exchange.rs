@@ -33,6 +33,7 @@ use crate::direction::sealed::{
     ClientRequest as _, Direction, KeptStream as _, ReplyContext, TranslatedReply as _,
 };
 use crate::direction::state;
+use crate::direction::HandedCopies;
 use crate::direction::{Prepared, Tenant};
 use crate::error_response::Dialect;
 use crate::headers::{clean_headers, insert_reasoning_included, is_event_stream, upstream_request};
@@ -202,15 +203,15 @@ where
             .flatten()
     });
 
-    let mut upstream = upstream_request(
-        parts,
-        prefix,
-        D::UPSTREAM_ENDPOINT,
-        prepared.body,
-        prepared.stream,
-    );
+    let body = Bytes::from(prepared.body);
+    // Held by the note beside the body only when it notes something.
+    let copies = HandedCopies::new(&body, prepared.copies);
+    let mut upstream = upstream_request(parts, prefix, D::UPSTREAM_ENDPOINT, body, prepared.stream);
     D::upstream_head(upstream.headers_mut(), &shared.direction);
     hand_on::<D, _>(&mut upstream, prepared.stream);
+    if let Some(copies) = copies {
+        upstream.extensions_mut().insert(copies);
+    }
     D::mark_upstream(&prepared.context, upstream.extensions_mut());
     if let Some(affinity) = affinity {
         upstream.extensions_mut().insert(affinity);

@@ -45,9 +45,10 @@ pub(crate) fn upstream_request<B>(
     parts: &http::request::Parts,
     prefix: &str,
     endpoint: &str,
-    body: Vec<u8>,
+    body: impl Into<Bytes>,
     stream: bool,
 ) -> Request<RequestBody<B>> {
+    let body: Bytes = body.into();
     let query = parts.uri.query();
     let mut path_and_query =
         String::with_capacity(prefix.len() + endpoint.len() + query.map_or(0, |q| q.len() + 1));
@@ -104,7 +105,7 @@ pub(crate) fn upstream_request<B>(
         headers.insert(header::HOST, host.clone());
     }
 
-    let mut request = Request::new(RequestBody::translated(Bytes::from(body)));
+    let mut request = Request::new(RequestBody::translated(body));
     *request.method_mut() = Method::POST;
     *request.uri_mut() = uri;
     *request.version_mut() = parts.version;

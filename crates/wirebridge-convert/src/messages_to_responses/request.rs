@@ -16,6 +16,7 @@ use super::{MessagesContext, Options, ThinkingDisplay, ThreadTurn};
 use crate::error::ConvertError;
 use crate::loss::{LossKind, LossReport};
 use crate::recorder::LossRecorder;
+use std::ops::Range;
 
 /// A translated request.
 #[derive(Debug)]
@@ -26,6 +27,13 @@ pub struct TranslatedRequest {
     pub context: MessagesContext,
     /// What was dropped.
     pub losses: LossReport,
+    /// Where in `body` values copied as the client sent them lie (each
+    /// function tool's description and schema), for a reader in this
+    /// process to step over rather than read again
+    /// ([`ParsedRequest::parse_knowing`](crate::responses_to_chat::ParsedRequest::parse_knowing));
+    /// none when the client's body was not compact, as a value then may
+    /// not be.
+    pub copies: Vec<Range<usize>>,
 }
 
 /// The smallest `max_output_tokens` the Responses API accepts.
@@ -89,13 +97,13 @@ pub fn translate_request_with_betas(
     let request_len = body.len();
     // Whether the body may hold fields the request types do not model:
     // the reader tells, and serde, which skips them unseen, cannot.
-    let (mut request, may_hold_unmodeled) = match CreateMessage::read_noting_unmodeled(body) {
-        Some(read) => read,
+    let (mut request, may_hold_unmodeled, compact) = match CreateMessage::read_noting(body) {
+        Some(read) => (read.request, read.unmodeled, read.compact),
         None => {
             ConvertError::check_depth(body)?;
             let request = serde_json::from_slice(body)
                 .map_err(|e| ConvertError::from_parse::<CreateMessage<'_>>(body, e))?;
-            (request, true)
+            (request, true, false)
         }
     };
     let mut losses = LossRecorder::new(&options.policy);
@@ -194,7 +202,11 @@ pub fn translate_request_with_betas(
     };
 
     let mut body = Vec::with_capacity(request_len + request_len / 4);
-    out.write_json(&mut body);
+    let mut copies = Vec::new();
+    match compact {
+        true => out.write_json_noting_copies(&mut body, &mut copies),
+        false => out.write_json(&mut body),
+    }
     let context = MessagesContext {
         model: model.into_owned(),
         stream,
@@ -214,6 +226,7 @@ pub fn translate_request_with_betas(
         body,
         context,
         losses: losses.finish(),
+        copies,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Responses request → Chat request: the top-level parameters.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
@@ -78,9 +79,18 @@ pub struct ParsedRequest<'a> {
 impl<'a> ParsedRequest<'a> {
     /// Parses a request body; an invalid one is an error naming the field.
     pub fn parse(body: &'a [u8]) -> Result<Self, ConvertError> {
+        Self::parse_knowing(body, &[])
+    }
+
+    /// [`parse`](Self::parse) for a body this process wrote, told where it
+    /// copied values it had read already
+    /// ([`messages_to_responses::TranslatedRequest::copies`](crate::messages_to_responses::TranslatedRequest::copies)):
+    /// those are stepped over, not read again. The same request as `parse`
+    /// gives, if `copies` is told right.
+    pub fn parse_knowing(body: &'a [u8], copies: &'a [Range<usize>]) -> Result<Self, ConvertError> {
         // One pass for the bodies clients send; serde's layers, which also
         // name what is wrong, for the rest.
-        if let Some(read) = CreateResponse::read(body) {
+        if let Some(read) = CreateResponse::read_knowing(body, copies) {
             return Ok(Self {
                 request: read.request,
                 body,

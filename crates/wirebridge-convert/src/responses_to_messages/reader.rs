@@ -25,7 +25,8 @@ mod one_pass;
 
 pub(super) use emitted::{Delta, DeltaKind, Emitted};
 pub(super) use event::Whole;
-use event::{parse_piece, Event, Started, Usage};
+use event::{Event, Started, Usage};
+use one_pass::parse_piece;
 
 /// Most losses one reply reports.
 const MAX_LOSSES: usize = 64;

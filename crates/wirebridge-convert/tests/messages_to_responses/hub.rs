@@ -48,6 +48,44 @@ fn a_claude_code_request_reaches_a_chat_backend() {
     assert!(paths.contains("include[0]"), "{paths}");
 }
 
+/// The Responses leg told where the Messages leg copied the client's tool
+/// descriptions and schemas steps over them and makes the same Chat
+/// request, to the byte, as reading them again; a body sent with
+/// whitespace notes none, as a copied value then may hold some.
+#[test]
+fn the_copies_the_messages_leg_notes_are_read_as_they_were_written() {
+    let pretty = input("messages-claude-code-request.json");
+    let compact = wirebridge_wire::compact(
+        serde_json::from_slice::<&serde_json::value::RawValue>(&pretty).unwrap(),
+    )
+    .get()
+    .as_bytes()
+    .to_vec();
+    let options = responses_to_chat::Options::default();
+    for (messages, copies) in [(&compact, 24), (&pretty, 0)] {
+        let responses = messages_to_responses::translate_request(
+            messages,
+            &messages_to_responses::Options::default(),
+        )
+        .unwrap();
+        // Twelve tools, each with a description and a schema.
+        assert_eq!(responses.copies.len(), copies);
+        let chat = |copies| {
+            responses_to_chat::ParsedRequest::parse_knowing(&responses.body, copies)
+                .and_then(|parsed| {
+                    parsed.translate(&responses_to_chat::History::default(), &options)
+                })
+                .unwrap()
+        };
+        let (knowing, looking) = (chat(&responses.copies), chat(&[]));
+        assert_eq!(
+            String::from_utf8(knowing.body).unwrap(),
+            String::from_utf8(looking.body).unwrap()
+        );
+        assert_eq!(knowing.losses.paths(), looking.losses.paths());
+    }
+}
+
 /// A system turn in the middle of the conversation (Claude Code sends its
 /// environment as one, after the first user message) stays in its place:
 /// a `system` message on the Responses leg and on the Chat leg, its text

@@ -34,6 +34,7 @@ impl sealed::Direction for ChatOverResponses {
     ) -> Result<Prepared<Self::Context>, ConvertError> {
         let t = chat_to_responses::translate_request(body, &settings.convert)?;
         Ok(Prepared {
+            copies: Vec::new(),
             verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),

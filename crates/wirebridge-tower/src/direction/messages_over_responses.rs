@@ -119,6 +119,7 @@ impl sealed::Direction for MessagesOverResponses {
             losses: t.losses,
             turn: None,
             background: None,
+            copies: t.copies,
         })
     }
 

@@ -75,6 +75,9 @@ pub struct Prepared<C> {
     /// to a layer of this crate's stacked above (the Messages layer), as a
     /// value, with the reply.
     pub(crate) verdict: Option<Verdict>,
+    /// Where in `body` values copied from the client's request lie, for
+    /// the Responses side beneath to step over ([`HandedCopies`]).
+    pub(crate) copies: Vec<std::ops::Range<usize>>,
 }
 
 /// Whose request it is: the namespace of what is kept for it.
@@ -95,6 +98,8 @@ pub struct ReplyParts {
 }
 
 mod chat_over_responses;
+mod copies;
+pub(crate) use copies::HandedCopies;
 mod messages_over_responses;
 mod responses_over_chat;
 pub(crate) mod responses_over_messages;

@@ -3,6 +3,7 @@
 use wirebridge_convert::responses_to_chat::{self, History, WarmUp};
 use wirebridge_convert::ConvertError;
 
+use super::copies::HandedCopies;
 use super::{responses_side, sealed, Prepared, ResponsesOverChat};
 use crate::observer;
 use crate::settings::ResponsesSettings;
@@ -20,10 +21,11 @@ impl sealed::Direction for ResponsesOverChat {
     const REASONING_INCLUDED: bool = true;
 
     fn parse<'a>(
-        _head: &'a http::request::Parts,
+        head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        responses_to_chat::ParsedRequest::parse(body)
+        let copies = HandedCopies::of(head, body);
+        responses_to_chat::ParsedRequest::parse_knowing(body, copies)
     }
 
     fn translate<'a>(
@@ -35,6 +37,7 @@ impl sealed::Direction for ResponsesOverChat {
         let options = responses_side::options(settings, tenant);
         let t = parsed.translate(history, &options)?;
         Ok(Prepared {
+            copies: Vec::new(),
             verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),

@@ -8,6 +8,7 @@ use wirebridge_convert::responses_to_chat::{self, History, TranslatedBody, WarmU
 use wirebridge_convert::responses_to_messages::{self, ExchangeContext, StreamTranslator};
 use wirebridge_convert::{responses_to_responses, ConvertError};
 
+use super::copies::HandedCopies;
 use super::{responses_side, sealed, Prepared, ResponsesOverMessages};
 use crate::observer;
 use crate::settings::ResponsesSettings;
@@ -25,10 +26,11 @@ impl sealed::Direction for ResponsesOverMessages {
     const REASONING_INCLUDED: bool = true;
 
     fn parse<'a>(
-        _head: &'a http::request::Parts,
+        head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        responses_to_chat::ParsedRequest::parse(body)
+        let copies = HandedCopies::of(head, body);
+        responses_to_chat::ParsedRequest::parse_knowing(body, copies)
     }
 
     fn translate<'a>(
@@ -84,6 +86,7 @@ pub(crate) fn messages(
     let mut losses = whole.losses;
     losses.extend(written.losses);
     Ok(Prepared {
+        copies: Vec::new(),
         verdict: None,
         stream: whole.context.stream,
         model: whole.context.model.clone(),

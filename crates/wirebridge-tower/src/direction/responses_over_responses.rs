@@ -5,6 +5,7 @@ use wirebridge_convert::responses_to_chat::{self, History, TranslatedBody, WarmU
 use wirebridge_convert::responses_to_responses::{self, NativeContext, StreamTranslator};
 use wirebridge_convert::ConvertError;
 
+use super::copies::HandedCopies;
 use super::{responses_side, sealed, Prepared, ResponsesOverResponses};
 use crate::observer;
 use crate::settings::ResponsesSettings;
@@ -22,10 +23,11 @@ impl sealed::Direction for ResponsesOverResponses {
     const REASONING_INCLUDED: bool = true;
 
     fn parse<'a>(
-        _head: &'a http::request::Parts,
+        head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        responses_to_chat::ParsedRequest::parse(body)
+        let copies = HandedCopies::of(head, body);
+        responses_to_chat::ParsedRequest::parse_knowing(body, copies)
     }
 
     fn translate<'a>(
@@ -37,6 +39,7 @@ impl sealed::Direction for ResponsesOverResponses {
         let options = responses_side::options(settings, tenant);
         let t = responses_to_responses::translate_request(parsed, history, &options)?;
         Ok(Prepared {
+            copies: Vec::new(),
             verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),

@@ -129,6 +129,7 @@ impl Compacts for ResponsesOverMessages {
 /// A compacting turn runs in the foreground: its caller answers it.
 fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
     Prepared {
+        copies: Vec::new(),
         verdict: None,
         background: None,
         ..prepared
@@ -137,6 +138,7 @@ fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
 
 fn chat(t: TranslatedRequest) -> Prepared<<ResponsesOverChat as Direction>::Context> {
     Prepared {
+        copies: Vec::new(),
         verdict: None,
         stream: t.context.stream,
         model: t.context.model.clone(),
@@ -152,6 +154,7 @@ fn native(
     t: responses_to_responses::TranslatedRequest,
 ) -> Prepared<<ResponsesOverResponses as Direction>::Context> {
     Prepared {
+        copies: Vec::new(),
         verdict: None,
         stream: t.context.stream,
         model: t.context.model.clone(),
