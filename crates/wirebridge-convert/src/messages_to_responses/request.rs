@@ -27,8 +27,8 @@ pub struct TranslatedRequest {
     pub context: MessagesContext,
     /// What was dropped.
     pub losses: LossReport,
-    /// Where in `body` values copied as the client sent them lie (each
-    /// function tool's description and schema), for a reader in this
+    /// Where in `body` values copied as the client sent them lie (the
+    /// instructions, each function tool's description and schema), for a reader in this
     /// process to step over rather than read again
     /// ([`ParsedRequest::parse_knowing`](crate::responses_to_chat::ParsedRequest::parse_knowing));
     /// none when the client's body was not compact, as a value then may

@@ -48,8 +48,8 @@ fn a_claude_code_request_reaches_a_chat_backend() {
     assert!(paths.contains("include[0]"), "{paths}");
 }
 
-/// The Responses leg told where the Messages leg copied the client's tool
-/// descriptions and schemas steps over them and makes the same Chat
+/// The Responses leg told where the Messages leg copied the client's system
+/// prompt, tool descriptions and schemas steps over them and makes the same Chat
 /// request, to the byte, as reading them again; a body sent with
 /// whitespace notes none, as a copied value then may hold some.
 #[test]
@@ -62,13 +62,14 @@ fn the_copies_the_messages_leg_notes_are_read_as_they_were_written() {
     .as_bytes()
     .to_vec();
     let options = responses_to_chat::Options::default();
-    for (messages, copies) in [(&compact, 24), (&pretty, 0)] {
+    for (messages, copies) in [(&compact, 25), (&pretty, 0)] {
         let responses = messages_to_responses::translate_request(
             messages,
             &messages_to_responses::Options::default(),
         )
         .unwrap();
-        // Twelve tools, each with a description and a schema.
+        // The instructions, and twelve tools, each with a description and
+        // a schema.
         assert_eq!(responses.copies.len(), copies);
         let chat = |copies| {
             responses_to_chat::ParsedRequest::parse_knowing(&responses.body, copies)

@@ -39,8 +39,8 @@ impl ResponsesRequest<'_> {
     }
 
     /// [`write_json`](Self::write_json), noting in `copies` where the
-    /// values copied as they came were written: each function tool's
-    /// `description` and `parameters`. A reader of the bytes that trusts
+    /// values copied as they came were written: `instructions`, and each
+    /// function tool's `description` and `parameters`. A reader of the bytes that trusts
     /// them steps over those values rather than reading them again
     /// ([`CreateResponse::read_knowing`](crate::responses::lenient::CreateResponse::read_knowing)).
     pub fn write_json_noting_copies(&self, out: &mut Vec<u8>, copies: &mut Vec<Range<usize>>) {
@@ -55,6 +55,10 @@ impl ResponsesRequest<'_> {
         array(object.key("input"), &self.input, InputItem::write_json);
         if let Some(instructions) = &self.instructions {
             object.text("instructions", instructions);
+            if let Some(copies) = copies.as_deref_mut() {
+                let end = object.written();
+                copies.push(end - instructions.raw().get().len()..end);
+            }
         }
         if let Some(tools) = &self.tools {
             array(object.key("tools"), tools, |tool, out| {

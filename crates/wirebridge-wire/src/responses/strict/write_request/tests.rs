@@ -383,10 +383,15 @@ fn copies_are_noted_where_they_lie_and_read_back_alike() {
         .iter()
         .map(|range| std::str::from_utf8(&noted[range.clone()]).unwrap())
         .collect();
-    // The one function tool with both: its description, then its schema.
+    // The instructions, then the one function tool with both: its
+    // description, then its schema.
     assert_eq!(
         copied,
-        [text(AWKWARD).raw().get(), r#"{"type":"object"}"#],
+        [
+            text(AWKWARD).raw().get(),
+            text(AWKWARD).raw().get(),
+            r#"{"type":"object"}"#
+        ],
         "{copies:?}"
     );
     let knowing = CreateResponse::read_knowing(&noted, &copies).expect("it reads");
