@@ -67,6 +67,37 @@ pub fn edit(input: &[u8], alphabet: &[u8], edits: usize, rng: &mut Rng) -> Vec<u
     out
 }
 
+/// Compares a fast reader with the reader it stands in for on slightly
+/// edited copies of `documents` (one or two [`edit`]s each, the documents
+/// taken in turn, `rounds` copies in all): every copy the fast reader
+/// reads, the other must read alike. Returns how many copies were
+/// compared, for the caller to check that the edits kept enough of them
+/// readable to mean something.
+pub fn compare_edited<T: PartialEq + std::fmt::Debug>(
+    documents: &[&str],
+    alphabet: &[u8],
+    seed: u64,
+    rounds: usize,
+    fast: impl Fn(&str) -> Option<T>,
+    slow: impl Fn(&str) -> Option<T>,
+) -> usize {
+    let mut rng = Rng(seed);
+    let mut compared = 0;
+    for round in 0..rounds {
+        let base = documents[round % documents.len()];
+        let edits = 1 + rng.below(2);
+        let bytes = edit(base.as_bytes(), alphabet, edits, &mut rng);
+        let Ok(data) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        if let Some(read) = fast(data) {
+            assert_eq!(Some(read), slow(data), "{data}");
+            compared += 1;
+        }
+    }
+    compared
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
