@@ -82,6 +82,19 @@ impl<'a> JsonCursor<'a> {
         }
     }
 
+    /// Steps over the known value starting at `start` (a
+    /// [`value_start`](Self::value_start)), if one does: `true` when it
+    /// did. For a reader that keeps a value raw its own way.
+    pub(crate) fn step_over_known(&mut self, start: usize) -> bool {
+        match self.known_end(start) {
+            Some(end) => {
+                self.pos = end;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Where the known value starting at `start` ends, if one does; known
     /// values before `start` (which the reader passed some other way) are
     /// dropped.

@@ -62,15 +62,37 @@ fn the_copies_the_messages_leg_notes_are_read_as_they_were_written() {
     .as_bytes()
     .to_vec();
     let options = responses_to_chat::Options::default();
-    for (messages, copies) in [(&compact, 25), (&pretty, 0)] {
+    for (messages, compact) in [(&compact, true), (&pretty, false)] {
         let responses = messages_to_responses::translate_request(
             messages,
             &messages_to_responses::Options::default(),
         )
         .unwrap();
-        // The instructions, and twelve tools, each with a description and
-        // a schema.
-        assert_eq!(responses.copies.len(), copies);
+        // None from a body sent with whitespace; else each tool's
+        // description and schema and the instructions, and otherwise only
+        // strings (the messages' texts, the calls' arguments, the tool
+        // results).
+        let noted: Vec<&str> = responses
+            .copies
+            .iter()
+            .map(|range| std::str::from_utf8(&responses.body[range.clone()]).unwrap())
+            .collect();
+        assert_eq!(noted.is_empty(), !compact);
+        if compact {
+            let written: Written<'_> = serde_json::from_slice(&responses.body).unwrap();
+            let mut expected = vec![written.instructions.get()];
+            for tool in &written.tools {
+                expected.extend([tool.description.get(), tool.parameters.get()]);
+            }
+            let (strings, others): (Vec<&str>, Vec<&str>) =
+                noted.iter().partition(|value| value.starts_with('"'));
+            assert_eq!(expected.len(), 25);
+            for value in &expected {
+                assert!(noted.contains(value), "{value}");
+            }
+            assert!(strings.len() > 13, "{strings:?}");
+            assert!(others.iter().all(|o| expected.contains(o)), "{others:?}");
+        }
         let chat = |copies| {
             responses_to_chat::ParsedRequest::parse_knowing(&responses.body, copies)
                 .and_then(|parsed| {
@@ -85,6 +107,24 @@ fn the_copies_the_messages_leg_notes_are_read_as_they_were_written() {
         );
         assert_eq!(knowing.losses.paths(), looking.losses.paths());
     }
+}
+
+/// What the Responses request says of its instructions and tools, as
+/// written.
+#[derive(serde::Deserialize)]
+struct Written<'a> {
+    #[serde(borrow)]
+    instructions: &'a serde_json::value::RawValue,
+    #[serde(borrow)]
+    tools: Vec<WrittenTool<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct WrittenTool<'a> {
+    #[serde(borrow)]
+    description: &'a serde_json::value::RawValue,
+    #[serde(borrow)]
+    parameters: &'a serde_json::value::RawValue,
 }
 
 /// A system turn in the middle of the conversation (Claude Code sends its

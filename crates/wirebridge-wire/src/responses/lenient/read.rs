@@ -119,6 +119,10 @@ fn unmodeled(c: &mut JsonCursor<'_>, noted: &Noted) -> Option<()> {
 /// model (noted when there are).
 fn raw_noting<'a>(c: &mut JsonCursor<'a>, shape: Shape, noted: &Noted) -> Option<&'a RawValue> {
     let start = c.value_start()?;
+    // A value this process wrote holds no field its types do not model.
+    if c.step_over_known(start) {
+        return Some(c.raw_since(start));
+    }
     if skip_noting(c, shape)? {
         noted.set(true);
     }

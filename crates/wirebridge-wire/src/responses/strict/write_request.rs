@@ -39,7 +39,9 @@ impl ResponsesRequest<'_> {
     }
 
     /// [`write_json`](Self::write_json), noting in `copies` where the
-    /// values copied as they came were written: `instructions`, and each
+    /// values it copies whole were written, in order: the text of messages
+    /// and their parts, calls' arguments and inputs, a tool output's text,
+    /// a reasoning item's `encrypted_content`, `instructions`, and each
     /// function tool's `description` and `parameters`. A reader of the bytes that trusts
     /// them steps over those values rather than reading them again
     /// ([`CreateResponse::read_knowing`](crate::responses::lenient::CreateResponse::read_knowing)).
@@ -47,22 +49,22 @@ impl ResponsesRequest<'_> {
         self.write(out, Some(copies));
     }
 
-    fn write(&self, out: &mut Vec<u8>, mut copies: Option<&mut Vec<Range<usize>>>) {
+    fn write(&self, out: &mut Vec<u8>, copies: Option<&mut Vec<Range<usize>>>) {
+        let mut copies = Copies(copies);
         #[cfg(any(debug_assertions, fuzzing))]
         let start = out.len();
         let mut object = Object::open(out);
         object.str("model", &self.model);
-        array(object.key("input"), &self.input, InputItem::write_json);
+        array(object.key("input"), &self.input, |item, out| {
+            item.write_json(out, &mut copies)
+        });
         if let Some(instructions) = &self.instructions {
             object.text("instructions", instructions);
-            if let Some(copies) = copies.as_deref_mut() {
-                let end = object.written();
-                copies.push(end - instructions.raw().get().len()..end);
-            }
+            copies.note(object.written(), instructions.raw());
         }
         if let Some(tools) = &self.tools {
             array(object.key("tools"), tools, |tool, out| {
-                tool.write_json(out, copies.as_deref_mut())
+                tool.write_json(out, &mut copies)
             });
         }
         if let Some(choice) = &self.tool_choice {
@@ -155,33 +157,46 @@ impl ResponsesRequest<'_> {
     }
 }
 
+/// Where the writer notes the values it copies whole, for a reader in this
+/// process to step over: nowhere, for [`ResponsesRequest::write_json`].
+struct Copies<'c>(Option<&'c mut Vec<Range<usize>>>);
+
+impl Copies<'_> {
+    /// Notes `value`, just written: it ends at `end`.
+    fn note(&mut self, end: usize, value: &serde_json::value::RawValue) {
+        if let Some(copies) = self.0.as_deref_mut() {
+            copies.push(end - value.get().len()..end);
+        }
+    }
+}
+
 impl InputItem<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>, copies: &mut Copies<'_>) {
         let mut object = Object::open(out);
         match self {
             InputItem::Message(message) => {
                 object.name("type", "message");
-                message.write_members(&mut object);
+                message.write_members(&mut object, copies);
             }
             InputItem::FunctionCall(call) => {
                 object.name("type", "function_call");
-                call.write_members(&mut object);
+                call.write_members(&mut object, copies);
             }
             InputItem::FunctionCallOutput(output) => {
                 object.name("type", "function_call_output");
-                output.write_members(&mut object);
+                output.write_members(&mut object, copies);
             }
             InputItem::CustomToolCall(call) => {
                 object.name("type", "custom_tool_call");
-                call.write_members(&mut object);
+                call.write_members(&mut object, copies);
             }
             InputItem::CustomToolCallOutput(output) => {
                 object.name("type", "custom_tool_call_output");
-                output.write_members(&mut object);
+                output.write_members(&mut object, copies);
             }
             InputItem::Reasoning(reasoning) => {
                 object.name("type", "reasoning");
-                reasoning.write_members(&mut object);
+                reasoning.write_members(&mut object, copies);
             }
             InputItem::Compaction(compaction) => {
                 object.name("type", "compaction");
@@ -194,16 +209,23 @@ impl InputItem<'_> {
 }
 
 impl Message<'_> {
-    fn write_members(&self, object: &mut Object<'_>) {
+    fn write_members(&self, object: &mut Object<'_>, copies: &mut Copies<'_>) {
         if let Some(id) = &self.id {
             object.str("id", id);
         }
         object.name("role", role(self.role));
         let out = object.key("content");
         match &self.content {
-            MessageContent::Text(text) => crate::write::raw(out, text.raw()),
-            MessageContent::Input(parts) => array(out, parts, InputPart::write_json),
-            MessageContent::Output(parts) => array(out, parts, OutputPart::write_json),
+            MessageContent::Text(text) => {
+                crate::write::raw(out, text.raw());
+                copies.note(out.len(), text.raw());
+            }
+            MessageContent::Input(parts) => {
+                array(out, parts, |part, out| part.write_json(out, copies))
+            }
+            MessageContent::Output(parts) => {
+                array(out, parts, |part, out| part.write_json(out, copies))
+            }
         }
         if let Some(status) = self.status {
             object.name("status", status);
@@ -212,18 +234,20 @@ impl Message<'_> {
 }
 
 impl FunctionCall<'_> {
-    fn write_members(&self, object: &mut Object<'_>) {
+    fn write_members(&self, object: &mut Object<'_>, copies: &mut Copies<'_>) {
         call_members(object, &self.id, self.status, &self.name, &self.namespace);
         object.str("call_id", &self.call_id);
         object.text("arguments", &self.arguments);
+        copies.note(object.written(), self.arguments.raw());
     }
 }
 
 impl CustomToolCall<'_> {
-    fn write_members(&self, object: &mut Object<'_>) {
+    fn write_members(&self, object: &mut Object<'_>, copies: &mut Copies<'_>) {
         call_members(object, &self.id, self.status, &self.name, &self.namespace);
         object.str("call_id", &self.call_id);
         object.text("input", &self.input);
+        copies.note(object.written(), self.input.raw());
     }
 }
 
@@ -249,18 +273,21 @@ fn call_members(
 }
 
 impl ToolCallOutput<'_> {
-    fn write_members(&self, object: &mut Object<'_>) {
+    fn write_members(&self, object: &mut Object<'_>, copies: &mut Copies<'_>) {
         object.str("call_id", &self.call_id);
         let out = object.key("output");
         match &self.output {
-            ToolOutput::Text(text) => crate::write::raw(out, text.raw()),
-            ToolOutput::Parts(parts) => array(out, parts, InputPart::write_json),
+            ToolOutput::Text(text) => {
+                crate::write::raw(out, text.raw());
+                copies.note(out.len(), text.raw());
+            }
+            ToolOutput::Parts(parts) => array(out, parts, |part, out| part.write_json(out, copies)),
         }
     }
 }
 
 impl ReasoningInput<'_> {
-    fn write_members(&self, object: &mut Object<'_>) {
+    fn write_members(&self, object: &mut Object<'_>, copies: &mut Copies<'_>) {
         object.str("id", &self.id);
         array(
             object.key("summary"),
@@ -269,6 +296,7 @@ impl ReasoningInput<'_> {
         );
         if let Some(content) = &self.encrypted_content {
             object.text("encrypted_content", content);
+            copies.note(object.written(), content.raw());
         }
     }
 }
@@ -283,7 +311,7 @@ impl ReasoningPart<'_> {
 }
 
 impl OutputPart<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>, copies: &mut Copies<'_>) {
         let mut object = Object::open(out);
         match self {
             OutputPart::OutputText {
@@ -293,6 +321,7 @@ impl OutputPart<'_> {
             } => {
                 object.name("type", "output_text");
                 object.text("text", text);
+                copies.note(object.written(), text.raw());
                 object.raw("annotations", annotations);
                 object.raw("logprobs", logprobs);
             }
@@ -306,7 +335,7 @@ impl OutputPart<'_> {
 }
 
 impl InputPart<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>, copies: &mut Copies<'_>) {
         let mut object = Object::open(out);
         let breakpoint = match self {
             InputPart::InputText {
@@ -315,6 +344,7 @@ impl InputPart<'_> {
             } => {
                 object.name("type", "input_text");
                 object.text("text", text);
+                copies.note(object.written(), text.raw());
                 prompt_cache_breakpoint
             }
             InputPart::InputImage {
@@ -366,27 +396,21 @@ impl InputPart<'_> {
 }
 
 impl Tool<'_> {
-    fn write_json(&self, out: &mut Vec<u8>, mut copies: Option<&mut Vec<Range<usize>>>) {
+    fn write_json(&self, out: &mut Vec<u8>, copies: &mut Copies<'_>) {
         let mut object = Object::open(out);
-        // The value just written, `len` bytes long, noted as copied.
-        let mut note = |object: &Object<'_>, len: usize| {
-            if let Some(copies) = copies.as_deref_mut() {
-                copies.push(object.written() - len..object.written());
-            }
-        };
         match self {
             Tool::Function(function) => {
                 object.name("type", "function");
                 object.str("name", &function.name);
                 if let Some(description) = &function.description {
                     object.text("description", description);
-                    note(&object, description.raw().get().len());
+                    copies.note(object.written(), description.raw());
                 }
                 match function.parameters {
                     None => object.null("parameters"),
                     Some(parameters) => {
                         object.raw("parameters", parameters);
-                        note(&object, parameters.get().len());
+                        copies.note(object.written(), parameters);
                     }
                 }
                 match function.strict {

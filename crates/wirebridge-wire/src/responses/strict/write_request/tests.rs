@@ -366,9 +366,9 @@ fn every_choice_and_text_setting_is_written_as_serde_writes_it() {
     }
 }
 
-/// The values noted as copied are where the writer wrote them, the bytes
-/// are the same as unnoted, and a reader told where they lie reads what a
-/// reader that looks at them reads.
+/// The values noted as copied are where the writer wrote them, in order,
+/// the bytes are the same as unnoted, and a reader told where they lie
+/// reads what a reader that looks at them reads.
 #[test]
 fn copies_are_noted_where_they_lie_and_read_back_alike() {
     use crate::responses::lenient::CreateResponse;
@@ -379,21 +379,33 @@ fn copies_are_noted_where_they_lie_and_read_back_alike() {
     let (mut noted, mut copies) = (Vec::new(), Vec::new());
     request.write_json_noting_copies(&mut noted, &mut copies);
     assert_eq!(noted, plain);
+    // In order and apart, each one whole JSON value.
+    assert!(
+        copies.windows(2).all(|w| w[0].end <= w[1].start),
+        "{copies:?}"
+    );
     let copied: Vec<&str> = copies
         .iter()
         .map(|range| std::str::from_utf8(&noted[range.clone()]).unwrap())
         .collect();
+    for value in &copied {
+        serde_json::from_str::<&RawValue>(value).unwrap_or_else(|e| panic!("{value}: {e}"));
+    }
     // The instructions, then the one function tool with both: its
-    // description, then its schema.
+    // description, then its schema, last.
+    let awkward = text(AWKWARD);
+    let tail = &copied[copied.len() - 3..];
     assert_eq!(
-        copied,
+        tail,
         [
-            text(AWKWARD).raw().get(),
-            text(AWKWARD).raw().get(),
+            awkward.raw().get(),
+            awkward.raw().get(),
             r#"{"type":"object"}"#
         ],
         "{copies:?}"
     );
+    // And the items' texts before them.
+    assert!(copied.len() > 6, "{copied:?}");
     let knowing = CreateResponse::read_knowing(&noted, &copies).expect("it reads");
     let looking = CreateResponse::read(&noted).expect("it reads");
     assert_eq!(
