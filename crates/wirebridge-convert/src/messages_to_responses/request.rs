@@ -31,8 +31,8 @@ pub struct TranslatedRequest {
     /// instructions, each function tool's description and schema), for a reader in this
     /// process to step over rather than read again
     /// ([`ParsedRequest::parse_knowing`](crate::responses_to_chat::ParsedRequest::parse_knowing));
-    /// none when the client's body was not compact, as a value then may
-    /// not be.
+    /// only the strings among them when the client's body was not
+    /// compact, as another value then may not be.
     pub copies: Vec<Range<usize>>,
 }
 
@@ -203,10 +203,7 @@ pub fn translate_request_with_betas(
 
     let mut body = Vec::with_capacity(request_len + request_len / 4);
     let mut copies = Vec::new();
-    match compact {
-        true => out.write_json_noting_copies(&mut body, &mut copies),
-        false => out.write_json(&mut body),
-    }
+    out.write_json_noting_copies(&mut body, &mut copies, !compact);
     let context = MessagesContext {
         model: model.into_owned(),
         stream,

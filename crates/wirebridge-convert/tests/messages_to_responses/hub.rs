@@ -68,16 +68,17 @@ fn the_copies_the_messages_leg_notes_are_read_as_they_were_written() {
             &messages_to_responses::Options::default(),
         )
         .unwrap();
-        // None from a body sent with whitespace; else each tool's
-        // description and schema and the instructions, and otherwise only
-        // strings (the messages' texts, the calls' arguments, the tool
-        // results).
+        // Each tool's description and schema and the instructions, and
+        // otherwise only strings (the messages' texts, the calls'
+        // arguments, the tool results); from a body sent with whitespace,
+        // the strings alone.
         let noted: Vec<&str> = responses
             .copies
             .iter()
             .map(|range| std::str::from_utf8(&responses.body[range.clone()]).unwrap())
             .collect();
-        assert_eq!(noted.is_empty(), !compact);
+        assert!(!noted.is_empty());
+        assert_eq!(noted.iter().all(|v| v.starts_with('"')), !compact);
         if compact {
             let written: Written<'_> = serde_json::from_slice(&responses.body).unwrap();
             let mut expected = vec![written.instructions.get()];

@@ -35,22 +35,37 @@ impl ResponsesRequest<'_> {
     /// assert_eq!(out, serde_json::to_vec(&request).unwrap());
     /// ```
     pub fn write_json(&self, out: &mut Vec<u8>) {
-        self.write(out, None);
+        let nowhere = Copies {
+            ranges: None,
+            strings_only: true,
+        };
+        self.write(out, nowhere);
     }
 
     /// [`write_json`](Self::write_json), noting in `copies` where the
     /// values it copies whole were written, in order: the text of messages
     /// and their parts, calls' arguments and inputs, a tool output's text,
     /// a reasoning item's `encrypted_content`, `instructions`, and each
-    /// function tool's `description` and `parameters`. A reader of the bytes that trusts
-    /// them steps over those values rather than reading them again
+    /// function tool's `description` and `parameters`. A reader of the
+    /// bytes that trusts them steps over those values rather than reading
+    /// them again
     /// ([`CreateResponse::read_knowing`](crate::responses::lenient::CreateResponse::read_knowing)).
-    pub fn write_json_noting_copies(&self, out: &mut Vec<u8>, copies: &mut Vec<Range<usize>>) {
-        self.write(out, Some(copies));
+    /// With `strings_only`, only the strings among them: for a request
+    /// copied from one that was not compact, whose other values may not be.
+    pub fn write_json_noting_copies(
+        &self,
+        out: &mut Vec<u8>,
+        copies: &mut Vec<Range<usize>>,
+        strings_only: bool,
+    ) {
+        let noting = Copies {
+            ranges: Some(copies),
+            strings_only,
+        };
+        self.write(out, noting);
     }
 
-    fn write(&self, out: &mut Vec<u8>, copies: Option<&mut Vec<Range<usize>>>) {
-        let mut copies = Copies(copies);
+    fn write(&self, out: &mut Vec<u8>, mut copies: Copies<'_>) {
         #[cfg(any(debug_assertions, fuzzing))]
         let start = out.len();
         let mut object = Object::open(out);
@@ -159,13 +174,20 @@ impl ResponsesRequest<'_> {
 
 /// Where the writer notes the values it copies whole, for a reader in this
 /// process to step over: nowhere, for [`ResponsesRequest::write_json`].
-struct Copies<'c>(Option<&'c mut Vec<Range<usize>>>);
+struct Copies<'c> {
+    ranges: Option<&'c mut Vec<Range<usize>>>,
+    /// Whether only strings are noted.
+    strings_only: bool,
+}
 
 impl Copies<'_> {
     /// Notes `value`, just written: it ends at `end`.
     fn note(&mut self, end: usize, value: &serde_json::value::RawValue) {
-        if let Some(copies) = self.0.as_deref_mut() {
-            copies.push(end - value.get().len()..end);
+        let Some(ranges) = self.ranges.as_deref_mut() else {
+            return;
+        };
+        if !self.strings_only || value.get().starts_with('"') {
+            ranges.push(end - value.get().len()..end);
         }
     }
 }

@@ -377,8 +377,13 @@ fn copies_are_noted_where_they_lie_and_read_back_alike() {
     let mut plain = Vec::new();
     request.write_json(&mut plain);
     let (mut noted, mut copies) = (Vec::new(), Vec::new());
-    request.write_json_noting_copies(&mut noted, &mut copies);
+    request.write_json_noting_copies(&mut noted, &mut copies, false);
     assert_eq!(noted, plain);
+    // Told to note strings only, the same less the schema.
+    let (mut strings, mut string_copies) = (Vec::new(), Vec::new());
+    request.write_json_noting_copies(&mut strings, &mut string_copies, true);
+    assert_eq!(strings, plain);
+    assert_eq!(string_copies, copies[..copies.len() - 1]);
     // In order and apart, each one whole JSON value.
     assert!(
         copies.windows(2).all(|w| w[0].end <= w[1].start),
