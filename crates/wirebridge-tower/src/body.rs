@@ -139,6 +139,8 @@ impl<B> ResponseBody<B> {
     /// such stream, or one whose writer wrote no end. Read once the stream
     /// has ended, where the events themselves need not be read again to
     /// know it (a WebSocket turn).
+    // Read by the WebSocket mode alone.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub(crate) fn outcome(&self) -> Option<String> {
         match &self.kind {
             Kind::Events { outcome, .. } => outcome.clone(),

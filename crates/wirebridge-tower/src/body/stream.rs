@@ -67,7 +67,8 @@ pub(crate) trait Driver: fmt::Debug + Send {
     /// Whether nothing more will be sent.
     fn is_end_stream(&self) -> bool;
     /// How the stream ended, as its translator says: `None` until it
-    /// wrote its terminal event.
+    /// wrote its terminal event. Read by the WebSocket mode alone.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     fn outcome(&self) -> Option<String>;
 }
 
