@@ -2,11 +2,11 @@
 //! on, told to the Responses side beneath it, which steps over them rather
 //! than reading them again.
 //!
-//! The Messages leg reads the client's request whole, and copies its
-//! system prompt and each function tool's description and schema into the
-//! Responses request as they came; the Responses leg, reading that
-//! request, would scan them a second time (most of a Claude Code
-//! request's bytes). The Messages layer notes
+//! The Messages leg reads the client's request whole, and copies much of
+//! it into the Responses request as it came (texts, tool results, the
+//! system prompt, each function tool's description and schema); the
+//! Responses leg, reading that request, would scan them a second time
+//! (most of a Claude Code request's bytes). The Messages layer notes
 //! where it wrote them, and the request it hands on carries the note with
 //! the bytes it describes: a note about other bytes (a layer between them
 //! that wrote the body again) is not used.
