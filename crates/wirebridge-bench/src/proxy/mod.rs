@@ -9,7 +9,10 @@
 //! is the proxy as deployed: hyper server, translation layer, hyper client.
 //! Cases are `direction/kind/cN`: directions `responses_to_chat`,
 //! `chat_to_responses`, `responses_to_responses` and `messages_to_chat`;
-//! kinds `request_3k` and `stream_500`; concurrencies 1, 8 and 32. Each
+//! kinds `request_3k` (the Codex turn), `request_claude_code` (the Claude
+//! Code-like request, for Messages clients, and for Responses clients the
+//! Responses request it becomes) and `stream_500`; concurrencies 1, 8 and
+//! 32. Each
 //! case's request is sent five ways (see [`requests::overhead_cases`]):
 //! `direct` to the demo's own endpoint for the client's API, `upstream`
 //! (the translated request straight to the demo), `passthrough` (the
@@ -28,7 +31,8 @@
 //! taken within a round. Alongside its latencies, each run through the
 //! proxy reports the proxy process's CPU time per request. The Messages
 //! clients' `translated` route is also compared with the Responses
-//! clients' of the same kind and concurrency ("ingress against ingress").
+//! clients' of the same kind and concurrency ("ingress against ingress"):
+//! the same conversation in each client's API.
 //!
 //! `--store` measures the store path instead ([`stored::store_cases`]):
 //! the default memory store against a second proxy started with `--store

@@ -194,9 +194,11 @@ pub(super) struct Case {
 /// [`CONCURRENCIES`].
 ///
 /// Kinds: `request_3k`, the ~3 KB Codex turn (for Chat clients, the Chat
-/// request it becomes; for Messages clients, the Claude Code-like request,
-/// about 7 KB); `stream_500`, a user message of [`STREAM_WORDS`] words of
-/// Codex prose, streamed, which the demo answers word by word.
+/// request it becomes); [`CLAUDE_CODE_KIND`], the Claude Code-like request
+/// of about 7 KB, for Messages clients, and for Responses clients the
+/// Responses request it becomes; `stream_500`, a user message of
+/// [`STREAM_WORDS`] words of Codex prose, streamed, which the demo answers
+/// word by word.
 pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
     let turn = responses_with(&cases::codex_turn(shared)?, &[("stream", false.into())])?;
     let prose = cases::codex_prose(shared)?;
@@ -233,10 +235,18 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
                 })),
             ),
         };
-        for (kind, streaming, client) in [
-            ("request_3k", false, plain),
+        let mut kinds = vec![
+            (plain_kind(direction), false, plain),
             ("stream_500", true, streaming),
-        ] {
+        ];
+        // The Claude Code turn as a Responses client sends it: the Responses
+        // request the Messages ingress hands on, so that the two ingresses
+        // are compared on one conversation.
+        if direction == Direction::ResponsesToChat {
+            let claude_code = messages_to_responses(&claude_code_request()?)?;
+            kinds.push((CLAUDE_CODE_KIND, false, claude_code));
+        }
+        for (kind, streaming, client) in kinds {
             let upstream = upstream_request(direction, &client)?;
             let forwarder = match direction {
                 Direction::ResponsesToResponses => Via::Forwarding,
@@ -274,6 +284,18 @@ pub(super) fn overhead_cases(shared: &Path) -> Result<Vec<Case>, String> {
         }
     }
     Ok(out)
+}
+
+/// The kind of the Claude Code-like request's cases.
+pub(super) const CLAUDE_CODE_KIND: &str = "request_claude_code";
+
+/// The kind of a direction's request that is not streamed: the Codex turn,
+/// or for Messages clients the Claude Code-like request.
+fn plain_kind(direction: Direction) -> &'static str {
+    match direction {
+        Direction::MessagesToChat => CLAUDE_CODE_KIND,
+        _ => "request_3k",
+    }
 }
 
 /// The request the proxy of `direction` sends upstream for `client`, as
@@ -394,14 +416,23 @@ mod tests {
             "responses_to_responses",
             "messages_to_chat",
         ] {
-            for kind in ["request_3k", "stream_500"] {
+            let plain = match direction {
+                "messages_to_chat" => CLAUDE_CODE_KIND,
+                _ => "request_3k",
+            };
+            for kind in [plain, "stream_500"] {
                 for c in ["c1", "c8", "c32"] {
                     let name = format!("{direction}/{kind}/{c}");
                     assert!(names.contains(&name), "{name} missing from {names:?}");
                 }
             }
         }
-        assert_eq!(names.len(), 4 * 2 * 3);
+        // The Responses clients' Claude Code turn besides.
+        for c in ["c1", "c8", "c32"] {
+            let name = format!("responses_to_chat/{CLAUDE_CODE_KIND}/{c}");
+            assert!(names.contains(&name), "{name} missing from {names:?}");
+        }
+        assert_eq!(names.len(), 4 * 2 * 3 + 3);
     }
 
     #[test]
@@ -409,7 +440,7 @@ mod tests {
         let cases = overhead();
         let case = cases
             .iter()
-            .find(|c| c.name == "messages_to_chat/request_3k/c8")
+            .find(|c| c.name == "messages_to_chat/request_claude_code/c8")
             .expect("the Messages case");
         let client: Value = serde_json::from_slice(&route(case, "translated").body).unwrap();
         assert_eq!(client["stream"], false);
@@ -445,9 +476,32 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_two_ingresses_send_the_claude_code_turn_as_one_chat_request() {
+        let cases = overhead();
+        let of = |name: &str| cases.iter().find(|c| c.name == name).unwrap();
+        let messages = of("messages_to_chat/request_claude_code/c1");
+        let responses = of("responses_to_chat/request_claude_code/c1");
+        assert_eq!(route(responses, "translated").path, "/v1/responses");
+        let client: Value = serde_json::from_slice(&route(responses, "translated").body).unwrap();
+        assert_eq!(client["tools"].as_array().map(Vec::len), Some(12));
+        assert!(client["input"].is_array() && client["instructions"].is_string());
+        for name in ["upstream", "minimal", "passthrough"] {
+            assert_eq!(
+                route(messages, name).body,
+                route(responses, name).body,
+                "{name}"
+            );
+        }
+        for name in ["direct", "upstream"] {
+            let (status, body) = demo_answer(route(responses, name)).await;
+            assert_eq!(status, 200, "{name}: {body}");
+        }
+    }
+
+    #[tokio::test]
     async fn the_demo_answers_the_messages_routes() {
         let cases = overhead();
-        for kind in ["request_3k", "stream_500"] {
+        for kind in [CLAUDE_CODE_KIND, "stream_500"] {
             let name = format!("messages_to_chat/{kind}/c1");
             let case = cases.iter().find(|c| c.name == name).unwrap();
             // The demo checks the thinking blocks' signatures: the direct
@@ -459,7 +513,7 @@ mod tests {
         }
         let case = cases
             .iter()
-            .find(|c| c.name == "messages_to_chat/request_3k/c1")
+            .find(|c| c.name == "messages_to_chat/request_claude_code/c1")
             .unwrap();
         let (_, body) = demo_answer(route(case, "direct")).await;
         assert_eq!(body["type"], "message", "{body}");

@@ -473,8 +473,8 @@ mod tests {
     #[test]
     fn the_messages_ingress_is_compared_with_the_responses_ingress_round_by_round() {
         let (messages, responses) = (
-            "messages_to_chat/request_3k/c8",
-            "responses_to_chat/request_3k/c8",
+            "messages_to_chat/request_claude_code/c8",
+            "responses_to_chat/request_claude_code/c8",
         );
         let cases = [
             case(Direction::ResponsesToChat, responses),
