@@ -29,7 +29,7 @@ pub struct TranslatedBody {
 /// A response whose status is `failed` is an error: the upstream's message
 /// and code come back as [`ConvertError::UpstreamFailed`].
 pub fn translate_body(body: &[u8], ctx: &ChatContext) -> Result<TranslatedBody, ConvertError> {
-    let response: ResponseBody<'_> = serde_json::from_slice(body).map_err(|e| {
+    let response = ResponseBody::parse(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the Responses body is not valid: {e}"))
     })?;
     if response.status.as_deref() == Some("failed") || Failure::from_raw(response.error).is_some() {

@@ -30,7 +30,7 @@ pub struct TranslatedBody {
 /// and code come back as [`ConvertError::UpstreamFailed`], which
 /// [`error_body`](super::error_body) shapes for the client.
 pub fn translate_body(body: &[u8], ctx: &MessagesContext) -> Result<TranslatedBody, ConvertError> {
-    let response: ResponseBody<'_> = serde_json::from_slice(body).map_err(|e| {
+    let response = ResponseBody::parse(body).map_err(|e| {
         ConvertError::InvalidUpstream(format!("the Responses body is not valid: {e}"))
     })?;
     if response.status.as_deref() == Some("failed") || Failure::from_raw(response.error).is_some() {

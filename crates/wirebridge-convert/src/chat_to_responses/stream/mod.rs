@@ -234,7 +234,7 @@ impl StreamTranslator {
             "response.failed" => {
                 let body = event
                     .response
-                    .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok());
+                    .and_then(|r| ResponseBody::parse(r.get().as_bytes()).ok());
                 let failure = body.and_then(|b| Failure::from_raw(b.error));
                 self.fail_with(
                     failure.unwrap_or_else(|| Failure::server("the upstream response failed")),
@@ -275,8 +275,7 @@ impl StreamTranslator {
         if self.started {
             return;
         }
-        let Some(body) = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
-        else {
+        let Some(body) = raw.and_then(|r| ResponseBody::parse(r.get().as_bytes()).ok()) else {
             return;
         };
         if self.created == 0 {
@@ -422,7 +421,7 @@ impl StreamTranslator {
     fn complete(&mut self, raw: Option<&RawValue>, out: &mut Frames) {
         self.start(out);
         let body = raw
-            .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
+            .and_then(|r| ResponseBody::parse(r.get().as_bytes()).ok())
             .unwrap_or_default();
         // A finished call whose arguments are no JSON object is one the
         // client could not run: the stream fails, as the body does. One the

@@ -224,7 +224,7 @@ impl StreamTranslator {
             "response.failed" => {
                 let body = event
                     .response
-                    .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok());
+                    .and_then(|r| ResponseBody::parse(r.get().as_bytes()).ok());
                 let failure = body.and_then(|b| Failure::from_raw(b.error));
                 self.fail_with(
                     failure.unwrap_or_else(|| Failure::api("the upstream response failed")),
@@ -263,7 +263,7 @@ impl StreamTranslator {
         if self.started {
             return;
         }
-        let body = raw.and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok());
+        let body = raw.and_then(|r| ResponseBody::parse(r.get().as_bytes()).ok());
         if self.ctx.thread.is_some() || self.ctx.diagnostics.is_some() {
             // The id the next turn continues from, or compares itself with.
             if let Some(id) = body.as_ref().and_then(|b| b.id.as_deref()) {
@@ -303,7 +303,7 @@ impl StreamTranslator {
     fn complete(&mut self, raw: Option<&RawValue>, out: &mut Frames) {
         self.start(out);
         let body = raw
-            .and_then(|r| serde_json::from_str::<ResponseBody<'_>>(r.get()).ok())
+            .and_then(|r| ResponseBody::parse(r.get().as_bytes()).ok())
             .unwrap_or_default();
         // A call still open ends with the response.
         self.close_call(body.status.as_deref() == Some("incomplete"), out);

@@ -10,6 +10,7 @@ mod fields;
 mod item;
 mod read;
 mod reply;
+mod reply_read;
 mod request;
 mod shell;
 
