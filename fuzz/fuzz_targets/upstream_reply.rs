@@ -16,8 +16,9 @@
 //! lines that are no valid header are left out.
 //!
 //! Checks, beyond not panicking and not hanging: that whatever the
-//! one-pass readers of a completion and of a `Response` read of the body,
-//! serde reads the same (`read_as_serde`, `shell_as_serde`); and that the
+//! one-pass readers of a completion, of a `Response` and of its shell read
+//! of the body, serde reads the same (`read_as_serde`, `body_as_serde`,
+//! `shell_as_serde`); and that the
 //! client gets a final
 //! status (no 1xx), a body that ends without an error, a `content-length`
 //! only when it is the body's, and, in its own dialect, either a stream
@@ -49,6 +50,7 @@ use wirebridge_tower::{
 };
 use wirebridge_wire::chat::lenient::read_check::read_as_serde;
 use wirebridge_wire::responses::lenient::read_check::shell_as_serde;
+use wirebridge_wire::responses::lenient::reply_read_check::body_as_serde;
 
 /// The client's API.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -322,6 +324,7 @@ fuzz_target!(|data: &[u8]| {
     let stream = options & 4 != 0;
     let upstream_body: Vec<u8> = reply.frames.concat();
     read_as_serde(&upstream_body);
+    body_as_serde(&upstream_body);
     shell_as_serde(&upstream_body);
     let backend = {
         let reply = reply.clone();

@@ -23,5 +23,8 @@ pub use read::ReadRequest;
 pub use reply::{
     IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, StreamEvent, Usage,
 };
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use reply_read::check as reply_read_check;
 pub use request::{CreateResponse, Input, Reasoning, TextFormat, TextParam, Tool};
 pub use shell::{LifecycleEvent, ResponseShell};

@@ -179,7 +179,9 @@ fn incomplete_details<'a>(c: &mut JsonCursor<'a>) -> Option<IncompleteDetails<'a
     Some(out)
 }
 
-#[cfg(test)]
-mod check;
+// Public for the fuzz targets; a test build reaches it only from here.
+#[cfg(any(test, fuzzing))]
+#[cfg_attr(test, allow(unreachable_pub))]
+pub mod check;
 #[cfg(test)]
 mod tests;

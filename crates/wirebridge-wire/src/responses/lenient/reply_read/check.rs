@@ -1,4 +1,4 @@
-//! The oracle the tests hold the body reader to: whatever it reads, serde
+//! The oracle the tests and the fuzz target hold the body reader to: whatever it reads, serde
 //! reads the same.
 
 use crate::responses::lenient::ResponseBody;
@@ -6,7 +6,7 @@ use crate::responses::lenient::ResponseBody;
 /// When [`ResponseBody::read`] read `body`, what it read (as text to
 /// compare), after panicking unless serde reads the same; `None` when the
 /// reader left the body to serde.
-pub(super) fn read_as_serde(body: &[u8]) -> Option<String> {
+pub fn body_as_serde(body: &[u8]) -> Option<String> {
     let read = format!("{:?}", ResponseBody::read(body)?);
     let serde = serde_json::from_slice::<ResponseBody<'_>>(body)
         .map(|r| format!("{r:?}"))

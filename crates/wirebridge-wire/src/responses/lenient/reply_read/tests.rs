@@ -4,7 +4,7 @@ use serde_json::value::RawValue;
 use wirebridge_testkit::fixtures::{responses_bodies, responses_streams};
 use wirebridge_testkit::mutate::compare_edited;
 
-use super::check::read_as_serde;
+use super::check::body_as_serde;
 use crate::responses::lenient::ResponseBody;
 
 /// Every field the reader reads, with escapes, nulls and whitespace, and
@@ -28,7 +28,7 @@ const EVERY_FIELD: &str = r#"{"id":"resp_\u0031","object":"response","created_at
 
 #[test]
 fn reads_every_field_as_serde_does() {
-    let read = read_as_serde(EVERY_FIELD.as_bytes()).expect("the reader reads it");
+    let read = body_as_serde(EVERY_FIELD.as_bytes()).expect("the reader reads it");
     // The values are there, not only equal to serde's.
     for expected in [
         "resp_1",
@@ -50,7 +50,7 @@ fn reads_recorded_bodies_and_final_responses_as_serde_does() {
     let bodies = responses_bodies();
     assert!(bodies.len() >= 4, "{} bodies", bodies.len());
     for (name, body) in &bodies {
-        assert!(read_as_serde(body).is_some(), "{name}: left to serde");
+        assert!(body_as_serde(body).is_some(), "{name}: left to serde");
     }
     // The response each stream's lifecycle events carry, its last one whole.
     let mut responses = 0;
@@ -61,7 +61,7 @@ fn reads_recorded_bodies_and_final_responses_as_serde_does() {
             };
             if let Some(response) = event.response {
                 let name = &stream.name;
-                assert!(read_as_serde(response.get().as_bytes()).is_some(), "{name}");
+                assert!(body_as_serde(response.get().as_bytes()).is_some(), "{name}");
                 responses += 1;
             }
         }
