@@ -60,7 +60,6 @@ pub mod cache_diagnostics;
 pub mod catalog;
 pub mod chat_to_responses;
 pub mod conversation;
-mod decimal;
 pub mod error;
 pub mod frames;
 pub mod ids;

@@ -51,6 +51,7 @@
 pub mod chat;
 mod count;
 pub mod cursor;
+pub mod decimal;
 pub mod depth;
 pub mod error;
 pub mod items;

@@ -6,7 +6,7 @@
 //! Claude Code-like request's 256 K (callgrind, 200 translations); written
 //! here by hand, about 10 K.
 
-use crate::decimal::push_decimal_str;
+use wirebridge_wire::decimal::push_decimal_str;
 
 /// `{parent}{field}[{index}]`: `field` is empty or starts with a dot.
 pub(super) fn indexed(parent: &str, field: &str, index: usize) -> String {

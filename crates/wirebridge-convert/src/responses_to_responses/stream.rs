@@ -19,9 +19,9 @@ use std::borrow::Cow;
 
 use slot::Slot;
 
-use crate::decimal::push_decimal;
 use crate::frames::Frames;
 use serde_json::value::RawValue;
+use wirebridge_wire::decimal::push_decimal;
 use wirebridge_wire::responses::lenient::{LifecycleEvent, ResponseShell};
 use wirebridge_wire::responses::strict::{
     IncompleteDetails, Response, ResponseError, ResponseStatus, Usage,

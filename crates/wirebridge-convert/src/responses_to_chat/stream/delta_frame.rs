@@ -14,9 +14,9 @@
 //! when the part opens, and each delta appends only what changes, byte for
 //! byte what serializing the event gives.
 
-use crate::decimal::push_decimal;
 use crate::frames::Frames;
 use serde_json::value::RawValue;
+use wirebridge_wire::decimal::push_decimal;
 
 /// The constant parts of one part's delta events.
 #[derive(Debug)]

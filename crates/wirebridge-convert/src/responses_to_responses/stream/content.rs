@@ -1,8 +1,8 @@
 //! The events about one item's content, passed on under the bridge's ids
 //! with the positions the grammar requires.
 
-use crate::decimal::push_decimal;
 use crate::frames::Frames;
+use wirebridge_wire::decimal::push_decimal;
 use wirebridge_wire::raw::JsonStr;
 use wirebridge_wire::RawObject;
 

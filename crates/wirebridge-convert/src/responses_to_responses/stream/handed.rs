@@ -9,8 +9,8 @@
 
 use serde_json::value::RawValue;
 
-use crate::decimal::push_decimal;
 use crate::frames::Frames;
+use wirebridge_wire::decimal::push_decimal;
 use wirebridge_wire::raw::JsonStr;
 
 use super::{State, StreamTranslator};
@@ -71,10 +71,10 @@ impl Delta<'_> {
         json.push('"');
         json.push_str(self.item_id);
         json.push_str("\",\"output_index\":");
-        crate::decimal::push_decimal_str(&mut json, self.output_index as u64);
+        wirebridge_wire::decimal::push_decimal_str(&mut json, self.output_index as u64);
         if self.kind != DeltaKind::FunctionCallArguments {
             json.push_str(",\"content_index\":");
-            crate::decimal::push_decimal_str(&mut json, self.content_index as u64);
+            wirebridge_wire::decimal::push_decimal_str(&mut json, self.content_index as u64);
         }
         json.push_str(",\"delta\":");
         json.push_str(self.delta.get());

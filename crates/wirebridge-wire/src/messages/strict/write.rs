@@ -4,7 +4,9 @@
 //! (see [`crate::write`]).
 
 use super::{Delta, Event};
+use crate::decimal::push_decimal;
 use crate::write::{serialized, Object};
+use crate::JsonText;
 
 impl Event<'_> {
     /// Appends the event's JSON to `out`: the bytes serde writes for it.
@@ -27,12 +29,16 @@ impl Event<'_> {
         #[cfg(any(test, debug_assertions, fuzzing))]
         let start = out.len();
         match self {
+            // Most of a stream's events: written from two literals, the
+            // index and the fragment, with no key written one at a time.
             Event::ContentBlockDelta { index, delta } => {
-                let mut event = Object::open(out);
-                event.name("type", "content_block_delta");
-                event.value("index", index);
-                delta.write_json(event.key("delta"));
-                event.close();
+                let (head, fragment) = delta.head_and_fragment();
+                out.reserve(HEAD.len() + 2 + head.len() + fragment.raw().get().len() + 2);
+                out.extend_from_slice(HEAD.as_bytes());
+                push_decimal(out, *index as u64);
+                out.extend_from_slice(head.as_bytes());
+                out.extend_from_slice(fragment.raw().get().as_bytes());
+                out.extend_from_slice(b"}}");
             }
             Event::ContentBlockStop { index } => {
                 let mut event = Object::open(out);
@@ -52,32 +58,30 @@ impl Event<'_> {
     }
 }
 
+/// What every `content_block_delta` event starts with, up to its index.
+const HEAD: &str = r#"{"type":"content_block_delta","index":"#;
+
 impl Delta<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) {
-        let mut delta = Object::open(out);
+    /// What the event holds between its index and the fragment, with the
+    /// fragment: the delta's type and the name of its one field.
+    fn head_and_fragment(&self) -> (&'static str, &JsonText<'_>) {
         match self {
-            Delta::TextDelta { text } => {
-                delta.name("type", "text_delta");
-                delta.text("text", text);
-            }
-            Delta::InputJsonDelta { partial_json } => {
-                delta.name("type", "input_json_delta");
-                delta.text("partial_json", partial_json);
-            }
+            Delta::TextDelta { text } => (r#","delta":{"type":"text_delta","text":"#, text),
+            Delta::InputJsonDelta { partial_json } => (
+                r#","delta":{"type":"input_json_delta","partial_json":"#,
+                partial_json,
+            ),
             Delta::ThinkingDelta { thinking } => {
-                delta.name("type", "thinking_delta");
-                delta.text("thinking", thinking);
+                (r#","delta":{"type":"thinking_delta","thinking":"#, thinking)
             }
-            Delta::SignatureDelta { signature } => {
-                delta.name("type", "signature_delta");
-                delta.text("signature", signature);
-            }
+            Delta::SignatureDelta { signature } => (
+                r#","delta":{"type":"signature_delta","signature":"#,
+                signature,
+            ),
             Delta::CompactionDelta { content } => {
-                delta.name("type", "compaction_delta");
-                delta.text("content", content);
+                (r#","delta":{"type":"compaction_delta","content":"#, content)
             }
         }
-        delta.close();
     }
 }
 
