@@ -392,6 +392,18 @@ impl SeenFields {
         let mask = 1u64 << bit;
         (self.0 & mask == 0).then(|| self.0 |= mask)
     }
+
+    /// Reads a field's value with `read`, unless field `bit` came before:
+    /// then `None`, as serde rejects a duplicate.
+    pub fn read<'a>(
+        &mut self,
+        bit: u8,
+        c: &mut JsonCursor<'a>,
+        read: impl FnOnce(&mut JsonCursor<'a>) -> Option<()>,
+    ) -> Option<()> {
+        self.once(bit)?;
+        read(c)
+    }
 }
 
 /// `json` as serde_json's raw value, borrowed, without parsing it again.

@@ -42,33 +42,17 @@ impl<'a> ChatCompletion<'a> {
         let mut out = ChatCompletion::default();
         let mut seen = SeenFields::default();
         c.object(|c, key| match key {
-            "id" => once(&mut seen, 0, c, |c| c.set(&mut out.id, JsonCursor::str)),
-            "created" => once(&mut seen, 1, c, |c| {
-                c.set(&mut out.created, JsonCursor::u64)
-            }),
-            "model" => once(&mut seen, 2, c, |c| c.set(&mut out.model, JsonCursor::str)),
-            "choices" => once(&mut seen, 3, c, |c| {
-                c.set(&mut out.choices, |c| items(c, choice))
-            }),
-            "usage" => once(&mut seen, 4, c, |c| c.set(&mut out.usage, usage)),
-            "error" => once(&mut seen, 5, c, |c| c.set(&mut out.error, JsonCursor::raw)),
+            "id" => seen.read(0, c, |c| c.set(&mut out.id, JsonCursor::str)),
+            "created" => seen.read(1, c, |c| c.set(&mut out.created, JsonCursor::u64)),
+            "model" => seen.read(2, c, |c| c.set(&mut out.model, JsonCursor::str)),
+            "choices" => seen.read(3, c, |c| c.set(&mut out.choices, |c| items(c, choice))),
+            "usage" => seen.read(4, c, |c| c.set(&mut out.usage, usage)),
+            "error" => seen.read(5, c, |c| c.set(&mut out.error, JsonCursor::raw)),
             _ => c.skip_value(),
         })?;
         c.end()?;
         Some(out)
     }
-}
-
-/// Reads a known field's value with `read`, giving up when the field came
-/// before: serde rejects a duplicate.
-fn once<'a>(
-    seen: &mut SeenFields,
-    bit: u8,
-    c: &mut JsonCursor<'a>,
-    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<()>,
-) -> Option<()> {
-    seen.once(bit)?;
-    read(c)
 }
 
 /// An index that fits a `u32`, as serde reads one.
@@ -92,13 +76,11 @@ fn choice<'a>(c: &mut JsonCursor<'a>) -> Option<Choice<'a>> {
     let mut out = Choice::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "index" => once(&mut seen, 0, c, |c| c.set(&mut out.index, u32)),
-        "message" => once(&mut seen, 1, c, |c| c.set(&mut out.message, message)),
-        "delta" => once(&mut seen, 2, c, |c| c.set(&mut out.delta, message)),
-        "finish_reason" => once(&mut seen, 3, c, |c| {
-            c.set(&mut out.finish_reason, JsonCursor::str)
-        }),
-        "logprobs" => once(&mut seen, 4, c, |c| c.set(&mut out.logprobs, logprobs)),
+        "index" => seen.read(0, c, |c| c.set(&mut out.index, u32)),
+        "message" => seen.read(1, c, |c| c.set(&mut out.message, message)),
+        "delta" => seen.read(2, c, |c| c.set(&mut out.delta, message)),
+        "finish_reason" => seen.read(3, c, |c| c.set(&mut out.finish_reason, JsonCursor::str)),
+        "logprobs" => seen.read(4, c, |c| c.set(&mut out.logprobs, logprobs)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -108,12 +90,8 @@ fn logprobs<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceLogprobs<'a>> {
     let mut out = ChoiceLogprobs::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "content" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.content, JsonCursor::raw)
-        }),
-        "refusal" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.refusal, JsonCursor::raw)
-        }),
+        "content" => seen.read(0, c, |c| c.set(&mut out.content, JsonCursor::raw)),
+        "refusal" => seen.read(1, c, |c| c.set(&mut out.refusal, JsonCursor::raw)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -123,28 +101,18 @@ fn message<'a>(c: &mut JsonCursor<'a>) -> Option<ChoiceMessage<'a>> {
     let mut out = ChoiceMessage::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "role" => once(&mut seen, 0, c, |c| c.set(&mut out.role, JsonCursor::str)),
-        "content" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.content, JsonCursor::raw)
-        }),
-        "refusal" => once(&mut seen, 2, c, |c| {
-            c.set(&mut out.refusal, JsonCursor::json_str)
-        }),
-        "reasoning_content" => once(&mut seen, 3, c, |c| {
+        "role" => seen.read(0, c, |c| c.set(&mut out.role, JsonCursor::str)),
+        "content" => seen.read(1, c, |c| c.set(&mut out.content, JsonCursor::raw)),
+        "refusal" => seen.read(2, c, |c| c.set(&mut out.refusal, JsonCursor::json_str)),
+        "reasoning_content" => seen.read(3, c, |c| {
             c.set(&mut out.reasoning_content, JsonCursor::json_str)
         }),
-        "reasoning" => once(&mut seen, 4, c, |c| {
-            c.set(&mut out.reasoning, JsonCursor::raw)
-        }),
-        "tool_calls" => once(&mut seen, 5, c, |c| {
+        "reasoning" => seen.read(4, c, |c| c.set(&mut out.reasoning, JsonCursor::raw)),
+        "tool_calls" => seen.read(5, c, |c| {
             c.set(&mut out.tool_calls, |c| items(c, tool_call))
         }),
-        "function_call" => once(&mut seen, 6, c, |c| {
-            c.set(&mut out.function_call, function_call)
-        }),
-        "annotations" => once(&mut seen, 7, c, |c| {
-            c.set(&mut out.annotations, JsonCursor::raw)
-        }),
+        "function_call" => seen.read(6, c, |c| c.set(&mut out.function_call, function_call)),
+        "annotations" => seen.read(7, c, |c| c.set(&mut out.annotations, JsonCursor::raw)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -154,11 +122,11 @@ fn tool_call<'a>(c: &mut JsonCursor<'a>) -> Option<ToolCall<'a>> {
     let mut out = ToolCall::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "index" => once(&mut seen, 0, c, |c| c.set(&mut out.index, u32)),
-        "id" => once(&mut seen, 1, c, |c| c.set(&mut out.id, JsonCursor::str)),
-        "type" => once(&mut seen, 2, c, |c| c.set(&mut out.kind, JsonCursor::str)),
-        "function" => once(&mut seen, 3, c, |c| c.set(&mut out.function, function_call)),
-        "custom" => once(&mut seen, 4, c, |c| c.set(&mut out.custom, custom_call)),
+        "index" => seen.read(0, c, |c| c.set(&mut out.index, u32)),
+        "id" => seen.read(1, c, |c| c.set(&mut out.id, JsonCursor::str)),
+        "type" => seen.read(2, c, |c| c.set(&mut out.kind, JsonCursor::str)),
+        "function" => seen.read(3, c, |c| c.set(&mut out.function, function_call)),
+        "custom" => seen.read(4, c, |c| c.set(&mut out.custom, custom_call)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -168,10 +136,8 @@ fn function_call<'a>(c: &mut JsonCursor<'a>) -> Option<FunctionCall<'a>> {
     let mut out = FunctionCall::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "name" => once(&mut seen, 0, c, |c| c.set(&mut out.name, JsonCursor::str)),
-        "arguments" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.arguments, JsonCursor::raw)
-        }),
+        "name" => seen.read(0, c, |c| c.set(&mut out.name, JsonCursor::str)),
+        "arguments" => seen.read(1, c, |c| c.set(&mut out.arguments, JsonCursor::raw)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -181,10 +147,8 @@ fn custom_call<'a>(c: &mut JsonCursor<'a>) -> Option<CustomCall<'a>> {
     let mut out = CustomCall::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "name" => once(&mut seen, 0, c, |c| c.set(&mut out.name, JsonCursor::str)),
-        "input" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.input, JsonCursor::json_str)
-        }),
+        "name" => seen.read(0, c, |c| c.set(&mut out.name, JsonCursor::str)),
+        "input" => seen.read(1, c, |c| c.set(&mut out.input, JsonCursor::json_str)),
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -194,24 +158,20 @@ fn usage(c: &mut JsonCursor<'_>) -> Option<Usage> {
     let mut out = Usage::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "prompt_tokens" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.prompt_tokens, JsonCursor::u64)
-        }),
-        "completion_tokens" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.completion_tokens, JsonCursor::u64)
-        }),
-        "total_tokens" => once(&mut seen, 2, c, |c| {
-            c.set(&mut out.total_tokens, JsonCursor::u64)
-        }),
-        "prompt_tokens_details" => once(&mut seen, 3, c, |c| {
+        "prompt_tokens" => seen.read(0, c, |c| c.set(&mut out.prompt_tokens, JsonCursor::u64)),
+        "completion_tokens" => {
+            seen.read(1, c, |c| c.set(&mut out.completion_tokens, JsonCursor::u64))
+        }
+        "total_tokens" => seen.read(2, c, |c| c.set(&mut out.total_tokens, JsonCursor::u64)),
+        "prompt_tokens_details" => seen.read(3, c, |c| {
             c.set(&mut out.prompt_tokens_details, prompt_details)
         }),
-        "completion_tokens_details" => once(&mut seen, 4, c, |c| {
+        "completion_tokens_details" => seen.read(4, c, |c| {
             c.set(&mut out.completion_tokens_details, completion_details)
         }),
-        "reasoning_tokens" => once(&mut seen, 5, c, |c| {
-            c.set(&mut out.reasoning_tokens, JsonCursor::u64)
-        }),
+        "reasoning_tokens" => {
+            seen.read(5, c, |c| c.set(&mut out.reasoning_tokens, JsonCursor::u64))
+        }
         _ => c.skip_value(),
     })?;
     Some(out)
@@ -221,10 +181,8 @@ fn prompt_details(c: &mut JsonCursor<'_>) -> Option<PromptTokensDetails> {
     let mut out = PromptTokensDetails::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "cached_tokens" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.cached_tokens, JsonCursor::u64)
-        }),
-        "cache_write_tokens" => once(&mut seen, 1, c, |c| {
+        "cached_tokens" => seen.read(0, c, |c| c.set(&mut out.cached_tokens, JsonCursor::u64)),
+        "cache_write_tokens" => seen.read(1, c, |c| {
             c.set(&mut out.cache_write_tokens, JsonCursor::u64)
         }),
         _ => c.skip_value(),
@@ -236,9 +194,9 @@ fn completion_details(c: &mut JsonCursor<'_>) -> Option<CompletionTokensDetails>
     let mut out = CompletionTokensDetails::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "reasoning_tokens" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.reasoning_tokens, JsonCursor::u64)
-        }),
+        "reasoning_tokens" => {
+            seen.read(0, c, |c| c.set(&mut out.reasoning_tokens, JsonCursor::u64))
+        }
         _ => c.skip_value(),
     })?;
     Some(out)

@@ -16,7 +16,8 @@
 //! the error. The tests hold it to serde on recorded bodies and on edited
 //! copies of them.
 
-use super::{IncompleteDetails, InputDetails, OutputDetails, OutputItem, ResponseBody, Usage};
+use super::shell::{incomplete_details, usage};
+use super::{OutputItem, ResponseBody};
 use crate::cursor::{JsonCursor, SeenFields};
 
 impl<'a> ResponseBody<'a> {
@@ -51,34 +52,18 @@ impl<'a> ResponseBody<'a> {
     }
 }
 
-/// Reads a known field's value with `read`, giving up when the field came
-/// before: serde rejects a duplicate.
-fn once<'a>(
-    seen: &mut SeenFields,
-    bit: u8,
-    c: &mut JsonCursor<'a>,
-    read: impl FnOnce(&mut JsonCursor<'a>) -> Option<()>,
-) -> Option<()> {
-    seen.once(bit)?;
-    read(c)
-}
-
 fn response<'a>(c: &mut JsonCursor<'a>) -> Option<ResponseBody<'a>> {
     let mut out = ResponseBody::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "id" => once(&mut seen, 0, c, |c| c.set(&mut out.id, JsonCursor::str)),
-        "created_at" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.created_at, JsonCursor::u64)
-        }),
-        "model" => once(&mut seen, 2, c, |c| c.set(&mut out.model, JsonCursor::str)),
-        "status" => once(&mut seen, 3, c, |c| c.set(&mut out.status, JsonCursor::str)),
-        "output" => once(&mut seen, 4, c, |c| {
-            c.set(&mut out.output, |c| c.list(output_item))
-        }),
-        "usage" => once(&mut seen, 5, c, |c| c.set(&mut out.usage, usage)),
-        "error" => once(&mut seen, 6, c, |c| c.set(&mut out.error, JsonCursor::raw)),
-        "incomplete_details" => once(&mut seen, 7, c, |c| {
+        "id" => seen.read(0, c, |c| c.set(&mut out.id, JsonCursor::str)),
+        "created_at" => seen.read(1, c, |c| c.set(&mut out.created_at, JsonCursor::u64)),
+        "model" => seen.read(2, c, |c| c.set(&mut out.model, JsonCursor::str)),
+        "status" => seen.read(3, c, |c| c.set(&mut out.status, JsonCursor::str)),
+        "output" => seen.read(4, c, |c| c.set(&mut out.output, |c| c.list(output_item))),
+        "usage" => seen.read(5, c, |c| c.set(&mut out.usage, usage)),
+        "error" => seen.read(6, c, |c| c.set(&mut out.error, JsonCursor::raw)),
+        "incomplete_details" => seen.read(7, c, |c| {
             c.set(&mut out.incomplete_details, incomplete_details)
         }),
         _ => c.skip_value(),
@@ -89,94 +74,21 @@ fn response<'a>(c: &mut JsonCursor<'a>) -> Option<ResponseBody<'a>> {
 fn output_item<'a>(c: &mut JsonCursor<'a>, out: &mut OutputItem<'a>) -> Option<()> {
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
-        "type" => once(&mut seen, 0, c, |c| c.set(&mut out.kind, JsonCursor::str)),
-        "id" => once(&mut seen, 1, c, |c| c.set(&mut out.id, JsonCursor::str)),
-        "status" => once(&mut seen, 2, c, |c| c.set(&mut out.status, JsonCursor::str)),
-        "content" => once(&mut seen, 3, c, |c| {
-            c.set(&mut out.content, JsonCursor::raw)
-        }),
-        "summary" => once(&mut seen, 4, c, |c| {
-            c.set(&mut out.summary, JsonCursor::raw)
-        }),
-        "call_id" => once(&mut seen, 5, c, |c| {
-            c.set(&mut out.call_id, JsonCursor::str)
-        }),
-        "name" => once(&mut seen, 6, c, |c| c.set(&mut out.name, JsonCursor::str)),
-        "namespace" => once(&mut seen, 7, c, |c| {
-            c.set(&mut out.namespace, JsonCursor::str)
-        }),
-        "arguments" => once(&mut seen, 8, c, |c| {
-            c.set(&mut out.arguments, JsonCursor::raw)
-        }),
-        "input" => once(&mut seen, 9, c, |c| {
-            c.set(&mut out.input, JsonCursor::json_str)
-        }),
-        "encrypted_content" => once(&mut seen, 10, c, |c| {
+        "type" => seen.read(0, c, |c| c.set(&mut out.kind, JsonCursor::str)),
+        "id" => seen.read(1, c, |c| c.set(&mut out.id, JsonCursor::str)),
+        "status" => seen.read(2, c, |c| c.set(&mut out.status, JsonCursor::str)),
+        "content" => seen.read(3, c, |c| c.set(&mut out.content, JsonCursor::raw)),
+        "summary" => seen.read(4, c, |c| c.set(&mut out.summary, JsonCursor::raw)),
+        "call_id" => seen.read(5, c, |c| c.set(&mut out.call_id, JsonCursor::str)),
+        "name" => seen.read(6, c, |c| c.set(&mut out.name, JsonCursor::str)),
+        "namespace" => seen.read(7, c, |c| c.set(&mut out.namespace, JsonCursor::str)),
+        "arguments" => seen.read(8, c, |c| c.set(&mut out.arguments, JsonCursor::raw)),
+        "input" => seen.read(9, c, |c| c.set(&mut out.input, JsonCursor::json_str)),
+        "encrypted_content" => seen.read(10, c, |c| {
             c.set(&mut out.encrypted_content, JsonCursor::json_str)
         }),
         _ => c.skip_value(),
     })
-}
-
-fn usage(c: &mut JsonCursor<'_>) -> Option<Usage> {
-    let mut out = Usage::default();
-    let mut seen = SeenFields::default();
-    c.object(|c, key| match key {
-        "input_tokens" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.input_tokens, JsonCursor::u64)
-        }),
-        "output_tokens" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.output_tokens, JsonCursor::u64)
-        }),
-        "total_tokens" => once(&mut seen, 2, c, |c| {
-            c.set(&mut out.total_tokens, JsonCursor::u64)
-        }),
-        "input_tokens_details" => once(&mut seen, 3, c, |c| {
-            c.set(&mut out.input_tokens_details, input_details)
-        }),
-        "output_tokens_details" => once(&mut seen, 4, c, |c| {
-            c.set(&mut out.output_tokens_details, output_details)
-        }),
-        _ => c.skip_value(),
-    })?;
-    Some(out)
-}
-
-fn input_details(c: &mut JsonCursor<'_>) -> Option<InputDetails> {
-    let mut out = InputDetails::default();
-    let mut seen = SeenFields::default();
-    c.object(|c, key| match key {
-        "cached_tokens" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.cached_tokens, JsonCursor::u64)
-        }),
-        "cache_write_tokens" => once(&mut seen, 1, c, |c| {
-            c.set(&mut out.cache_write_tokens, JsonCursor::u64)
-        }),
-        _ => c.skip_value(),
-    })?;
-    Some(out)
-}
-
-fn output_details(c: &mut JsonCursor<'_>) -> Option<OutputDetails> {
-    let mut out = OutputDetails::default();
-    let mut seen = SeenFields::default();
-    c.object(|c, key| match key {
-        "reasoning_tokens" => once(&mut seen, 0, c, |c| {
-            c.set(&mut out.reasoning_tokens, JsonCursor::u64)
-        }),
-        _ => c.skip_value(),
-    })?;
-    Some(out)
-}
-
-fn incomplete_details<'a>(c: &mut JsonCursor<'a>) -> Option<IncompleteDetails<'a>> {
-    let mut out = IncompleteDetails::default();
-    let mut seen = SeenFields::default();
-    c.object(|c, key| match key {
-        "reason" => once(&mut seen, 0, c, |c| c.set(&mut out.reason, JsonCursor::str)),
-        _ => c.skip_value(),
-    })?;
-    Some(out)
 }
 
 // Public for the fuzz targets; a test build reaches it only from here.

@@ -166,7 +166,9 @@ fn raw_items<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<&'a RawValue>> {
     Some(items)
 }
 
-fn usage(c: &mut JsonCursor<'_>) -> Option<Usage> {
+/// Reads `usage`, as serde reads it into [`Usage`] (also for
+/// [`ResponseBody::read`](super::ResponseBody::read)).
+pub(super) fn usage(c: &mut JsonCursor<'_>) -> Option<Usage> {
     let mut out = Usage::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| {
@@ -218,7 +220,8 @@ fn output_details(c: &mut JsonCursor<'_>) -> Option<OutputDetails> {
     Some(out)
 }
 
-fn incomplete_details<'a>(c: &mut JsonCursor<'a>) -> Option<IncompleteDetails<'a>> {
+/// Reads `incomplete_details`, as serde reads it.
+pub(super) fn incomplete_details<'a>(c: &mut JsonCursor<'a>) -> Option<IncompleteDetails<'a>> {
     let mut out = IncompleteDetails::default();
     let mut seen = SeenFields::default();
     c.object(|c, key| match key {
