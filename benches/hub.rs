@@ -11,8 +11,9 @@
 //! - `hub/stream_500`: a recorded Chat stream of 500 chunks through both
 //!   stream translators, against the first alone (SSE decoding and encoding
 //!   included). `composed` hands the Messages leg the Responses leg's events
-//!   in bare JSON, one at a time, as the layers do; `composed_sse` hands it
-//!   SSE to decode, as they did before.
+//!   one at a time, its text and reasoning deltas as records of their
+//!   fields (`Framing::Handed`), as the layers do; `composed_json` hands
+//!   every event in bare JSON, as they did before.
 //!
 //! Each group also holds `baseline`: the same input's JSON parsed into a
 //! `serde_json::Value` and written back (every event's, for the stream).
@@ -141,30 +142,27 @@ fn streams(c: &mut Criterion) {
     let documents = common::sse_documents(&chat);
     let mut group = c.benchmark_group("hub/stream_500");
     group.throughput(Throughput::Elements(500));
-    group.bench_function("composed", |b| {
-        b.iter(|| {
-            let responses = responses_leg(&chat, Framing::json());
-            let mut stream = SseTranslator::new(m2r::StreamTranslator::new(messages_context()));
-            let mut out = Frames::sse();
-            out.reserve(responses.len());
-            for event in responses.events() {
-                stream.feed_event(event, &mut out);
-            }
-            stream.finish(&mut out);
-            out
-        })
-    });
-    group.bench_function("composed_sse", |b| {
-        b.iter(|| {
-            let responses = responses_leg(&chat, Framing::Sse);
-            let mut stream = SseTranslator::new(m2r::StreamTranslator::new(messages_context()));
-            let mut out = Frames::sse();
-            out.reserve(responses.len());
-            stream.feed(responses.as_bytes(), &mut out);
-            stream.finish(&mut out);
-            out
-        })
-    });
+    // As the layers do: the Responses leg's events handed on one at a
+    // time, its deltas as records; and as they did before, every event
+    // in bare JSON.
+    for (name, framing) in [
+        ("composed", Framing::Handed),
+        ("composed_json", Framing::json()),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let responses = responses_leg(&chat, framing.clone());
+                let mut stream = SseTranslator::new(m2r::StreamTranslator::new(messages_context()));
+                let mut out = Frames::sse();
+                out.reserve(responses.len());
+                for event in responses.events() {
+                    stream.feed_event(event, &mut out);
+                }
+                stream.finish(&mut out);
+                out
+            })
+        });
+    }
     group.bench_function("single", |b| b.iter(|| responses_leg(&chat, Framing::Sse)));
     group.bench_function("baseline", |b| b.iter(|| common::round_trip(&documents)));
     group.finish();

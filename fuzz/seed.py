@@ -300,6 +300,40 @@ CONVERSATION_CALLS = {
 }
 
 
+# The record letter of each delta kind a Responses translator hands to a
+# Messages one (crates/wirebridge-convert/src/handed.rs).
+HANDED = {
+    "response.output_text.delta": ("t", "content_index"),
+    "response.refusal.delta": ("r", "content_index"),
+    "response.reasoning_summary_text.delta": ("s", "summary_index"),
+    "response.reasoning_text.delta": ("R", "content_index"),
+}
+
+
+def handed_records(sse: bytes) -> bytes:
+    """`sse` with each text, refusal and reasoning delta's data written as
+    the record that stands for it in `Framing::Handed`."""
+    out = []
+    for line in sse.split(b"\n"):
+        if line.startswith(b"data:"):
+            try:
+                event = json.loads(line[5:])
+            except ValueError:
+                event = None
+            kind = HANDED.get(event.get("type")) if isinstance(event, dict) else None
+            if kind and isinstance(event.get("delta"), str):
+                letter, part = kind
+                record = "\x01%s%d,%d,%s" % (
+                    letter,
+                    event.get("output_index", 0),
+                    event.get(part, 0),
+                    json.dumps(event["delta"]),
+                )
+                line = b"data: " + record.encode()
+        out.append(line)
+    return b"\n".join(out)
+
+
 def write(target, name, data):
     directory = FUZZ / "corpus" / target
     directory.mkdir(parents=True, exist_ok=True)
@@ -319,6 +353,11 @@ def main():
     # thinking shown as a summary (options 1).
     for name, sse in seeds["responses_stream"].items():
         write("messages_stream", name, b"\x00\x01" + sse)
+        # The same stream as the Responses layer below hands it to the
+        # Messages one in the same process: its deltas as records.
+        handed = handed_records(sse)
+        if handed != sse:
+            write("messages_stream", name + "-handed", b"\x00\x01" + handed)
     # A Messages backend's streams (the demo's golden answers), each under
     # every context: tools declared, sealed, a small event limit.
     for name, sse in seeds["messages_stream"].items():

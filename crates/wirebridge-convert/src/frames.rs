@@ -61,6 +61,13 @@ pub enum Framing {
         /// `stream_id`, which tells a client's concurrent turns apart.
         stream_id: Option<Arc<str>>,
     },
+    /// Bare JSON events, but text and reasoning deltas as records of
+    /// their fields (kind, indexes, fragment) for a translator of this
+    /// crate's to take in place, with no JSON to read: the Messages hub
+    /// over the Responses side, in the same process. Only a caller that
+    /// hands the stream to this crate's translators asks for it; the
+    /// records are for nobody else.
+    Handed,
 }
 
 impl Framing {
@@ -76,9 +83,15 @@ impl Framing {
         }
     }
 
-    /// Whether events are bare JSON.
+    /// Whether events are bare JSON (the deltas of [`Framing::Handed`]
+    /// being records in their place).
     pub fn is_json(&self) -> bool {
-        matches!(self, Framing::Json { .. })
+        matches!(self, Framing::Json { .. } | Framing::Handed)
+    }
+
+    /// Whether deltas are handed as records ([`Framing::Handed`]).
+    pub fn hands_deltas(&self) -> bool {
+        matches!(self, Framing::Handed)
     }
 }
 
@@ -164,7 +177,7 @@ impl Frames {
                 self.last = Some(self.bytes.len());
                 encode_event(&mut self.bytes, name, data);
             }
-            Framing::Json { .. } => {
+            Framing::Json { .. } | Framing::Handed => {
                 self.event(name, |out| out.extend_from_slice(data.as_bytes()));
             }
         }
@@ -187,7 +200,7 @@ impl Frames {
                 encode_comment(&mut self.bytes, "keepalive");
                 self.bytes.push(b'\n');
             }
-            Framing::Json { .. } => self.ends.push(self.bytes.len()),
+            Framing::Json { .. } | Framing::Handed => self.ends.push(self.bytes.len()),
         }
     }
 
@@ -260,7 +273,7 @@ impl Frames {
                 Some(parts) => parts,
                 None => return,
             },
-            Framing::Json { .. } => match std::str::from_utf8(frame) {
+            Framing::Json { .. } | Framing::Handed => match std::str::from_utf8(frame) {
                 Ok(data) => (None, data),
                 Err(_) => return,
             },

@@ -62,6 +62,7 @@ pub mod chat_to_responses;
 pub mod conversation;
 pub mod error;
 pub mod frames;
+mod handed;
 pub mod ids;
 pub mod loss;
 pub mod messages_to_responses;

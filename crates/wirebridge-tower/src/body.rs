@@ -16,10 +16,11 @@ use stream::Driver;
 pub(crate) use stream::{HoldFuture, Release, StreamState};
 
 /// Marks a streamed reply whose events are bare JSON, a frame each (see
-/// [`Framing`]): the reader, in this process, takes them as they are.
+/// [`Framing`]), with the framing it was asked for: the reader, in this
+/// process, takes them as they are.
 pub(crate) fn mark_framing(head: &mut http::response::Parts, framing: &Framing) {
     if framing.is_json() {
-        head.extensions.insert(Framing::json());
+        head.extensions.insert(framing.clone());
     }
 }
 

@@ -275,14 +275,16 @@ where
 }
 
 /// Marks a request handed on to the Responses hub below (see
-/// [`Direction::HANDS_ON`]), and asks it for a stream in bare JSON events:
-/// this exchange reads them as they come, with nothing to decode (a hub
-/// that is not this crate's ignores the ask and streams SSE).
+/// [`Direction::HANDS_ON`]), and asks it for a stream in bare JSON events
+/// whose text and reasoning deltas are handed as records
+/// ([`Framing::Handed`]): this exchange reads them as they come, with
+/// nothing to decode, and takes a delta's fields with no JSON to read (a
+/// hub that is not this crate's ignores the ask and streams SSE).
 pub(crate) fn hand_on<D: Direction, B>(request: &mut Request<B>, stream: bool) {
     if D::HANDS_ON {
         request.extensions_mut().insert(HandedOn(D::KIND));
         if stream {
-            request.extensions_mut().insert(Framing::json());
+            request.extensions_mut().insert(Framing::Handed);
         }
     }
 }

@@ -27,8 +27,8 @@ const TOOLS: &str = r#"[{"name":"Query","input_schema":{"type":"object","propert
 
 /// The Messages layer over the Responses one, over `chat`: the Chat
 /// backend takes the bodies of one layer. The Responses layer's replies
-/// that hand their events on in bare JSON, each apart, are counted in
-/// `apart`.
+/// that hand their events on apart, in bare JSON with the deltas as
+/// records (`Framing::Handed`), are counted in `apart`.
 fn stack<S>(
     messages: MessagesToResponsesLayer,
     responses: ResponsesToChatLayer,
@@ -59,7 +59,7 @@ where
         .layer(chat)
         .map_response(move |response: http::Response<_>| {
             let framing = response.extensions().get::<Framing>();
-            if framing.is_some_and(Framing::is_json) {
+            if framing.is_some_and(Framing::hands_deltas) {
                 apart.fetch_add(1, Ordering::Relaxed);
             }
             response
@@ -122,7 +122,8 @@ async fn every_recorded_chat_stream_reaches_a_messages_client_through_both_layer
             .await
             .unwrap();
         // The client's own stream is SSE, unmarked; the Responses layer
-        // handed its events on apart, with nothing to decode between.
+        // handed its events on apart, with nothing to decode between, and
+        // its deltas as records.
         assert!(response.extensions().get::<Framing>().is_none());
         let (status, headers, bytes) = read(response).await;
         assert_eq!(status, 200, "{}", stream.name);

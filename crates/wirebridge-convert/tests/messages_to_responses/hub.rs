@@ -242,6 +242,105 @@ fn chain(
     (out.take().bytes, messages_leg.into_translator())
 }
 
+/// Deltas handed as records reach a Messages client as the same bytes
+/// their JSON events did, and the Responses leg's own stream (SSE, for a
+/// Responses client) is unchanged by the framing a Messages leg asked of
+/// it elsewhere.
+#[test]
+fn handed_deltas_give_the_bytes_json_events_give() {
+    let streams = fixtures::chat_streams();
+    let mut handed = 0;
+    for stream in &streams {
+        for display in [ThinkingDisplay::Summarized, ThinkingDisplay::Off] {
+            let (json, _) = chain(&stream.sse, 61, display, Framing::json());
+            let (records, _) = chain(&stream.sse, 61, display, Framing::Handed);
+            assert_eq!(
+                without_ids(&records),
+                without_ids(&json),
+                "{} ({display:?})",
+                stream.name
+            );
+        }
+        // The middle holds records where JSON had deltas, and nothing
+        // else changed.
+        let middle = |framing: Framing| {
+            let mut leg =
+                SseTranslator::new(responses_to_chat::StreamTranslator::new(ResponsesContext {
+                    stream: true,
+                    ..ResponsesContext::default()
+                }));
+            let mut frames = Frames::new(framing);
+            leg.feed(&stream.sse, &mut frames);
+            leg.finish(&mut frames);
+            let events: Vec<Vec<u8>> = frames.events().map(<[u8]>::to_vec).collect();
+            events
+        };
+        let (json, records) = (middle(Framing::json()), middle(Framing::Handed));
+        assert_eq!(json.len(), records.len(), "{}", stream.name);
+        for (json, record) in json.iter().zip(&records) {
+            if record.first() != Some(&1) {
+                // Two runs: the ids drawn, and the clock read, differ.
+                let same = |event: &[u8]| without_times(&without_ids(event));
+                assert_eq!(same(record), same(json), "{}", stream.name);
+                continue;
+            }
+            handed += 1;
+            // The record's fragment is the event's `delta`, as written.
+            #[derive(serde::Deserialize)]
+            struct Delta<'a> {
+                #[serde(rename = "type")]
+                kind: &'a str,
+                #[serde(borrow)]
+                delta: &'a serde_json::value::RawValue,
+            }
+            let event: Delta<'_> = serde_json::from_slice(json).unwrap();
+            assert!(
+                event.kind.ends_with("_text.delta") || event.kind == "response.refusal.delta",
+                "{}",
+                event.kind
+            );
+            let tail = format!(",{}", event.delta.get());
+            assert!(record.ends_with(tail.as_bytes()), "{}", stream.name);
+        }
+    }
+    assert!(handed > 100, "only {handed} deltas were handed");
+}
+
+/// `text` with each id the translators draw afresh for a stream (`msg_`,
+/// `resp_`, `rs_`, … and 32 hex digits or more: an item's adds its index) as `msg_*`, `resp_*`, ….
+fn without_ids(text: &[u8]) -> String {
+    let text = String::from_utf8_lossy(text);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = &*text;
+    while let Some(at) = rest.find('_') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let hex = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
+        if hex >= 32 {
+            out.push('*');
+            rest = &rest[hex..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `text` with the number after each `"created_at":` and
+/// `"completed_at":` as `*`.
+fn without_times(text: &str) -> String {
+    let mut out = text.to_owned();
+    for key in ["\"created_at\":", "\"completed_at\":"] {
+        let mut from = 0;
+        while let Some(at) = out[from..].find(key) {
+            let start = from + at + key.len();
+            let digits = out[start..].bytes().take_while(u8::is_ascii_digit).count();
+            out.replace_range(start..start + digits, "*");
+            from = start;
+        }
+    }
+    out
+}
+
 #[test]
 fn every_recorded_chat_stream_reaches_a_messages_client() {
     let streams = fixtures::chat_streams();
@@ -253,6 +352,8 @@ fn every_recorded_chat_stream_reaches_a_messages_client() {
             (52, ThinkingDisplay::Off, Framing::Sse),
             (53, ThinkingDisplay::Summarized, Framing::json()),
             (54, ThinkingDisplay::Off, Framing::json()),
+            (55, ThinkingDisplay::Summarized, Framing::Handed),
+            (56, ThinkingDisplay::Off, Framing::Handed),
         ] {
             let name = format!("{} ({display:?}, {middle:?})", stream.name);
             let (out, translator) = chain(&stream.sse, seed, display, middle);

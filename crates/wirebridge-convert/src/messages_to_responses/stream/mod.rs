@@ -18,6 +18,8 @@
 
 mod blocks;
 mod items;
+#[cfg(test)]
+mod tests;
 
 use crate::frames::Frames;
 use serde_json::value::RawValue;
@@ -30,6 +32,7 @@ use super::body::reply_id;
 use super::reply::{stop_reason, token_usage, usage, Failure};
 use super::MessagesContext;
 use crate::chat_to_responses::read_event;
+use crate::handed::{self, DeltaKind, HandedDelta};
 use crate::ids::ResponseIds;
 use crate::loss::{Loss, LossKind, LossReport};
 use crate::summary::{ReplySummary, ToolCallSummary};
@@ -155,22 +158,34 @@ impl StreamTranslator {
         if self.finished {
             return;
         }
-        let event: StreamEvent<'_> = match read_event(data) {
-            Some(event) => event,
-            None => match serde_json::from_str(data) {
-                Ok(event) => event,
-                Err(e) => {
-                    return self.fail_with(
-                        Failure::api(format!(
-                            "the upstream sent an event that is not valid JSON: {e}"
-                        )),
-                        out,
-                    )
-                }
-            },
-        };
         let written = out.len();
-        self.event(&event, out);
+        // A delta the Responses translator below handed as a record
+        // (`Framing::Handed`): its fields, with no JSON to read.
+        if let Some(handed) = handed::read(data) {
+            let HandedDelta {
+                kind,
+                output_index,
+                part,
+                fragment,
+            } = handed;
+            self.fragment(kind, output_index, part, Some(fragment.raw()), out);
+        } else {
+            let event: StreamEvent<'_> = match read_event(data) {
+                Some(event) => event,
+                None => match serde_json::from_str(data) {
+                    Ok(event) => event,
+                    Err(e) => {
+                        return self.fail_with(
+                            Failure::api(format!(
+                                "the upstream sent an event that is not valid JSON: {e}"
+                            )),
+                            out,
+                        )
+                    }
+                },
+            };
+            self.event(&event, out);
+        }
         if out.len() > written || !self.started || self.finished {
             self.silent = 0;
             return;
@@ -179,6 +194,27 @@ impl StreamTranslator {
         if self.silent >= PING_EVERY {
             self.silent = 0;
             self.emit(out, &Event::Ping);
+        }
+    }
+
+    /// A text, refusal or reasoning fragment of item `output_index`, part
+    /// `part` (its `content_index`, or a summary's `summary_index`).
+    fn fragment(
+        &mut self,
+        kind: DeltaKind,
+        output_index: u32,
+        part: u32,
+        fragment: Option<&RawValue>,
+        out: &mut Frames,
+    ) {
+        match kind {
+            DeltaKind::OutputText => self.text(output_index, part, fragment, out),
+            DeltaKind::Refusal => {
+                self.refused = true;
+                self.text(output_index, part, fragment, out)
+            }
+            DeltaKind::ReasoningSummary => self.thinking(output_index, part, true, fragment, out),
+            DeltaKind::ReasoningText => self.thinking(output_index, part, false, fragment, out),
         }
     }
 
@@ -195,20 +231,16 @@ impl StreamTranslator {
                     self.item_added(index, item, out);
                 }
             }
-            "response.output_text.delta" => {
-                self.text(index, event.content_index.unwrap_or(0), event.delta, out)
-            }
-            "response.refusal.delta" => {
-                self.refused = true;
-                self.text(index, event.content_index.unwrap_or(0), event.delta, out)
-            }
-            "response.reasoning_summary_text.delta" => {
-                let part = event.summary_index.unwrap_or(0);
-                self.thinking(index, part, true, event.delta, out)
-            }
-            "response.reasoning_text.delta" => {
-                let part = event.content_index.unwrap_or(0);
-                self.thinking(index, part, false, event.delta, out)
+            kind @ ("response.output_text.delta"
+            | "response.refusal.delta"
+            | "response.reasoning_summary_text.delta"
+            | "response.reasoning_text.delta") => {
+                let kind = DeltaKind::of(kind).expect("one of the delta kinds");
+                let part = match kind {
+                    DeltaKind::ReasoningSummary => event.summary_index,
+                    _ => event.content_index,
+                };
+                self.fragment(kind, index, part.unwrap_or(0), event.delta, out)
             }
             "response.function_call_arguments.delta" => self.arguments(index, event.delta, out),
             "response.function_call_arguments.done" => {

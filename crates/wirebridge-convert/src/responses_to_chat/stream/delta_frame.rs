@@ -13,8 +13,13 @@
 //! strings every time. A [`DeltaFrame`] writes the constant parts once,
 //! when the part opens, and each delta appends only what changes, byte for
 //! byte what serializing the event gives.
+//!
+//! In [`Framing::Handed`](crate::frames::Framing::Handed) a delta is
+//! written as a record of its fields instead, for the Messages translator
+//! stacked on this one to take as they are.
 
 use crate::frames::Frames;
+use crate::handed::{self, DeltaKind};
 use serde_json::value::RawValue;
 use wirebridge_wire::decimal::push_decimal;
 
@@ -26,6 +31,10 @@ pub(super) struct DeltaFrame {
     /// `,"item_id":…,"output_index":…,"<index>":…,"delta":`.
     template: Vec<u8>,
     fields_at: usize,
+    /// What a handed record says of the part.
+    handed: Option<DeltaKind>,
+    output_index: u32,
+    index: u32,
 }
 
 impl DeltaFrame {
@@ -56,11 +65,15 @@ impl DeltaFrame {
             kind,
             template,
             fields_at,
+            handed: DeltaKind::of(kind),
+            output_index: saturate(output_index),
+            index: saturate(index),
         }
     }
 
     /// Appends the event of one fragment (a JSON string literal) and
-    /// advances `seq`; output text events carry `logprobs` after it.
+    /// advances `seq`; output text events carry `logprobs` after it, which
+    /// a handed record leaves out (a Messages client has no use for them).
     pub(super) fn write(
         &self,
         out: &mut Frames,
@@ -68,6 +81,13 @@ impl DeltaFrame {
         fragment: &RawValue,
         logprobs: Option<&RawValue>,
     ) {
+        if let Some(kind) = self.handed.filter(|_| out.framing().hands_deltas()) {
+            out.event(Some(self.kind), |out| {
+                handed::write(out, kind, self.output_index, self.index, fragment.get())
+            });
+            *seq += 1;
+            return;
+        }
         let (head, fields) = self.template.split_at(self.fields_at);
         out.event(Some(self.kind), |out| {
             out.extend_from_slice(head);
@@ -82,6 +102,12 @@ impl DeltaFrame {
         });
         *seq += 1;
     }
+}
+
+/// An index as a record holds it: no part has four billion siblings, and
+/// one that claimed to would only be misplaced, never misread.
+fn saturate(index: usize) -> u32 {
+    u32::try_from(index).unwrap_or(u32::MAX)
 }
 
 /// Appends `text` as a JSON string literal, escaped as serde_json does.
