@@ -11,9 +11,9 @@
 //! - `hub/stream_500`: a recorded Chat stream of 500 chunks through both
 //!   stream translators, against the first alone (SSE decoding and encoding
 //!   included). `composed` hands the Messages leg the Responses leg's events
-//!   one at a time, its text and reasoning deltas as records of their
-//!   fields (`Framing::Handed`), as the layers do; `composed_json` hands
-//!   every event in bare JSON, as they did before.
+//!   one at a time, its text, reasoning and tool-argument deltas as
+//!   records of their fields (`Framing::Handed`), as the layers do;
+//!   `composed_json` hands every event in bare JSON, as they did before.
 //!
 //! Each group also holds `baseline`: the same input's JSON parsed into a
 //! `serde_json::Value` and written back (every event's, for the stream).

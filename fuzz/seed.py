@@ -307,11 +307,12 @@ HANDED = {
     "response.refusal.delta": ("r", "content_index"),
     "response.reasoning_summary_text.delta": ("s", "summary_index"),
     "response.reasoning_text.delta": ("R", "content_index"),
+    "response.function_call_arguments.delta": ("a", None),
 }
 
 
 def handed_records(sse: bytes) -> bytes:
-    """`sse` with each text, refusal and reasoning delta's data written as
+    """`sse` with each text, refusal, reasoning and tool-argument delta's data written as
     the record that stands for it in `Framing::Handed`."""
     out = []
     for line in sse.split(b"\n"):
@@ -326,7 +327,7 @@ def handed_records(sse: bytes) -> bytes:
                 record = "\x01%s%d,%d,%s" % (
                     letter,
                     event.get("output_index", 0),
-                    event.get(part, 0),
+                    event.get(part, 0) if part else 0,
                     json.dumps(event["delta"]),
                 )
                 line = b"data: " + record.encode()

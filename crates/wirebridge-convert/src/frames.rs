@@ -61,12 +61,12 @@ pub enum Framing {
         /// `stream_id`, which tells a client's concurrent turns apart.
         stream_id: Option<Arc<str>>,
     },
-    /// Bare JSON events, but text and reasoning deltas as records of
-    /// their fields (kind, indexes, fragment) for a translator of this
-    /// crate's to take in place, with no JSON to read: the Messages hub
-    /// over the Responses side, in the same process. Only a caller that
-    /// hands the stream to this crate's translators asks for it; the
-    /// records are for nobody else.
+    /// Bare JSON events, but text, reasoning and tool-argument deltas as
+    /// records of their fields (kind, indexes, fragment) for a translator
+    /// of this crate's to take in place, with no JSON to read: the
+    /// Messages hub over the Responses side, in the same process. Only a
+    /// caller that hands the stream to this crate's translators asks for
+    /// it; the records are for nobody else.
     Handed,
 }
 

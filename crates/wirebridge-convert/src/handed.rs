@@ -3,11 +3,12 @@
 //!
 //! A Messages client on a Chat backend is served by two translators in a
 //! row: the Chat stream becomes Responses events, which become Messages
-//! events. Nearly every event between them is a text or reasoning delta,
-//! and reading each back as JSON (its type, its indexes, its fragment, in
-//! whatever order its keys come) cost the second translator four times
-//! what the rest of its work did. In [`Framing::Handed`] the first writes
-//! each such delta as a record of what the second reads of it:
+//! events. Nearly every event between them is a text, reasoning or
+//! tool-argument delta, and reading each back as JSON (its type, its
+//! indexes, its fragment, in whatever order its keys come) cost the second
+//! translator four times what the rest of its work did. In
+//! [`Framing::Handed`] the first writes each such delta as a record of what
+//! the second reads of it:
 //!
 //! ```text
 //! \x01 kind output_index , part , "fragment"
@@ -39,6 +40,8 @@ pub(crate) enum DeltaKind {
     ReasoningSummary,
     /// `response.reasoning_text.delta`.
     ReasoningText,
+    /// `response.function_call_arguments.delta` (its part always 0).
+    FunctionCallArguments,
 }
 
 impl DeltaKind {
@@ -50,6 +53,7 @@ impl DeltaKind {
             "response.refusal.delta" => Self::Refusal,
             "response.reasoning_summary_text.delta" => Self::ReasoningSummary,
             "response.reasoning_text.delta" => Self::ReasoningText,
+            "response.function_call_arguments.delta" => Self::FunctionCallArguments,
             _ => return None,
         })
     }
@@ -60,6 +64,7 @@ impl DeltaKind {
             Self::Refusal => b'r',
             Self::ReasoningSummary => b's',
             Self::ReasoningText => b'R',
+            Self::FunctionCallArguments => b'a',
         }
     }
 
@@ -69,6 +74,7 @@ impl DeltaKind {
             b'r' => Self::Refusal,
             b's' => Self::ReasoningSummary,
             b'R' => Self::ReasoningText,
+            b'a' => Self::FunctionCallArguments,
             _ => return None,
         })
     }
@@ -86,23 +92,24 @@ pub(crate) struct HandedDelta<'a> {
     pub(crate) fragment: JsonStr<'a>,
 }
 
-/// Appends the record of a delta whose fragment is the string literal
-/// `fragment`.
+/// Appends the record of a delta whose fragment is the string literal with
+/// `escaped` between its quotes.
 pub(crate) fn write(
     out: &mut Vec<u8>,
     kind: DeltaKind,
     output_index: u32,
     part: u32,
-    fragment: &str,
+    escaped: &str,
 ) {
-    out.reserve(fragment.len() + 24);
+    out.reserve(escaped.len() + 26);
     out.push(TAG);
     out.push(kind.letter());
     push_decimal(out, u64::from(output_index));
     out.push(b',');
     push_decimal(out, u64::from(part));
-    out.push(b',');
-    out.extend_from_slice(fragment.as_bytes());
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(escaped.as_bytes());
+    out.push(b'"');
 }
 
 /// Reads a record; `None` for anything else (an event in JSON), or for a
@@ -149,7 +156,13 @@ mod tests {
 
     fn record(kind: DeltaKind, output_index: u32, part: u32, fragment: &str) -> String {
         let mut out = Vec::new();
-        write(&mut out, kind, output_index, part, fragment);
+        write(
+            &mut out,
+            kind,
+            output_index,
+            part,
+            &fragment[1..fragment.len() - 1],
+        );
         String::from_utf8(out).unwrap()
     }
 
@@ -160,6 +173,7 @@ mod tests {
             (DeltaKind::Refusal, 3, 1, r#""no \"way\"\n""#),
             (DeltaKind::ReasoningSummary, u32::MAX, 12, r#""""#),
             (DeltaKind::ReasoningText, 7, u32::MAX, r#""a,b\u00e9""#),
+            (DeltaKind::FunctionCallArguments, 2, 0, r#""{\"q\":1}""#),
         ] {
             let text = record(kind, output_index, part, fragment);
             let read = read(&text).expect("a record");

@@ -276,7 +276,7 @@ where
 
 /// Marks a request handed on to the Responses hub below (see
 /// [`Direction::HANDS_ON`]), and asks it for a stream in bare JSON events
-/// whose text and reasoning deltas are handed as records
+/// whose text, reasoning and tool-argument deltas are handed as records
 /// ([`Framing::Handed`]): this exchange reads them as they come, with
 /// nothing to decode, and takes a delta's fields with no JSON to read (a
 /// hub that is not this crate's ignores the ask and streams SSE).

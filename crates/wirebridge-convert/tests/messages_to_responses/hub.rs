@@ -295,7 +295,9 @@ fn handed_deltas_give_the_bytes_json_events_give() {
             }
             let event: Delta<'_> = serde_json::from_slice(json).unwrap();
             assert!(
-                event.kind.ends_with("_text.delta") || event.kind == "response.refusal.delta",
+                event.kind.ends_with("_text.delta")
+                    || event.kind == "response.refusal.delta"
+                    || event.kind == "response.function_call_arguments.delta",
                 "{}",
                 event.kind
             );

@@ -197,8 +197,9 @@ impl StreamTranslator {
         }
     }
 
-    /// A text, refusal or reasoning fragment of item `output_index`, part
-    /// `part` (its `content_index`, or a summary's `summary_index`).
+    /// A text, refusal, reasoning or tool-argument fragment of item
+    /// `output_index`, part `part` (its `content_index`, or a summary's
+    /// `summary_index`; 0 for arguments).
     fn fragment(
         &mut self,
         kind: DeltaKind,
@@ -215,6 +216,7 @@ impl StreamTranslator {
             }
             DeltaKind::ReasoningSummary => self.thinking(output_index, part, true, fragment, out),
             DeltaKind::ReasoningText => self.thinking(output_index, part, false, fragment, out),
+            DeltaKind::FunctionCallArguments => self.arguments(output_index, fragment, out),
         }
     }
 
@@ -234,7 +236,8 @@ impl StreamTranslator {
             kind @ ("response.output_text.delta"
             | "response.refusal.delta"
             | "response.reasoning_summary_text.delta"
-            | "response.reasoning_text.delta") => {
+            | "response.reasoning_text.delta"
+            | "response.function_call_arguments.delta") => {
                 let kind = DeltaKind::of(kind).expect("one of the delta kinds");
                 let part = match kind {
                     DeltaKind::ReasoningSummary => event.summary_index,
@@ -242,7 +245,6 @@ impl StreamTranslator {
                 };
                 self.fragment(kind, index, part.unwrap_or(0), event.delta, out)
             }
-            "response.function_call_arguments.delta" => self.arguments(index, event.delta, out),
             "response.function_call_arguments.done" => {
                 self.arguments_done(index, event.arguments, out)
             }

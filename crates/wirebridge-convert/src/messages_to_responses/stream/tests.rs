@@ -7,7 +7,13 @@ use crate::messages_to_responses::{MessagesContext, ThinkingDisplay};
 
 fn record(kind: DeltaKind, output_index: u32, part: u32, fragment: &str) -> String {
     let mut out = Vec::new();
-    handed::write(&mut out, kind, output_index, part, fragment);
+    handed::write(
+        &mut out,
+        kind,
+        output_index,
+        part,
+        &fragment[1..fragment.len() - 1],
+    );
     String::from_utf8(out).unwrap()
 }
 
@@ -68,6 +74,20 @@ fn the_messages_translator_takes_a_record_as_its_event() {
             };
             translator.push(&data, &mut out);
         }
+        // The message ends, and a tool call's arguments come in two
+        // fragments.
+        translator.push(r#"{"type":"response.output_item.done","sequence_number":4,"output_index":1,"item":{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[]}}"#, &mut out);
+        translator.push(r#"{"type":"response.output_item.added","sequence_number":5,"output_index":2,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"Read","arguments":"","status":"in_progress"}}"#, &mut out);
+        for (seq, fragment) in [(6, r#""{\"path\":""#), (7, r#""\"a.rs\"}""#)] {
+            let data = match records {
+                true => record(DeltaKind::FunctionCallArguments, 2, 0, fragment),
+                false => format!(
+                    r#"{{"type":"response.function_call_arguments.delta","sequence_number":{seq},"item_id":"fc_1","output_index":2,"delta":{fragment}}}"#
+                ),
+            };
+            translator.push(&data, &mut out);
+        }
+        translator.push(r#"{"type":"response.output_item.done","sequence_number":8,"output_index":2,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"Read","arguments":"{\"path\":\"a.rs\"}","status":"completed"}}"#, &mut out);
         translator.push(r#"{"type":"response.completed","sequence_number":9,"response":{"id":"resp_1","status":"completed","usage":{"input_tokens":5,"output_tokens":4}}}"#, &mut out);
         let summary = translator.summary();
         let text = String::from_utf8(out.take().bytes).unwrap();
@@ -77,7 +97,13 @@ fn the_messages_translator_takes_a_record_as_its_event() {
     let (events, outcome) = run(false);
     assert_eq!(run(true), (events.clone(), outcome.clone()));
     assert_eq!(outcome.as_deref(), Some("refusal"));
-    for fragment in ["Let me \\\"see\\\"", "Hello\\n", "I can't"] {
+    for fragment in [
+        "Let me \\\"see\\\"",
+        "Hello\\n",
+        "I can't",
+        "input_json_delta",
+        "{\\\"path\\\":",
+    ] {
         assert!(events.contains(fragment), "{fragment} in {events}");
     }
 }

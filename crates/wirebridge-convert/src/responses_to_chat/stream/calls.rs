@@ -1,6 +1,7 @@
 //! Tool calls: fragments keyed by index, live or buffered, closed in order.
 
 use crate::frames::Frames;
+use crate::handed::{self, DeltaKind};
 use serde_json::value::RawValue;
 use wirebridge_wire::chat::lenient::ToolCall;
 use wirebridge_wire::raw::{EscapedText, JsonStr, JsonText};
@@ -95,19 +96,7 @@ impl StreamTranslator {
                 output_index,
             } => {
                 if let Some(delta) = fragment_text {
-                    let body = ArgumentsEvent {
-                        item_id,
-                        output_index: *output_index,
-                        delta: Some(delta),
-                        name: None,
-                        arguments: None,
-                    };
-                    emit(
-                        out,
-                        &mut self.seq,
-                        "response.function_call_arguments.delta",
-                        body,
-                    );
+                    arguments_delta(out, &mut self.seq, item_id, *output_index, delta);
                 }
             }
             CallPhase::Pending => self.try_go_live(slot, out)?,
@@ -164,19 +153,8 @@ impl StreamTranslator {
         if whole || call.arguments.is_empty() {
             return;
         }
-        let body = ArgumentsEvent {
-            item_id,
-            output_index: *output_index,
-            delta: Some(JsonText::from_escaped(call.arguments.escaped())),
-            name: None,
-            arguments: None,
-        };
-        emit(
-            out,
-            &mut self.seq,
-            "response.function_call_arguments.delta",
-            body,
-        );
+        let delta = JsonText::from_escaped(call.arguments.escaped());
+        arguments_delta(out, &mut self.seq, item_id, *output_index, delta);
     }
 
     pub(super) fn open_call(&mut self, slot: usize, out: &mut Frames) {
@@ -345,4 +323,38 @@ impl StreamTranslator {
             ItemEvent { output_index, item },
         );
     }
+}
+
+/// Writes a function call's `arguments` fragment: its delta event, or in
+/// `Framing::Handed` the record that stands for it.
+fn arguments_delta(
+    out: &mut Frames,
+    seq: &mut u64,
+    item_id: &str,
+    output_index: usize,
+    delta: JsonText<'_>,
+) {
+    const KIND: &str = "response.function_call_arguments.delta";
+    if out.framing().hands_deltas() {
+        let output_index = u32::try_from(output_index).unwrap_or(u32::MAX);
+        out.event(Some(KIND), |out| {
+            handed::write(
+                out,
+                DeltaKind::FunctionCallArguments,
+                output_index,
+                0,
+                delta.escaped(),
+            )
+        });
+        *seq += 1;
+        return;
+    }
+    let body = ArgumentsEvent {
+        item_id,
+        output_index,
+        delta: Some(delta),
+        name: None,
+        arguments: None,
+    };
+    emit(out, seq, KIND, body);
 }

@@ -82,8 +82,11 @@ impl DeltaFrame {
         logprobs: Option<&RawValue>,
     ) {
         if let Some(kind) = self.handed.filter(|_| out.framing().hands_deltas()) {
+            // A fragment is a string literal: its text between the quotes.
+            let literal = fragment.get();
+            let escaped = &literal[1..literal.len() - 1];
             out.event(Some(self.kind), |out| {
-                handed::write(out, kind, self.output_index, self.index, fragment.get())
+                handed::write(out, kind, self.output_index, self.index, escaped)
             });
             *seq += 1;
             return;
