@@ -186,6 +186,30 @@ mod tests {
     }
 
     #[test]
+    fn the_clients_connection_headers_are_not_sent_upstream() {
+        let mut headers = HeaderMap::new();
+        for name in [
+            "connection",
+            "keep-alive",
+            "proxy-authorization",
+            "te",
+            "trailer",
+        ] {
+            headers.insert(name, "x".parse().unwrap());
+        }
+        headers.insert("upgrade", "websocket".parse().unwrap());
+        headers.append("upgrade", "h2c".parse().unwrap());
+        headers.insert("host", "bridge.example".parse().unwrap());
+        headers.insert("authorization", "Bearer k".parse().unwrap());
+        headers.insert("x-request-id", "r1".parse().unwrap());
+        strip_request(&mut headers);
+        let mut left: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(left, ["authorization", "x-request-id"]);
+        assert_eq!(headers.len(), 2);
+    }
+
+    #[test]
     fn length_and_chunked_together_put_the_framing_in_doubt() {
         let headers = |pairs: &[(&'static str, &'static str)]| {
             let mut map = HeaderMap::new();
