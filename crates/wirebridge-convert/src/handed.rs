@@ -150,21 +150,24 @@ fn index(bytes: &[u8]) -> Option<(u32, &[u8])> {
     Some((u32::try_from(value).ok()?, &bytes[digits + 1..]))
 }
 
+/// The record of a delta whose fragment is the string literal `literal`,
+/// as text: for tests, here and of the translators that read records.
+#[cfg(test)]
+pub(crate) fn record(kind: DeltaKind, output_index: u32, part: u32, literal: &str) -> String {
+    let mut out = Vec::new();
+    write(
+        &mut out,
+        kind,
+        output_index,
+        part,
+        &literal[1..literal.len() - 1],
+    );
+    String::from_utf8(out).expect("a record of UTF-8 is UTF-8")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn record(kind: DeltaKind, output_index: u32, part: u32, fragment: &str) -> String {
-        let mut out = Vec::new();
-        write(
-            &mut out,
-            kind,
-            output_index,
-            part,
-            &fragment[1..fragment.len() - 1],
-        );
-        String::from_utf8(out).unwrap()
-    }
 
     #[test]
     fn a_record_reads_back_as_written() {

@@ -2,20 +2,8 @@
 
 use super::StreamTranslator;
 use crate::frames::Frames;
-use crate::handed::{self, DeltaKind};
+use crate::handed::{record, DeltaKind};
 use crate::messages_to_responses::{MessagesContext, ThinkingDisplay};
-
-fn record(kind: DeltaKind, output_index: u32, part: u32, fragment: &str) -> String {
-    let mut out = Vec::new();
-    handed::write(
-        &mut out,
-        kind,
-        output_index,
-        part,
-        &fragment[1..fragment.len() - 1],
-    );
-    String::from_utf8(out).unwrap()
-}
 
 /// A Messages client is sent the same events, and told the same stop
 /// reason, whether each delta came as its JSON event or as a record.
