@@ -45,17 +45,48 @@ pub(crate) enum DeltaKind {
 }
 
 impl DeltaKind {
+    const ALL: [Self; 5] = [
+        Self::OutputText,
+        Self::Refusal,
+        Self::ReasoningSummary,
+        Self::ReasoningText,
+        Self::FunctionCallArguments,
+    ];
+
     /// The kind of the delta events of type `event_type`, if a record can
     /// carry them.
     pub(crate) fn of(event_type: &str) -> Option<Self> {
-        Some(match event_type {
-            "response.output_text.delta" => Self::OutputText,
-            "response.refusal.delta" => Self::Refusal,
-            "response.reasoning_summary_text.delta" => Self::ReasoningSummary,
-            "response.reasoning_text.delta" => Self::ReasoningText,
-            "response.function_call_arguments.delta" => Self::FunctionCallArguments,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|k| k.event_type() == event_type)
+    }
+
+    /// The `type` of its events.
+    pub(crate) fn event_type(self) -> &'static str {
+        match self {
+            Self::OutputText => "response.output_text.delta",
+            Self::Refusal => "response.refusal.delta",
+            Self::ReasoningSummary => "response.reasoning_summary_text.delta",
+            Self::ReasoningText => "response.reasoning_text.delta",
+            Self::FunctionCallArguments => "response.function_call_arguments.delta",
+        }
+    }
+
+    /// The `type` of the item its fragments add to.
+    pub(crate) fn item_type(self) -> &'static str {
+        match self {
+            Self::OutputText | Self::Refusal => "message",
+            Self::ReasoningSummary | Self::ReasoningText => "reasoning",
+            Self::FunctionCallArguments => "function_call",
+        }
+    }
+
+    /// The field of its events that says which part of the item it adds
+    /// to, where there is one.
+    pub(crate) fn part_field(self) -> Option<&'static str> {
+        match self {
+            Self::ReasoningSummary => Some("summary_index"),
+            Self::FunctionCallArguments => None,
+            _ => Some("content_index"),
+        }
     }
 
     fn letter(self) -> u8 {
@@ -188,6 +219,15 @@ mod tests {
             record(DeltaKind::OutputText, 4, 2, r#""x""#),
             "\u{1}t4,2,\"x\""
         );
+    }
+
+    #[test]
+    fn each_kind_is_found_by_its_event_type() {
+        for kind in DeltaKind::ALL {
+            assert_eq!(DeltaKind::of(kind.event_type()), Some(kind));
+            assert_eq!(DeltaKind::from_letter(kind.letter()), Some(kind));
+        }
+        assert_eq!(DeltaKind::of("response.output_text.done"), None);
     }
 
     #[test]

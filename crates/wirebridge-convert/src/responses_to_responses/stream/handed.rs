@@ -14,35 +14,7 @@ use wirebridge_wire::decimal::push_decimal;
 use wirebridge_wire::raw::JsonStr;
 
 use super::{State, StreamTranslator};
-
-/// What a handed delta adds to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DeltaKind {
-    /// `response.output_text.delta`, on a `message`.
-    OutputText,
-    /// `response.reasoning_text.delta`, on a `reasoning` item.
-    ReasoningText,
-    /// `response.function_call_arguments.delta`, on a `function_call`.
-    FunctionCallArguments,
-}
-
-impl DeltaKind {
-    fn event_type(self) -> &'static str {
-        match self {
-            DeltaKind::OutputText => "response.output_text.delta",
-            DeltaKind::ReasoningText => "response.reasoning_text.delta",
-            DeltaKind::FunctionCallArguments => "response.function_call_arguments.delta",
-        }
-    }
-
-    fn item_type(self) -> &'static str {
-        match self {
-            DeltaKind::OutputText => "message",
-            DeltaKind::ReasoningText => "reasoning",
-            DeltaKind::FunctionCallArguments => "function_call",
-        }
-    }
-}
+pub(crate) use crate::handed::DeltaKind;
 
 /// A delta as values: the item it belongs to, where, and the text as the
 /// backend escaped it.
@@ -72,8 +44,10 @@ impl Delta<'_> {
         json.push_str(self.item_id);
         json.push_str("\",\"output_index\":");
         wirebridge_wire::decimal::push_decimal_str(&mut json, self.output_index as u64);
-        if self.kind != DeltaKind::FunctionCallArguments {
-            json.push_str(",\"content_index\":");
+        if let Some(field) = self.kind.part_field() {
+            json.push_str(",\"");
+            json.push_str(field);
+            json.push_str("\":");
             wirebridge_wire::decimal::push_decimal_str(&mut json, self.content_index as u64);
         }
         json.push_str(",\"delta\":");
@@ -91,7 +65,10 @@ impl StreamTranslator {
     /// opened, or reasoning shown as a summary.
     pub(crate) fn handed_delta(&mut self, delta: Delta<'_>, out: &mut Frames) -> bool {
         let streaming = self.state == State::Streaming && self.failure.is_none();
-        if !streaming || !self.held.is_empty() {
+        // The Messages backend's reader hands text, reasoning text and
+        // arguments; a refusal or a summary takes the JSON path.
+        let taken = !matches!(delta.kind, DeltaKind::Refusal | DeltaKind::ReasoningSummary);
+        if !streaming || !taken || !self.held.is_empty() {
             return false;
         }
         let (Some(slot), Some(text)) = (
@@ -191,12 +168,12 @@ mod tests {
     fn opening(kind: DeltaKind) -> Vec<&'static str> {
         let created = r#"{"type":"response.created","response":{"id":"r","object":"response","status":"in_progress"}}"#;
         match kind {
-            DeltaKind::OutputText => vec![
+            DeltaKind::OutputText | DeltaKind::Refusal => vec![
                 created,
                 r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"msg_0","role":"assistant","status":"in_progress","content":[]}}"#,
                 r#"{"type":"response.content_part.added","item_id":"msg_0","output_index":0,"content_index":0,"part":{"type":"output_text","text":""}}"#,
             ],
-            DeltaKind::ReasoningText => vec![
+            DeltaKind::ReasoningText | DeltaKind::ReasoningSummary => vec![
                 created,
                 r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"reasoning","id":"msg_0","summary":[],"content":[]}}"#,
             ],
@@ -299,6 +276,13 @@ mod tests {
         let (mut opened, mut out) = opened(DeltaKind::ReasoningText, &summary);
         assert!(!opened.handed_delta(delta(DeltaKind::ReasoningText, "msg_0"), &mut out));
         assert!(out.take().bytes.is_empty());
+        // A refusal, or a summary fragment as such, is never handed as
+        // values: the JSON path takes them, on an item of their kind too.
+        for kind in [DeltaKind::Refusal, DeltaKind::ReasoningSummary] {
+            let (mut opened, mut out) = self::opened(kind, &NativeContext::default());
+            assert!(!opened.handed_delta(delta(kind, "msg_0"), &mut out));
+            assert!(out.take().bytes.is_empty());
+        }
     }
 
     /// Reasoning shown as summary text: once the first delta opened the
