@@ -34,7 +34,11 @@ as a check. The client times each turn's first text token.
 
     cargo build --release -p wirebridge-cli && bash scripts/llama_server.sh
     WIREBRIDGE_BIN=target/release/wirebridge .venv/bin/python scripts/replica_bench.py \\
-        [--conversations 6] [--turns 6] [--tokens 24]
+        [--conversations 6] [--turns 6] [--tokens 24] [--turn-words 18]
+
+`--turn-words` sets each user message's length: an agent's turn often
+carries a command's output or a file's part, hundreds of tokens, where the
+default is a short question.
 """
 
 from __future__ import annotations
@@ -143,14 +147,15 @@ class Conversation:
     questions: list[str]
 
 
-def conversations(workload: str, count: int, turns: int, seed: int) -> list[Conversation]:
+def conversations(workload: str, count: int, turns: int, seed: int,
+                  turn_words: int = USER_WORDS) -> list[Conversation]:
     rng = random.Random(f"{workload}-{seed}")
     shared = "You are a careful assistant. " + text(rng, SYSTEM_WORDS)
     out = []
     for index in range(count):
         instructions = shared if workload == "shared" else (
             "You are a careful assistant. " + text(rng, SYSTEM_WORDS))
-        questions = [f"Task {index + 1}, step {turn + 1}: " + text(rng, USER_WORDS) for turn in range(turns)]
+        questions = [f"Task {index + 1}, step {turn + 1}: " + text(rng, turn_words) for turn in range(turns)]
         out.append(Conversation(index, instructions, TOOLS if workload == "shared" else None, questions))
     return out
 
@@ -286,7 +291,7 @@ class Run:
 
 
 def run(workload: str, routing: str, args, logs: Path) -> Run:
-    chats = conversations(workload, args.conversations, args.turns, args.seed)
+    chats = conversations(workload, args.conversations, args.turns, args.seed, args.turn_words)
     first_questions = {chat.questions[0]: chat.index for chat in chats}
     servers, relays, bridges = [], [], []
     result = Run(workload, routing)
@@ -406,7 +411,7 @@ def summarize(result: Run) -> Summary:
 
 def report(results: list[Run], args) -> None:
     print(f"{REPLICAS} replicas x {SLOTS} slots, {args.conversations} conversations x {args.turns} turns, "
-          f"{args.tokens} tokens an answer")
+          f"{args.tokens} tokens an answer, {args.turn_words} words a user message")
     print("| workload | routing | prompt tokens evaluated | (/metrics) | minimum | ratio | from cache "
           "| turn 1 cached | turns per replica | max/even | moved | first token, turn 1 (s) | turn >= 2 (s) "
           "| wall (s) |")
@@ -435,6 +440,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--tokens", type=int, default=24, help="the most tokens of each answer")
     parser.add_argument("--threads", type=int, default=1, help="each replica's threads")
+    parser.add_argument("--turn-words", type=int, default=USER_WORDS,
+                        help="words in each user message (about 1.1 tokens a word)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workload", choices=["distinct", "shared", "both"], default="both")
     parser.add_argument("--routing", choices=["affinity", "round-robin", "both"], default="both")
