@@ -18,7 +18,7 @@ use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::strict::{CompactionInput, InputItem};
 
 use super::content::parse_content;
-use super::path::member;
+use super::path::Path;
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
@@ -247,14 +247,14 @@ pub(super) fn threshold(
 /// failed) changes nothing (`false`), as Anthropic's API treats it.
 pub(super) fn carry<'a>(
     block: &mut Block<'a>,
-    path: &str,
+    path: Path<'_>,
     items: &mut Vec<InputItem<'a>>,
 ) -> Result<bool, ConvertError> {
-    let content_path = member(path, "content");
+    let content_path = path.member("content");
     let content = match block.parsed_content.take() {
         Some(parsed) => Some(parsed),
         None => match block.content {
-            Some(raw) => parse_content(raw, &content_path)?,
+            Some(raw) => parse_content(raw, content_path)?,
             None => None,
         },
     };
@@ -263,7 +263,7 @@ pub(super) fn carry<'a>(
         Some(Content::Text(text)) if !text.is_empty() => text,
         Some(_) => {
             return Err(ConvertError::invalid(
-                content_path,
+                content_path.to_string(),
                 "must be the string the compaction reply gave, sent back as it was",
             ))
         }

@@ -2,12 +2,14 @@
 //! parts, and `cache_control` as prompt-cache breakpoints.
 
 use std::borrow::Cow;
+use std::fmt::Display;
 
 use serde_json::value::RawValue;
 use wirebridge_wire::messages::lenient::{Block, BlockSource, Content, Source};
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::strict::InputPart;
 
+use super::path::Path;
 use crate::chat_to_responses::locate;
 use crate::error::ConvertError;
 use crate::loss::LossKind;
@@ -22,15 +24,15 @@ pub(super) fn breakpoint() -> &'static RawValue {
 /// Parses a raw `content`, naming the failing block in the error.
 pub(super) fn parse_content<'a>(
     raw: &'a RawValue,
-    path: &str,
+    path: Path<'_>,
 ) -> Result<Option<Content<'a>>, ConvertError> {
-    Content::from_raw(raw).map_err(|e| locate::<Vec<Block<'_>>>(raw, path, e))
+    Content::from_raw(raw).map_err(|e| locate::<Vec<Block<'_>>>(raw, &path.to_string(), e))
 }
 
 /// A required text field of a block.
 pub(super) fn required_text<'a>(
     text: Option<JsonStr<'a>>,
-    path: &str,
+    path: impl Display,
     field: &str,
 ) -> Result<JsonText<'a>, ConvertError> {
     text.map(Into::into)
@@ -49,7 +51,7 @@ pub(super) fn is_text(kind: &str) -> bool {
 /// hold); other blocks are the caller's.
 pub(super) fn input_parts<'a>(
     block: &Block<'a>,
-    path: &str,
+    path: Path<'_>,
     losses: &mut LossRecorder<'_>,
     out: &mut Vec<InputPart<'a>>,
 ) -> Result<(), ConvertError> {
@@ -86,7 +88,7 @@ pub(super) fn input_parts<'a>(
     Ok(())
 }
 
-fn unreachable_kind(kind: &str, path: &str) -> Result<(), ConvertError> {
+fn unreachable_kind(kind: &str, path: Path<'_>) -> Result<(), ConvertError> {
     Err(ConvertError::invalid(
         format!("{path}.type"),
         format!("'{kind}' is not a text, image, document or search result block"),
@@ -112,7 +114,7 @@ pub(super) fn set_breakpoint(part: &mut InputPart<'_>) {
     }
 }
 
-fn source<'b, 'a>(block: &'b Block<'a>, path: &str) -> Result<&'b Source<'a>, ConvertError> {
+fn source<'b, 'a>(block: &'b Block<'a>, path: Path<'_>) -> Result<&'b Source<'a>, ConvertError> {
     match &block.source {
         Some(BlockSource::Object(source)) => Ok(source),
         Some(BlockSource::Url(_)) => Err(ConvertError::invalid(
@@ -124,7 +126,7 @@ fn source<'b, 'a>(block: &'b Block<'a>, path: &str) -> Result<&'b Source<'a>, Co
 }
 
 /// `data:{media_type};base64,{data}`, from the block's escaped text.
-fn data_url<'a>(source: &Source<'a>, path: &str) -> Result<JsonText<'a>, ConvertError> {
+fn data_url<'a>(source: &Source<'a>, path: Path<'_>) -> Result<JsonText<'a>, ConvertError> {
     let media_type = source
         .media_type
         .as_deref()
@@ -141,7 +143,7 @@ fn data_url<'a>(source: &Source<'a>, path: &str) -> Result<JsonText<'a>, Convert
 }
 
 /// A file the backend cannot fetch: an Anthropic Files API id.
-fn file_id_loss(path: &str, losses: &mut LossRecorder<'_>) -> Result<(), ConvertError> {
+fn file_id_loss(path: Path<'_>, losses: &mut LossRecorder<'_>) -> Result<(), ConvertError> {
     losses.record(
         LossKind::UnsupportedContent,
         format!("{path}.source"),
@@ -149,7 +151,7 @@ fn file_id_loss(path: &str, losses: &mut LossRecorder<'_>) -> Result<(), Convert
     )
 }
 
-fn unknown_source(source: &Source<'_>, path: &str, expected: &str) -> ConvertError {
+fn unknown_source(source: &Source<'_>, path: Path<'_>, expected: &str) -> ConvertError {
     match source.kind() {
         "" => ConvertError::MissingField(format!("{path}.source.type")),
         other => ConvertError::invalid(
@@ -161,13 +163,13 @@ fn unknown_source(source: &Source<'_>, path: &str, expected: &str) -> ConvertErr
 
 fn image<'a>(
     block: &Block<'a>,
-    path: &str,
+    path: Path<'_>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<Option<InputPart<'a>>, ConvertError> {
     let source = source(block, path)?;
     let image_url = match source.kind() {
         "base64" => data_url(source, path)?,
-        "url" => required_text(source.url, &format!("{path}.source"), "url")?,
+        "url" => required_text(source.url, path.member("source"), "url")?,
         "file" => {
             file_id_loss(path, losses)?;
             return Ok(None);
@@ -187,7 +189,7 @@ fn image<'a>(
 /// documents as their text and images.
 fn document<'a>(
     block: &Block<'a>,
-    path: &str,
+    path: Path<'_>,
     losses: &mut LossRecorder<'_>,
     out: &mut Vec<InputPart<'a>>,
 ) -> Result<(), ConvertError> {
@@ -220,7 +222,7 @@ fn document<'a>(
             file_id: None,
             filename: title,
             file_data: None,
-            file_url: Some(required_text(source.url, &format!("{path}.source"), "url")?),
+            file_url: Some(required_text(source.url, path.member("source"), "url")?),
             prompt_cache_breakpoint: None,
         }),
         "file" => file_id_loss(path, losses)?,
@@ -234,29 +236,29 @@ fn document<'a>(
             }
             if kind == "text" {
                 out.push(InputPart::InputText {
-                    text: required_text(source.data, &format!("{path}.source"), "data")?,
+                    text: required_text(source.data, path.member("source"), "data")?,
                     prompt_cache_breakpoint: None,
                 });
                 return Ok(());
             }
-            let content_path = format!("{path}.source.content");
-            let raw = source
-                .content
-                .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
-            match parse_content(raw, &content_path)? {
-                None => return Err(ConvertError::MissingField(content_path)),
+            let source_path = path.member("source");
+            let content_path = source_path.member("content");
+            let missing = || ConvertError::MissingField(content_path.to_string());
+            let raw = source.content.ok_or_else(missing)?;
+            match parse_content(raw, content_path)? {
+                None => return Err(missing()),
                 Some(Content::Text(text)) => out.push(InputPart::InputText {
                     text: text.into(),
                     prompt_cache_breakpoint: None,
                 }),
                 Some(Content::Blocks(blocks)) => {
                     for (k, inner) in blocks.iter().enumerate() {
-                        let inner_path = format!("{content_path}[{k}]");
+                        let inner_path = content_path.index(k);
                         match inner.kind() {
                             "text" | "input_text" | "image" => {
-                                input_parts(inner, &inner_path, losses, out)?
+                                input_parts(inner, inner_path, losses, out)?
                             }
-                            other => unreachable_kind(other, &inner_path)?,
+                            other => unreachable_kind(other, inner_path)?,
                         }
                     }
                 }
@@ -279,7 +281,7 @@ fn document<'a>(
 /// document's title is.
 fn search_result<'a>(
     block: &Block<'a>,
-    path: &str,
+    path: Path<'_>,
     losses: &mut LossRecorder<'_>,
     out: &mut Vec<InputPart<'a>>,
 ) -> Result<(), ConvertError> {
@@ -295,16 +297,16 @@ fn search_result<'a>(
             "Responses cannot cite the search results it is given",
         )?;
     }
-    let content_path = format!("{path}.content");
+    let content_path = path.member("content");
+    let missing = || ConvertError::MissingField(content_path.to_string());
     let parsed;
     let content = match (&block.parsed_content, block.content) {
         (Some(content), _) => content,
         (None, Some(raw)) => {
-            parsed = parse_content(raw, &content_path)?
-                .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
+            parsed = parse_content(raw, content_path)?.ok_or_else(missing)?;
             &parsed
         }
-        (None, None) => return Err(ConvertError::MissingField(content_path)),
+        (None, None) => return Err(missing()),
     };
     match content {
         Content::Text(text) => out.push(InputPart::InputText {
@@ -313,9 +315,9 @@ fn search_result<'a>(
         }),
         Content::Blocks(blocks) => {
             for (k, inner) in blocks.iter().enumerate() {
-                let inner_path = format!("{content_path}[{k}]");
+                let inner_path = content_path.index(k);
                 match inner.kind() {
-                    kind if is_text(kind) => input_parts(inner, &inner_path, losses, out)?,
+                    kind if is_text(kind) => input_parts(inner, inner_path, losses, out)?,
                     "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),
                     other => {
                         return Err(ConvertError::invalid(

@@ -23,7 +23,7 @@ use wirebridge_wire::Str;
 
 use super::compaction;
 use super::content::{input_parts, is_text, parse_content, required_text, set_breakpoint};
-use super::path::{indexed, member, position_id};
+use super::path::{position_id, Path};
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
@@ -52,16 +52,17 @@ pub(super) fn translate_messages<'a>(
     let mut calls = HashSet::new();
     let count = messages.len();
     let mut compacted_at = None;
+    let root = Path::root("messages");
     for (i, message) in messages.iter_mut().enumerate() {
-        let path = indexed("messages", "", i);
+        let path = root.index(i);
         let carried = match message.role.as_deref() {
-            Some("user") => user(message, &path, &calls, losses, &mut items)?,
+            Some("user") => user(message, path, &calls, losses, &mut items)?,
             Some("assistant") => {
                 let last = i + 1 == count && !compacts;
-                assistant(message, i, &path, last, &mut calls, losses, &mut items)?
+                assistant(message, i, path, last, &mut calls, losses, &mut items)?
             }
             Some("system") => {
-                system(message, &path, losses, &mut items)?;
+                system(message, path, losses, &mut items)?;
                 None
             }
             Some(other) => {
@@ -102,22 +103,21 @@ pub(super) fn mark_last_breakpoint(items: &mut [InputItem<'_>]) {
     }
 }
 
-fn content<'a>(message: &mut Message<'a>, path: &str) -> Result<Content<'a>, ConvertError> {
+fn content<'a>(message: &mut Message<'a>, path: Path<'_>) -> Result<Content<'a>, ConvertError> {
     if let Some(parsed) = message.parsed_content.take() {
         return Ok(parsed);
     }
-    let content_path = member(path, "content");
-    let raw = message
-        .content
-        .ok_or_else(|| ConvertError::MissingField(content_path.clone()))?;
-    parse_content(raw, &content_path)?.ok_or(ConvertError::MissingField(content_path))
+    let content_path = path.member("content");
+    let missing = || ConvertError::MissingField(content_path.to_string());
+    let raw = message.content.ok_or_else(missing)?;
+    parse_content(raw, content_path)?.ok_or_else(missing)
 }
 
 /// A user message's items; the path of the last `compaction` block in it
 /// that the conversation now starts from, if any.
 fn user<'a>(
     message: &mut Message<'a>,
-    path: &str,
+    path: Path<'_>,
     calls: &HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
@@ -148,21 +148,22 @@ fn user<'a>(
         }
     };
     let mut carried = None;
+    let blocks_path = path.member("content");
     for (j, block) in blocks.iter_mut().enumerate() {
-        let block_path = indexed(path, ".content", j);
+        let block_path = blocks_path.index(j);
         match block.kind() {
             "text" | "input_text" | "image" | "document" | "search_result" => {
-                input_parts(block, &block_path, losses, &mut parts)?
+                input_parts(block, block_path, losses, &mut parts)?
             }
             "compaction" => {
-                if compaction::carry(block, &block_path, items)? {
+                if compaction::carry(block, block_path, items)? {
                     parts.clear();
-                    carried = Some(block_path);
+                    carried = Some(block_path.to_string());
                 }
             }
             "tool_result" => {
                 flush(&mut parts, items);
-                items.push(tool_result(block, &block_path, calls, losses)?);
+                items.push(tool_result(block, block_path, calls, losses)?);
             }
             kind @ ("tool_use" | "thinking" | "redacted_thinking") => {
                 return Err(ConvertError::invalid(
@@ -171,7 +172,7 @@ fn user<'a>(
                 ))
             }
             "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
-            other => unsupported_block(other, &block_path, losses)?,
+            other => unsupported_block(other, block_path, losses)?,
         }
     }
     flush(&mut parts, items);
@@ -183,7 +184,7 @@ fn user<'a>(
 /// nothing and is left out, as an empty top-level `system` is.
 fn system<'a>(
     message: &mut Message<'a>,
-    path: &str,
+    path: Path<'_>,
     losses: &mut LossRecorder<'_>,
     items: &mut Vec<InputItem<'a>>,
 ) -> Result<(), ConvertError> {
@@ -192,10 +193,11 @@ fn system<'a>(
         Content::Text(text) => MessageContent::Text(text.into()),
         Content::Blocks(blocks) => {
             let mut parts = Vec::with_capacity(blocks.len());
+            let blocks_path = path.member("content");
             for (j, block) in blocks.iter().enumerate() {
-                let block_path = indexed(path, ".content", j);
+                let block_path = blocks_path.index(j);
                 match block.kind() {
-                    kind if is_text(kind) => input_parts(block, &block_path, losses, &mut parts)?,
+                    kind if is_text(kind) => input_parts(block, block_path, losses, &mut parts)?,
                     "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
                     other => {
                         return Err(ConvertError::invalid(
@@ -220,12 +222,12 @@ fn system<'a>(
 
 fn unsupported_block(
     kind: &str,
-    path: &str,
+    path: Path<'_>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<(), ConvertError> {
     losses.record(
         LossKind::UnsupportedContent,
-        path,
+        path.to_string(),
         format!("'{kind}' blocks have no Responses equivalent"),
     )
 }
@@ -235,7 +237,7 @@ fn unsupported_block(
 /// image or document, or a cache breakpoint) as parts.
 fn tool_result<'a>(
     block: &mut Block<'a>,
-    path: &str,
+    path: Path<'_>,
     calls: &HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
 ) -> Result<InputItem<'a>, ConvertError> {
@@ -247,7 +249,7 @@ fn tool_result<'a>(
     // Responses request below would refuse it naming its own.
     if !calls.contains(&call_id) {
         return Err(ConvertError::invalid(
-            member(path, "tool_use_id"),
+            path.member("tool_use_id").to_string(),
             format!("no tool_use block earlier in the conversation has the id '{call_id}': a tool result must answer a call"),
         ));
     }
@@ -258,11 +260,11 @@ fn tool_result<'a>(
             "Responses tool outputs have no error flag; the result's content is sent as it is",
         )?;
     }
-    let content_path = member(path, "content");
+    let content_path = path.member("content");
     let mut parts = Vec::new();
     let content = match block.parsed_content.take() {
         Some(parsed) => Some(Ok(Some(parsed))),
-        None => block.content.map(|raw| parse_content(raw, &content_path)),
+        None => block.content.map(|raw| parse_content(raw, content_path)),
     };
     match content {
         None | Some(Ok(None)) => {}
@@ -273,13 +275,13 @@ fn tool_result<'a>(
         }),
         Some(Ok(Some(Content::Blocks(blocks)))) => {
             for (k, inner) in blocks.iter().enumerate() {
-                let inner_path = indexed(&content_path, "", k);
+                let inner_path = content_path.index(k);
                 match inner.kind() {
                     "text" | "input_text" | "image" | "document" | "search_result" => {
-                        input_parts(inner, &inner_path, losses, &mut parts)?
+                        input_parts(inner, inner_path, losses, &mut parts)?
                     }
                     "" => return Err(ConvertError::MissingField(format!("{inner_path}.type"))),
-                    other => unsupported_block(other, &inner_path, losses)?,
+                    other => unsupported_block(other, inner_path, losses)?,
                 }
             }
         }
@@ -313,7 +315,7 @@ fn tool_result<'a>(
 fn assistant<'a>(
     message: &mut Message<'a>,
     i: usize,
-    path: &str,
+    path: Path<'_>,
     last: bool,
     calls: &mut HashSet<Str<'a>>,
     losses: &mut LossRecorder<'_>,
@@ -345,8 +347,9 @@ fn assistant<'a>(
     };
     let mut said = false;
     let mut carried = None;
+    let blocks_path = path.member("content");
     for (j, block) in blocks.iter_mut().enumerate() {
-        let block_path = indexed(path, ".content", j);
+        let block_path = blocks_path.index(j);
         if block.kind() != "text" {
             flush(&mut run, run_start, items);
         }
@@ -356,21 +359,19 @@ fn assistant<'a>(
                     run_start = j;
                 }
                 run.push(OutputPart::text(required_text(
-                    block.text,
-                    &block_path,
-                    "text",
+                    block.text, block_path, "text",
                 )?));
                 said = true;
             }
             "tool_use" => {
                 calls.extend(block.id.clone());
-                items.push(tool_use(block, &block_path)?)
+                items.push(tool_use(block, block_path)?)
             }
             "thinking" => items.push(InputItem::Reasoning(ReasoningInput {
                 id: Cow::Owned(position_id("rs_", i, j)),
                 summary: vec![ReasoningPart {
                     kind: "summary_text",
-                    text: required_text(block.thinking, &block_path, "thinking")?,
+                    text: required_text(block.thinking, block_path, "thinking")?,
                 }],
                 encrypted_content: block
                     .signature
@@ -380,14 +381,14 @@ fn assistant<'a>(
             "redacted_thinking" => items.push(InputItem::Reasoning(ReasoningInput {
                 id: Cow::Owned(position_id("rs_", i, j)),
                 summary: Vec::new(),
-                encrypted_content: Some(required_text(block.data, &block_path, "data")?),
+                encrypted_content: Some(required_text(block.data, block_path, "data")?),
             })),
             "compaction" => {
-                if compaction::carry(block, &block_path, items)? {
+                if compaction::carry(block, block_path, items)? {
                     // The calls it stands for are no longer answerable.
                     calls.clear();
                     said = false;
-                    carried = Some(block_path);
+                    carried = Some(block_path.to_string());
                 }
             }
             kind @ ("tool_result" | "image" | "document") => {
@@ -397,7 +398,7 @@ fn assistant<'a>(
                 ))
             }
             "" => return Err(ConvertError::MissingField(format!("{block_path}.type"))),
-            other => unsupported_block(other, &block_path, losses)?,
+            other => unsupported_block(other, block_path, losses)?,
         }
     }
     flush(&mut run, run_start, items);
@@ -410,20 +411,20 @@ fn assistant<'a>(
 
 /// A conversation ending with the assistant's text asks Anthropic's API to
 /// continue that text; a Responses backend answers after it instead.
-fn prefill(path: &str, last: bool, losses: &mut LossRecorder<'_>) -> Result<(), ConvertError> {
+fn prefill(path: Path<'_>, last: bool, losses: &mut LossRecorder<'_>) -> Result<(), ConvertError> {
     if !last {
         return Ok(());
     }
     losses.record(
         LossKind::UnsupportedParameter,
-        path,
+        path.to_string(),
         "Responses cannot continue a prefilled assistant message: the reply follows it as a new message",
     )
 }
 
 /// A `tool_use` block as a `function_call`: its `id` kept verbatim as the
 /// `call_id`, its `input` object written as the arguments text.
-fn tool_use<'a>(block: &Block<'a>, path: &str) -> Result<InputItem<'a>, ConvertError> {
+fn tool_use<'a>(block: &Block<'a>, path: Path<'_>) -> Result<InputItem<'a>, ConvertError> {
     let call_id = block
         .id
         .clone()

@@ -10,6 +10,7 @@ use wirebridge_wire::responses::strict::{InputItem, ResponsesRequest};
 
 use super::content::{is_text, parse_content};
 use super::items::{mark_last_breakpoint, translate_messages};
+use super::path::Path;
 use super::thinking::{plan, text};
 use super::tools::translate_tools;
 use super::{MessagesContext, Options, ThinkingDisplay, ThreadTurn};
@@ -236,7 +237,7 @@ fn instructions<'a>(
 ) -> Result<Option<JsonText<'a>>, ConvertError> {
     let content = match (parsed, raw) {
         (Some(parsed), _) => Some(parsed),
-        (None, Some(raw)) => parse_content(raw, "system")?,
+        (None, Some(raw)) => parse_content(raw, Path::root("system"))?,
         (None, None) => None,
     };
     let texts: Vec<JsonStr<'_>> = match content {

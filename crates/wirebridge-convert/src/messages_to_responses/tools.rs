@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use wirebridge_wire::messages::lenient::{CreateMessage, Tool as MessagesTool};
 use wirebridge_wire::responses::strict::{FunctionTool, Tool, ToolChoice, ToolRef};
 
+use super::path::Path;
 use crate::error::ConvertError;
 use crate::loss::LossKind;
 use crate::recorder::LossRecorder;
@@ -35,8 +36,9 @@ pub(super) fn translate_tools<'a>(
     let mut tools = Vec::with_capacity(given.len());
     let mut declared = Vec::with_capacity(given.len());
     let mut hosted: Vec<&str> = Vec::new();
+    let root = Path::root("tools");
     for (i, tool) in given.iter().enumerate() {
-        let path = super::path::indexed("tools", "", i);
+        let path = root.index(i);
         match tool.kind() {
             "custom" => {
                 if tool.defer_loading == Some(true) {
@@ -50,7 +52,7 @@ pub(super) fn translate_tools<'a>(
                         "the backend has no tool search to load a deferred tool from; it is offered with the others on every turn",
                     )?;
                 }
-                let function = function(tool, &path)?;
+                let function = function(tool, path)?;
                 declared.push(function.name.clone().into_owned());
                 tools.push(Tool::Function(function));
             }
@@ -62,7 +64,7 @@ pub(super) fn translate_tools<'a>(
                 } else {
                     format!("'{kind}' is a tool whose schema is built into Claude; the backend's model does not know it")
                 };
-                losses.record(LossKind::HostedTool, path, reason)?;
+                losses.record(LossKind::HostedTool, path.to_string(), reason)?;
                 hosted.extend(tool.name.as_deref());
             }
         }
@@ -117,7 +119,7 @@ pub(super) fn translate_tools<'a>(
 }
 
 /// A custom tool as a function tool: `input_schema` is the `parameters`.
-fn function<'a>(tool: &MessagesTool<'a>, path: &str) -> Result<FunctionTool<'a>, ConvertError> {
+fn function<'a>(tool: &MessagesTool<'a>, path: Path<'_>) -> Result<FunctionTool<'a>, ConvertError> {
     let name = tool
         .name
         .clone()
