@@ -5,9 +5,9 @@
 //!
 //! - `hub/request`: a Claude Code-like request (12 tools, system blocks,
 //!   thinking), compact as Claude Code sends it, as `wirebridge serve`
-//!   translates it (the second leg told where the first copied the tools'
-//!   descriptions and schemas), against the Responses request it becomes,
-//!   translated to Chat.
+//!   translates it (the second leg told where the first copied the
+//!   client's values and wrote each function tool's fields), against the
+//!   Responses request it becomes, translated to Chat.
 //! - `hub/stream_500`: a recorded Chat stream of 500 chunks through both
 //!   stream translators, against the first alone (SSE decoding and encoding
 //!   included). `composed` hands the Messages leg the Responses leg's events
@@ -59,9 +59,9 @@ fn requests(c: &mut Criterion) {
         b.iter(|| {
             let first = m2r::translate_request(&messages, &m2r::Options::default()).unwrap();
             // As the layers do: told where the first leg copied the
-            // client's tool descriptions and schemas, the second steps over
-            // them.
-            r2c::ParsedRequest::parse_knowing(&first.body, &first.copies)
+            // client's values and wrote its function tools, the second
+            // steps over the values and takes the tools as written.
+            r2c::ParsedRequest::parse_written(&first.body, &first.copies, first.tools.as_ref())
                 .and_then(|parsed| parsed.translate(&r2c::History::default(), &options))
                 .unwrap()
         })

@@ -5,7 +5,9 @@
 //! * [`check_request`], with a refusal that is a client's error: a 4xx,
 //!   also in the Anthropic error body a Messages client is sent;
 //! * a translated body is one the Responses request reader takes (the
-//!   reader the bridge's Responses side parses requests with);
+//!   reader the bridge's Responses side parses requests with), and read
+//!   with the translation's notes (the values it copied, the function
+//!   tools it wrote) it reads as read without them;
 //! * the strict policy refuses exactly the requests that lose something:
 //!   it translates a request the default policy translates without a loss,
 //!   to the same body, and refuses one the default policy translates with
@@ -27,12 +29,20 @@ fn check(data: &[u8], translated: &Result<TranslatedRequest, ConvertError>) {
     check_request(data, translated.as_ref().map(|t| t.body.as_slice()));
     match translated {
         Ok(t) => {
-            if let Err(error) = ParsedRequest::parse(&t.body) {
-                panic!(
+            let plain = match ParsedRequest::parse(&t.body) {
+                Ok(plain) => plain,
+                Err(error) => panic!(
                     "the Responses reader refuses the translation: {error}\n{}",
                     String::from_utf8_lossy(&t.body)
-                );
-            }
+                ),
+            };
+            let noted = ParsedRequest::parse_written(&t.body, &t.copies, t.tools.as_ref())
+                .expect("read with its notes, the translation is refused");
+            assert_eq!(
+                format!("{noted:?}"),
+                format!("{plain:?}"),
+                "the notes change what is read"
+            );
         }
         Err(error) => {
             assert!(

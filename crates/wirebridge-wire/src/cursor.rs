@@ -82,6 +82,17 @@ impl<'a> JsonCursor<'a> {
         }
     }
 
+    /// The whole text the cursor reads.
+    pub(crate) fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// Moves to `end`: the end of a value a note of the writer's places
+    /// there ([`WrittenTools`](crate::responses::written::WrittenTools)).
+    pub(crate) fn skip_to(&mut self, end: usize) {
+        self.pos = end;
+    }
+
     /// Steps over the known value starting at `start` (a
     /// [`value_start`](Self::value_start)), if one does: `true` when it
     /// did. For a reader that keeps a value raw its own way.
@@ -431,6 +442,13 @@ impl SeenFields {
 /// the build if a reference to one stops being the size of a `&str`, and
 /// `tests::raw_unchecked_keeps_the_text` fails if the cast stops handing
 /// back the very bytes it was given.
+/// [`raw_unchecked`] for the text of one value a writer of this crate
+/// wrote, found where its note says: as trusted as the copies a cursor
+/// [`knowing`](JsonCursor::knowing) steps over.
+pub(crate) fn raw_written(json: &str) -> &RawValue {
+    raw_unchecked(json)
+}
+
 #[allow(unsafe_code)]
 fn raw_unchecked(json: &str) -> &RawValue {
     // SAFETY: `RawValue` is a `#[repr(transparent)]` wrapper of `str`, so

@@ -69,6 +69,13 @@ impl<'o> Object<'o> {
         string(self.key(key), value);
     }
 
+    /// The value of the member whose key was just written
+    /// ([`key`](Self::key)): a string, escaped as serde escapes it.
+    #[inline]
+    pub(crate) fn str_value(&mut self, value: &str) {
+        string(self.out, value);
+    }
+
     /// A member whose value is JSON text, copied as it is.
     #[inline]
     pub(crate) fn raw(&mut self, key: &'static str, value: &RawValue) {

@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 use wirebridge_wire::messages::lenient::{Content, CreateMessage};
 use wirebridge_wire::raw::{JsonStr, JsonText};
 use wirebridge_wire::responses::strict::{InputItem, ResponsesRequest};
+use wirebridge_wire::responses::written::WrittenTools;
 
 use super::content::{is_text, parse_content};
 use super::items::{mark_last_breakpoint, translate_messages};
@@ -35,6 +36,12 @@ pub struct TranslatedRequest {
     /// only the strings among them when the client's body was not
     /// compact, as another value then may not be.
     pub copies: Vec<Range<usize>>,
+    /// Where in `body` each function tool's fields lie, for the same
+    /// reader to take rather than read
+    /// ([`ParsedRequest::parse_written`](crate::responses_to_chat::ParsedRequest::parse_written));
+    /// `None` unless the client's body was compact and every tool is a
+    /// function.
+    pub tools: Option<WrittenTools>,
 }
 
 /// The smallest `max_output_tokens` the Responses API accepts.
@@ -204,7 +211,7 @@ pub fn translate_request_with_betas(
 
     let mut body = Vec::with_capacity(request_len + request_len / 4);
     let mut copies = Vec::new();
-    out.write_json_noting_copies(&mut body, &mut copies, !compact);
+    let written_tools = out.write_json_noting(&mut body, &mut copies, !compact);
     let context = MessagesContext {
         model: model.into_owned(),
         stream,
@@ -225,6 +232,7 @@ pub fn translate_request_with_betas(
         context,
         losses: losses.finish(),
         copies,
+        tools: written_tools,
     })
 }
 

@@ -6,6 +6,7 @@ use std::ops::Range;
 use wirebridge_wire::chat::strict::{ChatRequest, JsonSchemaFormat, ResponseFormat, StreamOptions};
 use wirebridge_wire::responses::lenient::{CreateResponse, Input, ItemKind, TextParam};
 use wirebridge_wire::responses::strict::ResponseEcho;
+use wirebridge_wire::responses::written::WrittenTools;
 use wirebridge_wire::RawObject;
 
 use super::background;
@@ -88,9 +89,22 @@ impl<'a> ParsedRequest<'a> {
     /// those are stepped over, not read again. The same request as `parse`
     /// gives, if `copies` is told right.
     pub fn parse_knowing(body: &'a [u8], copies: &'a [Range<usize>]) -> Result<Self, ConvertError> {
+        Self::parse_written(body, copies, None)
+    }
+
+    /// [`parse_knowing`](Self::parse_knowing), also told where the body's
+    /// function tools were written
+    /// ([`messages_to_responses::TranslatedRequest::tools`](crate::messages_to_responses::TranslatedRequest::tools)):
+    /// they are taken from there, not read. The same request as `parse`
+    /// gives, if the notes are told right.
+    pub fn parse_written(
+        body: &'a [u8],
+        copies: &'a [Range<usize>],
+        tools: Option<&'a WrittenTools>,
+    ) -> Result<Self, ConvertError> {
         // One pass for the bodies clients send; serde's layers, which also
         // name what is wrong, for the rest.
-        if let Some(read) = CreateResponse::read_knowing(body, copies) {
+        if let Some(read) = CreateResponse::read_written(body, copies, tools) {
             return Ok(Self {
                 request: read.request,
                 body,

@@ -94,19 +94,46 @@ fn the_copies_the_messages_leg_notes_are_read_as_they_were_written() {
             assert!(strings.len() > 13, "{strings:?}");
             assert!(others.iter().all(|o| expected.contains(o)), "{others:?}");
         }
-        let chat = |copies| {
-            responses_to_chat::ParsedRequest::parse_knowing(&responses.body, copies)
+        // Each function tool's fields noted where they were written, when
+        // the client's body was compact: the tools are taken from there.
+        assert_eq!(responses.tools.is_some(), compact);
+        if let Some(tools) = &responses.tools {
+            let written: Written<'_> = serde_json::from_slice(&responses.body).unwrap();
+            assert_eq!(tools.tools.len(), written.tools.len());
+            let text = |range: &std::ops::Range<usize>| {
+                std::str::from_utf8(&responses.body[range.clone()]).unwrap()
+            };
+            for (noted, tool) in tools.tools.iter().zip(&written.tools) {
+                assert_eq!(text(&noted.name), tool.name.get());
+                assert_eq!(
+                    noted.description.as_ref().map(text),
+                    Some(tool.description.get())
+                );
+                assert_eq!(
+                    noted.parameters.as_ref().map(text),
+                    Some(tool.parameters.get())
+                );
+            }
+        }
+        let chat = |copies, tools| {
+            responses_to_chat::ParsedRequest::parse_written(&responses.body, copies, tools)
                 .and_then(|parsed| {
                     parsed.translate(&responses_to_chat::History::default(), &options)
                 })
                 .unwrap()
         };
-        let (knowing, looking) = (chat(&responses.copies), chat(&[]));
-        assert_eq!(
-            String::from_utf8(knowing.body).unwrap(),
-            String::from_utf8(looking.body).unwrap()
-        );
-        assert_eq!(knowing.losses.paths(), looking.losses.paths());
+        let looking = chat(&[], None);
+        for knowing in [
+            chat(&responses.copies, None),
+            chat(&responses.copies, responses.tools.as_ref()),
+            chat(&[], responses.tools.as_ref()),
+        ] {
+            assert_eq!(
+                String::from_utf8(knowing.body).unwrap(),
+                String::from_utf8(looking.body.clone()).unwrap()
+            );
+            assert_eq!(knowing.losses.paths(), looking.losses.paths());
+        }
     }
 }
 
@@ -122,6 +149,8 @@ struct Written<'a> {
 
 #[derive(serde::Deserialize)]
 struct WrittenTool<'a> {
+    #[serde(borrow)]
+    name: &'a serde_json::value::RawValue,
     #[serde(borrow)]
     description: &'a serde_json::value::RawValue,
     #[serde(borrow)]

@@ -34,7 +34,7 @@ impl sealed::Direction for ChatOverResponses {
     ) -> Result<Prepared<Self::Context>, ConvertError> {
         let t = chat_to_responses::translate_request(body, &settings.convert)?;
         Ok(Prepared {
-            copies: Vec::new(),
+            copies: Default::default(),
             verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),

@@ -8,7 +8,7 @@ use wirebridge_convert::messages_to_responses::{
 use wirebridge_convert::responses_to_chat::History;
 use wirebridge_convert::ConvertError;
 
-use super::{sealed, MessagesOverResponses, Prepared};
+use super::{sealed, MessagesOverResponses, Noted, Prepared};
 use crate::observer;
 use crate::settings::MessagesSettings;
 
@@ -119,7 +119,10 @@ impl sealed::Direction for MessagesOverResponses {
             losses: t.losses,
             turn: None,
             background: None,
-            copies: t.copies,
+            copies: Noted {
+                copies: t.copies,
+                tools: t.tools,
+            },
         })
     }
 

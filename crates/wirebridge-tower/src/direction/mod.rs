@@ -77,7 +77,7 @@ pub struct Prepared<C> {
     pub(crate) verdict: Option<Verdict>,
     /// Where in `body` values copied from the client's request lie, for
     /// the Responses side beneath to step over ([`HandedCopies`]).
-    pub(crate) copies: Vec<std::ops::Range<usize>>,
+    pub(crate) copies: Noted,
 }
 
 /// Whose request it is: the namespace of what is kept for it.
@@ -99,7 +99,7 @@ pub struct ReplyParts {
 
 mod chat_over_responses;
 mod copies;
-pub(crate) use copies::HandedCopies;
+pub(crate) use copies::{HandedCopies, Noted};
 mod messages_over_responses;
 mod responses_over_chat;
 pub(crate) mod responses_over_messages;

@@ -24,8 +24,7 @@ impl sealed::Direction for ResponsesOverChat {
         head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        let copies = HandedCopies::of(head, body);
-        responses_to_chat::ParsedRequest::parse_knowing(body, copies)
+        HandedCopies::parse(head, body)
     }
 
     fn translate<'a>(
@@ -37,7 +36,7 @@ impl sealed::Direction for ResponsesOverChat {
         let options = responses_side::options(settings, tenant);
         let t = parsed.translate(history, &options)?;
         Ok(Prepared {
-            copies: Vec::new(),
+            copies: Default::default(),
             verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),

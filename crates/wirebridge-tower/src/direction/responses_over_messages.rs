@@ -29,8 +29,7 @@ impl sealed::Direction for ResponsesOverMessages {
         head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        let copies = HandedCopies::of(head, body);
-        responses_to_chat::ParsedRequest::parse_knowing(body, copies)
+        HandedCopies::parse(head, body)
     }
 
     fn translate<'a>(
@@ -86,7 +85,7 @@ pub(crate) fn messages(
     let mut losses = whole.losses;
     losses.extend(written.losses);
     Ok(Prepared {
-        copies: Vec::new(),
+        copies: Default::default(),
         verdict: None,
         stream: whole.context.stream,
         model: whole.context.model.clone(),

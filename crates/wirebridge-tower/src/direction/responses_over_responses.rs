@@ -26,8 +26,7 @@ impl sealed::Direction for ResponsesOverResponses {
         head: &'a http::request::Parts,
         body: &'a [u8],
     ) -> Result<Self::Parsed<'a>, ConvertError> {
-        let copies = HandedCopies::of(head, body);
-        responses_to_chat::ParsedRequest::parse_knowing(body, copies)
+        HandedCopies::parse(head, body)
     }
 
     fn translate<'a>(
@@ -39,7 +38,7 @@ impl sealed::Direction for ResponsesOverResponses {
         let options = responses_side::options(settings, tenant);
         let t = responses_to_responses::translate_request(parsed, history, &options)?;
         Ok(Prepared {
-            copies: Vec::new(),
+            copies: Default::default(),
             verdict: None,
             stream: t.context.stream,
             model: t.context.model.clone(),

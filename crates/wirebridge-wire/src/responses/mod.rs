@@ -5,3 +5,4 @@
 
 pub mod lenient;
 pub mod strict;
+pub mod written;

@@ -129,7 +129,7 @@ impl Compacts for ResponsesOverMessages {
 /// A compacting turn runs in the foreground: its caller answers it.
 fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
     Prepared {
-        copies: Vec::new(),
+        copies: Default::default(),
         verdict: None,
         background: None,
         ..prepared
@@ -138,7 +138,7 @@ fn foreground<C>(prepared: Prepared<C>) -> Prepared<C> {
 
 fn chat(t: TranslatedRequest) -> Prepared<<ResponsesOverChat as Direction>::Context> {
     Prepared {
-        copies: Vec::new(),
+        copies: Default::default(),
         verdict: None,
         stream: t.context.stream,
         model: t.context.model.clone(),
@@ -154,7 +154,7 @@ fn native(
     t: responses_to_responses::TranslatedRequest,
 ) -> Prepared<<ResponsesOverResponses as Direction>::Context> {
     Prepared {
-        copies: Vec::new(),
+        copies: Default::default(),
         verdict: None,
         stream: t.context.stream,
         model: t.context.model.clone(),

@@ -23,7 +23,9 @@ use serde_json::value::RawValue;
 
 use super::fields::{CUSTOM_TOOL_FORMAT, PART, REASONING, SUMMARY_PART, TEXT, TOOL, TOOL_CHOICE};
 use super::{ContentPart, CreateResponse, Input, InputItem, InputItems, Tool};
-use crate::cursor::{JsonCursor, SeenFields};
+use crate::cursor::{raw_written, JsonCursor, SeenFields};
+use crate::raw::JsonStr;
+use crate::responses::written::WrittenTools;
 use crate::unmodeled::{skip_noting, Shape};
 use crate::RawObject;
 
@@ -78,6 +80,20 @@ impl<'a> CreateResponse<'a> {
     /// that request's values. Gives what `read` gives, if `known` is told
     /// right.
     pub fn read_knowing(body: &'a [u8], known: &'a [Range<usize>]) -> Option<ReadRequest<'a>> {
+        Self::read_written(body, known, None)
+    }
+
+    /// [`read_knowing`](Self::read_knowing), taking the function tools
+    /// from where the writer noted them
+    /// ([`ResponsesRequest::write_json_noting`](crate::responses::strict::ResponsesRequest::write_json_noting))
+    /// rather than reading them. Gives what `read` gives, if `known` and
+    /// `tools` are told right; a note that does not match the bytes (the
+    /// array not where it says) is not used.
+    pub fn read_written(
+        body: &'a [u8],
+        known: &'a [Range<usize>],
+        tools: Option<&'a WrittenTools>,
+    ) -> Option<ReadRequest<'a>> {
         let text = std::str::from_utf8(body).ok()?;
         let mut cursor = JsonCursor::knowing(text, known);
         let mut request = CreateResponse::default();
@@ -91,7 +107,12 @@ impl<'a> CreateResponse<'a> {
         let noted = Cell::new(false);
         cursor.object(|c, key| {
             let start = c.value_start()?;
-            request_field(c, key, &mut request, &mut seen, &noted)?;
+            match (key, tools) {
+                ("tools", Some(written)) if written_tools(c, written, &mut request) => {
+                    seen.once(TOOLS_BIT)?
+                }
+                _ => request_field(c, key, &mut request, &mut seen, &noted)?,
+            }
             members.push(key, c.raw_since(start));
             Some(())
         })?;
@@ -150,7 +171,7 @@ fn request_field<'a>(
         "instructions" => (2, |c, r, _| {
             c.set(&mut r.instructions, JsonCursor::json_str)
         }),
-        "tools" => (3, tools_field),
+        "tools" => (TOOLS_BIT, tools_field),
         "tool_choice" => (4, |c, r, n| {
             c.set(&mut r.tool_choice, |c| {
                 raw_noting(c, Shape::Object(TOOL_CHOICE), n)
@@ -238,6 +259,60 @@ fn include<'a>(c: &mut JsonCursor<'a>) -> Option<Vec<crate::Str<'a>>> {
         Some(())
     })?;
     Some(list)
+}
+
+/// The bit of `tools` among the fields seen.
+const TOOLS_BIT: u8 = 3;
+
+/// Takes `tools` from the writer's note, when the array it notes starts
+/// at the cursor and every range in it lies in the text: the tools then
+/// read as the writer wrote them, each a function tool, and the cursor is
+/// past the array (`true`). Reads nothing otherwise (`false`).
+fn written_tools<'a>(
+    c: &mut JsonCursor<'a>,
+    written: &'a WrittenTools,
+    request: &mut CreateResponse<'a>,
+) -> bool {
+    let text = c.text();
+    let literal = |range: &Range<usize>| text.get(range.clone());
+    let fits = c.value_start() == Some(written.array.start)
+        && literal(&written.array).is_some_and(|a| a.starts_with('[') && a.ends_with(']'))
+        && written.tools.iter().all(|t| {
+            literal(&t.name).is_some()
+                && t.description.as_ref().is_none_or(|d| literal(d).is_some())
+                && t.parameters.as_ref().is_none_or(|p| literal(p).is_some())
+        });
+    if !fits {
+        return false;
+    }
+    let mut tools = Vec::with_capacity(written.tools.len());
+    for tool in &written.tools {
+        let Some(name) = JsonCursor::new(&text[tool.name.clone()]).str() else {
+            return false;
+        };
+        let description = match &tool.description {
+            None => None,
+            Some(d) => match JsonStr::new(raw_written(&text[d.clone()])) {
+                Some(description) => Some(description),
+                None => return false,
+            },
+        };
+        tools.push(Tool {
+            kind: Some("function".into()),
+            name: Some(name),
+            description,
+            parameters: tool
+                .parameters
+                .as_ref()
+                .map(|p| raw_written(&text[p.clone()])),
+            strict: tool.strict,
+            ..Tool::default()
+        });
+    }
+    c.skip_to(written.array.end);
+    request.tools = Some(raw_written(&text[written.array.clone()]));
+    request.parsed_tools = Some(tools);
+    true
 }
 
 /// `tools`, kept raw, and read into tools when every one of them reads.

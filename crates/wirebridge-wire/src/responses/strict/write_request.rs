@@ -9,7 +9,9 @@ use super::{
 };
 use std::ops::Range;
 
+use crate::responses::written::{WrittenTool, WrittenTools};
 use crate::write::{array, string, Object};
+use copies::Copies;
 
 impl ResponsesRequest<'_> {
     /// Appends the request to `out` as JSON: the same bytes as
@@ -38,6 +40,7 @@ impl ResponsesRequest<'_> {
         let nowhere = Copies {
             ranges: None,
             strings_only: true,
+            tools: None,
         };
         self.write(out, nowhere);
     }
@@ -61,8 +64,52 @@ impl ResponsesRequest<'_> {
         let noting = Copies {
             ranges: Some(copies),
             strings_only,
+            tools: None,
         };
         self.write(out, noting);
+    }
+
+    /// [`write_json_noting_copies`](Self::write_json_noting_copies), also
+    /// noting where each function tool's fields were written
+    /// ([`WrittenTools`]), for a reader of the bytes to take them from
+    /// ([`CreateResponse::read_written`](crate::responses::lenient::CreateResponse::read_written));
+    /// `None` when the request has a tool of another type, or none, or
+    /// with `strings_only` (a schema copied from a body that was not
+    /// compact may not be, and a reader that steps over it would not see
+    /// that).
+    ///
+    /// ```
+    /// use wirebridge_wire::responses::strict::{FunctionTool, ResponsesRequest, Tool};
+    ///
+    /// let request = ResponsesRequest {
+    ///     model: "m".into(),
+    ///     tools: Some(vec![Tool::Function(FunctionTool {
+    ///         name: "get_weather".into(),
+    ///         description: None,
+    ///         parameters: None,
+    ///         strict: Some(false),
+    ///     })]),
+    ///     ..ResponsesRequest::default()
+    /// };
+    /// let (mut out, mut copies) = (Vec::new(), Vec::new());
+    /// let tools = request.write_json_noting(&mut out, &mut copies, false).unwrap();
+    /// assert_eq!(&out[tools.tools[0].name.clone()], br#""get_weather""#);
+    /// assert_eq!(out[tools.array.start], b'[');
+    /// ```
+    pub fn write_json_noting(
+        &self,
+        out: &mut Vec<u8>,
+        copies: &mut Vec<Range<usize>>,
+        strings_only: bool,
+    ) -> Option<WrittenTools> {
+        let mut tools = (!strings_only).then(WrittenTools::default);
+        let noting = Copies {
+            ranges: Some(copies),
+            strings_only,
+            tools: Some(&mut tools),
+        };
+        self.write(out, noting);
+        tools.filter(|t| !t.tools.is_empty())
     }
 
     fn write(&self, out: &mut Vec<u8>, mut copies: Copies<'_>) {
@@ -78,9 +125,10 @@ impl ResponsesRequest<'_> {
             copies.note(object.written(), instructions.raw());
         }
         if let Some(tools) = &self.tools {
-            array(object.key("tools"), tools, |tool, out| {
-                tool.write_json(out, &mut copies)
-            });
+            let out = object.key("tools");
+            let start = out.len();
+            array(out, tools, |tool, out| tool.write_json(out, &mut copies));
+            copies.tools_written(start..object.written());
         }
         if let Some(choice) = &self.tool_choice {
             choice.write_json(object.key("tool_choice"));
@@ -169,26 +217,6 @@ impl ResponsesRequest<'_> {
         object.close();
         #[cfg(any(debug_assertions, fuzzing))]
         crate::write::agrees_with_serde(&out[start..], self);
-    }
-}
-
-/// Where the writer notes the values it copies whole, for a reader in this
-/// process to step over: nowhere, for [`ResponsesRequest::write_json`].
-struct Copies<'c> {
-    ranges: Option<&'c mut Vec<Range<usize>>>,
-    /// Whether only strings are noted.
-    strings_only: bool,
-}
-
-impl Copies<'_> {
-    /// Notes `value`, just written: it ends at `end`.
-    fn note(&mut self, end: usize, value: &serde_json::value::RawValue) {
-        let Some(ranges) = self.ranges.as_deref_mut() else {
-            return;
-        };
-        if !self.strings_only || value.get().starts_with('"') {
-            ranges.push(end - value.get().len()..end);
-        }
     }
 }
 
@@ -423,24 +451,39 @@ impl Tool<'_> {
         match self {
             Tool::Function(function) => {
                 object.name("type", "function");
-                object.str("name", &function.name);
+                let start = object.key("name").len();
+                object.str_value(&function.name);
+                let name = start..object.written();
+                let mut description_at = None;
                 if let Some(description) = &function.description {
                     object.text("description", description);
-                    copies.note(object.written(), description.raw());
+                    let end = object.written();
+                    description_at = Some(end - description.raw().get().len()..end);
+                    copies.note(end, description.raw());
                 }
+                let mut parameters_at = None;
                 match function.parameters {
                     None => object.null("parameters"),
                     Some(parameters) => {
                         object.raw("parameters", parameters);
-                        copies.note(object.written(), parameters);
+                        let end = object.written();
+                        parameters_at = Some(end - parameters.get().len()..end);
+                        copies.note(end, parameters);
                     }
                 }
                 match function.strict {
                     None => object.null("strict"),
                     Some(strict) => object.bool("strict", strict),
                 }
+                copies.tool(WrittenTool {
+                    name,
+                    description: description_at,
+                    parameters: parameters_at,
+                    strict: function.strict,
+                });
             }
             Tool::Custom(custom) => {
+                copies.tool_unnoted();
                 object.name("type", "custom");
                 object.str("name", &custom.name);
                 if let Some(description) = &custom.description {
@@ -460,6 +503,7 @@ impl Tool<'_> {
                 }
             }
             Tool::WebSearch(search) => {
+                copies.tool_unnoted();
                 object.name("type", "web_search");
                 if let Some(location) = &search.user_location {
                     let mut inner = Object::open(object.key("user_location"));
@@ -558,5 +602,6 @@ fn item_status(status: ItemStatus) -> &'static str {
     }
 }
 
+mod copies;
 #[cfg(test)]
 mod tests;

@@ -422,3 +422,83 @@ fn copies_are_noted_where_they_lie_and_read_back_alike() {
         (looking.compact, looking.unmodeled)
     );
 }
+
+/// The function tools noted where they lie: a reader told reads what a
+/// reader that looks at them reads, escaped names and `null`s included;
+/// a note that is not about these bytes is not used; a request with a
+/// tool of another type, or written from a body that was not compact,
+/// notes none.
+#[test]
+fn function_tools_are_noted_where_they_lie_and_read_back_alike() {
+    use crate::responses::lenient::CreateResponse;
+    use crate::responses::written::WrittenTools;
+
+    let functions: Vec<Tool<'static>> = every_tool()
+        .into_iter()
+        .filter(|t| matches!(t, Tool::Function(_)))
+        .collect();
+    assert_eq!(functions.len(), 2);
+    let request = ResponsesRequest {
+        tools: Some(functions),
+        ..full_request()
+    };
+    let mut plain = Vec::new();
+    request.write_json(&mut plain);
+    let (mut noted, mut copies) = (Vec::new(), Vec::new());
+    let tools = request
+        .write_json_noting(&mut noted, &mut copies, false)
+        .expect("function tools alone are noted");
+    assert_eq!(noted, plain);
+    let text = |range: &std::ops::Range<usize>| std::str::from_utf8(&noted[range.clone()]).unwrap();
+    let awkward = serde_json::to_string(AWKWARD).unwrap();
+    assert!(text(&tools.array).starts_with(r#"[{"type":"function","name":"#));
+    assert_eq!(text(&tools.tools[0].name), awkward);
+    assert_eq!(
+        tools.tools[0].description.as_ref().map(text),
+        Some(&*awkward)
+    );
+    assert_eq!(
+        tools.tools[0].parameters.as_ref().map(text),
+        Some(r#"{"type":"object"}"#)
+    );
+    assert_eq!(tools.tools[0].strict, Some(true));
+    assert_eq!(text(&tools.tools[1].name), r#""bare""#);
+    assert_eq!(
+        (&tools.tools[1].description, &tools.tools[1].parameters),
+        (&None, &None)
+    );
+    assert_eq!(tools.tools[1].strict, None);
+
+    let looking = CreateResponse::read(&noted).expect("it reads");
+    let told = CreateResponse::read_written(&noted, &copies, Some(&tools)).expect("it reads");
+    assert_eq!(
+        format!("{:?}", told.request),
+        format!("{:?}", looking.request)
+    );
+    assert_eq!(
+        format!("{:?}", told.members),
+        format!("{:?}", looking.members)
+    );
+    assert_eq!(
+        (told.compact, told.unmodeled),
+        (looking.compact, looking.unmodeled)
+    );
+    // A note about other bytes: read as if there were none.
+    let elsewhere = WrittenTools {
+        array: tools.array.start + 1..tools.array.end,
+        ..tools.clone()
+    };
+    let misled = CreateResponse::read_written(&noted, &copies, Some(&elsewhere)).expect("it reads");
+    assert_eq!(
+        format!("{:?}", misled.request),
+        format!("{:?}", looking.request)
+    );
+
+    let (mut out, mut copies) = (Vec::new(), Vec::new());
+    assert!(full_request()
+        .write_json_noting(&mut out, &mut copies, false)
+        .is_none());
+    assert!(request
+        .write_json_noting(&mut out, &mut copies, true)
+        .is_none());
+}
