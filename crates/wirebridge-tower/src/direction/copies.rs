@@ -98,4 +98,31 @@ mod tests {
         assert!(HandedCopies::of(&head, &body[..10]).is_none());
         assert!(HandedCopies::new(&body, Noted::default()).is_none());
     }
+
+    /// The Messages direction hands on what it noted of the Responses
+    /// request it wrote, its function tools included, and the Responses
+    /// side reads that request with the note as it would without.
+    #[test]
+    fn the_messages_direction_hands_its_notes_on() {
+        use crate::direction::sealed::Direction;
+        use crate::direction::MessagesOverResponses;
+        use crate::settings::MessagesSettings;
+        use wirebridge_convert::responses_to_chat::History;
+
+        let messages = br#"{"model":"m","max_tokens":64,"system":"Be terse.","tools":[{"name":"get_weather","description":"Weather now.","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"Paris?"}]}"#;
+        let (mut head, ()) = http::Request::new(()).into_parts();
+        let parsed = MessagesOverResponses::parse(&head, messages).unwrap();
+        let settings = MessagesSettings::default();
+        let prepared =
+            MessagesOverResponses::translate(parsed, &History::default(), &settings, "").unwrap();
+        let tools = prepared.copies.tools.as_ref().expect("the tools are noted");
+        assert_eq!(tools.tools.len(), 1);
+        assert!(!prepared.copies.copies.is_empty());
+        let body = Bytes::from(prepared.body);
+        head.extensions
+            .insert(HandedCopies::new(&body, prepared.copies).unwrap());
+        let noted = HandedCopies::parse(&head, &body).unwrap();
+        let plain = ParsedRequest::parse(&body).unwrap();
+        assert_eq!(format!("{noted:?}"), format!("{plain:?}"));
+    }
 }
